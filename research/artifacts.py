@@ -1,0 +1,192 @@
+"""Tool-result compression and file offloading (seed 001 §4–§6).
+
+After every tool call: the raw output is written to disk (always, seed 001 §5.1), the engine
+compresses it into a summary card ``{summary_title, summary, extraction, is_useful}``
+(§4.4), and only a useful card enters the agent's working memory, as one assistant message
+``{summary_title, summary, extraction, artifact_file}`` (§6.1). Useless cards inject nothing
+(§6.2).
+
+Layout (DESIGN.md, Artifacts on disk)::
+
+    {data_dir}/research_artifacts/{run_id}/{plan_title}/
+        {plan_title}__step{step_id}_{step_title}__{tool_name}.{ext}      (first call)
+        {plan_title}__step{step_id}_{step_title}__{tool_name}__2.{ext}   (second call) ...
+
+Names are lowercase snake_case ASCII, deterministic, never derived from the summary, and can
+never escape the run's artifacts dir whatever the plan title holds.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import unicodedata
+from pathlib import Path
+from typing import Any
+
+from research.config import Settings, load_settings
+from research.engines.base import CompressInput, Engine
+from research.errors import ArtifactError
+from research.models import ArtifactRecord, Step
+from research.store.keys import check_run_id
+from research.store.runs import RunStore
+from research.tokens import count_tokens
+
+MAX_PART = 48  # chars per name component; keeps full names well under 255 bytes
+MAX_SEQ = 10_000
+
+
+def slug(text: str, max_len: int = MAX_PART) -> str:
+    """Lowercase snake_case ASCII slug of ``text`` ("untitled" when nothing is left).
+
+    Unicode is transliterated where NFKD allows (é → e); every other run of non
+    ``[a-z0-9]`` characters (spaces, dots, slashes, control characters) becomes one ``_``.
+    """
+    ascii_text = unicodedata.normalize("NFKD", text or "").encode("ascii", "ignore").decode()
+    s = re.sub(r"[^a-z0-9]+", "_", ascii_text.lower()).strip("_")
+    s = s[:max_len].rstrip("_")
+    return s or "untitled"
+
+
+def artifact_filename(plan_title: str, step_id: int, step_title: str, tool_name: str, ext: str,
+                      seq: int = 1) -> str:
+    """Seed 001 §5.3 filename: ``{plan_title}__step{step_id}_{step_title}__{tool_name}[__{seq}].{ext}``."""
+    base = f"{slug(plan_title)}__step{int(step_id)}_{slug(step_title)}__{slug(tool_name)}"
+    if seq > 1:
+        base += f"__{seq}"
+    return f"{base}.{slug(ext, 8)}"
+
+
+def artifacts_dir(run_id: str, settings: Settings | None = None) -> Path:
+    """``{data_dir}/research_artifacts/{run_id}`` (not created)."""
+    settings = settings or load_settings()
+    return settings.artifacts_root / check_run_id(run_id)
+
+
+def artifact_path(run_id: str, artifact_file: str, settings: Settings | None = None) -> Path:
+    """Absolute path of a run's artifact given its relative name.
+
+    Raises:
+        ArtifactError: when the name is absolute, contains ``..`` or otherwise resolves outside
+            the run's artifacts dir, or the file does not exist.
+    """
+    root = artifacts_dir(run_id, settings).resolve()
+    if not artifact_file or "\x00" in artifact_file or Path(artifact_file).is_absolute():
+        raise ArtifactError(f"'{artifact_file[:80]}' is not an artifact name of this run.")
+    path = (root / artifact_file).resolve()
+    if not path.is_relative_to(root):
+        raise ArtifactError(f"'{artifact_file[:80]}' is outside this run's artifacts; pick a file from the list.")
+    if not path.is_file():
+        raise ArtifactError(f"Artifact '{artifact_file[:80]}' does not exist for run {run_id}.")
+    return path
+
+
+def _serialize(raw: Any) -> tuple[str, str]:
+    """(text, ext): JSON for structured output, plain text for strings."""
+    if isinstance(raw, str):
+        return raw, "txt"
+    return json.dumps(raw, ensure_ascii=False, indent=2, default=str), "json"
+
+
+def context_message(record: ArtifactRecord) -> dict | None:
+    """Seed 001 §6: the single assistant message for a useful card, else None.
+
+    Contains no plan title, step title, tool name or raw data.
+    """
+    if not record.card.is_useful:
+        return None
+    content = {
+        "summary_title": record.card.summary_title,
+        "summary": record.card.summary,
+        "extraction": record.card.extraction,
+        "artifact_file": Path(record.artifact_file).name,
+    }
+    return {"role": "assistant", "content": json.dumps(content, ensure_ascii=False)}
+
+
+class ArtifactStore:
+    """Offloads one run's tool outputs and keeps their cards (seed 001).
+
+    Args:
+        run_id: the run.
+        plan_title: the plan's title (sanitized into the directory and file names).
+        engine: anything with ``compress(CompressInput) -> SummaryCard``.
+        store: where records are appended (``run:{id}:cards``) and events emitted.
+        settings: for the data dir.
+    """
+
+    def __init__(self, run_id: str, plan_title: str, engine: Engine, store: RunStore,
+                 settings: Settings | None = None) -> None:
+        self.run_id = check_run_id(run_id)
+        self.plan_title = plan_title
+        self.engine = engine
+        self.store = store
+        self.root = artifacts_dir(run_id, settings)
+        self.plan_dir = self.root / slug(plan_title)
+
+    def _claim(self, step: Step, tool_name: str, ext: str) -> Path:
+        """Atomically create the next free ``__n`` file (O_EXCL: safe across threads/processes)."""
+        self.plan_dir.mkdir(parents=True, exist_ok=True)
+        for seq in range(1, MAX_SEQ):
+            path = self.plan_dir / artifact_filename(self.plan_title, step.step_id, step.title, tool_name, ext, seq)
+            try:
+                with open(path, "x", encoding="utf-8"):
+                    return path
+            except FileExistsError:
+                continue
+        raise ArtifactError(f"more than {MAX_SEQ} calls of {tool_name} in step {step.step_id}")
+
+    def record(self, step: Step, tool_name: str, raw_output: Any, *, tool_input: str = "",
+               perspective: str = "") -> tuple[ArtifactRecord, dict | None]:
+        """Write the raw output, compress it, store the card.
+
+        Returns:
+            (record, message): ``message`` is the seed 001 §6.1 assistant message, or None when
+            the card is not useful.
+        """
+        text, ext = _serialize(raw_output)
+        path = self._claim(step, tool_name, ext)
+        path.write_text(text, encoding="utf-8")
+        card = self.engine.compress(CompressInput(
+            plan_title=self.plan_title, step_title=step.title, step_description=step.description,
+            tool_name=tool_name, raw_output=text))
+        rel = path.relative_to(self.root).as_posix()
+        record = ArtifactRecord(
+            artifact_file=rel, tool_name=tool_name, step_id=step.step_id, step_title=step.title,
+            perspective=perspective, tool_input=tool_input[:500], raw_chars=len(text),
+            raw_tokens=count_tokens(text), card=card)
+        message = context_message(record)
+        record.card_tokens = count_tokens(message["content"]) if message else 0
+        self.store.append_card(self.run_id, record)
+        self.store.emit(self.run_id, "tool.called", {
+            "tool": tool_name, "step": step.step_id, "file": rel, "is_useful": card.is_useful,
+            "perspective": perspective})
+        return record, message
+
+
+def read_artifact(run_id: str, artifact_file: str, pattern: str | None = None, *,
+                  max_chars: int = 4000, settings: Settings | None = None) -> str:
+    """Seed 001 §8 file retrieval: the artifact's text, or only lines matching ``pattern``.
+
+    Args:
+        artifact_file: a name relative to the run's artifacts dir, or a bare file name from a
+            context message (searched in the run's plan dirs).
+        pattern: case-insensitive regex; None returns the head of the file.
+        max_chars: cap on the returned text (chars).
+
+    Raises:
+        ArtifactError: unsafe or unknown name; InputError-like message on a bad regex.
+    """
+    root = artifacts_dir(run_id, settings)
+    name = artifact_file
+    if "/" not in name and root.is_dir():
+        hits = [f"{d.name}/{name}" for d in sorted(root.iterdir()) if d.is_dir() and (d / name).is_file()]
+        name = hits[0] if hits else name
+    text = artifact_path(run_id, name, settings).read_text(encoding="utf-8", errors="replace")
+    if pattern:
+        try:
+            rx = re.compile(pattern, re.IGNORECASE)
+        except re.error as exc:
+            raise ArtifactError(f"pattern {pattern!r} is not a valid regex: {exc}") from exc
+        text = "\n".join(line for line in text.splitlines() if rx.search(line))
+    return text[:max_chars]

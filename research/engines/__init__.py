@@ -1,0 +1,5 @@
+"""Engines: the things that perform each pipeline step (DESIGN.md, Engines).
+
+``base.Engine`` is the protocol (one typed method per step); ``extractive`` is the offline
+engine; the litellm engine plugs in behind the same protocol.
+"""

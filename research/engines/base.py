@@ -1,0 +1,183 @@
+"""The Engine protocol: one method per pipeline step, pydantic in and out.
+
+Steps follow seed 001 (planner, compression) and seed 002 (STORM: related-topic survey,
+GenPersona, AskQuestionWithPersona, QuestionToQuery, AnswerQuestion, WritePageOutline,
+WritePageOutlineFromConv, section writing, lead, polish) plus the analysis agent
+(cross-validation, contradiction detection) and seed 000's question assignment.
+
+Citation convention: wherever an engine receives numbered material (``results`` in
+``AnswerInput``, ``snippets`` in ``SectionInput``) it cites with ``[n]`` where n is that
+material's 1-based number; the pipeline maps numbers back to sources.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol, runtime_checkable
+
+from pydantic import BaseModel, Field
+
+from research.models import (Analysis, ConversationResult, DialogueTurn, Outline, OutlineSection,
+                             Perspective, Plan, Question, ReportSection, SearchResult, SummaryCard,
+                             Syllabus, TopicOutline)
+
+THANKS = "Thank you so much for your help!"
+
+
+class PlanInput(BaseModel):
+    topic: str
+    syllabus: Syllabus
+
+
+class SurveyInput(BaseModel):
+    topic: str
+
+
+class QueryList(BaseModel):
+    queries: list[str]
+
+
+class RelatedInput(BaseModel):
+    topic: str
+    query: str
+    results: list[SearchResult]
+
+
+class PersonaInput(BaseModel):
+    topic: str
+    related: list[TopicOutline]
+    syllabus: Syllabus
+    max_perspectives: int = Field(ge=1)
+
+
+class PersonaList(BaseModel):
+    perspectives: list[Perspective]
+
+
+class AskInput(BaseModel):
+    """WikiWriter input (AskQuestionWithPersona). ``next_focus`` comes from ``get_progress``."""
+
+    topic: str
+    perspective: Perspective
+    history: list[DialogueTurn]
+    next_focus: list[Question] = Field(default_factory=list)
+    max_turns: int
+
+
+class AskOutput(BaseModel):
+    """The question; contains ``THANKS`` when the writer ends the conversation."""
+
+    question: str
+    focus_question: str = Field(default="", description="syllabus key the question targets, if any")
+
+
+class QueryInput(BaseModel):
+    topic: str
+    question: str
+    perspective: Perspective | None = None
+
+
+class AnswerInput(BaseModel):
+    topic: str
+    question: str
+    results: list[SearchResult] = Field(description="numbered 1..k in this order")
+
+
+class AnswerOutput(BaseModel):
+    answer: str = Field(description="grounded answer citing [n] into AnswerInput.results")
+    cited: list[int] = Field(default_factory=list)
+
+
+class AssignInput(BaseModel):
+    """Seed 000 question assignment for a batch of sources."""
+
+    syllabus: Syllabus
+    question: str = Field(description="the dialogue question the sources were found for")
+    focus: list[str] = Field(default_factory=list, description="syllabus keys the turn targets")
+    results: list[SearchResult]
+
+
+class AssignOutput(BaseModel):
+    relevant_questions: list[list[str]] = Field(description="per result, syllabus keys (may be empty)")
+    key_excerpts: list[str] = Field(description="per result, 1–2 sentence excerpt")
+
+
+class CompressInput(BaseModel):
+    """Seed 001 §4.3: inputs to compression (out of band, never injected into context)."""
+
+    plan_title: str
+    step_title: str
+    step_description: str
+    tool_name: str
+    raw_output: str
+
+
+class Fact(BaseModel):
+    text: str
+    source_id: str
+    perspective: str = ""
+
+
+class AnalysisInput(BaseModel):
+    topic: str
+    facts: list[Fact]
+
+
+class OutlineInput(BaseModel):
+    topic: str
+
+
+class RefineInput(BaseModel):
+    topic: str
+    draft: Outline
+    conversations: list[ConversationResult]
+
+
+class Snippet(BaseModel):
+    n: int
+    source_id: str
+    text: str
+
+
+class SectionInput(BaseModel):
+    topic: str
+    section: OutlineSection
+    snippets: list[Snippet]
+
+
+class TextOutput(BaseModel):
+    text: str
+
+
+class LeadInput(BaseModel):
+    topic: str
+    sections: list[ReportSection]
+
+
+class PolishInput(BaseModel):
+    topic: str
+    text: str
+
+
+@runtime_checkable
+class Engine(Protocol):
+    """What every engine implements. ``name`` is 'extractive' or 'litellm'; ``label`` is shown
+    wherever its output is (the extractive one is "offline extractive mode")."""
+
+    name: str
+    label: str
+
+    def plan(self, inp: PlanInput) -> Plan: ...
+    def survey_queries(self, inp: SurveyInput) -> QueryList: ...
+    def related_outline(self, inp: RelatedInput) -> TopicOutline: ...
+    def personas(self, inp: PersonaInput) -> PersonaList: ...
+    def ask_question(self, inp: AskInput) -> AskOutput: ...
+    def question_to_queries(self, inp: QueryInput) -> QueryList: ...
+    def answer_question(self, inp: AnswerInput) -> AnswerOutput: ...
+    def assign_questions(self, inp: AssignInput) -> AssignOutput: ...
+    def compress(self, inp: CompressInput) -> SummaryCard: ...
+    def analyze(self, inp: AnalysisInput) -> Analysis: ...
+    def draft_outline(self, inp: OutlineInput) -> Outline: ...
+    def refine_outline(self, inp: RefineInput) -> Outline: ...
+    def write_section(self, inp: SectionInput) -> TextOutput: ...
+    def write_lead(self, inp: LeadInput) -> TextOutput: ...
+    def polish(self, inp: PolishInput) -> TextOutput: ...

@@ -1,0 +1,305 @@
+"""Pydantic data shared by every module (DESIGN.md, Terms).
+
+Units: timestamps are Unix seconds (float); ``*_s`` fields are seconds; ``cost_usd`` is USD.
+All models round-trip through JSON strings in Redis (``model_dump_json`` /
+``model_validate_json``).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+RunStatus = Literal[
+    "pending", "planning", "conversations", "analyzing", "synthesizing",
+    "complete", "failed", "cancelled",
+]
+ACTIVE_STATUSES = ("pending", "planning", "conversations", "analyzing", "synthesizing")
+PHASES = ("planning", "conversations", "analyzing", "synthesizing", "complete")
+
+
+def now() -> float:
+    """Current time in Unix seconds."""
+    return time.time()
+
+
+# ---------------------------------------------------------------- syllabus (seed 000)
+class Question(BaseModel):
+    """One syllabus question (seed 000 ``STORM_QUESTIONS`` entry)."""
+
+    key: str = Field(description="e.g. 'clinical.efficacy'")
+    label: str
+    description: str
+    min_sources: int = Field(ge=1)
+
+
+class Syllabus(BaseModel):
+    """The run's research syllabus: named template plus its questions."""
+
+    name: str
+    questions: list[Question]
+
+    def keys(self) -> list[str]:
+        return [q.key for q in self.questions]
+
+    def get(self, key: str) -> Question | None:
+        return next((q for q in self.questions if q.key == key), None)
+
+
+# ---------------------------------------------------------------- plan (seed 001 §3.2)
+class Step(BaseModel):
+    """A plan step; sequential and independently executable (seed 001 §3.2)."""
+
+    step_id: int
+    title: str
+    description: str
+
+
+class Plan(BaseModel):
+    """Planner output, exactly seed 001's schema: ``{plan_title, steps}``."""
+
+    plan_title: str
+    steps: list[Step]
+
+
+# ---------------------------------------------------------------- search
+class SearchResult(BaseModel):
+    """One retrieved document.
+
+    ``snippets`` are the passages shown to engines; ``text`` is the full document text when the
+    backend has it (kept out of prompts; it goes to the raw artifact).
+    """
+
+    url: str
+    title: str
+    snippets: list[str] = Field(default_factory=list)
+    text: str = ""
+    source_type: str = "web"
+    external_id: str = ""
+    doc_id: str = ""
+    published: str | None = None
+    score: float = 0.0
+    backend: str = "local"
+    query: str = ""
+
+
+# ---------------------------------------------------------------- perspectives (seed 002 §1)
+class TopicOutline(BaseModel):
+    """Structure extracted from a related topic found by the survey (seed 002 §1)."""
+
+    topic: str
+    sections: list[str]
+    source: str = ""
+
+
+class Perspective(BaseModel):
+    """A persona for one conversation (seed 002 §1, STORM GenPersona)."""
+
+    name: str
+    focus: str
+    questions: list[str] = Field(default_factory=list)
+
+
+# ---------------------------------------------------------------- conversations (seed 002 §2)
+class TurnSource(BaseModel):
+    """A source as cited inside one dialogue turn: local number ``n`` → collector ids."""
+
+    n: int
+    source_id: str
+    citation_id: str = ""
+    title: str
+    url: str
+    source_type: str
+    external_id: str = ""
+    snippet: str = ""
+
+
+class DialogueTurn(BaseModel):
+    """One WikiWriter question + TopicExpert answer (seed 002 ``DialogueTurn``).
+
+    ``answer`` cites ``[n]`` where n indexes ``sources`` (``TurnSource.n``).
+    """
+
+    perspective: str
+    turn_number: int
+    question: str
+    answer: str
+    search_queries: list[str] = Field(default_factory=list)
+    sources: list[TurnSource] = Field(default_factory=list)
+    focus_questions: list[str] = Field(default_factory=list, description="syllabus keys steered by next_focus")
+    artifact_files: list[str] = Field(default_factory=list)
+    started_at: float = Field(default_factory=now)
+    ended_at: float = Field(default_factory=now)
+
+
+class ConversationResult(BaseModel):
+    """All turns for one perspective plus the exit reason."""
+
+    perspective: Perspective
+    turns: list[DialogueTurn]
+    ended_by: Literal["thanks", "max_turns", "no_results", "cancelled"] = "max_turns"
+
+
+# ---------------------------------------------------------------- artifacts (seed 001 §4–6)
+class SummaryCard(BaseModel):
+    """Compression output, exactly seed 001 §4.4."""
+
+    summary_title: str
+    summary: str
+    extraction: list[str] = Field(default_factory=list)
+    is_useful: bool
+
+
+class ArtifactRecord(BaseModel):
+    """A stored tool call: raw file on disk + its summary card.
+
+    ``artifact_file`` is relative to the run's artifacts dir
+    (``{data_dir}/research_artifacts/{run_id}``).
+    """
+
+    artifact_file: str
+    tool_name: str
+    step_id: int
+    step_title: str
+    perspective: str = ""
+    tool_input: str = ""
+    raw_chars: int
+    raw_tokens: int = 0
+    card_tokens: int = 0
+    card: SummaryCard
+    created_at: float = Field(default_factory=now)
+
+
+# ---------------------------------------------------------------- collector (seed 000)
+class SourceRecord(BaseModel):
+    """A source saved by ``save_source`` (seed 000), as stored in Redis."""
+
+    source_id: str
+    citation_id: str
+    source_type: str
+    external_id: str
+    url: str
+    title: str
+    key_excerpts: str = ""
+    relevant_questions: list[str] = Field(default_factory=list)
+    saved_at: float = Field(default_factory=now)
+
+
+# ---------------------------------------------------------------- analysis (seed 002, kept agent)
+class Claim(BaseModel):
+    """A claim backed by ``source_ids`` (cross-validated when ≥ 2)."""
+
+    text: str
+    source_ids: list[str]
+
+
+class Contradiction(BaseModel):
+    """Two sources that disagree on the same point."""
+
+    subject: str
+    statement_a: str
+    source_a: str
+    statement_b: str
+    source_b: str
+    explanation: str = ""
+
+
+class Analysis(BaseModel):
+    """Output of the analysis phase: cross-validation and contradiction detection."""
+
+    facts_total: int = 0
+    cross_validated: list[Claim] = Field(default_factory=list)
+    single_source: int = 0
+    contradictions: list[Contradiction] = Field(default_factory=list)
+
+
+# ---------------------------------------------------------------- outline & report
+class OutlineSection(BaseModel):
+    heading: str
+    subsections: list[str] = Field(default_factory=list)
+
+
+class Outline(BaseModel):
+    """A report outline: level-1 sections with optional level-2 subsections."""
+
+    sections: list[OutlineSection]
+
+
+class Reference(BaseModel):
+    """One entry of the references list; ``number`` is 1..N by first appearance."""
+
+    number: int
+    source_id: str
+    title: str
+    url: str
+    source_type: str
+    external_id: str = ""
+
+
+class ReportSection(BaseModel):
+    heading: str
+    text: str = Field(description="markdown; citations as [n] into Report.references")
+
+
+class Report(BaseModel):
+    """The final cited report. ``markdown`` is the whole rendered document."""
+
+    title: str
+    lead: str
+    sections: list[ReportSection]
+    references: list[Reference]
+    markdown: str
+    engine_label: str = ""
+
+
+# ---------------------------------------------------------------- runs
+class RunConfig(BaseModel):
+    """Everything that defines a run. Never contains secrets (only model names)."""
+
+    topic: str
+    mode: Literal["storm", "costorm"] = "storm"
+    corpus: str = ""
+    template: str = "general"
+    max_perspectives: int = Field(default=4, ge=1, le=12)
+    max_turns: int = Field(default=3, ge=1, le=10)
+    results_per_query: int = Field(default=4, ge=1, le=20)
+    engine: Literal["extractive", "litellm"] = "extractive"
+    models: dict[str, str] = Field(default_factory=dict)
+
+
+class RunState(BaseModel):
+    """The run's hash in Redis, typed."""
+
+    run_id: str
+    status: RunStatus
+    topic: str
+    mode: str
+    config: RunConfig
+    created_at: float
+    updated_at: float
+    finished_at: float | None = None
+    error: str = ""
+    error_code: str = ""
+    engine_label: str = ""
+    report_path: str = ""
+    wall_s: float = 0.0
+
+
+class Event(BaseModel):
+    """One entry of the run's Redis Stream; ``id`` is the stream id."""
+
+    id: str = ""
+    ts: float = Field(default_factory=now)
+    type: str
+    data: dict = Field(default_factory=dict)
+
+
+class Usage(BaseModel):
+    """LLM accounting totals for a run (zeros for the extractive engine)."""
+
+    llm_calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float = 0.0

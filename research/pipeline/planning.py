@@ -1,0 +1,80 @@
+"""Coordinator and planner (seed 001 §3.1–3.2) and perspective discovery (seed 002 Phase 1).
+
+The coordinator only routes (no tools, no reasoning). The planner turns the topic into a plan
+``{plan_title, steps}`` and the run's question syllabus (seed 000). Perspectives come from a
+related-topic survey through search (STORM FindRelatedTopic) and persona generation (GenPersona),
+always with a Basic Fact Writer.
+"""
+
+from __future__ import annotations
+
+from research.artifacts import ArtifactStore
+from research.engines.base import PersonaInput, PlanInput, RelatedInput, SurveyInput
+from research.models import Perspective, Plan, TopicOutline
+from research.pipeline.context import RunContext
+from research.syllabus import get_template
+
+BASIC_FACT_WRITER = Perspective(
+    name="Basic Fact Writer",
+    focus="Basic, fundamental facts about the topic: definitions, key entities, dates and figures.",
+    questions=[],
+)
+
+
+def coordinate(ctx: RunContext) -> str:
+    """Seed 001 §3.1: the entry point; routes the query to the planner unchanged."""
+    ctx.emit("coordinator.routed", {"to": "planner"})
+    return ctx.config.topic
+
+
+def plan(ctx: RunContext, topic: str) -> Plan:
+    """Make the plan and syllabus, store both, initialise the collector and artifact store."""
+    syllabus = get_template(ctx.config.template)
+    result = ctx.engine.plan(PlanInput(topic=topic, syllabus=syllabus))
+    if not result.steps:
+        raise ValueError("the planner returned no steps")
+    ctx.plan, ctx.syllabus = result, syllabus
+    ctx.store.put_doc(ctx.run_id, "plan", result)
+    ctx.store.put_doc(ctx.run_id, "syllabus", syllabus)
+    ctx.collector.init(syllabus)
+    ctx.artifacts = ArtifactStore(ctx.run_id, result.plan_title, ctx.engine, ctx.store, ctx.settings)
+    ctx.emit("plan.ready", {"plan_title": result.plan_title, "steps": len(result.steps),
+                            "questions": syllabus.keys()})
+    return result
+
+
+def survey(ctx: RunContext, topic: str) -> list[TopicOutline]:
+    """Seed 002 §1.1: related-topic queries → searches (tool calls) → topic outlines."""
+    step = ctx.plan.steps[0]
+    outlines: list[TopicOutline] = []
+    for query in ctx.engine.survey_queries(SurveyInput(topic=topic)).queries[:5]:
+        ctx.check_cancel()
+        results = ctx.search(query, step, perspective="survey")
+        if results:
+            outlines.append(ctx.engine.related_outline(RelatedInput(topic=topic, query=query, results=results)))
+    ctx.store.put_doc(ctx.run_id, "survey", outlines)
+    ctx.emit("survey.done", {"queries": len(outlines)})
+    return outlines
+
+
+def discover_perspectives(ctx: RunContext, topic: str, related: list[TopicOutline]) -> list[Perspective]:
+    """Seed 002 §1.2 (GenPersona): personas informed by the survey; Basic Fact Writer first.
+
+    At most ``config.max_perspectives``; names are made unique.
+    """
+    found = ctx.engine.personas(PersonaInput(topic=topic, related=related, syllabus=ctx.syllabus,
+                                             max_perspectives=ctx.config.max_perspectives)).perspectives
+    result: list[Perspective] = []
+    names: set[str] = set()
+    basic = next((p for p in found if p.name.strip().lower() == "basic fact writer"), BASIC_FACT_WRITER)
+    for p in [basic, *found]:
+        key = p.name.strip().lower()
+        if key in names or not key:
+            continue
+        names.add(key)
+        result.append(p)
+        if len(result) >= ctx.config.max_perspectives:
+            break
+    ctx.store.put_doc(ctx.run_id, "perspectives", result)
+    ctx.emit("perspectives.ready", {"names": [p.name for p in result]})
+    return result

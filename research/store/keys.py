@@ -1,0 +1,101 @@
+"""The one place that builds Redis keys (DESIGN.md, State in Redis).
+
+Seed 000's collector schema is kept verbatim; everything else of a run lives under
+``run:{run_id}``. Run ids are validated here so no key can be built from hostile text.
+"""
+
+from __future__ import annotations
+
+import re
+
+from research.errors import InputError
+
+RUN_ID_RE = re.compile(r"^[a-f0-9]{16,32}$")
+QUESTION_KEY_RE = re.compile(r"^[a-z0-9_]+(\.[a-z0-9_]+)*$")
+
+RUNS_INDEX = "runs"  # sorted set: run_id scored by created_at (s)
+
+
+def check_run_id(run_id: str) -> str:
+    """Return ``run_id`` if it is a well-formed id (16–32 lowercase hex), else raise InputError."""
+    if not isinstance(run_id, str) or not RUN_ID_RE.match(run_id):
+        raise InputError(f"'{str(run_id)[:40]}' is not a run id: expected 16–32 lowercase hex characters.")
+    return run_id
+
+
+# -- seed 000 source collector (verbatim schema)
+def sources(run_id: str) -> str:
+    """List of source JSON strings (seed 000)."""
+    return f"source_collection:{check_run_id(run_id)}:sources"
+
+
+def question(run_id: str, question_key: str) -> str:
+    """List of source_ids assigned to one syllabus question (seed 000)."""
+    if not QUESTION_KEY_RE.match(question_key or ""):
+        raise InputError(f"'{question_key}' is not a valid question key (use e.g. 'clinical.efficacy').")
+    return f"source_collection:{check_run_id(run_id)}:question:{question_key}"
+
+
+def collector_metadata(run_id: str) -> str:
+    """JSON metadata string (seed 000): syllabus, counters."""
+    return f"source_collection:{check_run_id(run_id)}:metadata"
+
+
+def source_index(run_id: str) -> str:
+    """Hash dedup key → source_id (our addition for O(1) dedup across questions)."""
+    return f"source_collection:{check_run_id(run_id)}:index"
+
+
+def citations(run_id: str) -> str:
+    """Hash citation_id → citation JSON (auto-registered citations, seed 000)."""
+    return f"source_collection:{check_run_id(run_id)}:citations"
+
+
+# -- run state
+def run(run_id: str) -> str:
+    """Hash: status, topic, mode, timestamps, config JSON (no secrets)."""
+    return f"run:{check_run_id(run_id)}"
+
+
+def run_events(run_id: str) -> str:
+    """Redis Stream of events."""
+    return f"run:{check_run_id(run_id)}:events"
+
+
+def run_doc(run_id: str, name: str) -> str:
+    """JSON string for a named document: plan, syllabus, perspectives, outline, analysis, report."""
+    if name not in RUN_DOCS:
+        raise ValueError(f"unknown run document {name!r}; one of {sorted(RUN_DOCS)}")
+    return f"run:{check_run_id(run_id)}:{name}"
+
+
+RUN_DOCS = {"plan", "syllabus", "perspectives", "survey", "draft_outline", "outline", "analysis", "report", "draft_report"}
+
+
+def run_turns(run_id: str) -> str:
+    """List of DialogueTurn JSON, in finishing order."""
+    return f"run:{check_run_id(run_id)}:turns"
+
+
+def run_cards(run_id: str) -> str:
+    """List of ArtifactRecord JSON (every tool call, useful or not)."""
+    return f"run:{check_run_id(run_id)}:cards"
+
+
+def run_usage(run_id: str) -> str:
+    """Hash of LLM accounting totals (llm_calls, prompt_tokens, completion_tokens, cost_usd)."""
+    return f"run:{check_run_id(run_id)}:usage"
+
+
+def run_cancel(run_id: str) -> str:
+    """String flag set when the analyst asks to cancel."""
+    return f"run:{check_run_id(run_id)}:cancel"
+
+
+def run_keys(run_id: str) -> list[str]:
+    """Every key a run owns (for deletion)."""
+    return [
+        run(run_id), run_events(run_id), run_turns(run_id), run_cards(run_id), run_usage(run_id),
+        run_cancel(run_id), sources(run_id), collector_metadata(run_id), source_index(run_id),
+        citations(run_id), *[run_doc(run_id, n) for n in sorted(RUN_DOCS)],
+    ]

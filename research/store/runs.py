@@ -1,0 +1,189 @@
+"""Run state and the event stream in Redis (DESIGN.md, State in Redis).
+
+A run is a hash ``run:{id}`` plus JSON documents, lists of turns and summary cards, a usage
+hash and a Redis Stream of events; ``runs`` indexes them by creation time. Every status change
+is also an event. Writers: jobs only. Readers: pages, CLI.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+from typing import TypeVar
+
+import redis
+from pydantic import BaseModel
+
+from research.errors import RunNotFoundError
+from research.models import (ArtifactRecord, DialogueTurn, Event, RunConfig, RunState, RunStatus,
+                             Usage, now)
+from research.store import keys
+
+M = TypeVar("M", bound=BaseModel)
+EVENT_STREAM_MAXLEN = 100_000
+
+
+def new_run_id() -> str:
+    """Random, unguessable run id: 16 lowercase hex chars (64 bits)."""
+    return secrets.token_hex(8)
+
+
+class RunStore:
+    """Typed access to one Redis for runs.
+
+    Args:
+        r: a ``redis.Redis`` with ``decode_responses=True``.
+    """
+
+    def __init__(self, r: redis.Redis) -> None:
+        self.r = r
+
+    # ------------------------------------------------------------------ lifecycle
+    def create_run(self, config: RunConfig, *, engine_label: str = "") -> RunState:
+        """Store a new ``pending`` run and emit ``run.created``. Returns its state."""
+        run_id = new_run_id()
+        t = now()
+        state = RunState(run_id=run_id, status="pending", topic=config.topic, mode=config.mode,
+                         config=config, created_at=t, updated_at=t, engine_label=engine_label)
+        pipe = self.r.pipeline()
+        pipe.hset(keys.run(run_id), mapping=self._to_hash(state))
+        pipe.zadd(keys.RUNS_INDEX, {run_id: t})
+        pipe.execute()
+        self.emit(run_id, "run.created", {"topic": config.topic, "mode": config.mode})
+        return state
+
+    def get_run(self, run_id: str) -> RunState:
+        """The run's state. Raises RunNotFoundError."""
+        data = self.r.hgetall(keys.run(run_id))
+        if not data:
+            raise RunNotFoundError(f"No run '{run_id}' in this store. Pick one from the run history.")
+        return self._from_hash(data)
+
+    def exists(self, run_id: str) -> bool:
+        return bool(self.r.exists(keys.run(run_id)))
+
+    def list_runs(self, limit: int = 200) -> list[RunState]:
+        """Newest first, at most ``limit``."""
+        ids = self.r.zrevrange(keys.RUNS_INDEX, 0, limit - 1)
+        pipe = self.r.pipeline()
+        for run_id in ids:
+            pipe.hgetall(keys.run(run_id))
+        return [self._from_hash(d) for d in pipe.execute() if d]
+
+    def set_status(self, run_id: str, status: RunStatus, **fields: str | float) -> None:
+        """Change status (plus optional hash fields) and emit ``status`` event."""
+        t = now()
+        mapping: dict = {"status": status, "updated_at": t, **fields}
+        if status in ("complete", "failed", "cancelled"):
+            mapping["finished_at"] = t
+        self.r.hset(keys.run(run_id), mapping={k: str(v) for k, v in mapping.items()})
+        self.emit(run_id, "status", {"status": status, **{k: v for k, v in fields.items() if k != "report_path"}})
+
+    def set_fields(self, run_id: str, **fields: str | float) -> None:
+        """Update hash fields without an event."""
+        self.r.hset(keys.run(run_id), mapping={k: str(v) for k, v in {**fields, "updated_at": now()}.items()})
+
+    def delete_run(self, run_id: str) -> None:
+        """Remove every Redis key of the run (artifacts on disk are the caller's)."""
+        self.r.delete(*keys.run_keys(run_id), *[keys.question(run_id, k) for k in self._question_keys(run_id)])
+        self.r.zrem(keys.RUNS_INDEX, run_id)
+
+    def _question_keys(self, run_id: str) -> list[str]:
+        raw = self.r.get(keys.run_doc(run_id, "syllabus"))
+        if not raw:
+            return []
+        return [q["key"] for q in json.loads(raw).get("questions", [])]
+
+    # ------------------------------------------------------------------ cancel
+    def request_cancel(self, run_id: str) -> None:
+        """Ask the job to stop at its next step boundary."""
+        self.r.set(keys.run_cancel(run_id), "1")
+        self.emit(run_id, "cancel.requested", {})
+
+    def cancel_requested(self, run_id: str) -> bool:
+        return self.r.exists(keys.run_cancel(run_id)) == 1
+
+    # ------------------------------------------------------------------ documents
+    def put_doc(self, run_id: str, name: str, doc: BaseModel | list[BaseModel]) -> None:
+        """Store a JSON document (plan, syllabus, perspectives, outline, analysis, report...)."""
+        if isinstance(doc, list):
+            payload = json.dumps([d.model_dump(mode="json") for d in doc])
+        else:
+            payload = doc.model_dump_json()
+        self.r.set(keys.run_doc(run_id, name), payload)
+
+    def get_doc(self, run_id: str, name: str, model: type[M]) -> M | None:
+        raw = self.r.get(keys.run_doc(run_id, name))
+        return model.model_validate_json(raw) if raw else None
+
+    def get_doc_list(self, run_id: str, name: str, model: type[M]) -> list[M]:
+        raw = self.r.get(keys.run_doc(run_id, name))
+        return [model.model_validate(x) for x in json.loads(raw)] if raw else []
+
+    # ------------------------------------------------------------------ turns & cards
+    def append_turn(self, run_id: str, turn: DialogueTurn) -> None:
+        """Store a finished dialogue turn and emit ``turn.finished``."""
+        self.r.rpush(keys.run_turns(run_id), turn.model_dump_json())
+        self.emit(run_id, "turn.finished", {"perspective": turn.perspective, "turn": turn.turn_number,
+                                            "question": turn.question[:200], "sources": len(turn.sources)})
+
+    def get_turns(self, run_id: str) -> list[DialogueTurn]:
+        return [DialogueTurn.model_validate_json(x) for x in self.r.lrange(keys.run_turns(run_id), 0, -1)]
+
+    def count_turns(self, run_id: str) -> int:
+        return int(self.r.llen(keys.run_turns(run_id)))
+
+    def append_card(self, run_id: str, record: ArtifactRecord) -> None:
+        """Store the record of one tool call (raw file + summary card)."""
+        self.r.rpush(keys.run_cards(run_id), record.model_dump_json())
+
+    def get_cards(self, run_id: str) -> list[ArtifactRecord]:
+        return [ArtifactRecord.model_validate_json(x) for x in self.r.lrange(keys.run_cards(run_id), 0, -1)]
+
+    # ------------------------------------------------------------------ usage
+    def add_usage(self, run_id: str, *, calls: int = 1, prompt_tokens: int = 0,
+                  completion_tokens: int = 0, cost_usd: float = 0.0) -> None:
+        pipe = self.r.pipeline()
+        k = keys.run_usage(run_id)
+        pipe.hincrby(k, "llm_calls", calls)
+        pipe.hincrby(k, "prompt_tokens", prompt_tokens)
+        pipe.hincrby(k, "completion_tokens", completion_tokens)
+        pipe.hincrbyfloat(k, "cost_usd", cost_usd)
+        pipe.execute()
+
+    def get_usage(self, run_id: str) -> Usage:
+        data = self.r.hgetall(keys.run_usage(run_id))
+        return Usage(**{k: (float(v) if k == "cost_usd" else int(float(v))) for k, v in data.items()
+                        if k in Usage.model_fields})
+
+    # ------------------------------------------------------------------ events
+    def emit(self, run_id: str, type_: str, data: dict | None = None) -> str:
+        """Append an event to the run's stream; returns the stream id."""
+        ev = Event(type=type_, data=data or {})
+        return self.r.xadd(keys.run_events(run_id), {"ts": ev.ts, "type": ev.type, "data": json.dumps(ev.data)},
+                           maxlen=EVENT_STREAM_MAXLEN, approximate=True)
+
+    def events(self, run_id: str, *, after: str = "-", count: int | None = None) -> list[Event]:
+        """Events oldest first, after stream id ``after`` (exclusive when not '-')."""
+        start = f"({after}" if after != "-" else "-"
+        rows = self.r.xrange(keys.run_events(run_id), min=start, max="+", count=count)
+        return [Event(id=i, ts=float(f["ts"]), type=f["type"], data=json.loads(f["data"])) for i, f in rows]
+
+    def tail_events(self, run_id: str, count: int = 20) -> list[Event]:
+        """Last ``count`` events, oldest first."""
+        rows = self.r.xrevrange(keys.run_events(run_id), count=count)
+        return [Event(id=i, ts=float(f["ts"]), type=f["type"], data=json.loads(f["data"])) for i, f in reversed(rows)]
+
+    # ------------------------------------------------------------------ helpers
+    @staticmethod
+    def _to_hash(state: RunState) -> dict[str, str]:
+        d = state.model_dump(mode="json")
+        d["config"] = state.config.model_dump_json()
+        return {k: "" if v is None else str(v) for k, v in d.items()}
+
+    @staticmethod
+    def _from_hash(data: dict[str, str]) -> RunState:
+        d = dict(data)
+        d["config"] = RunConfig.model_validate_json(d["config"])
+        d["finished_at"] = float(d["finished_at"]) if d.get("finished_at") else None
+        return RunState.model_validate(d)

