@@ -58,8 +58,10 @@ class Settings:
 
     @property
     def index_dir(self) -> Path:
-        """Where local-corpus search indexes are cached."""
-        return self.data_dir / "indexes"
+        """Where local-corpus search indexes are cached: ``RESEARCH_INDEX_DIR`` or
+        ``{data_dir}/indexes`` (tests share one across the session)."""
+        override = _get("RESEARCH_INDEX_DIR")
+        return Path(override).expanduser().resolve() if override else self.data_dir / "indexes"
 
     @property
     def reports_dir(self) -> Path:

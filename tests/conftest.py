@@ -17,6 +17,19 @@ SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 CORPUS = SHARED_DATA / "corpus" / "docs.jsonl"
 
 
+@pytest.fixture(scope="session", autouse=True)
+def shared_index_dir(tmp_path_factory):
+    """One search-index cache for the whole session (the corpus index is built once)."""
+    d = tmp_path_factory.mktemp("indexes")
+    old = os.environ.get("RESEARCH_INDEX_DIR")
+    os.environ["RESEARCH_INDEX_DIR"] = str(d)
+    yield d
+    if old is None:
+        os.environ.pop("RESEARCH_INDEX_DIR", None)
+    else:
+        os.environ["RESEARCH_INDEX_DIR"] = old
+
+
 @pytest.fixture(scope="session")
 def redis_server(tmp_path_factory):
     """A private redis-server on a unix socket; yields its URL."""

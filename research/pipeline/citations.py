@@ -30,7 +30,7 @@ def cited_spans(text: str) -> list[tuple[str, list[int]]]:
     out = []
     for m in CITED_SPAN_RE.finditer(text):
         nums = [int(x) for x in LOCAL_RE.findall(m.group(2))]
-        span = m.group(1).strip()
+        span = m.group(1).strip().lstrip(".;:,!? ").strip()
         if span:
             out.append((span, nums))
     return out

@@ -18,7 +18,7 @@ RUNS_INDEX = "runs"  # sorted set: run_id scored by created_at (s)
 
 def check_run_id(run_id: str) -> str:
     """Return ``run_id`` if it is a well-formed id (16–32 lowercase hex), else raise InputError."""
-    if not isinstance(run_id, str) or not RUN_ID_RE.match(run_id):
+    if not isinstance(run_id, str) or not RUN_ID_RE.fullmatch(run_id):
         raise InputError(f"'{str(run_id)[:40]}' is not a run id: expected 16–32 lowercase hex characters.")
     return run_id
 
@@ -31,7 +31,7 @@ def sources(run_id: str) -> str:
 
 def question(run_id: str, question_key: str) -> str:
     """List of source_ids assigned to one syllabus question (seed 000)."""
-    if not QUESTION_KEY_RE.match(question_key or ""):
+    if not QUESTION_KEY_RE.fullmatch(question_key or ""):
         raise InputError(f"'{question_key}' is not a valid question key (use e.g. 'clinical.efficacy').")
     return f"source_collection:{check_run_id(run_id)}:question:{question_key}"
 

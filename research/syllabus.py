@@ -1,0 +1,128 @@
+"""Question syllabus templates (seed 000, ``STORM_QUESTIONS``).
+
+A syllabus is the list of research questions a run gathers sources for; each question has a
+``min_sources`` threshold that the source collector (``research.store.collector``) uses for
+progress and completion.
+
+- ``"drug"``: seed 000's ``STORM_QUESTIONS`` verbatim (six questions about a drug: mechanism,
+  efficacy, safety, competitive landscape at 5 sources each; market status and IP at 3 each).
+- ``"general"``: the same shape for any topic (background, history, actors, impact, debate,
+  outlook), for runs that are not about a drug.
+
+Usage::
+
+    syllabus = get_template("drug")       # a fresh copy; mutate freely
+    template_names()                      # ["drug", "general"]
+"""
+
+from __future__ import annotations
+
+from types import MappingProxyType
+from typing import Mapping
+
+from research.errors import InputError
+from research.models import Question, Syllabus
+
+# seed 000, "STORM_QUESTIONS" — keys, labels, descriptions and thresholds verbatim
+STORM_QUESTIONS: dict[str, dict] = {
+    "mechanism.moa": {
+        "label": "Mechanism of Action",
+        "description": "How does the drug work? Target binding, pathway effects",
+        "min_sources": 5,
+    },
+    "clinical.efficacy": {
+        "label": "Clinical Efficacy",
+        "description": "Trial results, patient outcomes, response rates",
+        "min_sources": 5,
+    },
+    "clinical.safety": {
+        "label": "Safety Profile",
+        "description": "Adverse events, toxicity, contraindications",
+        "min_sources": 5,
+    },
+    "competitive.landscape": {
+        "label": "Competitive Landscape",
+        "description": "Other drugs, combinations, market position",
+        "min_sources": 5,
+    },
+    "market.status": {
+        "label": "Market Status",
+        "description": "Development stage, approvals, commercialization",
+        "min_sources": 3,
+    },
+    "ip.patents": {
+        "label": "Intellectual Property",
+        "description": "Patent coverage, exclusivity, formulations",
+        "min_sources": 3,
+    },
+}
+
+# our general-topic counterpart: six questions a STORM-style article on any topic needs
+GENERAL_QUESTIONS: dict[str, dict] = {
+    "background.overview": {
+        "label": "Background & Overview",
+        "description": "What is it? Definitions, scope, key facts and context",
+        "min_sources": 5,
+    },
+    "history.timeline": {
+        "label": "History & Timeline",
+        "description": "Origins, key events and dates, how it developed",
+        "min_sources": 4,
+    },
+    "key.actors": {
+        "label": "Key Actors",
+        "description": "People, organizations, places and groups involved and their roles",
+        "min_sources": 4,
+    },
+    "impact.effects": {
+        "label": "Impact & Effects",
+        "description": "Consequences, reception, measurable outcomes and significance",
+        "min_sources": 4,
+    },
+    "debate.controversies": {
+        "label": "Debate & Controversies",
+        "description": "Criticism, disputes, competing views and open problems",
+        "min_sources": 3,
+    },
+    "outlook.future": {
+        "label": "Outlook",
+        "description": "Current status, recent developments and what comes next",
+        "min_sources": 3,
+    },
+}
+
+
+def _syllabus(name: str, questions: Mapping[str, dict]) -> Syllabus:
+    return Syllabus(name=name, questions=[Question(key=k, **v) for k, v in questions.items()])
+
+
+TEMPLATES: Mapping[str, Syllabus] = MappingProxyType({
+    "drug": _syllabus("drug", STORM_QUESTIONS),
+    "general": _syllabus("general", GENERAL_QUESTIONS),
+})
+"""Read-only ``name → Syllabus``. Use ``get_template`` to get a copy you may change."""
+
+
+def template_names() -> list[str]:
+    """Names of the available templates, sorted (``["drug", "general"]``)."""
+    return sorted(TEMPLATES)
+
+
+def get_template(name: str) -> Syllabus:
+    """A fresh copy of the named syllabus template (seed 000 ``STORM_QUESTIONS`` for ``"drug"``).
+
+    Args:
+        name: template name; surrounding spaces and case are ignored.
+
+    Returns:
+        ``Syllabus`` whose questions keep the template's order.
+
+    Raises:
+        InputError: unknown name; the message lists the valid names.
+    """
+    key = name.strip().lower() if isinstance(name, str) else ""
+    template = TEMPLATES.get(key)
+    if template is None:
+        raise InputError(f"Unknown question template {str(name)[:40]!r}: choose one of "
+                         f"{', '.join(template_names())}.", code="unknown_template")
+    return template.model_copy(deep=True)
