@@ -264,7 +264,7 @@ class RunConfig(BaseModel):
     template: str = "general"
     max_perspectives: int = Field(default=4, ge=1, le=12)
     max_turns: int = Field(default=3, ge=1, le=10)
-    results_per_query: int = Field(default=4, ge=1, le=20)
+    results_per_query: int = Field(default=6, ge=1, le=20)
     engine: Literal["extractive", "litellm"] = "extractive"
     models: dict[str, str] = Field(default_factory=dict)
 

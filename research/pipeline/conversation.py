@@ -47,17 +47,22 @@ def _save_sources(ctx: RunContext, question: str, focus: list[str], results: lis
     return sources
 
 
-def _focus(ctx: RunContext) -> list:
+def _focus(ctx: RunContext, slot: int) -> list:
+    """The collector's ``next_focus`` questions, rotated by ``slot`` so that conversations running
+    in parallel chase different coverage gaps instead of all asking about the same one."""
     keys = ctx.collector.get_progress().get("next_focus", [])
+    if keys:
+        shift = slot % len(keys)
+        keys = keys[shift:] + keys[:shift]
     return [q for q in (ctx.syllabus.get(k) for k in keys) if q is not None]
 
 
 def run_turn(ctx: RunContext, perspective: Perspective, history: list[DialogueTurn],
-             memory: list[dict]) -> DialogueTurn | None:
-    """One dialogue turn; None when the writer says thanks."""
+             memory: list[dict], slot: int = 0) -> DialogueTurn | None:
+    """One dialogue turn; None when the writer says thanks. ``slot``: the conversation's index."""
     started = now()
     ask = ctx.engine.ask_question(AskInput(topic=ctx.config.topic, perspective=perspective, history=history,
-                                           next_focus=_focus(ctx), max_turns=ctx.config.max_turns))
+                                           next_focus=_focus(ctx, slot), max_turns=ctx.config.max_turns))
     if THANKS.lower() in ask.question.lower():
         return None
     focus = [ask.focus_question] if ask.focus_question else []
@@ -79,14 +84,14 @@ def run_turn(ctx: RunContext, perspective: Perspective, history: list[DialogueTu
                         started_at=started, ended_at=now())
 
 
-def simulate_conversation(ctx: RunContext, perspective: Perspective) -> ConversationResult:
+def simulate_conversation(ctx: RunContext, perspective: Perspective, slot: int = 0) -> ConversationResult:
     """Seed 002 §2.4 SimulateConversation for one perspective; stores each finished turn."""
     history: list[DialogueTurn] = []
     memory: list[dict] = []
     ended_by = "max_turns"
     for _ in range(ctx.config.max_turns):
         ctx.check_cancel()
-        turn = run_turn(ctx, perspective, history, memory)
+        turn = run_turn(ctx, perspective, history, memory, slot)
         if turn is None:
             ended_by = "thanks"
             break
@@ -103,5 +108,5 @@ def run_conversations(ctx: RunContext, perspectives: list[Perspective]) -> list[
     An exception in any conversation propagates after all threads finish.
     """
     with ThreadPoolExecutor(max_workers=max(1, len(perspectives)), thread_name_prefix="conv") as pool:
-        futures = [pool.submit(simulate_conversation, ctx, p) for p in perspectives]
+        futures = [pool.submit(simulate_conversation, ctx, p, i) for i, p in enumerate(perspectives)]
         return [f.result() for f in futures]

@@ -1,0 +1,298 @@
+"""The ``research`` command: run, list, show and export research runs from a terminal.
+
+Exit codes: 0 success (a run that completed), 1 a run that failed or was cancelled, or the
+store was unreachable, 2 bad input (message on stderr as ``error [code]: message``; nothing is
+written). Heavy modules (the pipeline, torch) are imported only by the subcommands that need
+them, so ``research --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import threading
+import time
+from pathlib import Path
+
+_OFFLINE_ENV = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
+                "LITELLM_LOCAL_MODEL_COST_MAP": "True", "TOKENIZERS_PARALLELISM": "false"}
+EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
+_POLL_S = 0.25  # s between progress polls
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with the CLI's one error format and exit code 2."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.print_usage(sys.stderr)
+        sys.stderr.write(f"error [invalid_input]: {message}\n")
+        raise SystemExit(EXIT_BAD_INPUT)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser (subcommands ``run``, ``list``, ``show``, ``export``)."""
+    p = _Parser(prog="research", description="Research Desk: STORM-style cited research reports.")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=_Parser)
+
+    run = sub.add_parser("run", help="research a topic and write a cited report")
+    run.add_argument("topic", metavar="TOPIC", help="the research question (quote it; up to 500 characters)")
+    run.add_argument("--corpus", metavar="PATH", help="a .jsonl file or a folder of documents "
+                     "(default: RESEARCH_CORPUS or the shared corpus)")
+    run.add_argument("--template", default="general", metavar="NAME", help="question syllabus template")
+    run.add_argument("--max-perspectives", default="4", metavar="N", help="personas, 1–12 (default 4)")
+    run.add_argument("--max-turns", default="3", metavar="N", help="dialogue turns per persona, 1–10 (default 3)")
+    run.add_argument("--engine", choices=["extractive", "litellm"], default=None,
+                     help="engine (default: the offline extractive engine)")
+    run.add_argument("--json", action="store_true", help="print one JSON summary object instead of progress")
+
+    lst = sub.add_parser("list", help="list runs, newest first")
+    lst.add_argument("--limit", default="200", metavar="N", help="at most N runs (default 200)")
+    lst.add_argument("--json", action="store_true", help="print a JSON array")
+
+    show = sub.add_parser("show", help="show one run")
+    show.add_argument("run_id", metavar="RUN_ID")
+    show.add_argument("--json", action="store_true", help="print the whole stored run state as JSON")
+
+    exp = sub.add_parser("export", help="export a run's report")
+    exp.add_argument("run_id", metavar="RUN_ID")
+    exp.add_argument("--format", choices=["md"], default="md", help="output format (md)")
+    exp.add_argument("--out", metavar="PATH", help="output file (default: ./<topic>.md)")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of ``research``. Returns the exit code (see module docstring)."""
+    for k, v in _OFFLINE_ENV.items():
+        os.environ.setdefault(k, v)
+    args = build_parser().parse_args(argv)
+    from research.errors import CorpusError, InputError, ResearchError, RunNotFoundError
+
+    handlers = {"run": cmd_run, "list": cmd_list, "show": cmd_show, "export": cmd_export}
+    try:
+        return handlers[args.command](args)
+    except (InputError, CorpusError, RunNotFoundError) as exc:
+        _err(exc.code, exc.message)
+        return EXIT_BAD_INPUT
+    except ResearchError as exc:
+        _err(exc.code, exc.message)
+        return EXIT_FAILED
+    except KeyboardInterrupt:
+        _err("interrupted", "stopped by Ctrl-C")
+        return EXIT_INTERRUPTED
+
+
+def _err(code: str, message: str) -> None:
+    sys.stderr.write(f"error [{code}]: {message}\n")
+
+
+def _print_json(obj) -> None:
+    sys.stdout.write(json.dumps(obj, ensure_ascii=False, indent=None) + "\n")
+    sys.stdout.flush()
+
+
+def _store():
+    from research.store.connection import get_redis
+    from research.store.runs import RunStore
+
+    return RunStore(get_redis())
+
+
+# ---------------------------------------------------------------------------------- run
+def cmd_run(args: argparse.Namespace) -> int:
+    """``research run``: validate (cheaply, before any heavy import), run in this process, report."""
+    from research.config import load_settings
+    from research.validation import validate_corpus, validate_int, validate_topic
+
+    topic = validate_topic(args.topic)
+    max_p = validate_int("--max-perspectives", args.max_perspectives, 1, 12)
+    max_t = validate_int("--max-turns", args.max_turns, 1, 10)
+    corpus = validate_corpus(args.corpus or load_settings().default_corpus)
+
+    from research import jobs
+
+    extra = {"engine": args.engine} if args.engine else {}
+    config = jobs.make_config(topic, corpus=str(corpus), template=args.template, max_perspectives=max_p,
+                              max_turns=max_t, **extra)
+    t0 = time.monotonic()
+    state = _run_with_progress(jobs, config, quiet=args.json)
+    summary = jobs.run_summary(state.run_id)
+    if args.json:
+        _print_json(summary)
+    else:
+        _print_outcome(summary, elapsed_s=summary["wall_s"] or time.monotonic() - t0)
+    if state.status == "complete":
+        return EXIT_OK
+    _err(state.error_code or state.status, state.error or f"run {state.run_id} ended {state.status}")
+    return EXIT_FAILED
+
+
+class _Worker(threading.Thread):
+    """Runs ``jobs.run_foreground`` so the main thread can show progress and catch Ctrl-C."""
+
+    def __init__(self, jobs, config) -> None:
+        super().__init__(name="research-run", daemon=True)
+        self.jobs, self.config = jobs, config
+        self.state = None
+        self.exc: BaseException | None = None
+        self.done = threading.Event()
+
+    def run(self) -> None:
+        try:
+            self.state = self.jobs.run_foreground(self.config)
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the main thread
+            self.exc = exc
+        finally:
+            self.done.set()
+
+
+def _find_run(store, config, since: float) -> str | None:
+    """Id of the run this process just created (same config, created at/after ``since``)."""
+    from research.store import keys
+
+    for run_id in store.r.zrangebyscore(keys.RUNS_INDEX, since, "+inf"):
+        try:
+            if store.get_run(run_id).config == config:
+                return run_id
+        except Exception:  # noqa: BLE001 - another writer's half-written run: skip it
+            continue
+    return None
+
+
+def _run_with_progress(jobs, config, *, quiet: bool):
+    """Execute the run in a worker thread; print a line per phase and turn unless ``quiet``.
+
+    First Ctrl-C asks the run to cancel at its next step boundary; a second one quits at once.
+    """
+    store = _store()
+    t0 = time.time()
+    worker = _Worker(jobs, config)
+    worker.start()
+    run_id, last_event, cancelling = None, "-", False
+
+    def drain() -> None:
+        nonlocal last_event
+        for ev in store.events(run_id, after=last_event):
+            last_event = ev.id
+            if not quiet:
+                _print_event(ev, ev.ts - t0)
+
+    # Poll with time.sleep, not Thread.join: a Ctrl-C inside join() leaves the Thread object
+    # reporting is_alive() == False on Python 3.11 while the run goes on.
+    while not worker.done.is_set():
+        try:
+            time.sleep(_POLL_S)
+            if run_id is None:
+                run_id = _find_run(store, config, t0 - 1.0)
+                if run_id and not quiet:
+                    print(f"run {run_id}: {config.topic}", flush=True)
+            if run_id:
+                drain()
+        except KeyboardInterrupt:
+            run_id = run_id or _find_run(store, config, t0 - 1.0)
+            if cancelling or run_id is None:
+                raise
+            cancelling = True
+            store.request_cancel(run_id)
+            sys.stderr.write(f"cancelling run {run_id} at the next step (Ctrl-C again to quit now)...\n")
+    if worker.exc is not None:
+        raise worker.exc
+    run_id = worker.state.run_id
+    drain()
+    return worker.state
+
+
+def _print_event(ev, elapsed: float) -> None:
+    stamp = f"[{elapsed:7.1f}s]"
+    if ev.type == "status":
+        print(f"{stamp} {ev.data.get('status', '?')}", flush=True)
+    elif ev.type == "turn.finished":
+        q = str(ev.data.get("question", ""))[:90]
+        print(f"{stamp}   {ev.data.get('perspective', '?')} · turn {ev.data.get('turn', '?')} · "
+              f"{ev.data.get('sources', 0)} sources · {q}", flush=True)
+
+
+def _print_outcome(s: dict, elapsed_s: float | None = None) -> None:
+    took = f" in {elapsed_s:.1f}s" if elapsed_s is not None else (f" in {s['wall_s']:.1f}s" if s["wall_s"] else "")
+    print(f"{s['status']}{took} · {s['sources']} sources · {s['citations']} citations · "
+          f"{s['llm_calls']} LLM calls (${s['cost_usd']:.4f})")
+    for key, count in (s.get("questions") or {}).items():
+        print(f"  {key}: {count} sources")
+    if s.get("report_path"):
+        print(f"report: {s['report_path']}")
+    if Path(s["artifacts_dir"]).is_dir():
+        print(f"artifacts: {s['artifacts_dir']}")
+    print(f"run id: {s['run_id']}")
+
+
+# ---------------------------------------------------------------------------------- list
+def cmd_list(args: argparse.Namespace) -> int:
+    """``research list``: runs newest first (run_id, status, topic, created, sources)."""
+    from research.store import keys
+    from research.validation import validate_int
+
+    limit = validate_int("--limit", args.limit, 1, 100_000)
+    store = _store()
+    runs = store.list_runs(limit=limit)
+    pipe = store.r.pipeline()
+    for st in runs:
+        pipe.llen(keys.sources(st.run_id))
+    counts = pipe.execute() if runs else []
+    rows = [{"run_id": st.run_id, "status": st.status, "topic": st.topic, "created": _iso(st.created_at),
+             "created_at": st.created_at, "sources": int(n)} for st, n in zip(runs, counts)]
+    if args.json:
+        _print_json(rows)
+    elif not rows:
+        print('No runs yet. Start one with: research run "YOUR TOPIC"')
+    else:
+        print(f"{'RUN ID':<16}  {'STATUS':<13} {'CREATED (UTC)':<20} {'SOURCES':>7}  TOPIC")
+        for row in rows:
+            topic = row["topic"] if len(row["topic"]) <= 70 else row["topic"][:69] + "…"
+            print(f"{row['run_id']:<16}  {row['status']:<13} {row['created'][:19].replace('T', ' '):<20} "
+                  f"{row['sources']:>7}  {topic}")
+    return EXIT_OK
+
+
+def _iso(ts: float) -> str:
+    from datetime import datetime, timezone
+
+    return datetime.fromtimestamp(ts, tz=timezone.utc).isoformat(timespec="seconds")
+
+
+# ---------------------------------------------------------------------------------- show
+def cmd_show(args: argparse.Namespace) -> int:
+    """``research show RUN_ID``: the whole run as JSON (``--json``) or a short summary."""
+    from research.store.keys import check_run_id
+
+    run_id = check_run_id(args.run_id.strip())
+    _store().get_run(run_id)  # RunNotFoundError before the pipeline is imported
+    from research import jobs
+
+    if args.json:
+        _print_json(jobs.run_snapshot(run_id))
+        return EXIT_OK
+    state = _store().get_run(run_id)
+    print(f"topic:   {state.topic}")
+    print(f"status:  {state.status}" + (f" ({state.error_code}: {state.error})" if state.error else ""))
+    print(f"created: {_iso(state.created_at)}")
+    print(f"engine:  {state.engine_label or state.config.engine}")
+    _print_outcome(jobs.run_summary(run_id))
+    return EXIT_OK
+
+
+# ---------------------------------------------------------------------------------- export
+def cmd_export(args: argparse.Namespace) -> int:
+    """``research export RUN_ID --format md [--out PATH]``: writes the report, prints the path."""
+    from research.export import export_markdown, safe_filename
+    from research.store.keys import check_run_id
+
+    run_id = check_run_id(args.run_id.strip())
+    store = _store()
+    out = Path(args.out) if args.out else Path.cwd() / safe_filename(store.get_run(run_id).topic, args.format)
+    print(export_markdown(run_id, out, store=store))
+    return EXIT_OK
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,105 @@
+"""``ExtractiveEngine``: every pipeline step with no language model and no key, from sentence
+embeddings (all-MiniLM-L6-v2) and text statistics (DESIGN.md, Engines).
+
+Each method takes and returns the step models of ``research.engines.base`` and is deterministic
+for the same input. Algorithms live in the sibling modules: ``planning`` (seed 001 §3.2 plan,
+seed 002 Phase 1 survey + personas), ``dialogue`` (seed 002 Phase 2 conversation steps, seed
+000 question assignment), ``compress`` (seed 001 §4.4 summary cards), ``analysis`` (seed 002
+analysis agent), ``writing`` (seed 002 Phase 3 outline, STORM §3.4 article writing).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from research.engines.base import (AnalysisInput, AnswerInput, AnswerOutput, AskInput, AskOutput, AssignInput,
+                                   AssignOutput, CompressInput, LeadInput, OutlineInput, PersonaInput, PersonaList,
+                                   PlanInput, PolishInput, QueryInput, QueryList, RefineInput, RelatedInput,
+                                   SectionInput, SurveyInput, TextOutput)
+from research.engines.extractive import analysis, compress, dialogue, planning, writing
+from research.engines.extractive.vectors import Vectors
+from research.models import Analysis, Outline, Plan, SummaryCard, TopicOutline
+
+
+class ExtractiveEngine:
+    """The offline engine (``name = "extractive"``, ``label = "offline extractive mode"``).
+
+    Args:
+        embedder: object with ``encode(list[str]) -> np.ndarray (n, 384)`` (L2-normalised rows);
+            None → ``research.embeddings.get_embedder()``, loaded on first use. Vectors are
+            cached per engine, so one engine can serve a whole run (thread-safe).
+
+    Raises (from steps): ``research.errors.InputError`` for an empty topic;
+    ``research.errors.UnknownQuestionError`` for focus keys missing from the syllabus.
+    """
+
+    name = "extractive"
+    label = "offline extractive mode"
+
+    def __init__(self, embedder: Any | None = None) -> None:
+        self.vectors = Vectors(embedder)
+
+    # ------------------------------------------------------------------ planning
+    def plan(self, inp: PlanInput) -> Plan:
+        """Seed 001 §3.2 plan: survey step, one step per syllabus question, cross-check step."""
+        return planning.make_plan(inp.topic, inp.syllabus)
+
+    def survey_queries(self, inp: SurveyInput) -> QueryList:
+        """Seed 002 §1.1: 3–5 keyword queries on different angles of the topic."""
+        return planning.survey_queries(inp.topic)
+
+    def related_outline(self, inp: RelatedInput) -> TopicOutline:
+        """Seed 002 §1.1: a related topic's name and sections from one query's results."""
+        return planning.related_outline(inp.topic, inp.query, inp.results)
+
+    def personas(self, inp: PersonaInput) -> PersonaList:
+        """Seed 002 §1.2 GenPersona: Basic Fact Writer first, ≤ ``max_perspectives`` in all."""
+        return planning.make_personas(self.vectors, inp.topic, inp.related, inp.syllabus, inp.max_perspectives)
+
+    # ------------------------------------------------------------------ conversations
+    def ask_question(self, inp: AskInput) -> AskOutput:
+        """AskQuestionWithPersona: next template question or ``base.THANKS``."""
+        return dialogue.ask(inp.topic, inp.perspective, inp.history, inp.next_focus, inp.max_turns)
+
+    def question_to_queries(self, inp: QueryInput) -> QueryList:
+        """QuestionToQuery: 1–3 keyword queries."""
+        return dialogue.to_queries(inp.topic, inp.question, inp.perspective)
+
+    def answer_question(self, inp: AnswerInput) -> AnswerOutput:
+        """AnswerQuestion: 3–6 retrieved sentences, each cited ``[n]`` into ``inp.results``."""
+        return dialogue.answer(self.vectors, inp.topic, inp.question, inp.results)
+
+    def assign_questions(self, inp: AssignInput) -> AssignOutput:
+        """Seed 000 question assignment: syllabus keys and a ≤ 300-char excerpt per result."""
+        return dialogue.assign(self.vectors, inp.syllabus, inp.question, inp.focus, inp.results)
+
+    # ------------------------------------------------------------------ artifacts & analysis
+    def compress(self, inp: CompressInput) -> SummaryCard:
+        """Seed 001 §4.4 summary card of one raw tool output."""
+        return compress.compress(self.vectors, inp.plan_title, inp.step_title, inp.step_description, inp.raw_output)
+
+    def analyze(self, inp: AnalysisInput) -> Analysis:
+        """Cross-validated claims (≥ 2 sources), single-source count, contradictions."""
+        return analysis.analyze(self.vectors, inp.facts)
+
+    # ------------------------------------------------------------------ outline & report
+    def draft_outline(self, inp: OutlineInput) -> Outline:
+        """WritePageOutline: generic 6-section outline from the topic only."""
+        return writing.draft_outline(inp.topic)
+
+    def refine_outline(self, inp: RefineInput) -> Outline:
+        """WritePageOutlineFromConv: clusters of the conversations' answers → sections."""
+        return writing.refine_outline(self.vectors, inp.topic, inp.draft, inp.conversations)
+
+    def write_section(self, inp: SectionInput) -> TextOutput:
+        """A section from its snippets, each sentence cited ``[snippet.n]``."""
+        return TextOutput(text=writing.write_section(self.vectors, inp.topic, inp.section.heading,
+                                                     inp.section.subsections, [(s.n, s.text) for s in inp.snippets]))
+
+    def write_lead(self, inp: LeadInput) -> TextOutput:
+        """2–4 sentence lead from the sections' top sentences, citations verbatim."""
+        return TextOutput(text=writing.write_lead(self.vectors, inp.topic, inp.sections))
+
+    def polish(self, inp: PolishInput) -> TextOutput:
+        """Duplicate sentences and whitespace problems removed; citations verbatim."""
+        return TextOutput(text=writing.polish(inp.text))

@@ -1,0 +1,219 @@
+"""Outline and report writing without a model (seed 002 Phase 3; STORM paper §3.3–3.4).
+
+- ``draft_outline`` (WritePageOutline): a generic 5–6 section outline picked by the topic's
+  kind (biomedical, event, technology, general) from keyword lists.
+- ``refine_outline`` (WritePageOutlineFromConv): KMeans over the conversations' answer
+  sentences (4–7 clusters); each cluster's heading is its top c-TF-IDF key phrase; draft
+  sections that the conversations support are kept.
+- ``write_section`` / ``write_lead`` / ``polish``: extractive, citations kept verbatim.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+import numpy as np
+from sklearn.cluster import KMeans
+
+from research.engines.extractive.text import (CITE, content_words, ensure_period, norm_key, ranked_phrases,
+                                              split_sentences, strip_citations, subject_of, title_case, word_key)
+from research.engines.extractive.vectors import Vectors, pick_diverse, rank
+from research.models import ConversationResult, Outline, OutlineSection, ReportSection
+
+_KINDS = (
+    ("biomedical", "drug drugs therapy therapies cancer tumor tumour trial trials treatment disease vaccine "
+                   "clinical patients antibody inhibitor syndrome infection virus covid gene protein her2 "
+                   "diabetes dose medicine medical health mab nib", ["Overview", "Background",
+                   "Mechanism of Action", "Clinical Evidence", "Safety and Adverse Effects", "Current Status and Outlook"]),
+    ("event", "hurricane typhoon storm cyclone earthquake flood collision crash accident attack war election "
+              "disaster fire shooting protest summit olympics tournament championship festival",
+     ["Overview", "Background", "Timeline of Events", "Impact", "Response", "Aftermath"]),
+    ("technology", "software technology model models algorithm system systems network ai learning computer "
+                   "language protocol platform device robot data internet blockchain",
+     ["Overview", "History", "Design and Technology", "Applications", "Challenges and Criticism", "Future Directions"]),
+)
+GENERAL = ["Overview", "Background", "Key Aspects", "Developments", "Reception and Debate", "Outlook"]
+SUPPORT_SIM = 0.30        # answer sentence vs the bare heading for a draft section to count as supported
+SUPPORT_MIN = 3           # supporting sentences needed to keep a draft section
+SAME_HEADING = 0.75       # cosine at which a cluster phrase repeats a heading already taken
+SECTION_MIN_SIM = 0.15    # snippet sentence vs heading to be written into the section
+
+
+def draft_outline(topic: str) -> Outline:
+    """Generic outline from the topic alone: the kind whose keyword list the topic hits most
+    (years like 2023 count as 'event'); ties and no hits → a general outline."""
+    words = {w.lower() for w in re.findall(r"[A-Za-z0-9]+", topic)}
+    words |= {w[-3:] for w in words if w.endswith(("mab", "nib"))}
+    best, best_hits = GENERAL, 0
+    for kind, vocab, sections in _KINDS:
+        hits = len(words & set(vocab.split())) + (kind == "event" and bool(re.search(r"\b(19|20)\d\d\b", topic)))
+        if hits > best_hits:
+            best, best_hits = sections, hits
+    return Outline(sections=[OutlineSection(heading=h) for h in best])
+
+
+def _answer_sentences(conversations: list[ConversationResult]) -> list[str]:
+    out: list[str] = []
+    for conv in conversations:
+        for turn in conv.turns:
+            if "[" not in turn.answer:  # "no relevant information" answers carry no citation
+                continue
+            for s in split_sentences(turn.answer):
+                s = strip_citations(s)
+                if len(s.split()) >= 5:
+                    out.append(s)
+    return list(dict.fromkeys(out))
+
+
+def refine_outline(vectors: Vectors, topic: str, draft: Outline, conversations: list[ConversationResult]) -> Outline:
+    """Outline from the research: k = clamp(round(sqrt(n / 2)), 4, 7) KMeans clusters over the n
+    distinct answer sentences (random_state 0). Headings: each cluster's best key phrase (title
+    case, not made only of topic words, not repeating a heading already taken: sub-phrase or
+    cosine ≥ ``SAME_HEADING``), up to two more phrases as subsections. Up to 3 draft sections
+    supported by ≥ ``SUPPORT_MIN`` sentences at cosine ≥ ``SUPPORT_SIM`` to the bare heading (so
+    generic headings like 'Overview' rarely survive) come first, in draft order, then clusters
+    by size. Fewer than 8 distinct answer sentences → the draft unchanged.
+    """
+    sents = _answer_sentences(conversations)
+    if len(sents) < 8:
+        return draft
+    subject = subject_of(topic)
+    vecs = vectors.encode(sents)
+    k = max(4, min(7, round(math.sqrt(len(sents) / 2)), len(sents) // 2))
+    labels = KMeans(n_clusters=k, random_state=0, n_init=10).fit_predict(vecs.astype(np.float64))
+    groups = [[s for s, lab in zip(sents, labels) if lab == c] for c in range(k)]
+    exclude = {word_key(p) for w in content_words(subject) for p in [w, *w.split("-")]}
+    phrases = ranked_phrases([" ".join(g) for g in groups], top=10, exclude=exclude)
+    kept: list[OutlineSection] = []
+    sims = vectors.sim([s.heading for s in draft.sections], sents)
+    for sec, row in zip(draft.sections, sims):
+        if len(kept) < 3 and int((row >= SUPPORT_SIM).sum()) >= SUPPORT_MIN:
+            kept.append(sec)
+    heads = [s.heading for s in kept]
+    clustered: list[OutlineSection] = []
+    for c in sorted(range(k), key=lambda c: (-len(groups[c]), c)):
+        cands = [title_case(p) for p in phrases[c] if not set(map(word_key, p.split())) <= exclude]
+        cands = [p for p in cands if not any(_same(p, h) for h in heads)]
+        if heads and cands:
+            taken = vectors.sim(cands, heads).max(axis=1)
+            cands = [p for p, t in zip(cands, taken) if t < SAME_HEADING]
+        if not cands:
+            continue
+        head = cands[0]
+        heads.append(head)
+        subs: list[str] = []
+        for p in cands[1:]:
+            if len(subs) < 2 and not re.search(r"\d", p) and not any(_same(p, x) for x in [*heads, *subs]):
+                subs.append(p)
+        clustered.append(OutlineSection(heading=head, subsections=subs))
+    sections = kept + clustered
+    return Outline(sections=sections) if len(sections) >= 2 else draft
+
+
+def _same(a: str, b: str) -> bool:
+    """One heading repeats the other (case-insensitive sub-phrase either way)."""
+    a, b = a.lower(), b.lower()
+    return a in b or b in a
+
+
+def cited_units(text: str) -> list[str]:
+    """Sentences of ``text`` with their trailing ``[n]`` markers attached (markers verbatim)."""
+    units = []
+    for para in re.split(r"\n\s*\n", text or ""):
+        for s in split_sentences(para, min_words=1):
+            if s.strip():
+                units.append(s.strip())
+    return units
+
+
+def write_section(vectors: Vectors, topic: str, heading: str, subsections: list[str],
+                  snippets: list[tuple[int, str]]) -> str:
+    """Section text: snippet sentences most similar to the heading (0.7 × cos to
+    'topic: heading. subsections' + 0.3 × cos to the topic), ≥ ``SECTION_MIN_SIM``, near-duplicates
+    dropped, at most 9 (at least 2 when available); each followed by ``[n]`` of its snippet;
+    grouped into paragraphs of ≤ 4 sentences (≤ 3 paragraphs), snippet order kept inside one.
+    """
+    sents: list[str] = []
+    owner: list[int] = []
+    for n, text in snippets:
+        for s in split_sentences(strip_citations(text)):
+            if len(s.split()) >= 4:
+                sents.append(s)
+                owner.append(n)
+    if not sents:
+        return ""
+    subject = subject_of(topic)
+    query = f"{subject}: {heading}" + (f". {', '.join(subsections)}" if subsections else "")
+    sims = 0.7 * vectors.sim([query], sents)[0] + 0.3 * vectors.sim([subject], sents)[0]
+    order = rank(np.round(sims, 4))
+    good = [i for i in order if sims[i] >= SECTION_MIN_SIM] or order[:2]
+    chosen = pick_diverse(good, vectors.encode(sents), 9, 0.9)
+    if len(chosen) < 2:
+        chosen = pick_diverse(order, vectors.encode(sents), 2, 0.9)
+    size = 3 if len(chosen) <= 6 else 4
+    paras = [sorted(chosen[i:i + size]) for i in range(0, len(chosen), size)][:3]
+    return "\n\n".join(" ".join(f"{ensure_period(sents[i])}[{owner[i]}]" for i in p) for p in paras)
+
+
+def write_lead(vectors: Vectors, topic: str, sections: list[ReportSection]) -> str:
+    """2–4 sentence lead: the 2 cited units (sentences with their ``[n]``) of each section closest
+    to the topic; the best 4 distinct ones (cosine < 0.9 to each other, same words only once),
+    in section order, citations verbatim."""
+    subject = subject_of(topic)
+    pool: list[tuple[int, int, str]] = []
+    for si, sec in enumerate(sections):
+        units = cited_units(sec.text)
+        cited = [u for u in units if CITE.search(u)] or units
+        if not cited:
+            continue
+        sims = vectors.sim([subject], [strip_citations(u) for u in cited])[0]
+        pool += [(si, ui, cited[ui]) for ui in rank(sims)[:2]]
+    seen: set[str] = set()
+    pool = [p for p in pool if not (norm_key(p[2]) in seen or seen.add(norm_key(p[2])))]
+    if not pool:
+        return ""
+    plain = [strip_citations(u) for _, _, u in pool]
+    sims = vectors.sim([subject], plain)[0]
+    chosen = pick_diverse(rank(sims), vectors.encode(plain), 4, 0.9)
+    if len(chosen) < 2:
+        chosen = list(range(min(2, len(pool))))
+    return " ".join(pool[i][2] for i in sorted(chosen, key=lambda i: pool[i][:2]))
+
+
+def _dedupe_prose(lines: list[str], seen: set[str]) -> str:
+    kept = []
+    for unit in split_sentences(" ".join(lines), min_words=1):
+        key = norm_key(unit)
+        if key and key in seen:
+            continue
+        seen.add(key)
+        kept.append(re.sub(r"\s+([,.;:!?])", r"\1", unit))
+    return " ".join(kept)
+
+
+def polish(text: str) -> str:
+    """Remove repeated sentences (same words ignoring case, punctuation and citations) and
+    whitespace problems; heading/list/quote lines (``#``, ``-``, ``*``, ``>``), paragraph breaks
+    and ``[n]`` markers are kept verbatim."""
+    seen: set[str] = set()
+    out: list[str] = []
+    for para in re.split(r"\n\s*\n", text or ""):
+        block: list[str] = []
+        prose: list[str] = []
+        for line in para.splitlines():
+            if not line.strip():
+                continue
+            if line.lstrip().startswith(("#", "- ", "* ", ">")):
+                if prose:
+                    block.append(_dedupe_prose(prose, seen))
+                    prose = []
+                block.append(" ".join(line.split()) if not line.lstrip().startswith(("- ", "* ")) else line.rstrip())
+            else:
+                prose.append(line.strip())
+        if prose:
+            block.append(_dedupe_prose(prose, seen))
+        block = [b for b in block if b.strip()]
+        if block:
+            out.append("\n".join(block))
+    return "\n\n".join(out)

@@ -1,0 +1,114 @@
+"""Exporting a finished run's report (Markdown) and safe file names for downloads.
+
+The exported text is exactly the stored report's ``markdown`` (``RunStore.get_doc(run_id,
+"report", Report).markdown``), so the export, the dashboard and ``{data_dir}/reports/{run_id}/
+report.md`` never disagree.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import tempfile
+import unicodedata
+from pathlib import Path
+
+from research.errors import InputError
+
+MAX_FILENAME_CHARS = 80
+# Names Windows refuses whatever the extension (case-insensitive).
+_WINDOWS_RESERVED = {"con", "prn", "aux", "nul", *(f"com{i}" for i in range(10)), *(f"lpt{i}" for i in range(10))}
+
+
+def safe_filename(topic: str, ext: str) -> str:
+    """A portable file name for a topic: lowercase snake_case ASCII plus ``.{ext}``.
+
+    Accents are transliterated where Unicode NFKD allows (``é`` → ``e``); every other run of
+    characters outside ``[a-z0-9]`` (spaces, dots, slashes, backslashes, colons, control
+    characters, non-Latin script) becomes one ``_``. Topics that leave nothing (e.g. Arabic or
+    CJK) get ``report_{8 hex of sha1(topic)}`` so distinct topics keep distinct names. Windows
+    device names (``con``, ``nul``, ``com1``...) get a ``_report`` suffix.
+
+    Args:
+        topic: any text.
+        ext: extension with or without the dot (``"md"`` or ``".md"``); reduced to
+            ``[a-z0-9]``, at most 10 chars; empty means no extension.
+
+    Returns:
+        A non-empty name of at most 80 characters with no path separator, no leading dot and
+        no characters reserved on Windows, macOS or Linux.
+    """
+    ext_clean = re.sub(r"[^a-z0-9]", "", (ext or "").lower())[:10]
+    suffix = f".{ext_clean}" if ext_clean else ""
+    topic = topic if isinstance(topic, str) else str(topic)
+    ascii_text = unicodedata.normalize("NFKD", topic).encode("ascii", "ignore").decode("ascii")
+    stem = re.sub(r"[^a-z0-9]+", "_", ascii_text.lower()).strip("_")
+    if not stem:
+        digest = hashlib.sha1(topic.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+        stem = f"report_{digest}"
+    if stem in _WINDOWS_RESERVED:
+        stem = f"{stem}_report"
+    stem = stem[: MAX_FILENAME_CHARS - len(suffix)].rstrip("_") or "report"
+    return stem + suffix
+
+
+def export_markdown(run_id: str, out: Path, *, store=None) -> Path:
+    """Write a run's report as Markdown to ``out``.
+
+    Parent folders are created; an existing *file* at ``out`` is replaced atomically (written
+    to a temporary file in the same folder, then renamed).
+
+    Args:
+        run_id: 16–32 lowercase hex.
+        out: destination file path (``~`` expanded).
+        store: a ``RunStore``; default: the configured Redis (``get_redis()``).
+
+    Returns:
+        The absolute path written.
+
+    Raises:
+        InputError: ill-formed run id; ``out`` is a directory or cannot be created/written;
+            the run has no report yet (code ``report_not_ready``).
+        RunNotFoundError: no such run.
+        StoreError: Redis unreachable.
+    """
+    from research.models import Report
+    from research.store.keys import check_run_id
+
+    check_run_id(run_id)
+    out_text = os.fspath(out)
+    if not out_text.strip() or "\x00" in out_text:
+        raise InputError("The output path is empty or contains a NUL character; give a file path such as report.md.")
+    path = Path(out_text).expanduser()
+    if path.is_dir():
+        raise InputError(f"'{path}' is a directory; give a file path such as "
+                         f"{path / 'report.md'} (an existing directory is never overwritten).")
+    if store is None:
+        from research.store.connection import get_redis
+        from research.store.runs import RunStore
+
+        store = RunStore(get_redis())
+    state = store.get_run(run_id)
+    report = store.get_doc(run_id, "report", Report)
+    if report is None:
+        raise InputError(f"Run {run_id} has no report yet (status: {state.status}); export it once it is "
+                         "complete.", code="report_not_ready")
+    return _write_atomic(path, report.markdown)
+
+
+def _write_atomic(path: Path, text: str) -> Path:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name[:40]}.", suffix=".tmp", dir=path.parent)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
+                fh.write(text)
+            os.chmod(tmp, path.stat().st_mode & 0o777 if path.is_file() else 0o644)
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+    except OSError as exc:
+        raise InputError(f"Cannot write '{path}': {exc.strerror or exc}; choose a writable file path.") from exc
+    return path.resolve()
