@@ -78,7 +78,8 @@ def test_record_writes_raw_always_and_injects_only_useful(data_dir, r, engine, c
     content = json.loads(msg1["content"])
     assert set(content) == {"summary_title", "summary", "extraction", "artifact_file"}
     assert content["artifact_file"] == p1.name
-    assert "Clinical Efficacy" not in msg1["content"] and "search_local" not in msg1["content"]
+    assert "search_local" not in json.dumps({k: v for k, v in content.items() if k != "artifact_file"})
+    assert "plan_title" not in content and "tool_name" not in content
     assert rec2.card.is_useful is False and msg2 is None
     # context reduction: the card is far smaller than the raw output
     assert rec1.card_tokens < 0.2 * rec1.raw_tokens
