@@ -61,16 +61,23 @@ class RunContext:
         return max(self.plan.steps, key=overlap)
 
     def search(self, query: str, step: Step, *, k: int | None = None, perspective: str = "",
-               memory: list[dict] | None = None) -> list[SearchResult]:
+               memory: list[dict] | None = None, exclude: set[str] | None = None) -> list[SearchResult]:
         """Run the retriever as a tool call: raw results → artifact + summary card (seed 001).
 
         Returns the results; a useful card's context message is appended to ``memory`` (the
-        caller's working memory, seed 001 §6); useless cards add nothing.
+        caller's working memory, seed 001 §6); useless cards add nothing. ``exclude``: URLs the
+        caller has already seen; up to 3k candidates are fetched so that k new ones come back.
         """
         assert self.artifacts is not None
-        results = self.retriever.search(query, k or self.config.results_per_query)
+        k = k or self.config.results_per_query
+        results = self.retriever.search(query, 3 * k if exclude else k)
+        skipped = 0
+        if exclude:
+            fresh = [r for r in results if r.url not in exclude]
+            skipped = len(results) - len(fresh)
+            results = fresh[:k]
         raw = {"query": query, "backend": getattr(self.retriever, "name", "local"),
-               "results": [r.model_dump(mode="json") for r in results]}
+               "skipped_already_seen": skipped, "results": [r.model_dump(mode="json") for r in results]}
         _, message = self.artifacts.record(step, SEARCH_TOOL, raw, tool_input=query, perspective=perspective)
         if message is not None and memory is not None:
             memory.append(message)

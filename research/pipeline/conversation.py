@@ -70,9 +70,11 @@ def run_turn(ctx: RunContext, perspective: Perspective, history: list[DialogueTu
     queries = ctx.engine.question_to_queries(QueryInput(topic=ctx.config.topic, question=ask.question,
                                                         perspective=perspective)).queries[:3]
     results: list[SearchResult] = []
+    seen = {s.url for t in history for s in t.sources}  # the writer wants new information
     for q in queries:
         ctx.check_cancel()
-        results += ctx.search(q, step, perspective=perspective.name, memory=memory)
+        results += ctx.search(q, step, perspective=perspective.name, memory=memory, exclude=seen)
+        seen |= {r.url for r in results}
     results = _dedupe(results)
     answer = ctx.engine.answer_question(AnswerInput(topic=ctx.config.topic, question=ask.question, results=results))
     sources = _save_sources(ctx, ask.question, focus, results, set(answer.cited)) if results else []

@@ -23,6 +23,7 @@ ANSWER_MIN_SIM = 0.30     # cosine(sentence, question) for a sentence to count a
 ANSWER_MAX, ANSWER_MIN = 6, 3
 DUPLICATE_SIM = 0.9       # cosine at which two sentences say the same thing
 ASSIGN_SIM = 0.30         # cosine(best sentence, label+description) to assign a syllabus key
+FOCUS_KEY_SIM = 0.20      # lower bar for the turn's focus keys (still needs evidence of the key)
 FOCUS_RELEVANCE = 0.30    # cosine(best sentence, question) for the turn's focus keys to apply
 NO_ANSWER = "The retrieved sources do not contain information relevant to this question."
 
@@ -170,7 +171,8 @@ def assign(vectors: Vectors, syllabus: Syllabus, question: str, focus: list[str]
 
     Per result, with its sentences S (title + snippets): key k is assigned when
     max cos(S, label_k + description_k) ≥ ``ASSIGN_SIM`` and k is among the result's 2 best keys;
-    the turn's ``focus`` keys are added when max cos(S, question) ≥ ``FOCUS_RELEVANCE``.
+    the turn's ``focus`` keys are added when max cos(S, question) ≥ ``FOCUS_RELEVANCE`` and
+    max cos(S, label_k + description_k) ≥ ``FOCUS_KEY_SIM``.
     ``key_excerpts`` = the 1–2 sentences most similar to the question, ≤ 300 characters.
 
     Raises:
@@ -194,8 +196,11 @@ def assign(vectors: Vectors, syllabus: Syllabus, question: str, focus: list[str]
             best = vectors.sim(sents, qtexts).max(axis=0)
             keys = [syllabus.questions[j].key for j in rank(best)[:2] if best[j] >= ASSIGN_SIM]
         to_q = vectors.sim([question], sents)[0]
-        if float(to_q.max()) >= FOCUS_RELEVANCE:
-            keys += [k for k in focus if k not in keys]
+        if float(to_q.max()) >= FOCUS_RELEVANCE and qtexts:
+            # a focus key also needs some evidence of its own: the dialogue question names the
+            # topic, so topical results would otherwise fill any gap (e.g. patents) untruthfully
+            idx = {q.key: j for j, q in enumerate(syllabus.questions)}
+            keys += [k for k in focus if k not in keys and best[idx[k]] >= FOCUS_KEY_SIM]
         rel.append(keys)
         body = [i for i in rank(to_q) if i > 0 or len(sents) == 1]  # prefer text over the title
         top = [sents[i] for i in body[:2]]
