@@ -25,7 +25,7 @@ run: $(STAMP)
 	$(BIN)/streamlit run streamlit_app.py
 
 test: $(STAMP)
-	$(BIN)/python -m pytest tests
+	$(BIN)/python -m pytest tests --durations=15
 
 clean-data:
 	rm -rf data

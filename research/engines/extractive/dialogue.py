@@ -21,6 +21,7 @@ from research.models import DialogueTurn, Perspective, Question, SearchResult, S
 
 ANSWER_MIN_SIM = 0.30     # cosine(sentence, question) for a sentence to count as relevant
 ANSWER_MAX, ANSWER_MIN = 6, 3
+NEAR_BEST = 0.8           # beyond the first 3, a sentence must score ≥ 80 % of the best one
 DUPLICATE_SIM = 0.9       # cosine at which two sentences say the same thing
 ASSIGN_SIM = 0.30         # cosine(best sentence, label+description) to assign a syllabus key
 FOCUS_KEY_SIM = 0.20      # lower bar for the turn's focus keys (still needs evidence of the key)
@@ -147,7 +148,9 @@ def answer(vectors: Vectors, topic: str, question: str, results: list[SearchResu
     dropped.
 
     A sentence qualifies at plain cosine ≥ ``ANSWER_MIN_SIM``; sentences cut short (``…``) rank
-    10 % lower. With no qualifying sentence the answer says so and cites nothing.
+    10 % lower; sentences 4–6 must also reach ``NEAR_BEST`` of the best score (so topic-only
+    matches do not pad the answer). With no qualifying sentence the answer says so and cites
+    nothing.
     """
     sents, owner = _candidates(results)
     if not sents:
@@ -157,10 +160,11 @@ def answer(vectors: Vectors, topic: str, question: str, results: list[SearchResu
     order = [i for i in rank(sims) if direct[i] >= ANSWER_MIN_SIM]
     if not order:
         return AnswerOutput(answer=NO_ANSWER, cited=[])
-    chosen = pick_diverse(order, vectors.encode(sents), ANSWER_MAX, DUPLICATE_SIM)
-    if len(chosen) < ANSWER_MIN:  # relax to the best non-duplicate sentences above half the bar
-        extra = [i for i in rank(sims) if direct[i] >= ANSWER_MIN_SIM / 2 and i not in chosen]
-        chosen = pick_diverse(chosen + extra, vectors.encode(sents), ANSWER_MIN, DUPLICATE_SIM)
+    vecs = vectors.encode(sents)
+    close = [i for i in order if sims[i] >= NEAR_BEST * sims[order[0]]]
+    chosen = pick_diverse(close, vecs, ANSWER_MAX, DUPLICATE_SIM)
+    if len(chosen) < ANSWER_MIN:  # fill up with the next relevant sentences
+        chosen = pick_diverse(chosen + [i for i in order if i not in chosen], vecs, ANSWER_MIN, DUPLICATE_SIM)
     parts = [f"{ensure_period(sents[i])}[{owner[i]}]" for i in chosen]
     return AnswerOutput(answer=" ".join(parts), cited=sorted({owner[i] for i in chosen}))
 

@@ -126,6 +126,9 @@ def _aspects(description: str) -> list[str]:
 
 
 def _aspect_question(aspect: str, subject: str) -> str:
+    if _QWORD.match(aspect) and re.search(r"\bit\b", aspect):  # "What is it" -> "What is <subject>?"
+        asked = re.sub(r"\bit\b", subject, aspect, count=1)
+        return f"{asked[0].upper()}{asked[1:]}?"
     if _QWORD.match(aspect):
         return f"{aspect[0].upper()}{aspect[1:]}, in the case of {subject}?"
     return f"What do sources report about {aspect.lower()} for {subject}?"

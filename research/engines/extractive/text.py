@@ -30,7 +30,7 @@ presented purpose questions really related relation relevant report reported rep
 result results review role said say says shown show shows showed significant significantly
 similar sources specific studied studies study tell term terms thank thanks total type types
 use used uses using various versus via vs way ways well whether within without year years
-topic topics fact facts entity entities figures definition definitions case cases bear add adds
+topic topics fact facts entity entities figures dates definition definitions case cases bear add adds
 """.split())
 STOP = frozenset(ENGLISH_STOP_WORDS) | GENERIC | frozenset({"s", "t", "don", "isn", "doesn", "et", "al"})
 # Heading-level generic nouns: fine inside a phrase, never a whole heading on their own.
@@ -43,7 +43,7 @@ u.s u.k ref refs vol pp eq ed eds dept univ gen lt col sgt mt ft""".split())
 _LABEL = re.compile(r"^(?:[A-Z][A-Z &/-]{2,30}|Background|Objectives?|Methods?|Results?|Conclusions?|"
                     r"Purpose|Aims?|Introduction|Design|Setting|Participants|Interventions?|Findings|"
                     r"Interpretation|Context|Importance|Summary)\s*:\s+(?=\S)")
-_BOUNDARY = re.compile(r"[.!?]+[\"'”’)\]]*(?:\[\d{1,4}\])*(?=\s+[A-Z0-9\"'“(\[]|\s*$)")
+_BOUNDARY = re.compile(r"[.!?…]+[\"'”’)\]]*(?:\[\d{1,4}\])*(?=\s+[A-Z0-9\"'“(\[]|\s*$)")
 CITE = re.compile(r"\[\d{1,4}\]")
 _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9+\-/']*[A-Za-z0-9+]|[A-Za-z0-9]")
 _TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9+\-']*[A-Za-z0-9+]|[A-Za-z0-9]|[^\sA-Za-z0-9]")
@@ -149,7 +149,7 @@ def candidate_phrases(text: str, max_words: int = 4) -> list[tuple[str, str]]:
                 continue
             if run:
                 for g in [run] if len(run) <= max_words else []:
-                    while len(g) > 1 and _VERBISH.search(g[-1]):
+                    while len(g) > 1 and (_VERBISH.search(g[-1]) or g[-1].lower().endswith("ly")):
                         g = g[:-1]  # "breast cancer treated" -> "breast cancer"
                     while len(g) > 1 and re.search(r"[a-z]{3,}ing$", g[0]):
                         g = g[1:]  # "evaluating complete response" -> "complete response"
@@ -237,7 +237,7 @@ def is_negated(text: str) -> bool:
 def ensure_period(sentence: str) -> str:
     """The sentence with terminal punctuation (adds ``.`` if missing)."""
     s = sentence.rstrip()
-    return s if s[-1:] in ".!?" else f"{s}."
+    return s if s[-1:] in ".!?…" else f"{s}."
 
 
 def clip(text: str, max_chars: int) -> str:

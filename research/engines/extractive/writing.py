@@ -17,7 +17,7 @@ import numpy as np
 from sklearn.cluster import KMeans
 
 from research.engines.extractive.text import (CITE, content_words, ensure_period, norm_key, ranked_phrases,
-                                              split_sentences, strip_citations, subject_of, title_case, word_key)
+                                              split_sentences, strip_citations, subject_of, title_case, word_key, WEAK_HEAD)
 from research.engines.extractive.vectors import Vectors, pick_diverse, rank
 from research.models import ConversationResult, Outline, OutlineSection, ReportSection
 
@@ -91,9 +91,10 @@ def refine_outline(vectors: Vectors, topic: str, draft: Outline, conversations: 
         if len(kept) < 3 and int((row >= SUPPORT_SIM).sum()) >= SUPPORT_MIN:
             kept.append(sec)
     heads = [s.heading for s in kept]
+    weak = exclude | WEAK_HEAD  # a heading needs a word beyond the topic's and generic nouns
     clustered: list[OutlineSection] = []
     for c in sorted(range(k), key=lambda c: (-len(groups[c]), c)):
-        cands = [title_case(p) for p in phrases[c] if not set(map(word_key, p.split())) <= exclude]
+        cands = [title_case(p) for p in phrases[c] if not set(map(word_key, p.split())) <= weak]
         cands = [p for p in cands if not any(_same(p, h) for h in heads)]
         if heads and cands:
             taken = vectors.sim(cands, heads).max(axis=1)
@@ -146,6 +147,7 @@ def write_section(vectors: Vectors, topic: str, heading: str, subsections: list[
     subject = subject_of(topic)
     query = f"{subject}: {heading}" + (f". {', '.join(subsections)}" if subsections else "")
     sims = 0.7 * vectors.sim([query], sents)[0] + 0.3 * vectors.sim([subject], sents)[0]
+    sims = np.where([s.endswith("…") for s in sents], sims * 0.8, sims)  # cut-short sentences last
     order = rank(np.round(sims, 4))
     good = [i for i in order if sims[i] >= SECTION_MIN_SIM] or order[:2]
     chosen = pick_diverse(good, vectors.encode(sents), 9, 0.9)
