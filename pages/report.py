@@ -50,7 +50,8 @@ def render(state: RunState) -> None:
     with main:
         st.download_button("Download report (.md)", data=report.markdown, file_name=safe_filename(report.title, "md"),
                            mime="text/markdown", icon=":material/download:", on_click="ignore")
-        st.title(plain(report.title), anchor=False)
+        if report.title != state.topic:  # the run header already shows the topic as the page title
+            st.title(plain(report.title), anchor=False)
         st.markdown(report_body_markdown(report))
         st.subheader(f"References ({len(report.references)})", anchor=False)
         with st.container(gap=None):

@@ -73,13 +73,16 @@ def execute(run_id: str, settings: Settings | None = None) -> str:
         store.set_status(run_id, "complete", report_path=str(path), wall_s=round(time.monotonic() - t0, 3))
         return "complete"
     except RunCancelled as exc:
-        store.set_status(run_id, "cancelled", error=exc.message, error_code=exc.code)
+        store.set_status(run_id, "cancelled", error=exc.message, error_code=exc.code,
+                         wall_s=round(time.monotonic() - t0, 3))
         return "cancelled"
     except ResearchError as exc:
-        store.set_status(run_id, "failed", error=exc.message, error_code=exc.code)
+        store.set_status(run_id, "failed", error=exc.message, error_code=exc.code,
+                         wall_s=round(time.monotonic() - t0, 3))
         return "failed"
     except Exception as exc:  # noqa: BLE001 - a run must end in a recorded state, never hang
         log.exception("run %s failed", run_id)
-        store.set_status(run_id, "failed", error=f"{type(exc).__name__}: {exc}"[:1000], error_code="internal_error")
+        store.set_status(run_id, "failed", error=f"{type(exc).__name__}: {exc}"[:1000], error_code="internal_error",
+                         wall_s=round(time.monotonic() - t0, 3))
         store.emit(run_id, "error.traceback", {"traceback": traceback.format_exc()[-4000:]})
         return "failed"
