@@ -21,7 +21,7 @@ def extract_facts(conversations: list[ConversationResult]) -> list[Fact]:
             for span, nums in cited_spans(turn.answer):
                 for n in dict.fromkeys(nums):
                     if n in by_n:
-                        text = span if span[-1] in ".!?" else f"{span}."
+                        text = span if span[-1] in ".!?…" else f"{span}."
                         facts.append(Fact(text=text, source_id=by_n[n], perspective=turn.perspective))
     return facts
 

@@ -6,7 +6,8 @@
   model's 256-token window; cosine similarity.
 * Fusion: convex combination of min-max normalised scores, ``0.5·dense + 0.5·bm25``, over the
   union of each list's top 100 (Bruch, Gai & Ingber 2023, "An Analysis of Fusion Functions for
-  Hybrid Retrieval", ACM TOIS 42(1), §4-5: convex combination beats reciprocal rank fusion).
+  Hybrid Retrieval", ACM TOIS 42(1): convex combination beats reciprocal rank fusion, Cormack
+  et al. 2009).
   Measured here, nDCG@10 on the shared BEIR data (tuning split / shared test half):
   SciFact train 0.736 vs RRF(k=60) 0.718, test 0.719 vs 0.705; NFCorpus dev 0.336 vs 0.332,
   test 0.369 vs 0.367. The parts alone: BM25 0.671 / 0.332, MiniLM 0.629 / 0.336 (test halves).

@@ -16,9 +16,18 @@ import json
 import re
 from typing import Any
 
-from research.engines.extractive.text import (clip, content_words, ensure_period, norm_key, numbers,
-                                              ranked_phrases, split_sentences, title_case)
 from research.engines.extractive.dialogue import relevance
+from research.engines.extractive.text import (
+    clip,
+    content_words,
+    ensure_period,
+    is_boilerplate,
+    norm_key,
+    numbers,
+    ranked_phrases,
+    split_sentences,
+    title_case,
+)
 from research.engines.extractive.vectors import Vectors, pick_diverse, rank
 from research.models import SummaryCard
 
@@ -91,7 +100,7 @@ def _sentences(pieces: list[str]) -> list[str]:
     for piece in pieces:
         for s in split_sentences(piece):
             key = norm_key(s)
-            if len(s.split()) >= 4 and key not in seen:
+            if len(s.split()) >= 4 and key not in seen and not is_boilerplate(s):
                 seen.add(key)
                 out.append(s)
             if len(out) >= MAX_SENTENCES:
@@ -108,21 +117,23 @@ def _is_fact(sentence: str) -> bool:
 
 
 def _title(step_text: str, step_title: str, chosen: list[str], n_records: int) -> str:
-    """5–12 words from the chosen sentences' top key phrases (never the step title verbatim)."""
+    """5–12 words: the chosen sentences' top key phrases (never the step title verbatim, whole
+    phrases only) + where they came from, e.g. 'Adjuvant Chemotherapy and Disease-Free Survival
+    in 4 Results'."""
     banned = step_title.strip().lower()
     phrases = [p for p in ranked_phrases([" ".join(chosen)], top=8)[0]
                if banned not in p.lower() and p.lower() not in banned]
-    words = [w for w in content_words(step_text) if w.lower() not in banned]
-    picked = phrases[:3] or words[:3]
-    head = ", ".join(picked[:-1]) + (f" and {picked[-1]}" if len(picked) > 1 else (picked[0] if picked else ""))
-    source = f"from {n_records} results" if n_records > 1 else "from the tool output"
-    title = title_case(f"{head} {source}" if head else f"Findings {source}")
-    words_ = title.split()
-    if len(words_) > 12:
-        title = " ".join(words_[:12])
-    while len(title.split()) < 5:
-        title += " " + ("Findings", "Summary", "Overview", "Notes", "Record")[len(title.split()) % 5]
-    return title
+    phrases = phrases or [w for w in content_words(step_text) if w.lower() not in banned][:3]
+    suffix = f"in {n_records} Results" if n_records > 1 else "in the Tool Output"
+    picked: list[str] = []
+    for p in phrases[:3]:
+        if len(" ".join([*picked, p]).split()) + len(suffix.split()) + 1 <= 12:
+            picked.append(p)
+    head = ", ".join(picked[:-1]) + (f" and {picked[-1]}" if len(picked) > 1 else "".join(picked))
+    title = title_case(f"{head} {suffix}") if head else ""
+    if len(title.split()) < 5:
+        title = title_case(f"Key findings on {head} {suffix}") if head else "Key Findings in the Tool Output"
+    return " ".join(title.split()[:12])
 
 
 def compress(vectors: Vectors, plan_title: str, step_title: str, step_description: str, raw_output: str) -> SummaryCard:
@@ -150,9 +161,9 @@ def compress(vectors: Vectors, plan_title: str, step_title: str, step_descriptio
     vecs = vectors.encode(sents)
     budget = max(700, int(0.08 * len(raw_output)))
     n_summary = max(3, min(10, len(sents) // 15))
-    summary_ids = pick_diverse(order, vecs, n_summary, 0.85)
+    summary_ids = pick_diverse(order, vecs, n_summary, 0.9)
     rest = [i for i in order if i not in summary_ids and _is_fact(sents[i])]
-    bullet_ids = pick_diverse(summary_ids + rest, vecs, len(summary_ids) + max(1, n_summary // 2), 0.85)
+    bullet_ids = pick_diverse(summary_ids + rest, vecs, len(summary_ids) + max(1, n_summary // 2), 0.9)
     bullet_ids = [i for i in bullet_ids if i not in summary_ids]
     summary_parts = [ensure_period(clip(sents[i], SENTENCE_CHARS)) for i in summary_ids]
     bullets = [clip(sents[i], BULLET_CHARS) for i in bullet_ids]

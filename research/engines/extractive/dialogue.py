@@ -13,19 +13,33 @@ from __future__ import annotations
 import numpy as np
 
 from research.engines.base import THANKS, AnswerOutput, AskOutput, AssignOutput, QueryList
-from research.engines.extractive.text import (aspect_of, clip, content_words, ensure_period, norm_key,
-                                              ranked_phrases, sentences_of, strip_citations, subject_of)
+from research.engines.extractive.text import (
+    aspect_of,
+    clip,
+    content_words,
+    ensure_period,
+    is_boilerplate,
+    norm_key,
+    ranked_phrases,
+    sentences_of,
+    strip_citations,
+    subject_of,
+    topic_keys,
+)
 from research.engines.extractive.vectors import Vectors, pick_diverse, rank
 from research.errors import UnknownQuestionError
 from research.models import DialogueTurn, Perspective, Question, SearchResult, Syllabus
 
 ANSWER_MIN_SIM = 0.30     # cosine(sentence, question) for a sentence to count as relevant
 ANSWER_MAX, ANSWER_MIN = 6, 3
+TOPIC_MIN = 0.25          # cosine(sentence or its result's title, topic) for a sentence to be on topic
 NEAR_BEST = 0.8           # beyond the first 3, a sentence must score ≥ 80 % of the best one
 DUPLICATE_SIM = 0.9       # cosine at which two sentences say the same thing
 ASSIGN_SIM = 0.30         # cosine(best sentence, label+description) to assign a syllabus key
 FOCUS_KEY_SIM = 0.20      # lower bar for the turn's focus keys (still needs evidence of the key)
 FOCUS_RELEVANCE = 0.30    # cosine(best sentence, question) for the turn's focus keys to apply
+MAX_FOLLOW_UPS = 2        # follow-up questions per conversation once the persona's own run out
+_FOLLOW_UP = "Can you tell me more about"
 NO_ANSWER = "The retrieved sources do not contain information relevant to this question."
 
 
@@ -48,15 +62,18 @@ def _from_focus(focus: str, subject: str) -> list[str]:
 
 
 def _follow_up(history: list[DialogueTurn], subject: str, asked: set[str]) -> str | None:
-    """A follow-up on the last grounded answer's top key phrase that no question mentioned yet."""
+    """A follow-up on the last grounded answer's top key phrase that no question mentioned yet
+    (None after ``MAX_FOLLOW_UPS`` follow-ups or when the last answer cited nothing)."""
     if not history or "[" not in history[-1].answer:
         return None
+    if sum(t.question.startswith(_FOLLOW_UP) for t in history) >= MAX_FOLLOW_UPS:
+        return None
     said = " ".join(t.question.lower() for t in history)
-    exclude = {w.lower() for w in content_words(subject)}
+    exclude = topic_keys(subject)
     for phrase in ranked_phrases([strip_citations(history[-1].answer)], top=8, exclude=exclude)[0]:
         if phrase.lower() in said or len(phrase.split()) < 2:
             continue
-        q = f"Can you tell me more about {phrase.lower()} in relation to {subject}?"
+        q = f"{_FOLLOW_UP} {phrase.lower()} in relation to {subject}?"
         if norm_key(q) not in asked:
             return q
     return None
@@ -68,9 +85,12 @@ def ask(topic: str, perspective: Perspective, history: list[DialogueTurn], next_
 
     Order of preference: (1) a ``next_focus`` question whose key this conversation has not
     targeted yet: the persona's own syllabus question if it is a gap (a '<Label> Specialist'
-    persona), else the first in ``next_focus`` order; ``focus_question`` is set to its key;
-    (2) the persona's next unasked template question (or questions built from its focus);
-    (3) one follow-up on the last answer's top key phrase. Never repeats a question of
+    persona), else the first in ``next_focus`` order; ``focus_question`` is set to its key.
+    On the first turn only the persona's own key steers: STORM's writer opens "based on your
+    perspective" (seed 002 §2.1), so each persona asks its own first question unless that is a
+    gap. (2) the persona's next unasked template question (or questions built from its focus);
+    (3) a follow-up on the last answer's top key phrase (at most ``MAX_FOLLOW_UPS`` per
+    conversation). Never repeats a question of
     ``history``. Returns ``THANKS`` when ``len(history) >= max_turns`` or nothing new is left.
     """
     if len(history) >= max_turns:
@@ -78,8 +98,8 @@ def ask(topic: str, perspective: Perspective, history: list[DialogueTurn], next_
     subject = subject_of(topic)
     asked, keys = _asked(history)
     gaps = [q for q in next_focus if q.key not in keys and norm_key(focus_question(q, subject)) not in asked]
-    if gaps:
-        own = [q for q in gaps if perspective.name.lower() == f"{q.label} specialist".lower()]
+    own = [q for q in gaps if perspective.name.lower() == f"{q.label} specialist".lower()]
+    if own or (gaps and history):
         q = (own or gaps)[0]
         return AskOutput(question=focus_question(q, subject), focus_question=q.key)
     for question in perspective.questions or _from_focus(perspective.focus, subject):
@@ -92,20 +112,20 @@ def ask(topic: str, perspective: Perspective, history: list[DialogueTurn], next_
 def to_queries(topic: str, question: str, perspective: Perspective | None = None) -> QueryList:
     """QuestionToQuery: 1–3 keyword queries (stop words and generic question words removed).
 
-    q1 = up to 3 topic keywords + up to 4 question keywords; q2 = the main topic keyword + the
-    first 3 question keywords; q3 = the main topic keyword + 2 keywords of the persona's focus
-    not in the question. Duplicates dropped; the topic alone when the question has no keywords.
+    q1 = up to 4 topic keywords + up to 4 question keywords; q2 = the main topic keyword + the
+    first 3 question keywords; q3 = the main topic keyword + up to 3 keywords of the persona's
+    focus not in the question. Duplicates dropped; the topic alone when the question has no keywords.
     """
     topic_kw = content_words(subject_of(topic))
     low_topic = {w.lower() for w in topic_kw}
     q_kw = [w for w in content_words(strip_citations(question)) if w.lower() not in low_topic]
     main = topic_kw[:1]
-    cands = [" ".join(topic_kw[:3] + q_kw[:4])]
+    cands = [" ".join(topic_kw[:4] + q_kw[:4])]
     if len(q_kw) >= 2:
         cands.append(" ".join(main + q_kw[:3]))
     if perspective is not None:
         have = low_topic | {w.lower() for w in q_kw}
-        extra = [w for w in content_words(perspective.focus) if w.lower() not in have][:2]
+        extra = [w for w in content_words(perspective.focus) if w.lower() not in have][:3]
         if extra:
             cands.append(" ".join(main + extra))
     out: list[str] = []
@@ -122,7 +142,7 @@ def _candidates(results: list[SearchResult]) -> tuple[list[str], list[int]]:
     for n, r in enumerate(results, start=1):
         for s in sentences_of(r):
             s = strip_citations(s)
-            if len(s.split()) >= 5:
+            if len(s.split()) >= 5 and not is_boilerplate(s):
                 sents.append(s)
                 owner.append(n)
     return sents, owner
@@ -142,12 +162,26 @@ def relevance(vectors: Vectors, text: str, topic: str, sents: list[str]) -> tupl
     return np.round(0.5 * direct + 0.5 * vectors.sim([aspect], sents)[0], 4), direct
 
 
+def _on_topic(vectors: Vectors, topic: str, results: list[SearchResult], sents: list[str],
+              owner: list[int]) -> np.ndarray:
+    """Per sentence: it, or the title of the result it comes from, has cosine ≥ ``TOPIC_MIN``
+    to the topic (keeps a '...debate...' sentence of an election page out of a hurricane's
+    'controversies' answer). All True when the topic is empty."""
+    if not topic.strip():
+        return np.ones(len(sents), dtype=bool)
+    titles = [r.title or r.url for r in results]
+    t_sim = vectors.sim([topic], titles)[0]
+    s_sim = vectors.sim([topic], sents)[0]
+    return np.array([max(float(s_sim[i]), float(t_sim[owner[i] - 1])) >= TOPIC_MIN for i in range(len(sents))])
+
+
 def answer(vectors: Vectors, topic: str, question: str, results: list[SearchResult]) -> AnswerOutput:
     """AnswerQuestion: 3–6 retrieved sentences most relevant to the question (``relevance``),
     each followed by ``[n]`` (n = 1-based index of its result); near-duplicates (cosine ≥ 0.9)
     dropped.
 
-    A sentence qualifies at plain cosine ≥ ``ANSWER_MIN_SIM``; sentences cut short (``…``) rank
+    A sentence qualifies at plain cosine ≥ ``ANSWER_MIN_SIM`` when it is on the topic
+    (``_on_topic``); near-duplicates by wording (content-word overlap ≥ 0.7) go too; sentences cut short (``…``) rank
     10 % lower; sentences 4–6 must also reach ``NEAR_BEST`` of the best score (so topic-only
     matches do not pad the answer). With no qualifying sentence the answer says so and cites
     nothing.
@@ -157,14 +191,16 @@ def answer(vectors: Vectors, topic: str, question: str, results: list[SearchResu
         return AnswerOutput(answer=NO_ANSWER, cited=[])
     score, direct = relevance(vectors, question, topic, sents)
     sims = np.where([s.endswith("…") for s in sents], score * 0.9, score)
-    order = [i for i in rank(sims) if direct[i] >= ANSWER_MIN_SIM]
+    on_topic = _on_topic(vectors, topic, results, sents, owner)
+    order = [i for i in rank(sims) if direct[i] >= ANSWER_MIN_SIM and on_topic[i]]
     if not order:
         return AnswerOutput(answer=NO_ANSWER, cited=[])
     vecs = vectors.encode(sents)
     close = [i for i in order if sims[i] >= NEAR_BEST * sims[order[0]]]
-    chosen = pick_diverse(close, vecs, ANSWER_MAX, DUPLICATE_SIM)
+    chosen = pick_diverse(close, vecs, ANSWER_MAX, DUPLICATE_SIM, texts=sents)
     if len(chosen) < ANSWER_MIN:  # fill up with the next relevant sentences
-        chosen = pick_diverse(chosen + [i for i in order if i not in chosen], vecs, ANSWER_MIN, DUPLICATE_SIM)
+        chosen = pick_diverse(chosen + [i for i in order if i not in chosen], vecs, ANSWER_MIN, DUPLICATE_SIM,
+                              texts=sents)
     parts = [f"{ensure_period(sents[i])}[{owner[i]}]" for i in chosen]
     return AnswerOutput(answer=" ".join(parts), cited=sorted({owner[i] for i in chosen}))
 
@@ -173,10 +209,12 @@ def assign(vectors: Vectors, syllabus: Syllabus, question: str, focus: list[str]
            results: list[SearchResult]) -> AssignOutput:
     """Seed 000 question assignment for each result.
 
-    Per result, with its sentences S (title + snippets): key k is assigned when
+    Per result, with its sentences S (title + full text, as seed 000's agent reads the page):
+    nothing is assigned unless max cos(S, question) ≥ ``FOCUS_RELEVANCE`` (the result bears on
+    the turn's question, which names the topic). Then key k is assigned when
     max cos(S, label_k + description_k) ≥ ``ASSIGN_SIM`` and k is among the result's 2 best keys;
-    the turn's ``focus`` keys are added when max cos(S, question) ≥ ``FOCUS_RELEVANCE`` and
-    max cos(S, label_k + description_k) ≥ ``FOCUS_KEY_SIM``.
+    the turn's ``focus`` keys are added when max cos(S, label_k + description_k) ≥
+    ``FOCUS_KEY_SIM``.
     ``key_excerpts`` = the 1–2 sentences most similar to the question, ≤ 300 characters.
 
     Raises:
@@ -190,17 +228,16 @@ def assign(vectors: Vectors, syllabus: Syllabus, question: str, focus: list[str]
     rel: list[list[str]] = []
     excerpts: list[str] = []
     for r in results:
-        sents = [strip_citations(s) for s in [r.title, *sentences_of(r)] if s.strip()]
+        sents = [strip_citations(s) for s in [r.title, *sentences_of(r, use_text=True)] if s.strip()]
         if not sents:
             rel.append([])
             excerpts.append("")
             continue
         keys: list[str] = []
-        if qtexts:
+        to_q = vectors.sim([question], sents)[0]
+        if qtexts and float(to_q.max()) >= FOCUS_RELEVANCE:
             best = vectors.sim(sents, qtexts).max(axis=0)
             keys = [syllabus.questions[j].key for j in rank(best)[:2] if best[j] >= ASSIGN_SIM]
-        to_q = vectors.sim([question], sents)[0]
-        if float(to_q.max()) >= FOCUS_RELEVANCE and qtexts:
             # a focus key also needs some evidence of its own: the dialogue question names the
             # topic, so topical results would otherwise fill any gap (e.g. patents) untruthfully
             idx = {q.key: j for j, q in enumerate(syllabus.questions)}

@@ -12,10 +12,29 @@ from __future__ import annotations
 
 from typing import Any
 
-from research.engines.base import (AnalysisInput, AnswerInput, AnswerOutput, AskInput, AskOutput, AssignInput,
-                                   AssignOutput, CompressInput, LeadInput, OutlineInput, PersonaInput, PersonaList,
-                                   PlanInput, PolishInput, QueryInput, QueryList, RefineInput, RelatedInput,
-                                   SectionInput, SurveyInput, TextOutput)
+from research.engines.base import (
+    AnalysisInput,
+    AnswerInput,
+    AnswerOutput,
+    AskInput,
+    AskOutput,
+    AssignInput,
+    AssignOutput,
+    CompressInput,
+    LeadInput,
+    OutlineInput,
+    PersonaInput,
+    PersonaList,
+    PlanInput,
+    PolishInput,
+    QueryInput,
+    QueryList,
+    RefineInput,
+    RelatedInput,
+    SectionInput,
+    SurveyInput,
+    TextOutput,
+)
 from research.engines.extractive import analysis, compress, dialogue, planning, writing
 from research.engines.extractive.vectors import Vectors
 from research.models import Analysis, Outline, Plan, SummaryCard, TopicOutline

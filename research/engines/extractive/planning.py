@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 
 from research.engines.base import PersonaList, QueryList
-from research.engines.extractive.text import clean, content_words, ranked_phrases, subject_of, title_case
+from research.engines.extractive.text import clean, content_words, ranked_phrases, subject_of, title_case, topic_keys
 from research.engines.extractive.vectors import Vectors, rank
 from research.errors import InputError
 from research.models import Perspective, Plan, Question, SearchResult, Step, Syllabus, TopicOutline
@@ -110,7 +110,7 @@ def related_outline(topic: str, query: str, results: list[SearchResult], max_sec
         if " — " in r.title:
             for part in r.title.split(" — ", 1)[1].split(" > "):
                 add(part)
-    exclude = {w.lower() for w in content_words(f"{query} {topic}")}
+    exclude = topic_keys(query, topic)
     texts = [" ".join([r.title, *r.snippets]) or r.text[:2000] for r in top]
     if texts:
         for phrase in ranked_phrases([" ".join(texts)], top=max_sections * 2, exclude=exclude)[0]:

@@ -40,11 +40,15 @@ arm arms cohort participants subjects value values response""".split())
 
 _ABBREV = frozenset("""e.g i.e et al vs dr mr mrs ms prof fig figs no nos approx ca inc ltd co jr sr st
 u.s u.k ref refs vol pp eq ed eds dept univ gen lt col sgt mt ft""".split())
-_LABEL = re.compile(r"^(?:[A-Z][A-Z &/-]{2,30}|Background|Objectives?|Methods?|Results?|Conclusions?|"
-                    r"Purpose|Aims?|Introduction|Design|Setting|Participants|Interventions?|Findings|"
-                    r"Interpretation|Context|Importance|Summary)\s*:\s+(?=\S)")
+_LABELS = (r"Background|Objectives?|Methods?|Results?|Conclusions?|Purpose|Aims?|Introduction|Design|Setting|"
+           r"Participants|Interventions?|Findings|Interpretation|Context|Importance|Summary|"
+           r"Official title|Brief summary|Status|Study type|Conditions?|Description|Detailed description|"
+           r"Primary outcomes?|Secondary outcomes?|"
+           r"(?:Patients|Materials|Subjects|Methods) (?:and|&) (?:Methods|Results)")
+_LABEL = re.compile(rf"^(?:(?:[A-Z][A-Z &/-]{{2,30}}|(?i:{_LABELS}))\s*:\s+(?=\S)|(?i:{_LABELS})\s+(?=[A-Z][a-z]))")
 _BOUNDARY = re.compile(r"[.!?…]+[\"'”’)\]]*(?:\[\d{1,4}\])*(?=\s+[A-Z0-9\"'“(\[]|\s*$)")
 CITE = re.compile(r"\[\d{1,4}\]")
+_ELLIPSIS_AFTER_END = re.compile(r"([.!?])\s*(?:\.\s?\.\s?\.|…)(?=\s|$)")  # "morning. ..." -> "morning."
 _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9+\-/']*[A-Za-z0-9+]|[A-Za-z0-9]")
 _TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9+\-']*[A-Za-z0-9+]|[A-Za-z0-9]|[^\sA-Za-z0-9]")
 _NUMBER = re.compile(r"(?<![A-Za-z])[-+]?\d+(?:[.,]\d+)*(?:\s?%)?")
@@ -64,30 +68,39 @@ def clean(text: str) -> str:
 def split_sentences(text: str, min_words: int = 3) -> list[str]:
     """Split prose into sentences (rule based; keeps trailing ``[n]`` markers with their sentence).
 
-    A boundary is ``.``, ``!`` or ``?`` (plus closing quotes/brackets and citation markers)
-    followed by whitespace and an upper-case letter, digit, quote or bracket, unless the word
-    before it is a known abbreviation or a single-letter initial. Abstract labels such as
-    ``BACKGROUND:`` are removed; fragments under ``min_words`` words join the previous sentence.
+    Line breaks always end a sentence (structured records such as ClinicalTrials.gov fields are
+    one per line). Within a line, a boundary is ``.``, ``!``, ``?`` or ``…`` (plus closing
+    quotes/brackets and citation markers) followed by whitespace and an upper-case letter,
+    digit, quote or bracket, unless the word before it is a known abbreviation or a
+    single-letter initial. Field labels such as ``BACKGROUND:`` or ``Official title:`` are
+    removed; fragments under ``min_words`` words join the previous sentence of the same line.
 
     Returns:
         Sentences in order (empty list for empty text).
     """
-    text = clean(text)
+    out: list[str] = []
+    for line in str(text or "").splitlines():
+        out += _split_line(line, min_words)
+    return out
+
+
+def _split_line(line: str, min_words: int) -> list[str]:
+    text = _ELLIPSIS_AFTER_END.sub(r"\1", clean(line)).replace("….", "…")
     if not text:
         return []
-    out: list[str] = []
+    pieces: list[str] = []
     start = 0
     for m in _BOUNDARY.finditer(text):
         before = text[start:m.start()].rsplit(" ", 1)[-1].lower().lstrip("([\"'")
         if before in _ABBREV or (len(before) == 1 and before.isalpha()):
             continue
-        out.append(text[start:m.end()].strip())
+        pieces.append(text[start:m.end()].strip())
         start = m.end()
     if text[start:].strip():
-        out.append(text[start:].strip())
+        pieces.append(text[start:].strip())
     merged: list[str] = []
-    for s in out:
-        s = _LABEL.sub("", s).strip()
+    for s in pieces:
+        s = _LABEL.sub("", re.sub(r"^(?:\.{3}|…)\s*", "", s)).strip()
         if not s:
             continue
         if merged and len(s.split()) < min_words:
@@ -151,8 +164,8 @@ def candidate_phrases(text: str, max_words: int = 4) -> list[tuple[str, str]]:
                 for g in [run] if len(run) <= max_words else []:
                     while len(g) > 1 and (_VERBISH.search(g[-1]) or g[-1].lower().endswith("ly")):
                         g = g[:-1]  # "breast cancer treated" -> "breast cancer"
-                    while len(g) > 1 and re.search(r"[a-z]{3,}ing$", g[0]):
-                        g = g[1:]  # "evaluating complete response" -> "complete response"
+                    while len(g) > 2 and _VERBISH.search(g[0]) or len(g) > 1 and g[0].endswith("ing"):
+                        g = g[1:]  # "assessed cardiac safety" -> "cardiac safety"
                     if all(w.lower() in WEAK_HEAD for w in g) or (len(g) == 1 and _VERBISH.search(g[0])):
                         continue
                     out.append((" ".join(w.lower() for w in g), " ".join(g)))
@@ -166,8 +179,8 @@ def ranked_phrases(groups: list[str], top: int = 5, exclude: set[str] | frozense
 
     Score: c-TF-IDF (term frequency within the group × log(1 + mean group size / frequency over
     all groups)), × 1.25 per extra word (multi-word phrases name things better). A phrase whose
-    words are all in ``exclude`` (lower-case words, e.g. the topic's) is skipped. Ties break
-    alphabetically, so the result is deterministic.
+    words are all in ``exclude`` (e.g. the topic's words) is skipped. Ties break
+    alphabetically, so the result is deterministic. ``exclude`` holds ``word_key`` forms.
 
     Returns:
         One list per group (possibly empty).
@@ -179,7 +192,7 @@ def ranked_phrases(groups: list[str], top: int = 5, exclude: set[str] | frozense
     def analyzer(doc: str) -> list[str]:
         keys = []
         for key, surface in candidate_phrases(doc):
-            if set(key.split()) <= exclude:
+            if {word_key(w) for w in key.split()} <= exclude:
                 continue
             surfaces.setdefault(key, Counter())[surface] += 1
             keys.append(key)
@@ -266,8 +279,19 @@ def sentences_of(result: SearchResult, use_text: bool = False, max_sentences: in
 
 
 def word_key(word: str) -> str:
-    """A word with case and hyphens removed (``HER-2`` and ``her2`` compare equal)."""
-    return re.sub(r"[^a-z0-9]", "", word.lower())
+    """A word with case, hyphens and a possessive 's removed (``HER-2`` = ``her2``,
+    ``Hawkins's`` = ``hawkins``)."""
+    return re.sub(r"[^a-z0-9]", "", re.sub(r"['’]s$", "", word.lower()))
+
+
+_BOILERPLATE = re.compile(
+    r"^(?:discover|learn|explore|click|tap|subscribe|sign up|sign in|log in|read more|follow us|share|copy|"
+    r"watch|listen|download|advertisement|outdated browser|this article is|all rights reserved)\b", re.I)
+
+
+def is_boilerplate(sentence: str) -> bool:
+    """Web page furniture rather than content ('Discover the real story...', 'Click here...')."""
+    return bool(_BOILERPLATE.match(sentence.strip()))
 
 
 def aspect_of(text: str, topic: str) -> str:
@@ -284,3 +308,9 @@ def overlap(a: str, b: str) -> float:
     wa = {word_key(w) for w in content_words(a)}
     wb = {word_key(w) for w in content_words(b)}
     return len(wa & wb) / len(wa | wb) if wa and wb else 0.0
+
+
+def topic_keys(*texts: str) -> set[str]:
+    """``word_key`` forms of the texts' content words and of their hyphen parts (for
+    ``ranked_phrases(exclude=...)``: 'HER2-positive' gives her2positive, her2, positive)."""
+    return {word_key(p) for t in texts for w in content_words(t) for p in [w, *w.split("-")]} - {""}

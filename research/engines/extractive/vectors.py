@@ -11,6 +11,8 @@ from typing import Any
 
 import numpy as np
 
+from research.engines.extractive.text import overlap
+
 CACHE_SIZE = 50_000  # texts; ~77 MB of float32 vectors at most
 
 
@@ -75,14 +77,19 @@ def rank(scores: np.ndarray) -> list[int]:
     return sorted(range(len(scores)), key=lambda i: (-float(scores[i]), i))
 
 
-def pick_diverse(order: list[int], vecs: np.ndarray, limit: int, max_sim: float = 0.9) -> list[int]:
-    """Walk ``order`` and keep items whose cosine to every kept item is < ``max_sim``.
+def pick_diverse(order: list[int], vecs: np.ndarray, limit: int, max_sim: float = 0.9,
+                 texts: list[str] | None = None, max_overlap: float = 0.7) -> list[int]:
+    """Walk ``order`` and keep items whose cosine to every kept item is < ``max_sim`` (and, when
+    ``texts`` are given, whose content-word Jaccard overlap with every kept text is <
+    ``max_overlap``: catches the same sentence quoted with cuts or ellipses).
 
     Near-duplicate removal (greedy, in rank order); returns at most ``limit`` indices.
     """
     kept: list[int] = []
     for i in order:
         if kept and float(np.max(vecs[kept] @ vecs[i])) >= max_sim:
+            continue
+        if texts is not None and any(overlap(texts[i], texts[j]) >= max_overlap for j in kept):
             continue
         kept.append(i)
         if len(kept) >= limit:

@@ -16,16 +16,29 @@ import re
 import numpy as np
 from sklearn.cluster import KMeans
 
-from research.engines.extractive.text import (CITE, content_words, ensure_period, norm_key, ranked_phrases,
-                                              split_sentences, strip_citations, subject_of, title_case, word_key, WEAK_HEAD)
+from research.engines.extractive.text import (
+    CITE,
+    WEAK_HEAD,
+    ensure_period,
+    is_boilerplate,
+    norm_key,
+    ranked_phrases,
+    split_sentences,
+    strip_citations,
+    subject_of,
+    title_case,
+    topic_keys,
+    word_key,
+)
 from research.engines.extractive.vectors import Vectors, pick_diverse, rank
 from research.models import ConversationResult, Outline, OutlineSection, ReportSection
 
 _KINDS = (
     ("biomedical", "drug drugs therapy therapies cancer tumor tumour trial trials treatment disease vaccine "
                    "clinical patients antibody inhibitor syndrome infection virus covid gene protein her2 "
-                   "diabetes dose medicine medical health mab nib", ["Overview", "Background",
-                   "Mechanism of Action", "Clinical Evidence", "Safety and Adverse Effects", "Current Status and Outlook"]),
+                   "diabetes dose medicine medical health mab nib",
+     ["Overview", "Background", "Mechanism of Action", "Clinical Evidence", "Safety and Adverse Effects",
+      "Current Status and Outlook"]),
     ("event", "hurricane typhoon storm cyclone earthquake flood collision crash accident attack war election "
               "disaster fire shooting protest summit olympics tournament championship festival",
      ["Overview", "Background", "Timeline of Events", "Impact", "Response", "Aftermath"]),
@@ -34,8 +47,7 @@ _KINDS = (
      ["Overview", "History", "Design and Technology", "Applications", "Challenges and Criticism", "Future Directions"]),
 )
 GENERAL = ["Overview", "Background", "Key Aspects", "Developments", "Reception and Debate", "Outlook"]
-SUPPORT_SIM = 0.30        # answer sentence vs the bare heading for a draft section to count as supported
-SUPPORT_MIN = 3           # supporting sentences needed to keep a draft section
+SUPPORT_MIN = 3           # answer sentences (at least) that must vote for a draft section to keep it
 SAME_HEADING = 0.75       # cosine at which a cluster phrase repeats a heading already taken
 SECTION_MIN_SIM = 0.15    # snippet sentence vs heading to be written into the section
 
@@ -66,14 +78,46 @@ def _answer_sentences(conversations: list[ConversationResult]) -> list[str]:
     return list(dict.fromkeys(out))
 
 
+def _supported(vectors: Vectors, subject: str, draft: Outline, sents: list[str]) -> list[OutlineSection]:
+    """Draft sections the conversations support: each answer sentence votes for its nearest draft
+    heading (cosine to 'topic: heading'); a section with ≥ max(``SUPPORT_MIN``, 15 % of the
+    sentences) votes is kept (at most 3, draft order). 'Overview' neither votes nor is kept: the
+    lead is the overview."""
+    candidates = [s for s in draft.sections if s.heading.strip().lower() != "overview"]
+    if not candidates:
+        return []
+    sims = vectors.sim([f"{subject}: {s.heading}" for s in candidates], sents)
+    votes = np.bincount(sims.argmax(axis=0), minlength=len(candidates))
+    need = max(SUPPORT_MIN, math.ceil(0.15 * len(sents)))
+    return [sec for sec, v in zip(candidates, votes) if v >= need][:3]
+
+
+def _heading(vectors: Vectors, group: list[str], centroid: np.ndarray, cands: list[str],
+             topic_keys: set[str]) -> list[str]:
+    """Cluster phrases best first: phrases found in ≥ 2 of the cluster's sentences first, then
+    phrases without a topic word (a section need not repeat the topic), then by cosine to the
+    cluster centroid (+0.05 per extra word, so names beat single words)."""
+    if not cands:
+        return []
+    low = [g.lower() for g in group]
+    count = [sum(c.lower() in g for g in low) for c in cands]
+    cos = vectors.encode(cands) @ centroid
+    score = [float(cos[i]) + 0.05 * (len(c.split()) - 1) for i, c in enumerate(cands)]
+    single_ok = [count[i] >= 2 or len(c.split()) > 1 for i, c in enumerate(cands)]
+    topical = [bool(set(map(word_key, c.split())) & topic_keys) for c in cands]
+    order = sorted(range(len(cands)),
+                   key=lambda i: (not single_ok[i], count[i] < 2, topical[i], -round(score[i], 4), i))
+    return [cands[i] for i in order]
+
+
 def refine_outline(vectors: Vectors, topic: str, draft: Outline, conversations: list[ConversationResult]) -> Outline:
     """Outline from the research: k = clamp(round(sqrt(n / 2)), 4, 7) KMeans clusters over the n
-    distinct answer sentences (random_state 0). Headings: each cluster's best key phrase (title
-    case, not made only of topic words, not repeating a heading already taken: sub-phrase or
-    cosine ≥ ``SAME_HEADING``), up to two more phrases as subsections. Up to 3 draft sections
-    supported by ≥ ``SUPPORT_MIN`` sentences at cosine ≥ ``SUPPORT_SIM`` to the bare heading (so
-    generic headings like 'Overview' rarely survive) come first, in draft order, then clusters
-    by size. Fewer than 8 distinct answer sentences → the draft unchanged.
+    distinct answer sentences (random_state 0). Each cluster of ≥ 2 sentences gives a section:
+    heading = its key phrase (top-10 c-TF-IDF phrases ranked by ``_heading``; title case; not made
+    only of topic words or generic nouns; not repeating a heading already taken: sub-phrase or
+    cosine ≥ ``SAME_HEADING``), up to two more phrases as subsections. Draft sections the
+    conversations support (``_supported``) come first, in draft order, then clusters by size.
+    Fewer than 8 distinct answer sentences → the draft unchanged.
     """
     sents = _answer_sentences(conversations)
     if len(sents) < 8:
@@ -83,29 +127,29 @@ def refine_outline(vectors: Vectors, topic: str, draft: Outline, conversations: 
     k = max(4, min(7, round(math.sqrt(len(sents) / 2)), len(sents) // 2))
     labels = KMeans(n_clusters=k, random_state=0, n_init=10).fit_predict(vecs.astype(np.float64))
     groups = [[s for s, lab in zip(sents, labels) if lab == c] for c in range(k)]
-    exclude = {word_key(p) for w in content_words(subject) for p in [w, *w.split("-")]}
+    exclude = topic_keys(subject)
     phrases = ranked_phrases([" ".join(g) for g in groups], top=10, exclude=exclude)
-    kept: list[OutlineSection] = []
-    sims = vectors.sim([s.heading for s in draft.sections], sents)
-    for sec, row in zip(draft.sections, sims):
-        if len(kept) < 3 and int((row >= SUPPORT_SIM).sum()) >= SUPPORT_MIN:
-            kept.append(sec)
+    kept = _supported(vectors, subject, draft, sents)
     heads = [s.heading for s in kept]
     weak = exclude | WEAK_HEAD  # a heading needs a word beyond the topic's and generic nouns
     clustered: list[OutlineSection] = []
     for c in sorted(range(k), key=lambda c: (-len(groups[c]), c)):
+        if len(groups[c]) < 2:
+            continue
         cands = [title_case(p) for p in phrases[c] if not set(map(word_key, p.split())) <= weak]
-        cands = [p for p in cands if not any(_same(p, h) for h in heads)]
+        cands = [p for p in cands if not any(_same(p, h) for h in heads) and not re.search(r"\d", p)]
         if heads and cands:
             taken = vectors.sim(cands, heads).max(axis=1)
             cands = [p for p, t in zip(cands, taken) if t < SAME_HEADING]
+        centroid = vecs[labels == c].mean(axis=0)
+        cands = _heading(vectors, groups[c], centroid / max(float(np.linalg.norm(centroid)), 1e-9), cands, exclude)
         if not cands:
             continue
         head = cands[0]
         heads.append(head)
         subs: list[str] = []
         for p in cands[1:]:
-            if len(subs) < 2 and not re.search(r"\d", p) and not any(_same(p, x) for x in [*heads, *subs]):
+            if len(subs) < 2 and not any(_same(p, x) for x in [*heads, *subs]):
                 subs.append(p)
         clustered.append(OutlineSection(heading=head, subsections=subs))
     sections = kept + clustered
@@ -139,7 +183,7 @@ def write_section(vectors: Vectors, topic: str, heading: str, subsections: list[
     owner: list[int] = []
     for n, text in snippets:
         for s in split_sentences(strip_citations(text)):
-            if len(s.split()) >= 4:
+            if len(s.split()) >= 4 and not is_boilerplate(s):
                 sents.append(s)
                 owner.append(n)
     if not sents:
