@@ -36,8 +36,8 @@ MAX_PART = 48  # chars per name component; keeps full names well under 255 bytes
 MAX_SEQ = 10_000
 
 
-def slug(text: str, max_len: int = MAX_PART) -> str:
-    """Lowercase snake_case ASCII slug of ``text`` ("untitled" when nothing is left).
+def slug(text: str, max_len: int = MAX_PART, fallback: str = "untitled") -> str:
+    """Lowercase snake_case ASCII slug of ``text`` (``fallback`` when nothing is left).
 
     Unicode is transliterated where NFKD allows (é → e); every other run of non
     ``[a-z0-9]`` characters (spaces, dots, slashes, control characters) becomes one ``_``.
@@ -45,7 +45,7 @@ def slug(text: str, max_len: int = MAX_PART) -> str:
     ascii_text = unicodedata.normalize("NFKD", text or "").encode("ascii", "ignore").decode()
     s = re.sub(r"[^a-z0-9]+", "_", ascii_text.lower()).strip("_")
     s = s[:max_len].rstrip("_")
-    return s or "untitled"
+    return s or fallback
 
 
 def artifact_filename(plan_title: str, step_id: int, step_title: str, tool_name: str, ext: str,

@@ -11,8 +11,9 @@ import hashlib
 import os
 import re
 import tempfile
-import unicodedata
 from pathlib import Path
+
+from research.artifacts import slug
 
 from research.errors import InputError
 
@@ -42,8 +43,7 @@ def safe_filename(topic: str, ext: str) -> str:
     ext_clean = re.sub(r"[^a-z0-9]", "", (ext or "").lower())[:10]
     suffix = f".{ext_clean}" if ext_clean else ""
     topic = topic if isinstance(topic, str) else str(topic)
-    ascii_text = unicodedata.normalize("NFKD", topic).encode("ascii", "ignore").decode("ascii")
-    stem = re.sub(r"[^a-z0-9]+", "_", ascii_text.lower()).strip("_")
+    stem = slug(topic, max_len=len(topic) + 1, fallback="")
     if not stem:
         digest = hashlib.sha1(topic.encode("utf-8", "surrogatepass")).hexdigest()[:8]
         stem = f"report_{digest}"
