@@ -14,7 +14,6 @@ import tempfile
 from pathlib import Path
 
 from research.artifacts import slug
-
 from research.errors import InputError
 
 MAX_FILENAME_CHARS = 80
