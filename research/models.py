@@ -14,7 +14,7 @@ from pydantic import BaseModel, Field
 
 RunStatus = Literal[
     "pending", "planning", "conversations", "analyzing", "synthesizing",
-    "complete", "failed", "cancelled",
+    "complete", "failed", "cancelled", "interrupted",
 ]
 ACTIVE_STATUSES = ("pending", "planning", "conversations", "analyzing", "synthesizing")
 PHASES = ("planning", "conversations", "analyzing", "synthesizing", "complete")
@@ -255,8 +255,24 @@ class Report(BaseModel):
 
 
 # ---------------------------------------------------------------- runs
+class CoStormSettings(BaseModel):
+    """Co-STORM round-table parameters (seed 004; the Co-STORM paper's defaults)."""
+
+    experts: int = Field(default=3, ge=1, le=8, description="N: experts generated at warm start")
+    max_node_items: int = Field(default=10, ge=2, le=100, description="K: items before a mind-map node is reorganized")
+    moderator_after: int = Field(default=2, ge=1, le=10, description="L: consecutive answer turns before the moderator speaks")
+    alpha: float = Field(default=0.5, ge=0.0, le=1.0, description="moderator rerank exponent α")
+    query_budget: int = Field(default=30, ge=1, le=500, description="search queries before the round-table stops")
+    max_turns: int = Field(default=20, ge=1, le=200, description="turn cap of the round-table")
+
+
 class RunConfig(BaseModel):
-    """Everything that defines a run. Never contains secrets (only model names)."""
+    """Everything that defines a run. Never contains secrets (only model names).
+
+    ``search``: backends to query (issue 5; 'local' = the run's corpus). ``corpora``: named
+    ingested corpora searched besides ``corpus``. ``models``: role → litellm model name (issue 3).
+    ``budget_usd`` / ``budget_tokens``: per-run LLM caps (None = no cap).
+    """
 
     topic: str
     mode: Literal["storm", "costorm"] = "storm"
@@ -267,6 +283,11 @@ class RunConfig(BaseModel):
     results_per_query: int = Field(default=6, ge=1, le=20)
     engine: Literal["extractive", "litellm"] = "extractive"
     models: dict[str, str] = Field(default_factory=dict)
+    search: list[str] = Field(default_factory=lambda: ["local"])
+    corpora: list[str] = Field(default_factory=list)
+    budget_usd: float | None = Field(default=None, ge=0)
+    budget_tokens: int | None = Field(default=None, ge=0)
+    costorm: CoStormSettings = Field(default_factory=CoStormSettings)
 
 
 class RunState(BaseModel):
@@ -285,6 +306,8 @@ class RunState(BaseModel):
     engine_label: str = ""
     report_path: str = ""
     wall_s: float = 0.0
+    budget_exhausted: bool = False
+    stop_reason: str = Field(default="", description="why the run stopped early or how Co-STORM ended")
 
 
 class Event(BaseModel):

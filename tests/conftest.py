@@ -17,10 +17,16 @@ SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 CORPUS = SHARED_DATA / "corpus" / "docs.jsonl"
 
 
+REPO = Path(__file__).resolve().parents[1]
+
+
 @pytest.fixture(scope="session", autouse=True)
-def shared_index_dir(tmp_path_factory):
-    """One search-index cache for the whole session (the corpus index is built once)."""
-    d = tmp_path_factory.mktemp("indexes")
+def shared_index_dir():
+    """One search-index cache shared by every test session (``.cache/test-indexes``, gitignored;
+    entries are fingerprinted by corpus path, mtime and size, so a changed corpus gets a new one).
+    The shared corpus index is built once per clone instead of once per pytest invocation."""
+    d = Path(os.environ.get("RESEARCH_TEST_INDEX_DIR", REPO / ".cache" / "test-indexes"))
+    d.mkdir(parents=True, exist_ok=True)
     old = os.environ.get("RESEARCH_INDEX_DIR")
     os.environ["RESEARCH_INDEX_DIR"] = str(d)
     yield d

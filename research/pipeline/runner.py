@@ -12,6 +12,7 @@ import traceback
 from research.config import Settings, load_settings
 from research.engines.factory import make_engine
 from research.errors import ResearchError, RunCancelled
+from research.models import Report
 from research.pipeline import analysis, conversation, planning, reporter
 from research.pipeline.context import RunContext
 from research.search.local import get_local_search
@@ -39,6 +40,31 @@ def build_context(run_id: str, settings: Settings | None = None) -> RunContext:
         retriever=get_local_search(config.corpus, settings.index_dir))
 
 
+def run_storm(ctx: RunContext) -> Report:
+    """STORM mode (seed 002): plan → survey → perspectives → parallel conversations → analysis →
+    outline → sections → lead → references. Sets the phase statuses; returns the stored report."""
+    store, run_id = ctx.store, ctx.run_id
+    topic = planning.coordinate(ctx)
+    planning.plan(ctx, topic)
+    related = planning.survey(ctx, topic)
+    perspectives = planning.discover_perspectives(ctx, topic, related)
+    ctx.check_cancel()
+
+    store.set_status(run_id, "conversations")
+    convs = conversation.run_conversations(ctx, perspectives)
+    completion = ctx.collector.check_completion()
+    ctx.emit("coverage.checked", completion)
+    ctx.check_cancel()
+
+    store.set_status(run_id, "analyzing")
+    _, facts = analysis.analyze(ctx, convs)
+    ctx.check_cancel()
+
+    store.set_status(run_id, "synthesizing")
+    outline = reporter.make_outline(ctx, convs)
+    return reporter.write_report(ctx, outline, facts)
+
+
 def execute(run_id: str, settings: Settings | None = None) -> str:
     """Run every phase; returns the final status. Never raises for run-level failures: they are
     recorded on the run (status ``failed`` with ``error`` and ``error_code``)."""
@@ -48,25 +74,12 @@ def execute(run_id: str, settings: Settings | None = None) -> str:
     try:
         store.set_status(run_id, "planning")
         ctx = build_context(run_id, settings)
-        topic = planning.coordinate(ctx)
-        planning.plan(ctx, topic)
-        related = planning.survey(ctx, topic)
-        perspectives = planning.discover_perspectives(ctx, topic, related)
-        ctx.check_cancel()
+        if ctx.config.mode == "costorm":
+            from research.costorm.pipeline import run_costorm  # noqa: PLC0415 - mode-specific
 
-        store.set_status(run_id, "conversations")
-        convs = conversation.run_conversations(ctx, perspectives)
-        completion = ctx.collector.check_completion()
-        ctx.emit("coverage.checked", completion)
-        ctx.check_cancel()
-
-        store.set_status(run_id, "analyzing")
-        _, facts = analysis.analyze(ctx, convs)
-        ctx.check_cancel()
-
-        store.set_status(run_id, "synthesizing")
-        outline = reporter.make_outline(ctx, convs)
-        report = reporter.write_report(ctx, outline, facts)
+            report = run_costorm(ctx)
+        else:
+            report = run_storm(ctx)
         path = report_path(settings, run_id)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(report.markdown, encoding="utf-8")
