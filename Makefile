@@ -9,7 +9,7 @@ export TRANSFORMERS_OFFLINE := 1
 export LITELLM_LOCAL_MODEL_COST_MAP := True
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: run test bench install clean-data
+.PHONY: run test bench bench-quick install clean-data
 
 $(STAMP): pyproject.toml
 	@command -v $(PY) >/dev/null 2>&1 || { echo "need $(PY) on PATH (set PY=...)"; exit 1; }
@@ -26,6 +26,13 @@ run: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest tests --durations=15
+
+# Benchmarks (issue 8): table + bench/results/*.json; TOPICS=<FreshWiki-layout folder> to override.
+bench: $(STAMP)
+	$(BIN)/python -m bench $(if $(TOPICS),--topics $(TOPICS))
+
+bench-quick: $(STAMP)
+	$(BIN)/python -m bench --quick $(if $(TOPICS),--topics $(TOPICS))
 
 clean-data:
 	rm -rf data

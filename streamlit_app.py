@@ -2,24 +2,77 @@
 
 Registers the pages under ``pages/`` with ``st.navigation`` (pages are thin: read state, render;
 helpers live in ``research/ui/``) and shows the public settings in the sidebar (never secrets).
+
+Access (issue 7): when ``.streamlit/secrets.toml`` has an ``[auth]`` section (OIDC), every page
+is behind ``st.login`` — nothing else renders until the analyst is logged in. With the thread
+job backend this process is the worker: interrupted runs are resumed once when it starts.
 """
 
 import streamlit as st
 
 from research.config import load_settings
 from research.ui.citations import code, plain
-from research.ui.nav import PAGES
+from research.ui.nav import PAGES, RUN_PAGES
 
 st.set_page_config(layout="wide", page_title="Research Desk", page_icon=":material/travel_explore:")
 
-pages = [st.Page(p.path, title=p.title, icon=p.icon, url_path=p.url_path, default=p.key == "launch")
-         for p in PAGES]
-current = st.navigation({"Research Desk": pages[:1], "Run": pages[1:]})
+
+def _auth_configured() -> bool:
+    """True when secrets.toml has an ``[auth]`` section (OIDC provider for ``st.login``)."""
+    try:
+        return "auth" in st.secrets
+    except Exception:  # noqa: BLE001 - no or unreadable secrets file: no auth configured
+        return False
+
+
+def _logged_in() -> bool:
+    """``st.user.is_logged_in`` (False when no identity is known, e.g. before any login)."""
+    try:
+        return bool(st.user.is_logged_in)
+    except (AttributeError, KeyError):
+        return False
+
+
+if _auth_configured() and not _logged_in():
+    st.title("Research Desk")
+    st.info("Sign in to open the research desk.", icon=":material/lock:")
+    if st.button("Log in", icon=":material/login:", type="primary"):
+        st.login()
+    st.stop()
+
+
+@st.cache_resource(show_spinner=False)
+def _resume_interrupted_once() -> list[str]:
+    """Resume interrupted runs once per server process (thread backend: this process is the
+    worker). Failures are logged by the jobs module and never block the dashboard."""
+    import os  # noqa: PLC0415
+
+    from research import jobs  # noqa: PLC0415
+
+    if os.environ.get("RESEARCH_AUTO_RESUME", "1") == "0":
+        return []
+    try:
+        if jobs.job_backend() != "thread":
+            return []
+        return jobs.resume_interrupted(by="dashboard")
+    except Exception:  # noqa: BLE001 - the dashboard must open even if Redis is down
+        return []
+
+
+_resume_interrupted_once()
+
+pages = {p.key: st.Page(p.path, title=p.title, icon=p.icon, url_path=p.url_path, default=p.key == "launch")
+         for p in PAGES}
+run_keys = {p.key for p in RUN_PAGES}
+current = st.navigation({"Research Desk": [pg for k, pg in pages.items() if k not in run_keys],
+                         "Run": [pg for k, pg in pages.items() if k in run_keys]})
 
 settings = load_settings().public()  # data dir, redis mode, corpus, model name: no secrets
 engine = f"litellm · {settings['llm_model']}" if settings["llm_model"] else "offline extractive mode"
 with st.sidebar:
     st.caption(f"**Engine:** {plain(engine)}  \n**Redis:** {settings['redis']}  \n"
                f"**Data dir:** {code(settings['data_dir'])}")
+    if _auth_configured() and _logged_in():
+        st.button("Log out", on_click=st.logout, icon=":material/logout:")
 
 current.run()

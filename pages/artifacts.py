@@ -67,6 +67,12 @@ def render(state: RunState) -> None:
     usefulness = f1.segmented_control("Show", USEFULNESS, default="all", key="art_useful") or "all"
     tools = f2.multiselect("Tools", tool_names(cards), key="art_tools")
     chosen = filter_cards(cards, usefulness, tools)
+    if only := st.query_params.get("artifact"):  # a reference's "artifact" link on the Report page
+        chosen = [c for c in cards if c.artifact_file == only]
+        st.info(f"Showing the artifact {code(only)} cited in the report.", icon=":material/link:")
+        if st.button("Show all artifacts", icon=":material/list:"):
+            del st.query_params["artifact"]
+            st.rerun()
     if not chosen:
         st.caption("No cards match the filters.")
         return

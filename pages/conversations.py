@@ -1,8 +1,13 @@
-"""Conversations: one tab per perspective, WikiWriter ↔ TopicExpert turns with their searches and sources."""
+"""Conversations: STORM runs show one tab per perspective (WikiWriter ↔ TopicExpert turns);
+Co-STORM runs show the round-table transcript with role and intent badges and, while the run is
+active, the analyst's message box."""
 
 import streamlit as st
 
-from research.models import Perspective, RunState
+from research.costorm import get_meta, get_turns, pending_messages, post_analyst_message
+from research.costorm.views import AVATARS, intent_counts, stop_reason_text, turn_caption, INTENT_LABELS
+from research.errors import ResearchError
+from research.models import ACTIVE_STATUSES, Perspective, RunState
 from research.ui import context
 from research.ui.citations import answer_markdown, code, plain, source_markdown
 from research.ui.views import group_turns, tab_label
@@ -11,9 +16,7 @@ store = context.get_store()
 state = context.select_run(store)
 
 
-def render(state: RunState) -> None:
-    context.run_header(store, state, page_key="conversations")
-    context.engine_banner(state)
+def render_storm(state: RunState) -> None:
     groups = group_turns(store.get_turns(state.run_id),
                          store.get_doc_list(state.run_id, "perspectives", Perspective))
     if not groups:
@@ -34,6 +37,62 @@ def render(state: RunState) -> None:
                         st.caption("Searched: " + " · ".join(code(q) for q in turn.search_queries))
                     with st.expander(f"Sources ({len(turn.sources)})"):
                         st.markdown("\n".join(f"- {source_markdown(s)}" for s in turn.sources) or "_none_")
+
+
+def analyst_box(state: RunState) -> None:
+    with st.form(f"analyst_{state.run_id}", clear_on_submit=True, border=True):
+        text = st.text_area("Join the round-table as the analyst", max_chars=1000, height=80,
+                            placeholder="Ask a question or steer the experts; it enters at the next turn.")
+        if st.form_submit_button("Post to the round-table", icon=":material/send:"):
+            try:
+                n = post_analyst_message(store, state.run_id, text)
+                st.toast(f"Queued ({n} waiting); it joins at the next turn.")
+            except ResearchError as exc:
+                st.error(plain(exc.message), icon=":material/error:")
+    waiting = pending_messages(store.r, state.run_id)
+    if waiting:
+        st.caption(f"Waiting to join: {len(waiting)} message(s).")
+
+
+def render_costorm(state: RunState) -> None:
+    turns = get_turns(store.r, state.run_id)
+    meta = get_meta(store.r, state.run_id)
+    if state.status in ACTIVE_STATUSES:
+        analyst_box(state)
+    if meta.experts:
+        st.markdown("**Experts:** " + " · ".join(f"{plain(e.name)}" for e in meta.experts))
+    counts = intent_counts(turns)
+    st.caption(f"{len(turns)} turns · " + " · ".join(f"{INTENT_LABELS[k]}: {v}" for k, v in counts.items())
+               + f" · {meta.queries_used} search queries"
+               + (f" · stopped: {plain(stop_reason_text(meta.stop_reason))}" if meta.stop_reason else ""))
+    if not turns:
+        st.info("The round-table has not started yet (warm start: background search and experts).",
+                icon=":material/hourglass_top:")
+        return
+    for turn in turns:
+        with st.chat_message(turn.kind, avatar=AVATARS[turn.kind]):
+            st.markdown(turn_caption(turn))
+            body = answer_markdown(turn.utterance) or "_no answer_"
+            if turn.kind == "moderator":
+                st.info(body, icon=":material/gavel:")
+            else:
+                st.markdown(body)
+            if turn.question and turn.kind == "expert":
+                st.caption(f"Answering: {plain(turn.question)}")
+            if turn.queries:
+                st.caption("Searched: " + " · ".join(code(q) for q in turn.queries))
+            if turn.sources:
+                with st.expander(f"Sources ({len(turn.sources)})"):
+                    st.markdown("\n".join(f"- {source_markdown(s)}" for s in turn.sources))
+
+
+def render(state: RunState) -> None:
+    context.run_header(store, state, page_key="conversations")
+    context.engine_banner(state)
+    if state.mode == "costorm":
+        render_costorm(state)
+    else:
+        render_storm(state)
 
 
 if state:

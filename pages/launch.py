@@ -1,20 +1,33 @@
-"""Launch: start a run (form → jobs.start_run) and browse the run history."""
+"""Launch: start a run (every RunConfig field → jobs.make_config → jobs.start_run) and the run history."""
 
 import streamlit as st
 
 from research import jobs
 from research.config import load_settings
 from research.errors import ResearchError
+from research.models import CoStormSettings
 from research.syllabus import template_names
 from research.ui import context, nav
-from research.ui.history import history_rows, is_active, run_label, source_counts
+from research.ui.citations import plain
+from research.ui.history import (delete_run_everywhere, filter_rows, history_rows, is_active, run_label, run_stats)
+from research.ui.launch_form import (MODE_HELP, MODE_LABELS, MODES, ROLES, SEARCH_BACKENDS, config_kwargs,
+                                     default_models,
+                                     form_values, named_corpora)
 
+HISTORY_LIMIT = 200
 store = context.get_store()
 settings = load_settings()
 
 st.title("Launch a research run", anchor=False)
 templates = template_names()
 engines = ["extractive"] + (["litellm"] if settings.llm_model else [])
+
+m1, m2 = st.columns(2)
+mode = m1.segmented_control("Mode", MODES, default="storm", format_func=MODE_LABELS.get, key="launch_mode",
+                            help=MODE_HELP) or "storm"
+engine = m2.segmented_control("Engine", engines, default="extractive", key="launch_engine",
+                              format_func=lambda e: "offline extractive mode" if e == "extractive"
+                              else f"litellm ({settings.llm_model})") or "extractive"
 
 with st.form("launch"):
     topic = st.text_area("Research question", placeholder="e.g. Trastuzumab in HER2-positive breast cancer",
@@ -23,53 +36,113 @@ with st.form("launch"):
     corpus = c1.text_input("Corpus (JSONL file or folder of documents)", value=str(settings.default_corpus))
     template = c2.selectbox("Question template", templates,
                             index=templates.index("general") if "general" in templates else 0)
-    c3, c4, c5 = st.columns(3)
+    c3, c4 = st.columns(2)
     max_perspectives = c3.number_input("Max perspectives", min_value=1, max_value=12, value=4)
     max_turns = c4.number_input("Max turns per conversation", min_value=1, max_value=10, value=3)
-    engine = c5.selectbox("Engine", engines, format_func=lambda e: "offline extractive mode" if e == "extractive"
-                          else f"litellm ({settings.llm_model})")
+    s1, s2 = st.columns(2)
+    search = s1.multiselect("Search backends", SEARCH_BACKENDS, default=["local"],
+                            help="local = the corpus above; web backends need their API keys in the environment")
+    corpora_found = named_corpora(settings.data_dir)
+    corpora = s2.multiselect("Named corpora", corpora_found, disabled=not corpora_found,
+                             placeholder="none ingested" if not corpora_found else "Choose corpora")
+    costorm = None
+    if mode == "costorm":
+        st.markdown("**Co-STORM round-table**")
+        d = CoStormSettings()
+        k1, k2, k3 = st.columns(3)
+        costorm = {
+            "experts": k1.number_input("N · experts", 1, 8, d.experts),
+            "max_node_items": k2.number_input("K · items per mind-map node", 2, 100, d.max_node_items),
+            "moderator_after": k3.number_input("L · answers before the moderator", 1, 10, d.moderator_after),
+            "alpha": k1.slider("α · moderator rerank exponent", 0.0, 1.0, d.alpha, 0.05),
+            "query_budget": k2.number_input("Query budget", 1, 500, d.query_budget),
+            "max_turns": k3.number_input("Turn cap", 1, 200, d.max_turns),
+        }
+    models, budget_usd, budget_tokens = None, None, None
+    if engine == "litellm":
+        st.markdown("**Models per role** (litellm model names; API keys come from the environment)")
+        defaults = default_models(settings.llm_model)
+        cols = st.columns(4)
+        models = {role: cols[i % 4].text_input(role, value=defaults.get(role, ""), key=f"model_{role}")
+                  for i, role in enumerate(ROLES)}
+        b1, b2 = st.columns(2)
+        budget_usd = b1.number_input("Budget (USD, 0 = no cap)", min_value=0.0, value=0.0, step=0.5)
+        budget_tokens = b2.number_input("Budget (tokens, 0 = no cap)", min_value=0, value=0, step=10_000)
     submitted = st.form_submit_button("Start run", type="primary", icon=":material/play_arrow:")
 
 if submitted:
+    values = form_values(corpus=corpus, template=template, max_perspectives=max_perspectives, max_turns=max_turns,
+                         engine=engine, mode=mode, search=search, corpora=corpora, models=models,
+                         budget_usd=budget_usd, budget_tokens=budget_tokens, costorm=costorm)
+    kwargs, dropped = config_kwargs(values, jobs.make_config)
     try:
-        config = jobs.make_config(topic, corpus=corpus, template=template, max_perspectives=int(max_perspectives),
-                                  max_turns=int(max_turns), engine=engine)
-        st.session_state["launched_run"] = jobs.start_run(config)
+        st.session_state["launched_run"] = jobs.start_run(jobs.make_config(topic, **kwargs))
+        if dropped:
+            st.session_state["launch_dropped"] = dropped
     except ResearchError as exc:
         st.error(exc.message, icon=":material/error:")
 
 if launched := st.session_state.get("launched_run"):
     st.success(f"Run `{launched}` started. It keeps running if you close this tab; follow it here:",
                icon=":material/check_circle:")
+    if dropped := st.session_state.get("launch_dropped"):
+        st.caption("Not supported by this build yet, so not applied: " + ", ".join(dropped))
     nav.run_page_links(launched)
 
-polling = any(is_active(r.status) for r in store.list_runs(limit=100))
+polling = any(is_active(r.status) for r in store.list_runs(limit=HISTORY_LIMIT))
 
 
 @st.fragment(run_every=context.POLL_S if polling else None)
 def history() -> None:
     st.subheader("Run history", anchor=False)
-    current = store.list_runs(limit=100)
+    current = store.list_runs(limit=HISTORY_LIMIT)
     if polling and not any(is_active(r.status) for r in current):
         st.rerun()  # the last active run finished: redraw once without polling
     if not current:
         st.caption("No runs yet.")
         return
-    rows = history_rows(current, source_counts(store, [r.run_id for r in current]))
-    st.dataframe(rows, hide_index=True, width="stretch",
-                 column_order=["topic", "status", "sources", "created", "duration", "plan", "report", "run_id"],
+    ids = [r.run_id for r in current]
+    stats = run_stats(store, ids)
+    rows = history_rows(current, {k: v["sources"] for k, v in stats.items()}, stats=stats)
+    f1, f2 = st.columns([2, 1])
+    query = f1.text_input("Search runs", placeholder="topic, run id or mode", key="hist_query")
+    statuses = f2.multiselect("Status", sorted({r.status for r in current}), key="hist_status")
+    shown = filter_rows(rows, query, statuses)
+    st.caption(f"{len(shown)} of {len(rows)} runs · click a column header to sort")
+    st.dataframe(shown, hide_index=True, width="stretch",
+                 column_order=["topic", "mode", "status", "sources", "citations", "cost_usd", "duration_s",
+                               "created", "report", "plan", "coverage", "artifacts", "run_id"],
                  column_config={
                      "topic": st.column_config.TextColumn("Topic", width="large"),
+                     "mode": st.column_config.TextColumn("Mode"),
+                     "status": st.column_config.TextColumn("Status"),
                      "sources": st.column_config.NumberColumn("Sources"),
-                     "plan": st.column_config.LinkColumn("Plan", display_text="open plan"),
-                     "report": st.column_config.LinkColumn("Report", display_text="open report"),
+                     "citations": st.column_config.NumberColumn("Citations"),
+                     "cost_usd": st.column_config.NumberColumn("Cost", format="$%.4f"),
+                     "duration_s": st.column_config.NumberColumn("Duration", format="%.0f s"),
+                     "created": st.column_config.TextColumn("Created"),
+                     "report": st.column_config.LinkColumn("Report", display_text="report"),
+                     "plan": st.column_config.LinkColumn("Plan", display_text="plan"),
+                     "coverage": st.column_config.LinkColumn("Coverage", display_text="coverage"),
+                     "artifacts": st.column_config.LinkColumn("Artifacts", display_text="artifacts"),
                      "run_id": st.column_config.TextColumn("Run id"),
                  })
     labels = {r.run_id: run_label(r) for r in current}
-    pick = st.selectbox("Open a run", list(labels), index=None, format_func=labels.get,
-                        placeholder="Choose a run to open its pages")
+    o1, o2 = st.columns([3, 1], vertical_alignment="bottom")
+    pick = o1.selectbox("Open or delete a run", ids, index=None, format_func=labels.get,
+                        placeholder="Choose a run", key="hist_pick")
     if pick:
         nav.run_page_links(pick)
+        with o2.popover("Delete run", icon=":material/delete:"):
+            st.warning(f"Delete **{plain(run_label(current[ids.index(pick)]))}** with its Redis state, "
+                       "artifacts and report files? This cannot be undone.")
+            if is_active(current[ids.index(pick)].status):
+                st.caption("The run is still active: cancel it first.")
+            elif st.button("Yes, delete it", type="primary", key=f"del_{pick}"):
+                delete_run_everywhere(store, pick)
+                st.session_state.pop("hist_pick", None)
+                st.toast("Run deleted.")
+                st.rerun()
 
 
 history()

@@ -6,6 +6,7 @@ from research.models import Perspective, Plan, RunState, Syllabus, TopicOutline
 from research.ui import context
 from research.ui.citations import plain
 from research.ui.views import perspective_card, syllabus_rows
+from research.ui.warnings import render_search_warnings
 
 store = context.get_store()
 state = context.select_run(store)
@@ -13,6 +14,7 @@ state = context.select_run(store)
 
 def render(state: RunState) -> None:
     context.run_header(store, state, page_key="plan")
+    render_search_warnings(store, state.run_id)
     plan = store.get_doc(state.run_id, "plan", Plan)
     if plan is None:
         st.info("The plan is not ready yet.", icon=":material/hourglass_top:")

@@ -1,15 +1,26 @@
-"""Report: the cited report ([n] → references anchors), Markdown download, analysis side panel."""
+"""Report: the cited report (hover a [n] for the source, click to jump to it), references linked to
+their URL and artifact, downloads in every format, the analysis beside the text; ``&view=read``
+gives a clean read-only view for sharing."""
 
 import streamlit as st
 
-from research.export import safe_filename
+from research.export.bundle import ReportBundle, load_bundle
 from research.models import Analysis, Report, RunState
-from research.ui import context
-from research.ui.citations import anchor_html, plain, reference_markdown, report_body_markdown
+from research.ui import context, report_view
+from research.ui.citations import anchor_html, plain, report_body_markdown
 from research.ui.views import claims_markdown, contradictions_markdown, source_numbers
+from research.ui.warnings import render_search_warnings
 
 store = context.get_store()
-state = context.select_run(store)
+read_only = st.query_params.get("view") == "read"
+if read_only:
+    report_view.hide_chrome()
+    state, error = context.resolve_run(store, st.query_params.get("run"))
+    if error or state is None:
+        st.error(f"Cannot open run: {plain(error or 'no run given')}", icon=":material/error:")
+        st.stop()
+else:
+    state = context.select_run(store)
 
 
 def analysis_panel(run_id: str, report: Report) -> None:
@@ -38,26 +49,41 @@ def analysis_panel(run_id: str, report: Report) -> None:
                f"cost ${usage.cost_usd:.4f}".replace("$", "\\$"))
 
 
+def report_text(bundle: ReportBundle, report: Report, *, title: bool) -> None:
+    if title:
+        st.title(plain(report.title), anchor=False)
+    st.markdown(report_body_markdown(report, bundle.tooltips()))
+    st.subheader(f"References ({len(report.references)})", anchor=False)
+    with st.container(gap=None):
+        for ref in report.references:
+            st.markdown(anchor_html(ref.number), unsafe_allow_html=True)  # id only, no source text
+            st.markdown(report_view.reference_line(bundle, ref, links=not read_only))
+
+
 def render(state: RunState) -> None:
+    if read_only:
+        bundle = load_bundle(store, state.run_id)
+        if bundle.report is None:
+            st.info("This run has no report yet.", icon=":material/hourglass_top:")
+            return
+        context.engine_banner(state)
+        report_text(bundle, bundle.report, title=True)
+        return
     context.run_header(store, state, page_key="report")
     context.engine_banner(state)
-    report = store.get_doc(state.run_id, "report", Report)
+    render_search_warnings(store, state.run_id)
+    bundle = load_bundle(store, state.run_id)
+    report = bundle.report
     if report is None:
         st.info("The report is written in the last phase (synthesizing); it appears here when ready.",
                 icon=":material/hourglass_top:")
+        report_view.download_buttons(store, state, with_report=False)
         return
     main, side = st.columns([3, 1.3], gap="large")
     with main:
-        st.download_button("Download report (.md)", data=report.markdown, file_name=safe_filename(report.title, "md"),
-                           mime="text/markdown", icon=":material/download:", on_click="ignore")
-        if report.title != state.topic:  # the run header already shows the topic as the page title
-            st.title(plain(report.title), anchor=False)
-        st.markdown(report_body_markdown(report))
-        st.subheader(f"References ({len(report.references)})", anchor=False)
-        with st.container(gap=None):
-            for ref in report.references:
-                st.markdown(anchor_html(ref.number), unsafe_allow_html=True)  # id only, no source text
-                st.markdown(reference_markdown(ref))
+        report_view.download_buttons(store, state, with_report=True)
+        st.caption("Hover a citation for its source and the cited passage; click it to jump to the reference.")
+        report_text(bundle, report, title=report.title != state.topic)  # the header already shows the topic
     with side:
         analysis_panel(state.run_id, report)
 

@@ -21,13 +21,15 @@ from __future__ import annotations
 import json
 import re
 import unicodedata
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from research.config import Settings, load_settings
 from research.engines.base import CompressInput, Engine
 from research.errors import ArtifactError
-from research.models import ArtifactRecord, Step
+from research.models import ArtifactRecord, Step, SummaryCard
+from research.store import keys
 from research.store.keys import check_run_id
 from research.store.runs import RunStore
 from research.tokens import count_tokens
@@ -136,32 +138,97 @@ class ArtifactStore:
                 continue
         raise ArtifactError(f"more than {MAX_SEQ} calls of {tool_name} in step {step.step_id}")
 
+    def prepare(self, step: Step, tool_name: str, raw_output: Any, *, tool_input: str = "",
+                perspective: str = "") -> "PreparedCall":
+        """Serialize and compress a tool output without writing anything (thread-safe; used to
+        compress in parallel and commit in a deterministic order, issue 7)."""
+        text, ext = _serialize(raw_output)
+        card = self.engine.compress(CompressInput(
+            plan_title=self.plan_title, step_title=step.title, step_description=step.description,
+            tool_name=tool_name, raw_output=text))
+        return PreparedCall(step=step, tool_name=tool_name, text=text, ext=ext, card=card,
+                            tool_input=tool_input, perspective=perspective)
+
+    def _reserve(self, call_id: str, step: Step, tool_name: str, ext: str) -> Path:
+        """The file reserved for tool call ``call_id``: the same name on every attempt (a resumed
+        call never makes ``__2``); new names are numbered by a Redis counter (atomic, Lua)."""
+        base = artifact_filename(self.plan_title, step.step_id, step.title, tool_name, ext)
+        base_key = base.rsplit(".", 1)[0]
+        seq = int(self.store.r.eval(_RESERVE_LUA, 2, keys.run_calls(self.run_id), keys.run_artseq(self.run_id),
+                                    call_id, base_key))
+        self.plan_dir.mkdir(parents=True, exist_ok=True)
+        return self.plan_dir / artifact_filename(self.plan_title, step.step_id, step.title, tool_name, ext, seq)
+
+    def commit(self, call: "PreparedCall", call_id: str | None = None) -> tuple[ArtifactRecord, dict | None]:
+        """Write the raw file, store the record and emit ``tool.called``.
+
+        With ``call_id`` (unique within the run, e.g. ``conv0.t2.1``) the call is idempotent: a
+        call already recorded returns its stored record (nothing written, no event); a call
+        reserved but not recorded (the process died) rewrites its own file.
+        """
+        step, tool_name = call.step, call.tool_name
+        if call_id is not None:
+            done = self.store.r.hget(keys.run_calls(self.run_id), f"{call_id}|rec")
+            if done:
+                record = ArtifactRecord.model_validate_json(done)
+                return record, context_message(record)
+            path = self._reserve(call_id, step, tool_name, call.ext)
+            path.write_text(call.text, encoding="utf-8")
+        else:
+            path = self._claim(step, tool_name, call.ext)
+            path.write_text(call.text, encoding="utf-8")
+        rel = path.relative_to(self.root).as_posix()
+        record = ArtifactRecord(
+            artifact_file=rel, tool_name=tool_name, step_id=step.step_id, step_title=step.title,
+            perspective=call.perspective, tool_input=call.tool_input[:500], raw_chars=len(call.text),
+            raw_tokens=count_tokens(call.text), card=call.card)
+        message = context_message(record)
+        record.card_tokens = count_tokens(message["content"]) if message else 0
+        if call_id is None:
+            self.store.append_card(self.run_id, record)
+        else:  # the card and the "recorded" mark land together (MULTI), so a crash never doubles a card
+            pipe = self.store.r.pipeline(transaction=True)
+            pipe.rpush(keys.run_cards(self.run_id), record.model_dump_json())
+            pipe.hset(keys.run_calls(self.run_id), f"{call_id}|rec", record.model_dump_json())
+            pipe.execute()
+        self.store.emit(self.run_id, "tool.called", {
+            "tool": tool_name, "step": step.step_id, "file": rel, "is_useful": call.card.is_useful,
+            "perspective": call.perspective})
+        return record, message
+
     def record(self, step: Step, tool_name: str, raw_output: Any, *, tool_input: str = "",
-               perspective: str = "") -> tuple[ArtifactRecord, dict | None]:
-        """Write the raw output, compress it, store the card.
+               perspective: str = "", call_id: str | None = None) -> tuple[ArtifactRecord, dict | None]:
+        """Write the raw output, compress it, store the card (``prepare`` then ``commit``).
 
         Returns:
             (record, message): ``message`` is the seed 001 §6.1 assistant message, or None when
             the card is not useful.
         """
-        text, ext = _serialize(raw_output)
-        path = self._claim(step, tool_name, ext)
-        path.write_text(text, encoding="utf-8")
-        card = self.engine.compress(CompressInput(
-            plan_title=self.plan_title, step_title=step.title, step_description=step.description,
-            tool_name=tool_name, raw_output=text))
-        rel = path.relative_to(self.root).as_posix()
-        record = ArtifactRecord(
-            artifact_file=rel, tool_name=tool_name, step_id=step.step_id, step_title=step.title,
-            perspective=perspective, tool_input=tool_input[:500], raw_chars=len(text),
-            raw_tokens=count_tokens(text), card=card)
-        message = context_message(record)
-        record.card_tokens = count_tokens(message["content"]) if message else 0
-        self.store.append_card(self.run_id, record)
-        self.store.emit(self.run_id, "tool.called", {
-            "tool": tool_name, "step": step.step_id, "file": rel, "is_useful": card.is_useful,
-            "perspective": perspective})
-        return record, message
+        return self.commit(self.prepare(step, tool_name, raw_output, tool_input=tool_input,
+                                        perspective=perspective), call_id)
+
+
+@dataclass
+class PreparedCall:
+    """A compressed tool output not yet written (``ArtifactStore.prepare``)."""
+
+    step: Step
+    tool_name: str
+    text: str
+    ext: str
+    card: SummaryCard
+    tool_input: str = ""
+    perspective: str = ""
+
+
+# KEYS: calls hash, seq hash. ARGV: call id, base name. Returns the call's sequence number.
+_RESERVE_LUA = """
+local seq = redis.call('HGET', KEYS[1], ARGV[1])
+if seq then return tonumber(seq) end
+seq = redis.call('HINCRBY', KEYS[2], ARGV[2], 1)
+redis.call('HSET', KEYS[1], ARGV[1], seq)
+return seq
+"""
 
 
 def read_artifact(run_id: str, artifact_file: str, pattern: str | None = None, *,

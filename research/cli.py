@@ -45,6 +45,27 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--max-turns", default="3", metavar="N", help="dialogue turns per persona, 1–10 (default 3)")
     run.add_argument("--engine", choices=["extractive", "litellm"], default=None,
                      help="engine (default: the offline extractive engine)")
+    run.add_argument("--mode", choices=["storm", "costorm"], default="storm",
+                     help="storm (perspective conversations) or costorm (round-table with moderator and mind map)")
+    run.add_argument("--experts", metavar="N", help="Co-STORM experts, 1–8 (default 3)")
+    run.add_argument("--max-node-items", metavar="K", help="Co-STORM items before a mind-map node is "
+                     "reorganized, 2–100 (default 10)")
+    run.add_argument("--moderator-after", metavar="L", help="Co-STORM consecutive answer turns before the "
+                     "moderator speaks, 1–10 (default 2)")
+    run.add_argument("--alpha", metavar="A", help="Co-STORM moderator rerank exponent, 0–1 (default 0.5)")
+    run.add_argument("--query-budget", metavar="N", help="Co-STORM search queries before it stops, 1–500 (default 30)")
+    run.add_argument("--costorm-turns", metavar="N", help="Co-STORM round-table turn cap, 1–200 (default 20)")
+    run.add_argument("--search", metavar="B,B", help="search backends, comma-separated: local, pubmed, "
+                     "clinicaltrials, wikipedia, brave, tavily, serper, searxng (default: local)")
+    run.add_argument("--corpora", metavar="NAME,NAME", help="ingested corpora to search too (see `research ingest`)")
+    run.add_argument("--model", metavar="MODEL", help="litellm model for every role, e.g. openai/gpt-4o-mini "
+                     "(implies --engine litellm; default: RESEARCH_LLM_MODEL)")
+    run.add_argument("--models", metavar="ROLE=MODEL,...", help="model per role: planner, question_asker, expert, "
+                     "compressor, outline, writer, polish")
+    run.add_argument("--budget-usd", metavar="USD", help="stop LLM calls after this many US dollars")
+    run.add_argument("--budget-tokens", metavar="N", help="stop LLM calls after this many tokens")
+    run.add_argument("--record", metavar="PATH", help="record every LLM call to this cassette (JSONL)")
+    run.add_argument("--replay", metavar="PATH", help="answer every LLM call from this cassette, no network")
     run.add_argument("--json", action="store_true", help="print one JSON summary object instead of progress")
 
     lst = sub.add_parser("list", help="list runs, newest first")
@@ -55,10 +76,25 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_argument("run_id", metavar="RUN_ID")
     show.add_argument("--json", action="store_true", help="print the whole stored run state as JSON")
 
+    ing = sub.add_parser("ingest", help="add documents (PDF, DOCX, HTML, Markdown, text) to a named corpus")
+    ing.add_argument("name", metavar="NAME", help="corpus name (letters, digits, - and _)")
+    ing.add_argument("paths", metavar="PATH", nargs="+", help="files or folders to ingest")
+    ing.add_argument("--json", action="store_true", help="print the ingest report as JSON")
+
     exp = sub.add_parser("export", help="export a run's report")
     exp.add_argument("run_id", metavar="RUN_ID")
-    exp.add_argument("--format", choices=["md"], default="md", help="output format (md)")
-    exp.add_argument("--out", metavar="PATH", help="output file (default: ./<topic>.md)")
+    exp.add_argument("--format", choices=["md", "html", "pdf", "docx", "zip"], default="md",
+                     help="md, html (self-contained), pdf, docx, or zip (the whole run with every artifact)")
+    exp.add_argument("--out", metavar="PATH", help="output file (default: ./<topic>.<format>)")
+
+    res = sub.add_parser("resume", help="continue an interrupted run from its stored state")
+    res.add_argument("run_id", metavar="RUN_ID")
+    res.add_argument("--json", action="store_true", help="print one JSON summary object instead of progress")
+
+    wrk = sub.add_parser("worker", help="serve queued runs (RQ worker on the shared Redis)")
+    wrk.add_argument("--burst", action="store_true", help="exit when the queue is empty")
+    wrk.add_argument("--no-resume", action="store_true", help="do not resume interrupted runs at start")
+    wrk.add_argument("--name", metavar="NAME", help="worker name (default: RQ's)")
     return p
 
 
@@ -69,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     from research.errors import CorpusError, InputError, ResearchError, RunNotFoundError
 
-    handlers = {"run": cmd_run, "list": cmd_list, "show": cmd_show, "export": cmd_export}
+    handlers = {"run": cmd_run, "list": cmd_list, "show": cmd_show, "export": cmd_export, "resume": cmd_resume, "worker": cmd_worker, "ingest": cmd_ingest}
     try:
         return handlers[args.command](args)
     except (InputError, CorpusError, RunNotFoundError) as exc:
@@ -113,6 +149,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     from research import jobs
 
     extra = {"engine": args.engine} if args.engine else {}
+    if args.mode == "costorm":
+        extra.update(mode="costorm", costorm=_costorm_options(args))
+    if args.search or args.corpora:
+        extra.update(search=args.search, corpora=args.corpora)
+    extra.update(_llm_options(args))
     config = jobs.make_config(topic, corpus=str(corpus), template=args.template, max_perspectives=max_p,
                               max_turns=max_t, **extra)
     t0 = time.monotonic()
@@ -126,6 +167,54 @@ def cmd_run(args: argparse.Namespace) -> int:
         return EXIT_OK
     _err(state.error_code or state.status, state.error or f"run {state.run_id} ended {state.status}")
     return EXIT_FAILED
+
+
+def _llm_options(args: argparse.Namespace) -> dict:
+    """Issue 3: ``--model/--models/--budget-usd/--budget-tokens`` → make_config kwargs;
+    ``--record/--replay`` set RESEARCH_LLM_RECORD / RESEARCH_LLM_REPLAY for this process."""
+    from research.errors import InputError
+    from research.llm.validate import parse_models
+
+    if args.record and args.replay:
+        raise InputError("Use either --record or --replay, not both.")
+    if args.replay and not Path(args.replay).is_file():
+        raise InputError(f"Cassette '{args.replay}' does not exist; record one with --record PATH.")
+    for flag, env in ((args.record, "RESEARCH_LLM_RECORD"), (args.replay, "RESEARCH_LLM_REPLAY")):
+        if flag:
+            os.environ[env] = str(Path(flag).expanduser().resolve())
+    models = parse_models(args.models)
+    if args.model:
+        models = {"*": args.model.strip(), **models}
+    out: dict = {}
+    if models:
+        out["models"] = models
+    if models or args.record or args.replay:
+        out["engine"] = args.engine or "litellm"
+    if args.budget_usd is not None:
+        out["budget_usd"] = args.budget_usd
+    if args.budget_tokens is not None:
+        out["budget_tokens"] = args.budget_tokens
+    return out
+
+
+def _costorm_options(args: argparse.Namespace) -> dict:
+    """Co-STORM settings from ``--experts/--max-node-items/--moderator-after/--alpha/
+    --query-budget/--costorm-turns`` (unset → defaults). Raises InputError for non-numbers."""
+    from research.errors import InputError
+
+    out: dict = {}
+    for field, flag, kind in (("experts", "experts", int), ("max_node_items", "max_node_items", int),
+                              ("moderator_after", "moderator_after", int), ("alpha", "alpha", float),
+                              ("query_budget", "query_budget", int), ("max_turns", "costorm_turns", int)):
+        raw = getattr(args, flag)
+        if raw is None:
+            continue
+        try:
+            out[field] = kind(raw)
+        except ValueError:
+            raise InputError(f"--{flag.replace('_', '-')} must be a {'number' if kind is float else 'whole number'} "
+                             f"(got {raw!r}).") from None
+    return out
 
 
 class _Worker(threading.Thread):
@@ -283,15 +372,67 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 # ---------------------------------------------------------------------------------- export
 def cmd_export(args: argparse.Namespace) -> int:
-    """``research export RUN_ID --format md [--out PATH]``: writes the report, prints the path."""
-    from research.export import export_markdown, safe_filename
+    """``research export RUN_ID --format md|html|pdf|docx|zip [--out PATH]``: writes the export,
+    prints the path."""
+    from research.export import export_markdown, export_run, safe_filename
     from research.store.keys import check_run_id
 
     run_id = check_run_id(args.run_id.strip())
     store = _store()
     out = Path(args.out) if args.out else Path.cwd() / safe_filename(store.get_run(run_id).topic, args.format)
-    print(export_markdown(run_id, out, store=store))
+    if args.format == "md":
+        print(export_markdown(run_id, out, store=store))
+    else:
+        print(export_run(run_id, args.format, out, store=store))
     return EXIT_OK
+
+
+# ---------------------------------------------------------------------------------- resume / worker
+def cmd_resume(args: argparse.Namespace) -> int:
+    """``research resume RUN_ID``: continue an interrupted run in this process (issue 7)."""
+    from research.store.keys import check_run_id
+
+    run_id = check_run_id(args.run_id.strip())
+    from research import jobs
+
+    status = jobs.resume_run(run_id, foreground=True, by="cli")
+    summary = jobs.run_summary(run_id)
+    if args.json:
+        _print_json(summary)
+    else:
+        _print_outcome(summary)
+    if status == "complete":
+        return EXIT_OK
+    _err(status, summary.get("error") or f"run {run_id} ended {status}")
+    return EXIT_FAILED
+
+
+def cmd_worker(args: argparse.Namespace) -> int:
+    """``research worker``: an RQ worker executing queued runs (``research.workers``)."""
+    from research import workers
+
+    workers.start_worker(burst=args.burst, resume=not args.no_resume, name=args.name)
+    return EXIT_OK
+
+
+# ---------------------------------------------------------------------------------- ingest
+def cmd_ingest(args: argparse.Namespace) -> int:
+    """``research ingest NAME PATH...``: add documents to a named corpus (issue 5). Exit 0 when
+    every file was ingested, 1 when some files failed (the others are kept), 2 on bad input."""
+    from research.ingest import ingest, validate_corpus_name
+
+    report = ingest(validate_corpus_name(args.name), args.paths)
+    if args.json:
+        from dataclasses import asdict
+
+        _print_json(asdict(report))
+    else:
+        print(f"corpus {report.corpus}: {len(report.added)} added, {len(report.updated)} updated, "
+              f"{len(report.unchanged)} unchanged, {len(report.errors)} failed; {report.files} files, "
+              f"{report.chunks} chunks in {report.seconds:.1f} s")
+        for path, message in report.errors.items():
+            _err("ingest_file_error", message)
+    return EXIT_FAILED if report.errors else EXIT_OK
 
 
 if __name__ == "__main__":

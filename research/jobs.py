@@ -3,10 +3,16 @@
 From the dashboard a run executes in a background thread of the server process — one runner per
 process, writing only Redis and artifacts — so closing the tab does not stop it. The CLI runs the
 same job in the foreground. ``make_config`` is the one gate for user input.
+
+Job backends (issue 7, ``RESEARCH_JOB_BACKEND``): ``thread`` (default) runs jobs in this
+process; ``rq`` enqueues them on the shared Redis for ``research worker`` processes
+(``research.workers``). Either way a job holds the run's lease, so an interrupted run is
+detected and resumed (``resume_run``, ``resume_interrupted``) from any process.
 """
 
 from __future__ import annotations
 
+import os
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
@@ -17,28 +23,87 @@ from research import models as m
 from research.models import ACTIVE_STATUSES, Report, RunConfig, RunState, Syllabus
 from research.pipeline import runner
 from research.store.collector import SourceCollector
+from research.errors import InputError
+from research.store import keys
 from research.store.connection import get_redis
+from research.store.lease import is_held
 from research.store.runs import RunStore
 from research.syllabus import get_template
 from research.validation import validate_corpus, validate_int, validate_topic
 
-MAX_CONCURRENT_RUNS = 4
+MAX_CONCURRENT_RUNS = 8
+JOB_BACKENDS = ("thread", "rq")
+RESUMABLE = ("interrupted", "failed", "pending")
 
 
 def make_config(topic: str, *, corpus: str | Path | None = None, template: str = "general",
-                max_perspectives: int = 4, max_turns: int = 3, engine: str = "extractive") -> RunConfig:
+                max_perspectives: int = 4, max_turns: int = 3, engine: str = "extractive",
+                mode: str = "storm", costorm: dict | None = None,
+                search: str | list[str] | None = None, corpora: str | list[str] | None = None,
+                models: dict[str, str] | None = None, budget_usd: float | None = None,
+                budget_tokens: int | None = None) -> RunConfig:
     """Validate user input into a RunConfig. Nothing is written.
+
+    ``mode``: "storm" or "costorm"; ``costorm``: Co-STORM settings (``CoStormSettings`` field
+    names: experts, max_node_items, moderator_after, alpha, query_budget, max_turns).
+    ``search``: backends (``"local,pubmed"`` or a list; default ``["local"]``); ``corpora``:
+    ingested corpus names searched too (issue 5, ``research.search.multi.validate_search``).
 
     Raises:
         InputError / CorpusError: with a message that says what to fix.
     """
     settings = load_settings()
+    check_data_dir(settings.data_dir)
+    if engine not in ("extractive", "litellm"):
+        raise InputError(f"Unknown engine {str(engine)[:40]!r}: use 'extractive' (offline) or 'litellm'.",
+                         code="unknown_engine")
     get_template(template)  # raises with the valid names
     corpus_path = validate_corpus(corpus or settings.default_corpus)
-    return RunConfig(
+    from research.costorm.settings import validate_costorm, validate_mode  # noqa: PLC0415 - issue 4
+
+    config = RunConfig(
         topic=validate_topic(topic), corpus=str(corpus_path), template=template,
         max_perspectives=validate_int("max perspectives", max_perspectives, 1, 12),
-        max_turns=validate_int("max turns", max_turns, 1, 10), engine=engine)
+        max_turns=validate_int("max turns", max_turns, 1, 10), engine=engine,
+        mode=validate_mode(mode), costorm=validate_costorm(costorm),
+        **_search_choice(search, corpora, settings), **_llm_choice(engine, models, budget_usd, budget_tokens))
+    from research.engines.factory import check_engine  # noqa: PLC0415 - issue 3
+
+    check_engine(config)
+    return config
+
+
+def _llm_choice(engine, models, budget_usd, budget_tokens) -> dict:
+    """Issue 3: validated models per role and budgets (USD, tokens)."""
+    from research.llm.validate import validate_llm_options  # noqa: PLC0415 - issue 3
+
+    return validate_llm_options(engine, models, budget_usd, budget_tokens)
+
+
+def _search_choice(search, corpora, settings) -> dict:
+    from research.search.multi import validate_search  # noqa: PLC0415 - issue 5
+
+    backends, names = validate_search(search, corpora, settings)
+    return {"search": backends, "corpora": names}
+
+
+def check_data_dir(data_dir: Path) -> Path:
+    """Make sure ``RESEARCH_DATA_DIR`` is a folder this process can write (created if missing;
+    a probe file is written and removed).
+
+    Raises:
+        InputError (code ``data_dir_unwritable``): read-only, a file, or not creatable.
+    """
+    import tempfile  # noqa: PLC0415
+
+    try:
+        data_dir.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=data_dir, prefix=".write-probe-"):
+            pass
+    except OSError as exc:
+        raise InputError(f"The data dir '{data_dir}' is not a writable folder ({exc.strerror or exc}); set "
+                         "RESEARCH_DATA_DIR to a folder this process can write.", code="data_dir_unwritable") from None
+    return data_dir
 
 
 def is_active(status: str) -> bool:
@@ -73,22 +138,120 @@ def _get_runner() -> _Runner:
 
 def _create(config: RunConfig) -> str:
     store = RunStore(get_redis())
-    label = "offline extractive mode" if config.engine == "extractive" else config.engine
+    from research.engines.factory import engine_label  # noqa: PLC0415 - issue 3
+
+    label = engine_label(config)
     return store.create_run(config, engine_label=label).run_id
+
+
+def job_backend() -> str:
+    """``RESEARCH_JOB_BACKEND``: ``thread`` (default) or ``rq``.
+
+    Raises:
+        InputError: any other value (the message lists the valid ones).
+    """
+    name = (os.environ.get("RESEARCH_JOB_BACKEND") or "thread").strip().lower()
+    if name not in JOB_BACKENDS:
+        raise InputError(f"RESEARCH_JOB_BACKEND={name[:40]!r} is not a job backend; use one of "
+                         f"{', '.join(JOB_BACKENDS)}.", code="invalid_config")
+    return name
+
+
+def submit(run_id: str, backend: str | None = None) -> None:
+    """Execute an existing run in the background: a thread here, or a job on the RQ queue
+    (``backend``: "thread" or "rq"; default ``job_backend()``)."""
+    if (backend or job_backend()) == "rq":
+        from research import workers  # noqa: PLC0415 - rq only when used
+
+        workers.enqueue(run_id)
+    else:
+        _get_runner().submit(run_id)
 
 
 def start_run(config: RunConfig) -> str:
     """Create the run and execute it in the background; returns its id at once."""
+    backend = job_backend()  # a bad backend fails before anything is written
     run_id = _create(config)
-    _get_runner().submit(run_id)
+    if backend == "rq":
+        submit(run_id)
+    else:
+        _get_runner().submit(run_id)
     return run_id
 
 
+def resume_run(run_id: str, *, foreground: bool = False, by: str = "cli", backend: str | None = None) -> str:
+    """Continue an interrupted (or failed, or stuck pending) run from its stored state.
+
+    Background by default (``submit``); ``foreground`` executes it in this thread. Emits
+    ``resume.requested``; the job emits ``run.resumed`` when it starts.
+
+    Returns:
+        The run's status after the call (``pending`` when queued, the final status in the
+        foreground).
+
+    Raises:
+        InputError: malformed id, the run is still running (a job holds its lease), or it
+            already ended complete/cancelled (code ``not_resumable``).
+        RunNotFoundError: no such run.
+    """
+    store = RunStore(get_redis())
+    state = store.get_run(keys.check_run_id(run_id.strip() if isinstance(run_id, str) else run_id))
+    run_id = state.run_id
+    if is_held(store.r, run_id):
+        raise InputError(f"Run {run_id} is still running ({state.status}); wait for it or cancel it.",
+                         code="not_resumable")
+    if state.status not in RESUMABLE:
+        raise InputError(f"Run {run_id} is {state.status}; only interrupted or failed runs can be resumed. "
+                         "Start a new run instead.", code="not_resumable")
+    store.set_status(run_id, "pending")
+    store.emit(run_id, "resume.requested", {"from": state.status, "by": by})
+    if foreground:
+        return runner.execute(run_id)
+    submit(run_id, backend)
+    return "pending"
+
+
+def resume_interrupted(by: str = "worker") -> list[str]:
+    """Resume (in the background) every run that is ``interrupted``; returns their ids.
+
+    Called when a worker or the dashboard starts. Runs another process resumes first are
+    skipped (the lease decides who executes)."""
+    store = RunStore(get_redis())
+    resumed = []
+    for state in store.list_runs(limit=10_000):
+        if state.status == "interrupted":
+            try:
+                resume_run(state.run_id, by=by)
+                resumed.append(state.run_id)
+            except InputError:
+                continue
+    return resumed
+
+
 def run_foreground(config: RunConfig) -> RunState:
-    """Create the run and execute it in this thread; returns the final state."""
+    """Create the run and execute it in this thread; returns the final state. With the ``rq``
+    backend the run is queued for a worker instead and this waits until it stops."""
+    backend = job_backend()
     run_id = _create(config)
+    if backend == "rq":
+        submit(run_id, "rq")
+        return wait_for(run_id)
     runner.execute(run_id)
     return RunStore(get_redis()).get_run(run_id)
+
+
+def wait_for(run_id: str, poll_s: float = 0.5, timeout_s: float | None = None) -> RunState:
+    """Poll until the run is no longer pending or active (complete, failed, cancelled or
+    interrupted) or ``timeout_s`` (s) passed; returns its state."""
+    import time  # noqa: PLC0415
+
+    store = RunStore(get_redis())
+    deadline = None if timeout_s is None else time.monotonic() + timeout_s
+    while True:
+        state = store.get_run(run_id)
+        if not is_active(state.status) or (deadline is not None and time.monotonic() > deadline):
+            return state
+        time.sleep(poll_s)
 
 
 def run_summary(run_id: str) -> dict:
@@ -128,6 +291,13 @@ def run_snapshot(run_id: str) -> dict:
         "artifacts": [c.model_dump(mode="json") for c in store.get_cards(run_id)],
         "sources": SourceCollector(store.r, run_id).finalize_sources() if has_syllabus else None,
         "usage": store.get_usage(run_id).model_dump(),
+        "llm": _llm_usage(store, run_id),
         "events": [e.model_dump(mode="json") for e in store.events(run_id)],
     }
 
+
+def _llm_usage(store: RunStore, run_id: str) -> dict:
+    """Issue 3: LLM calls, tokens, USD per phase/role/model, retries, context reduction."""
+    from research.llm.usage import usage_report  # noqa: PLC0415
+
+    return usage_report(store, run_id)

@@ -83,6 +83,7 @@ class SearchResult(BaseModel):
     score: float = 0.0
     backend: str = "local"
     query: str = ""
+    found_by: list[dict] = Field(default_factory=list, description="[{backend, query}] that returned it (issue 5)")
 
 
 # ---------------------------------------------------------------- perspectives (seed 002 §1)
@@ -142,6 +143,35 @@ class ConversationResult(BaseModel):
     ended_by: Literal["thanks", "max_turns", "no_results", "cancelled"] = "max_turns"
 
 
+# ---------------------------------------------------------------- Co-STORM round-table (seed 004)
+Intent = Literal["original_question", "information_request", "potential_answer", "further_details"]
+QUESTION_INTENTS = ("original_question", "information_request")
+ANSWER_INTENTS = ("potential_answer", "further_details")
+
+
+class CoStormTurn(BaseModel):
+    """One round-table utterance (seed 004): an expert, the Moderator or the Analyst.
+
+    ``utterance`` cites ``[n]`` where n indexes ``sources`` (``TurnSource.n``); question turns
+    usually cite nothing (a moderator question cites the unused information it came from).
+    ``mind_map_nodes``: paths of the mind-map nodes the turn's information was inserted under.
+    """
+
+    turn_number: int = Field(ge=1)
+    role: str = Field(description="expert name, 'Moderator' or 'Analyst'")
+    kind: Literal["expert", "moderator", "analyst"] = "expert"
+    intent: Intent
+    utterance: str
+    question: str = Field(default="", description="for answer turns: the question being answered")
+    queries: list[str] = Field(default_factory=list)
+    sources: list[TurnSource] = Field(default_factory=list)
+    mind_map_nodes: list[str] = Field(default_factory=list)
+    warm_start: bool = False
+    artifact_files: list[str] = Field(default_factory=list)
+    started_at: float = Field(default_factory=now)
+    ended_at: float = Field(default_factory=now)
+
+
 # ---------------------------------------------------------------- artifacts (seed 001 §4–6)
 class SummaryCard(BaseModel):
     """Compression output, exactly seed 001 §4.4."""
@@ -184,6 +214,7 @@ class SourceRecord(BaseModel):
     title: str
     key_excerpts: str = ""
     relevant_questions: list[str] = Field(default_factory=list)
+    found_by: list[str] = Field(default_factory=list, description="'backend: query' that found it (issue 5)")
     saved_at: float = Field(default_factory=now)
 
 

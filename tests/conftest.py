@@ -74,3 +74,90 @@ def corpus_path():
     if not CORPUS.is_file():
         pytest.skip(f"shared corpus not found at {CORPUS}")
     return CORPUS
+
+
+# ---------------------------------------------------------------- one finished run per session
+FINISHED_TOPIC = "Trastuzumab in HER2-positive breast cancer"
+
+
+@pytest.fixture(scope="session")
+def finished_corpus(tmp_path_factory, corpus_path) -> Path:
+    """60 real documents of the shared corpus: 45 about trastuzumab/HER2, 8 other PubMed
+    abstracts, 4 trials, 3 Wikipedia pages (JSONL in a session temp dir)."""
+    import json
+
+    quota = {"her2": 45, "pubmed": 8, "clinicaltrials.gov": 4, "wikipedia": 3}
+    picks: dict[str, list[dict]] = {k: [] for k in quota}
+    with corpus_path.open(encoding="utf-8") as fh:
+        for line in fh:
+            doc = json.loads(line)
+            text = doc["text"].lower()
+            bucket = "her2" if ("trastuzumab" in text or "her2" in text) else doc["source"]
+            if bucket in picks and len(picks[bucket]) < quota[bucket]:
+                picks[bucket].append(doc)
+    out = tmp_path_factory.mktemp("tiny_corpus") / "tiny.jsonl"
+    out.write_text("".join(json.dumps(d) + "\n" for docs in picks.values() for d in docs), encoding="utf-8")
+    return out
+
+
+class FinishedRun:
+    """A finished extractive trastuzumab run in its own redis-server and data dir.
+
+    Attributes: ``redis_url``, ``data_dir`` (Path), ``run_id``, ``corpus`` (Path), ``topic``.
+    ``env()`` gives the ``RESEARCH_DATA_DIR``/``REDIS_URL`` pair to point the app at it.
+    """
+
+    def __init__(self, redis_url: str, data_dir: Path, run_id: str, corpus: Path) -> None:
+        self.redis_url, self.data_dir, self.run_id, self.corpus = redis_url, data_dir, run_id, corpus
+        self.topic = FINISHED_TOPIC
+
+    def env(self) -> dict[str, str]:
+        return {"RESEARCH_DATA_DIR": str(self.data_dir), "REDIS_URL": self.redis_url}
+
+
+@pytest.fixture(scope="session")
+def finished_run(tmp_path_factory, finished_corpus):
+    """Run the trastuzumab topic once per session (drug template, 3 perspectives × 2 turns) on a
+    private redis-server (the ``r`` fixture's flushes never touch it). Tests that render pages
+    set ``finished_run.env()`` themselves (module-scoped) and must not flush its Redis."""
+    from research import jobs
+    from research.store.server import EmbeddedRedis
+
+    server = EmbeddedRedis(tmp_path_factory.mktemp("finished_redis"))
+    url = server.start()
+    data = tmp_path_factory.mktemp("finished_data")
+    mp = pytest.MonkeyPatch()
+    mp.setenv("RESEARCH_DATA_DIR", str(data))
+    mp.setenv("REDIS_URL", url)
+    mp.delenv("RESEARCH_LLM_MODEL", raising=False)
+    try:
+        state = jobs.run_foreground(jobs.make_config(FINISHED_TOPIC, corpus=str(finished_corpus), template="drug",
+                                                     max_perspectives=3, max_turns=2))
+    finally:
+        mp.undo()
+    assert state.status == "complete", f"{state.error_code}: {state.error}"
+    yield FinishedRun(url, data, state.run_id, finished_corpus)
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def fixture_server():
+    """A loopback HTTP server replaying the recorded search-API payloads (tests/fixture_server.py)."""
+    from fixture_server import FixtureServer  # tests/ is on sys.path (rootdir conftest)
+
+    server = FixtureServer()
+    yield server
+    server.close()
+
+
+@pytest.fixture()
+def backends_env(fixture_server, monkeypatch):
+    """Every search backend pointed at the fixture server, fast retries, all modes reset to ok."""
+    for name in ("pubmed", "clinicaltrials", "wikipedia", "brave", "tavily", "serper"):
+        monkeypatch.setenv(f"RESEARCH_{name.upper()}_URL", fixture_server.url(name))
+    monkeypatch.setenv("RESEARCH_HTTP_RETRIES", "2")
+    monkeypatch.setenv("RESEARCH_HTTP_TIMEOUT", "1")
+    fixture_server.modes.clear()
+    fixture_server.hits.clear()
+    yield fixture_server
+    fixture_server.modes.clear()

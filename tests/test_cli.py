@@ -73,7 +73,7 @@ def test_help_is_fast_and_lists_commands(cli):
     (["show", "../../etc/passwd"], "invalid_input", "not a run id"),
     (["show", "0123456789abcdef"], "run_not_found", "No run '0123456789abcdef'"),
     (["export", "0123456789abcdef", "--format", "md", "--out", "r.md"], "run_not_found", "No run"),
-    (["export", "0123456789abcdef", "--format", "pdf"], "invalid_input", "invalid choice: 'pdf'"),
+    (["export", "0123456789abcdef", "--format", "exe"], "invalid_input", "invalid choice: 'exe'"),
 ])
 def test_bad_input_exits_2_and_writes_nothing(cli, r, tmp_path, args, code, fragment):
     notes = tmp_path / "notes.txt"

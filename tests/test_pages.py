@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 from pathlib import Path
 
@@ -37,45 +38,29 @@ def _no_exception(at: AppTest) -> None:
 
 
 @pytest.fixture(scope="module")
-def tiny_corpus(tmp_path_factory, corpus_path) -> Path:
-    """40 real documents: 30 about trastuzumab/HER2, 5 other breast-cancer RCTs, 3 trials, 2 Wikipedia."""
-    picks: dict[str, list[dict]] = {"her2": [], "pubmed": [], "clinicaltrials.gov": [], "wikipedia": []}
-    quota = {"her2": 30, "pubmed": 5, "clinicaltrials.gov": 3, "wikipedia": 2}
-    with corpus_path.open(encoding="utf-8") as fh:
-        for line in fh:
-            doc = json.loads(line)
-            text = doc["text"].lower()
-            bucket = "her2" if ("trastuzumab" in text or "her2" in text) else doc["source"]
-            if bucket in picks and len(picks[bucket]) < quota[bucket]:
-                picks[bucket].append(doc)
-    out = tmp_path_factory.mktemp("pages_corpus") / "tiny.jsonl"
-    out.write_text("".join(json.dumps(d) + "\n" for docs in picks.values() for d in docs), encoding="utf-8")
-    return out
-
-
-@pytest.fixture(scope="module")
-def page_env(redis_server, tmp_path_factory):
-    """Module-scoped RESEARCH_DATA_DIR + REDIS_URL (the conftest ``data_dir`` is per test)."""
+def page_env(finished_run):
+    """Point the app (module-scoped) at the session's finished run (its own Redis + data dir)."""
     mp = pytest.MonkeyPatch()
-    data = tmp_path_factory.mktemp("pages_data")
-    mp.setenv("RESEARCH_DATA_DIR", str(data))
-    mp.setenv("REDIS_URL", redis_server)
+    for k, v in finished_run.env().items():
+        mp.setenv(k, v)
     mp.delenv("RESEARCH_LLM_MODEL", raising=False)
-    yield data
+    yield finished_run.data_dir
     mp.undo()
 
 
 @pytest.fixture(scope="module")
-def run(page_env, tiny_corpus):
-    """(RunState, store) of a finished extractive run."""
-    from research import jobs
+def tiny_corpus(finished_run):
+    return finished_run.corpus
+
+
+@pytest.fixture(scope="module")
+def run(page_env, finished_run):
+    """(RunState, store) of the session's finished extractive run."""
     from research.store.connection import get_redis
     from research.store.runs import RunStore
 
-    config = jobs.make_config(TOPIC, corpus=str(tiny_corpus), template="drug", max_perspectives=3, max_turns=2)
-    state = jobs.run_foreground(config)
-    assert state.status == "complete", f"{state.error_code}: {state.error}"
-    return state, RunStore(get_redis())
+    store = RunStore(get_redis())
+    return store.get_run(finished_run.run_id), store
 
 
 # ---------------------------------------------------------------- whole app
@@ -92,7 +77,10 @@ def test_app_navigation_and_sidebar(run):
     at.query_params["run"] = state.run_id
     at.run()
     _no_exception(at)
-    assert [p.value for p in at.get("page_link")][:4] == ["Plan", "Conversations", "Coverage", "Artifacts"]
+    from research.ui.nav import RUN_PAGES as SPECS
+
+    expected = [p.title for p in SPECS if p.key != "report"]
+    assert [p.value for p in at.get("page_link")][: len(expected)] == expected
 
 
 # ---------------------------------------------------------------- launch
@@ -198,7 +186,7 @@ def test_artifacts_page_cards_filter_and_download(run):
     shown = min(15, len(cards))
     assert len(at.download_button) == shown
     assert any("offline extractive mode" in i for i in _texts(at, "info"))
-    raw_views = len(at.get("json")) + len(at.code)
+    raw_views = len(at.get("json")) + len(at.code) - 2  # 2 st.code in the "Copy link" popover
     assert raw_views == shown
     useful = sum(c.card.is_useful for c in cards)
     at.segmented_control[0].set_value("useful").run()
@@ -218,7 +206,7 @@ def test_report_page_links_citations_to_anchors(run):
     assert "[[1]](#ref-1)" in body
     html = [m for m in at.markdown if m.proto.allow_html]
     assert [m.value for m in html] == [f'<a id="ref-{r.number}"></a>' for r in report.references]
-    assert at.download_button[0].proto.label.startswith("Download report")
+    assert [b.proto.label for b in at.download_button] == ["Markdown", "HTML", "PDF", "Word", "Run (.zip)"]
     assert any(s == "Analysis" for s in _texts(at, "subheader"))
 
 
@@ -249,10 +237,149 @@ def test_active_run_shows_progress_without_report(run):
     _, store = run
     from research.models import RunConfig
 
+    from research.store.lease import Lease
+
     pending = store.create_run(RunConfig(topic="An active run"), engine_label="offline extractive mode")
+    lease = Lease(store.r, pending.run_id)
+    assert lease.acquire()  # a live job holds the lease; without one the run reads as "interrupted"
     store.set_status(pending.run_id, "conversations")
-    at = _page("report", pending.run_id)
-    _no_exception(at)
-    assert at.get("progress") and "report is written" in " ".join(_texts(at, "info"))
-    assert any(b.label == "Cancel run" for b in at.button)
+    with lease:
+        at = _page("report", pending.run_id)
+        _no_exception(at)
+        assert at.get("progress") and "report is written" in " ".join(_texts(at, "info"))
+        assert "✅ planning → 🔵 **conversations** → ⚪ analyzing" in " ".join(_texts(at, "markdown"))
+        (cancel,) = [b for b in at.button if b.label == "Cancel run"]
+        cancel.click().run()
+        assert store.cancel_requested(pending.run_id)
     store.delete_run(pending.run_id)
+
+
+# ---------------------------------------------------------------- issue 6: live, share, compare, report, scale
+def test_report_citations_have_hover_titles_and_artifact_links(run):
+    state, _ = run
+    at = _page("report", state.run_id)
+    _no_exception(at)
+    body = " ".join(_texts(at, "markdown"))
+    assert '[[1]](#ref-1 "[1] ' in body  # a link title: source title — type · id — “snippet”
+    assert f"artifacts?run={state.run_id}&artifact=" in body  # references link to their artifact
+    codes = [c.value for c in at.code]
+    assert f"report?run={state.run_id}" in codes and f"report?run={state.run_id}&view=read" in codes
+
+
+def test_report_read_only_view(run):
+    state, _ = run
+    at = AppTest.from_file(str(ROOT / "pages" / "report.py"), default_timeout=60)
+    at.query_params["run"] = state.run_id
+    at.query_params["view"] = "read"
+    at.run()
+    _no_exception(at)
+    assert not at.download_button and not at.sidebar.selectbox and not at.get("popover")
+    assert any(s.startswith("References") for s in _texts(at, "subheader"))
+
+
+def test_artifact_link_shows_one_card(run):
+    state, store = run
+    first = store.get_cards(state.run_id)[0].artifact_file
+    at = AppTest.from_file(str(ROOT / "pages" / "artifacts.py"), default_timeout=60)
+    at.query_params["run"] = state.run_id
+    at.query_params["artifact"] = first
+    at.run()
+    _no_exception(at)
+    assert len(at.download_button) == 1
+
+
+def test_launch_form_offers_every_config_field(run):
+    at = _page("launch")
+    _no_exception(at)
+    labels = {w.label for kind in ("multiselect", "segmented_control") for w in getattr(at, kind)}
+    assert {"Mode", "Engine", "Search backends", "Named corpora"} <= labels
+    at.segmented_control(key="launch_mode").set_value("costorm").run()
+    nums = {w.label for w in at.number_input}
+    assert {"N · experts", "Query budget", "Turn cap"} <= nums and at.slider
+    hist = at.dataframe[-1].value
+    assert {"mode", "citations", "cost_usd", "duration_s"} <= set(hist.columns)
+
+
+def test_launch_passes_only_accepted_fields():
+    from research.ui.launch_form import config_kwargs, form_values
+
+    def gate(topic, *, corpus=None, template="general", max_perspectives=4, max_turns=3, engine="extractive",
+             search=None):
+        return None
+
+    values = form_values(corpus="c", template="general", max_perspectives=2, max_turns=1, engine="litellm",
+                         mode="costorm", search=["local", "pubmed"], corpora=[], models={"writer": "m"},
+                         budget_usd=1.5, budget_tokens=0, costorm={"experts": 3})
+    kwargs, dropped = config_kwargs(values, gate)
+    assert kwargs["search"] == ["local", "pubmed"] and "mode" not in kwargs
+    assert set(dropped) == {"mode", "models", "budget_usd", "budget_tokens", "corpora", "costorm"}
+    assert values["budget_tokens"] is None and values["models"] == {"writer": "m"}
+
+
+def test_history_search_and_delete(run, page_env):
+    _, store = run
+    from research.devtools.scale_run import build_scale_run
+    from research.ui.history import delete_run_everywhere
+
+    rid = build_scale_run(store, page_env, sources=5, turns=2, artifacts=3)
+    at = _page("launch")
+    at.text_input(key="hist_query").input(rid[:10]).run()
+    _no_exception(at)
+    assert list(at.dataframe[-1].value["run_id"]) == [rid]
+    removed = delete_run_everywhere(store, rid)
+    assert not store.exists(rid) and any(rid in p for p in removed)
+    assert not (page_env / "research_artifacts" / rid).exists()
+
+
+def test_compare_page(run, page_env):
+    state, store = run
+    from research.devtools.scale_run import build_scale_run
+
+    other = build_scale_run(store, page_env, sources=30, turns=6, artifacts=6)
+    at = AppTest.from_file(str(ROOT / "pages" / "compare.py"), default_timeout=60)
+    at.query_params["runs"] = f"{state.run_id},{other}"
+    at.run()
+    _no_exception(at)
+    assert at.get("plotly_chart")
+    subs = _texts(at, "subheader")
+    assert {"Configuration", "Coverage per question", "Sources in common and unique", "Outlines",
+            "Report diff"} <= set(subs)
+    diff = at.code[-1].value
+    assert diff.startswith("---") and "+++" in diff
+    store.delete_run(other)
+
+
+@pytest.mark.parametrize("page", ["plan", "conversations", "coverage", "artifacts", "report"])
+def test_hostile_text_is_never_raw_html(run, page_env, page):
+    _, store = run
+    from research.devtools.scale_run import build_scale_run
+
+    rid = build_scale_run(store, page_env, sources=8, turns=3, artifacts=4, hostile=True)
+    at = _page(page, rid)
+    _no_exception(at)
+    for m in at.markdown:
+        if m.proto.allow_html:
+            assert "<script" not in m.value and "onerror" not in m.value
+    for kind in ("markdown", "caption", "info", "subheader", "header"):
+        for text in _texts(at, kind):
+            # every "<" of the payload is an entity or backslash-escaped (shown as text)
+            assert not re.search(r"(?<!\\)<(script|img)", text), (kind, text[:200])
+    store.delete_run(rid)
+
+
+def test_every_page_renders_a_big_run(run, page_env):
+    """1,000 sources, 100 turns, 500 artifacts (timing is checked by `make bench`)."""
+    _, store = run
+    from research.devtools.scale_run import build_scale_run
+
+    rid = build_scale_run(store, page_env, sources=1000, turns=100, artifacts=500)
+    for page in RUN_PAGES + ["launch"]:
+        at = _page(page, rid)
+        _no_exception(at)
+    at = AppTest.from_file(str(ROOT / "pages" / "compare.py"), default_timeout=60)
+    at.query_params["runs"] = f"{rid},{run[0].run_id}"
+    at.run()
+    _no_exception(at)
+    from research.ui.history import delete_run_everywhere
+
+    delete_run_everywhere(store, rid)

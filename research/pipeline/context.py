@@ -7,7 +7,8 @@ offload (``ArtifactStore.record``).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+import threading
+from dataclasses import dataclass, field
 
 from research.artifacts import ArtifactStore
 from research.config import Settings
@@ -18,7 +19,8 @@ from research.search.base import Retriever
 from research.store.collector import SourceCollector
 from research.store.runs import RunStore
 
-SEARCH_TOOL = "search_local"
+SEARCH_TOOL = "search_local"  # the tool name with the default backend list ["local"]
+SCRAPE_TOOL = "scrape_url"
 _WORD = re.compile(r"[a-z0-9]+")
 
 
@@ -36,6 +38,8 @@ class RunContext:
     plan: Plan | None = None
     syllabus: Syllabus | None = None
     artifacts: ArtifactStore | None = None
+    search_issues: list = field(default_factory=list)  # BackendIssue of every failed/empty search
+    _issue_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def emit(self, type_: str, data: dict | None = None) -> None:
         """Append an event to the run's stream."""
@@ -60,6 +64,12 @@ class RunContext:
 
         return max(self.plan.steps, key=overlap)
 
+    def search_tool_name(self) -> str:
+        """Artifact tool name of a search: ``search_<backend>`` with one backend (``search_local``
+        by default, ``search_pubmed``...), ``search`` with several (backends in the raw output)."""
+        names = getattr(self.retriever, "names", None) or [getattr(self.retriever, "name", "local")]
+        return f"search_{names[0]}" if len(names) == 1 else "search"
+
     def search(self, query: str, step: Step, *, k: int | None = None, perspective: str = "",
                memory: list[dict] | None = None, exclude: set[str] | None = None) -> list[SearchResult]:
         """Run the retriever as a tool call: raw results → artifact + summary card (seed 001).
@@ -67,10 +77,24 @@ class RunContext:
         Returns the results; a useful card's context message is appended to ``memory`` (the
         caller's working memory, seed 001 §6); useless cards add nothing. ``exclude``: URLs the
         caller has already seen; up to 3k candidates are fetched so that k new ones come back.
+        With a ``MultiRetriever`` (issue 5) every backend failure or empty result becomes an
+        event ``search.failed`` / ``search.empty`` ``{backend, query, reason, message}``, is kept
+        in ``search_issues`` (the report header lists failed backends) and the run goes on.
         """
         assert self.artifacts is not None
         k = k or self.config.results_per_query
-        results = self.retriever.search(query, 3 * k if exclude else k)
+        want = 3 * k if exclude else k
+        issues, counts = [], {}
+        if hasattr(self.retriever, "search_all"):
+            outcome = self.retriever.search_all(query, want)
+            results, issues, counts = outcome.results, outcome.issues, outcome.counts
+        else:
+            results = self.retriever.search(query, want)
+        for issue in issues:
+            self.emit(f"search.{issue.kind}", {**issue.as_event(), "step": step.step_id, "perspective": perspective})
+        if issues:
+            with self._issue_lock:
+                self.search_issues.extend(issues)
         skipped = 0
         if exclude:
             fresh = [r for r in results if r.url not in exclude]
@@ -78,7 +102,48 @@ class RunContext:
             results = fresh[:k]
         raw = {"query": query, "backend": getattr(self.retriever, "name", "local"),
                "skipped_already_seen": skipped, "results": [r.model_dump(mode="json") for r in results]}
-        _, message = self.artifacts.record(step, SEARCH_TOOL, raw, tool_input=query, perspective=perspective)
+        if counts and len(counts) > 1:
+            raw["backends"] = {name: {"results": n, **next(({"issue": i.reason} for i in issues if i.backend == name), {})}
+                               for name, n in counts.items()}
+        _, message = self.artifacts.record(step, self.search_tool_name(), raw, tool_input=query, perspective=perspective)
         if message is not None and memory is not None:
             memory.append(message)
         return results
+
+    def failed_backends(self) -> dict[str, dict]:
+        """Backends that failed during the run: ``{backend: {"failures": n, "reasons": [..]}}``
+        (empty results are not failures)."""
+        out: dict[str, dict] = {}
+        with self._issue_lock:
+            issues = list(self.search_issues)
+        for issue in issues:
+            if issue.kind != "failed":
+                continue
+            entry = out.setdefault(issue.backend, {"failures": 0, "reasons": []})
+            entry["failures"] += 1
+            if issue.reason not in entry["reasons"]:
+                entry["reasons"].append(issue.reason)
+        return out
+
+    def scrape(self, url: str, step: Step, *, perspective: str = "", memory: list[dict] | None = None):
+        """``research.search.scrape.scrape_url`` as a tool call: the raw HTML and the extracted
+        text each become an artifact (``scrape_url_html``, ``scrape_url``); a refused or failed
+        fetch is an event ``scrape.failed`` and is re-raised (``ScrapeError``).
+
+        Returns the ``ScrapeResult``.
+        """
+        from research.search.scrape import ScrapeError, scrape_url  # noqa: PLC0415
+
+        assert self.artifacts is not None
+        try:
+            page = scrape_url(url)
+        except ScrapeError as exc:
+            self.emit("scrape.failed", {"url": url[:300], "reason": exc.reason, "message": exc.message[:300]})
+            raise
+        self.artifacts.record(step, f"{SCRAPE_TOOL}_html", page.html, tool_input=url, perspective=perspective)
+        _, message = self.artifacts.record(step, SCRAPE_TOOL, {"url": page.url, "final_url": page.final_url,
+                                                               "title": page.title, "text": page.text},
+                                           tool_input=url, perspective=perspective)
+        if message is not None and memory is not None:
+            memory.append(message)
+        return page

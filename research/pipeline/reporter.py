@@ -105,6 +105,11 @@ def _assemble(ctx: RunContext, topic: str, lead: str, sections: list[ReportSecti
     if ctx.engine.name == "extractive":
         parts += [f"> Written in **{label}**: every sentence is extracted from a cited source; "
                   "no language model was used.", ""]
+    failed = ctx.failed_backends() if hasattr(ctx, "failed_backends") else {}
+    if failed:  # issue 5: a failing backend is visible, never a silently thin report
+        notes = ", ".join(f"{name} ({', '.join(v['reasons'])}, {v['failures']}×)" for name, v in failed.items())
+        parts += [f"> ⚠ Search backends that failed during this run: {notes}. Sources from them may be "
+                  "missing from this report.", ""]
     parts += [lead, ""]
     for s in sections:
         parts += [f"## {s.heading}", "", s.text, ""]

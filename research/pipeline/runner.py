@@ -1,6 +1,11 @@
 """Drive one run through its phases (DESIGN.md, One run):
 ``pending → planning → conversations → analyzing → synthesizing → complete`` (or ``failed`` /
 ``cancelled``). Writes only Redis and files under the data dir.
+
+Resumable (issue 7): ``execute`` holds the run's lease (``research.store.lease``) and every phase
+first looks for its stored result (plan + syllabus, survey, perspectives, finished turns,
+analysis, outline, report) and skips the work when it is there, so a run interrupted at any
+point continues where it stopped and ends with the same report as an uninterrupted run.
 """
 
 from __future__ import annotations
@@ -9,15 +14,22 @@ import logging
 import time
 import traceback
 
+import redis
+
 from research.config import Settings, load_settings
 from research.engines.factory import make_engine
 from research.errors import ResearchError, RunCancelled
-from research.models import Report
+from research.artifacts import ArtifactStore
+from research.models import Outline, Perspective, Plan, Report, Syllabus, TopicOutline
 from research.pipeline import analysis, conversation, planning, reporter
 from research.pipeline.context import RunContext
-from research.search.local import get_local_search
+from research.pipeline.recorders import KeyedRecorder
+from research.search.local import get_local_search  # noqa: F401 - kept for callers importing it here
+from research.search.multi import build_retriever
 from research.store.collector import SourceCollector
+from research.store import keys
 from research.store.connection import get_redis
+from research.store.lease import Lease, holder_name
 from research.store.runs import RunStore
 
 log = logging.getLogger(__name__)
@@ -36,18 +48,57 @@ def build_context(run_id: str, settings: Settings | None = None) -> RunContext:
     config = state.config
     return RunContext(
         run_id=run_id, config=config, settings=settings, store=store,
-        collector=SourceCollector(store.r, run_id), engine=make_engine(config),
-        retriever=get_local_search(config.corpus, settings.index_dir))
+        collector=SourceCollector(store.r, run_id), engine=make_engine(config, run_id, store, settings),
+        retriever=build_retriever(config.search, config.corpus, config.corpora, settings))
+
+
+class LeaseLost(Exception):
+    """Another job took over the run's lease; this one must stop without touching the run."""
+
+
+def _stored(ctx: RunContext, name: str) -> bool:
+    return bool(ctx.store.r.exists(keys.run_doc(ctx.run_id, name)))
+
+
+def restore_plan(ctx: RunContext) -> bool:
+    """Put a stored plan + syllabus back on ``ctx`` (collector and artifact store included).
+    False when the run has none yet."""
+    plan = ctx.store.get_doc(ctx.run_id, "plan", Plan)
+    syllabus = ctx.store.get_doc(ctx.run_id, "syllabus", Syllabus)
+    if plan is None or syllabus is None:
+        return False
+    ctx.plan, ctx.syllabus = plan, syllabus
+    ctx.collector.init(syllabus)  # idempotent
+    ctx.artifacts = ArtifactStore(ctx.run_id, plan.plan_title, ctx.engine, ctx.store, ctx.settings)
+    return True
+
+
+def _survey(ctx: RunContext, topic: str) -> list[TopicOutline]:
+    """The survey with keyed tool calls (``survey.n``): a redone survey reuses its artifacts."""
+    store = ctx.artifacts
+    ctx.artifacts = KeyedRecorder(store, "survey")
+    try:
+        return planning.survey(ctx, topic)
+    finally:
+        ctx.artifacts = store
 
 
 def run_storm(ctx: RunContext) -> Report:
     """STORM mode (seed 002): plan → survey → perspectives → parallel conversations → analysis →
-    outline → sections → lead → references. Sets the phase statuses; returns the stored report."""
+    outline → sections → lead → references. Sets the phase statuses; returns the stored report.
+    Each phase whose result is already stored (a resumed run) is skipped."""
     store, run_id = ctx.store, ctx.run_id
     topic = planning.coordinate(ctx)
-    planning.plan(ctx, topic)
-    related = planning.survey(ctx, topic)
-    perspectives = planning.discover_perspectives(ctx, topic, related)
+    if not restore_plan(ctx):
+        planning.plan(ctx, topic)
+    if _stored(ctx, "survey"):
+        related = store.get_doc_list(run_id, "survey", TopicOutline)
+    else:
+        related = _survey(ctx, topic)
+    if _stored(ctx, "perspectives"):
+        perspectives = store.get_doc_list(run_id, "perspectives", Perspective)
+    else:
+        perspectives = planning.discover_perspectives(ctx, topic, related)
     ctx.check_cancel()
 
     store.set_status(run_id, "conversations")
@@ -57,23 +108,66 @@ def run_storm(ctx: RunContext) -> Report:
     ctx.check_cancel()
 
     store.set_status(run_id, "analyzing")
-    _, facts = analysis.analyze(ctx, convs)
+    if _stored(ctx, "analysis"):
+        facts = analysis.extract_facts(convs)
+    else:
+        _, facts = analysis.analyze(ctx, convs)
     ctx.check_cancel()
 
     store.set_status(run_id, "synthesizing")
-    outline = reporter.make_outline(ctx, convs)
-    return reporter.write_report(ctx, outline, facts)
+    outline = store.get_doc(run_id, "outline", Outline) or reporter.make_outline(ctx, convs)
+    return store.get_doc(run_id, "report", Report) or reporter.write_report(ctx, outline, facts)
+
+
+def _guard(ctx: RunContext, lease: Lease) -> None:
+    """Make ``ctx.check_cancel`` also stop the job when its lease was lost."""
+    check = ctx.check_cancel
+
+    def check_cancel() -> None:
+        if lease.lost.is_set():
+            raise LeaseLost(f"run {ctx.run_id} was taken over by another job")
+        check()
+
+    ctx.check_cancel = check_cancel  # type: ignore[method-assign]
 
 
 def execute(run_id: str, settings: Settings | None = None) -> str:
-    """Run every phase; returns the final status. Never raises for run-level failures: they are
-    recorded on the run (status ``failed`` with ``error`` and ``error_code``)."""
+    """Run (or resume) every phase under the run's lease; returns the final status.
+
+    Never raises for run-level failures: they are recorded on the run (status ``failed`` with
+    ``error`` and ``error_code``). Returns without doing anything when another job holds the
+    lease (that job's view of the status is returned) or the run already ended (complete or
+    cancelled). When Redis stays unreachable beyond the client's retries the job stops and
+    returns ``interrupted`` (its lease expires; the run resumes later).
+    """
     settings = settings or load_settings()
     store = RunStore(get_redis(settings))
+    lease = Lease(store.r, run_id)
+    if not lease.acquire():
+        return store.get_run(run_id).status
+    try:
+        store.r.delete(keys.run_queued(run_id))
+        state = store.get_run(run_id)
+        if state.status in ("complete", "cancelled"):
+            return state.status
+        store.set_fields(run_id, worker=holder_name())
+        if state.status != "pending" or store.r.exists(keys.run_doc(run_id, "plan")):
+            store.emit(run_id, "run.resumed", {"from": state.status, "worker": holder_name(),
+                                               "turns_done": store.count_turns(run_id)})
+        return _execute(store, run_id, settings, lease)
+    except redis.RedisError:
+        log.exception("run %s: Redis unreachable; stopping (the run resumes later)", run_id)
+        return "interrupted"
+    finally:
+        lease.release()
+
+
+def _execute(store: RunStore, run_id: str, settings: Settings, lease: Lease) -> str:
     t0 = time.monotonic()
     try:
         store.set_status(run_id, "planning")
         ctx = build_context(run_id, settings)
+        _guard(ctx, lease)
         if ctx.config.mode == "costorm":
             from research.costorm.pipeline import run_costorm  # noqa: PLC0415 - mode-specific
 
@@ -85,6 +179,11 @@ def execute(run_id: str, settings: Settings | None = None) -> str:
         path.write_text(report.markdown, encoding="utf-8")
         store.set_status(run_id, "complete", report_path=str(path), wall_s=round(time.monotonic() - t0, 3))
         return "complete"
+    except LeaseLost:
+        log.warning("run %s: lease lost; leaving the run to the job that holds it", run_id)
+        return "interrupted"
+    except redis.RedisError:
+        raise  # execute() stops the job; the lease expires and the run resumes later
     except RunCancelled as exc:
         store.set_status(run_id, "cancelled", error=exc.message, error_code=exc.code,
                          wall_s=round(time.monotonic() - t0, 3))

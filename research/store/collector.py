@@ -244,7 +244,7 @@ class SourceCollector:
     # ------------------------------------------------------------------ seed 000 tools
     def save_source(self, source_type: str, external_id: str, url: str, title: str,
                     relevant_questions: list[str], key_excerpts: str | None = None,
-                    citation_id: str | None = None) -> dict:
+                    citation_id: str | None = None, found_by: list[str] | None = None) -> dict:
         """Save a source and assign it to relevant questions (seed 000, final ``save_source``).
 
         One atomic Lua call (one round trip). Automatic citation registration: without
@@ -261,6 +261,8 @@ class SourceCollector:
             relevant_questions: syllabus keys this source answers; [] saves it unassigned.
             key_excerpts: optional 1–2 sentence summary (a list of strings is joined with spaces).
             citation_id: optional, when the citation was registered already.
+            found_by: optional ``"backend: query"`` strings (issue 5: which search found it);
+                kept on the first save only.
 
         Returns:
             ``{"source_id": "src_012", "citation_id": "cit_<hex>", "citation_status": "existing" |
@@ -284,7 +286,8 @@ class SourceCollector:
                              code="unknown_citation")
         new_cid = f"cit_{secrets.token_hex(6)}"
         record = SourceRecord(source_id="", citation_id=citation_id or new_cid, source_type=stype, external_id=ext,
-                              url=link, title=name, key_excerpts=excerpt).model_dump(mode="json")
+                              url=link, title=name, key_excerpts=excerpt,
+                              found_by=[str(x)[:300] for x in (found_by or [])][:10]).model_dump(mode="json")
         del record["source_id"], record["relevant_questions"]
         tail = json.dumps({"citation_id": record.pop("citation_id"), **record}, ensure_ascii=False)[1:]
         citation = self._citation(new_cid, claim=name, source_type=stype, source_id=ext,
@@ -344,11 +347,20 @@ class SourceCollector:
         syl, total, counts = self._snapshot(lists=False)
         return progress_report(syl, dict(zip(syl.keys(), counts)), int(total))
 
-    def check_completion(self) -> dict:
+    def check_completion(self, min_databases: int = 1) -> dict:
         """Seed 000 ``check_completion``: ``{"ready", "progress", "missing", "suggestion"}`` (see
-        ``completion_report``); ready when every question has ``min_sources`` sources."""
-        syl, _, counts = self._snapshot(lists=False)
-        return completion_report(syl, dict(zip(syl.keys(), counts)))
+        ``completion_report``); ready when every question has ``min_sources`` sources.
+
+        ``min_databases`` > 1 adds seed 000's "Sources span multiple databases" criterion: the
+        saved sources must come from at least that many source types (pubmed, web...); the
+        response then has ``"databases"`` and is not ready below it. Default 1: unchanged."""
+        if min_databases <= 1:
+            syl, _, counts = self._snapshot(lists=False)
+            return completion_report(syl, dict(zip(syl.keys(), counts)))
+        syl, raw_sources, counts = self._snapshot(lists=True)
+        types = sorted({SourceRecord.model_validate_json(x).source_type for x in raw_sources})
+        return completion_report(syl, dict(zip(syl.keys(), (len(c) for c in counts))),
+                                 source_types=types, min_databases=min_databases)
 
     def finalize_sources(self) -> dict:
         """Seed 000 ``finalize_sources`` (internal workflow tool; no size limit): sources

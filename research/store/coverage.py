@@ -97,12 +97,16 @@ def progress_report(syllabus: Syllabus, counts: dict[str, int], total: int) -> d
                                ("next_focus", list(reversed(resp["next_focus"])))])
 
 
-def completion_report(syllabus: Syllabus, counts: dict[str, int]) -> dict:
+def completion_report(syllabus: Syllabus, counts: dict[str, int], *, source_types: list[str] | None = None,
+                      min_databases: int = 1) -> dict:
     """Seed 000 ``check_completion`` response (pure; < 500 chars).
 
     Returns ``{"ready": bool, "progress": "3/6 questions complete (50%)", "missing": {key:
     "Need 3 more sources (currently 2/5)"}, "suggestion": "Focus on ..."}``; ``missing`` is in
     syllabus order; the suggestion names the (up to) two questions with the largest deficit.
+    With ``min_databases`` > 1 (seed 000 "Sources span multiple databases"), ``source_types``
+    (distinct types saved) must number at least that; ``"databases": "1/2 databases (PubMed)"``
+    is added and ``ready`` is False below it.
     """
     gaps = _deficits(syllabus, counts)
     n = len(syllabus.questions)
@@ -116,4 +120,12 @@ def completion_report(syllabus: Syllabus, counts: dict[str, int]) -> dict:
         suggestion = f"All {plural(n, 'question')} have enough sources; you can finish."
     resp = {"ready": not gaps, "progress": f"{done}/{n} questions complete ({round(100 * done / n)}%)",
             "missing": missing, "suggestion": suggestion}
+    if min_databases > 1:  # seed 000 criterion "Sources span multiple databases" (issue 5 option)
+        have = list(source_types or [])
+        names = ", ".join(display_type(t) for t in have) or "none"
+        resp["databases"] = f"{len(have)}/{min_databases} databases ({names})"
+        if len(have) < min_databases:
+            resp["ready"] = False
+            if not gaps:
+                resp["suggestion"] = f"Search {plural(min_databases - len(have), 'more database')} for sources"
     return fit_response(resp, [("missing", list(reversed(gaps)))])

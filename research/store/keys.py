@@ -87,15 +87,68 @@ def run_usage(run_id: str) -> str:
     return f"run:{check_run_id(run_id)}:usage"
 
 
+def run_usage_by(run_id: str) -> str:
+    """Hash of LLM accounting broken down: field ``{dim}|{value}|{metric}`` with dim in
+    phase/role/model/step and metric in calls/prompt_tokens/completion_tokens/cost_usd/retries (issue 3)."""
+    return f"run:{check_run_id(run_id)}:usage_by"
+
+
 def run_cancel(run_id: str) -> str:
     """String flag set when the analyst asks to cancel."""
     return f"run:{check_run_id(run_id)}:cancel"
 
 
+# -- resilience (issue 7; research.store.lease, research.pipeline.conversation, research.artifacts)
+def run_lease(run_id: str) -> str:
+    """String holding the random token of the job executing the run (SET NX PX; expires when
+    the job dies)."""
+    return f"run:{check_run_id(run_id)}:lease"
+
+
+def run_queued(run_id: str) -> str:
+    """String flag: the run waits in a job queue (so a lease-less ``pending`` run is not stale)."""
+    return f"run:{check_run_id(run_id)}:queued"
+
+
+def run_rounds(run_id: str) -> str:
+    """Hash round number → JSON list of each conversation's focus question keys for that round
+    (stored once, so a resumed round asks exactly what the interrupted one would have)."""
+    return f"run:{check_run_id(run_id)}:rounds"
+
+
+def run_calls(run_id: str) -> str:
+    """Hash tool-call id → its reserved ``__n`` number and ``{id}|rec`` → ArtifactRecord JSON
+    (recorded), so a resumed tool call reuses its file instead of writing ``__2``."""
+    return f"run:{check_run_id(run_id)}:calls"
+
+
+def run_artseq(run_id: str) -> str:
+    """Hash artifact base name → last ``__n`` sequence number handed out."""
+    return f"run:{check_run_id(run_id)}:artseq"
+
+
+RESILIENCE_PARTS = (run_lease, run_queued, run_rounds, run_calls, run_artseq)
+
+
+# -- Co-STORM round-table state (seed 004; research.costorm.state)
+def costorm(run_id: str, part: str) -> str:
+    """Co-STORM state of a run: ``turns`` (LIST of CoStormTurn JSON), ``mindmap`` (JSON string),
+    ``pool`` (JSON string: unused retrieved information), ``state`` (JSON string: experts and
+    counters), ``inbox`` (LIST of queued analyst messages)."""
+    if part not in COSTORM_PARTS:
+        raise ValueError(f"unknown Co-STORM state part {part!r}; one of {sorted(COSTORM_PARTS)}")
+    return f"run:{check_run_id(run_id)}:costorm:{part}"
+
+
+COSTORM_PARTS = ("turns", "mindmap", "pool", "state", "inbox")
+
+
 def run_keys(run_id: str) -> list[str]:
     """Every key a run owns (for deletion)."""
     return [
-        run(run_id), run_events(run_id), run_turns(run_id), run_cards(run_id), run_usage(run_id),
+        run(run_id), run_events(run_id), run_turns(run_id), run_cards(run_id), run_usage(run_id), run_usage_by(run_id),
         run_cancel(run_id), sources(run_id), collector_metadata(run_id), source_index(run_id),
         citations(run_id), *[run_doc(run_id, n) for n in sorted(RUN_DOCS)],
+        *[costorm(run_id, p) for p in COSTORM_PARTS],
+        *[part(run_id) for part in RESILIENCE_PARTS],
     ]

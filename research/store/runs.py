@@ -18,6 +18,7 @@ from research.errors import RunNotFoundError
 from research.models import (ArtifactRecord, DialogueTurn, Event, RunConfig, RunState, RunStatus,
                              Usage, now)
 from research.store import keys
+from research.store.lease import reconcile_states
 
 M = TypeVar("M", bound=BaseModel)
 EVENT_STREAM_MAXLEN = 100_000
@@ -57,7 +58,7 @@ class RunStore:
         data = self.r.hgetall(keys.run(run_id))
         if not data:
             raise RunNotFoundError(f"No run '{run_id}' in this store. Pick one from the run history.")
-        return self._from_hash(data)
+        return reconcile_states(self.r, [self._from_hash(data)])[0]  # dead job → interrupted (issue 7)
 
     def exists(self, run_id: str) -> bool:
         return bool(self.r.exists(keys.run(run_id)))
@@ -68,7 +69,7 @@ class RunStore:
         pipe = self.r.pipeline()
         for run_id in ids:
             pipe.hgetall(keys.run(run_id))
-        return [self._from_hash(d) for d in pipe.execute() if d]
+        return reconcile_states(self.r, [self._from_hash(d) for d in pipe.execute() if d])
 
     def set_status(self, run_id: str, status: RunStatus, **fields: str | float) -> None:
         """Change status (plus optional hash fields) and emit ``status`` event."""
@@ -155,6 +156,41 @@ class RunStore:
         data = self.r.hgetall(keys.run_usage(run_id))
         return Usage(**{k: (float(v) if k == "cost_usd" else int(float(v))) for k, v in data.items()
                         if k in Usage.model_fields})
+
+    def record_llm_call(self, run_id: str, *, phase: str, role: str, model: str, step: str,
+                        prompt_tokens: int, completion_tokens: int, cost_usd: float, retries: int = 0,
+                        tool_tokens: int = 0, context_tokens: int = 0) -> None:
+        """Account one LLM call (issue 3 §4): run totals in ``run:{id}:usage`` (llm_calls,
+        prompt_tokens, completion_tokens, cost_usd USD, retries, tool_tokens = tokens of tool
+        output placed in prompts, context_tokens = prompt tokens of in-context (non-compressor)
+        calls) and the breakdown by phase, role, model and step in ``run:{id}:usage_by``."""
+        pipe = self.r.pipeline()
+        k, kb = keys.run_usage(run_id), keys.run_usage_by(run_id)
+        for field, n in (("llm_calls", 1), ("prompt_tokens", prompt_tokens), ("completion_tokens", completion_tokens),
+                         ("retries", retries), ("tool_tokens", tool_tokens), ("context_tokens", context_tokens)):
+            pipe.hincrby(k, field, int(n))
+        pipe.hincrbyfloat(k, "cost_usd", cost_usd)
+        for dim, value in (("phase", phase), ("role", role), ("model", model), ("step", step)):
+            for field, n in (("calls", 1), ("prompt_tokens", prompt_tokens), ("completion_tokens", completion_tokens),
+                             ("retries", retries)):
+                pipe.hincrby(kb, f"{dim}|{value}|{field}", int(n))
+            pipe.hincrbyfloat(kb, f"{dim}|{value}|cost_usd", cost_usd)
+        pipe.execute()
+
+    def usage_totals(self, run_id: str) -> dict[str, float]:
+        """Raw totals hash of ``run:{id}:usage`` as numbers (ints, ``cost_usd`` float)."""
+        return {f: (float(v) if f == "cost_usd" else int(float(v)))
+                for f, v in self.r.hgetall(keys.run_usage(run_id)).items()}
+
+    def usage_breakdown(self, run_id: str) -> dict[str, dict[str, dict[str, float]]]:
+        """``{dim: {value: {calls, prompt_tokens, completion_tokens, cost_usd, retries}}}`` for dim
+        in phase/role/model/step."""
+        out: dict[str, dict[str, dict[str, float]]] = {}
+        for field, v in self.r.hgetall(keys.run_usage_by(run_id)).items():
+            dim, rest = field.split("|", 1)
+            value, metric = rest.rsplit("|", 1)
+            out.setdefault(dim, {}).setdefault(value, {})[metric] = float(v) if metric == "cost_usd" else int(float(v))
+        return out
 
     # ------------------------------------------------------------------ events
     def emit(self, run_id: str, type_: str, data: dict | None = None) -> str:

@@ -77,15 +77,32 @@ def safe_url(url: str | None) -> str | None:
     return "".join(ch for ch in u if ch.isprintable())
 
 
-def link_citations(text: str, n_refs: int, prefix: str = ANCHOR_PREFIX) -> str:
+def link_title(text: str | None) -> str:
+    """``text`` as a CommonMark link title in double quotes (one line; ``\\`` and ``"`` escaped;
+    ``<``/``>``/``&`` as entities so the title can never carry markup). Renderers put it in
+    the link's HTML ``title`` attribute (escaped), which browsers show on hover."""
+    flat = " ".join(str(text or "").split())
+    flat = flat.replace("\\", "\\\\").replace('"', '\\"')
+    flat = flat.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("$", "\\$")
+    return f'"{flat}"'
+
+
+def link_citations(text: str, n_refs: int, prefix: str = ANCHOR_PREFIX,
+                   titles: dict[int, str] | None = None) -> str:
     """Replace each ``[n]`` with ``1 <= n <= n_refs`` by ``[[n]](#{prefix}n)``.
 
-    Out-of-range markers are left as they are; ``[n]`` that already is (or labels) a link is
-    not touched, so the function is idempotent.
+    With ``titles`` (reference number → hover text) the link gets a title:
+    ``[[n]](#{prefix}n "title")``. Out-of-range markers are left as they are; ``[n]`` that
+    already is (or labels) a link is not touched, so the function is idempotent.
     """
+    titles = titles or {}
+
     def sub(m: re.Match) -> str:
         n = int(m.group(1))
-        return f"[[{n}]](#{prefix}{n})" if 1 <= n <= n_refs else m.group(0)
+        if not 1 <= n <= n_refs:
+            return m.group(0)
+        tip = f" {link_title(titles[n])}" if titles.get(n) else ""
+        return f"[[{n}]](#{prefix}{n}{tip})"
     return _CITE_RE.sub(sub, text)
 
 
@@ -127,17 +144,18 @@ def source_markdown(src: TurnSource) -> str:
     return line
 
 
-def report_body_markdown(report: Report) -> str:
+def report_body_markdown(report: Report, titles: dict[int, str] | None = None) -> str:
     """The report's lead and sections as safe Markdown with citations linked to ``#ref-n``.
 
     Headings are ``##`` with literal (escaped) text; the title and references list are rendered
-    separately by the page (the references need one anchor each).
+    separately by the page (the references need one anchor each). ``titles``: reference number
+    → hover text for each citation link (see ``research.export.bundle.ReportBundle.tooltips``).
     """
     n = len(report.references)
-    parts = [link_citations(safe_markdown(report.lead), n)]
+    parts = [link_citations(safe_markdown(report.lead), n, titles=titles)]
     for section in report.sections:
         parts.append(f"## {plain(section.heading)}")
-        parts.append(link_citations(safe_markdown(section.text), n))
+        parts.append(link_citations(safe_markdown(section.text), n, titles=titles))
     return "\n\n".join(p for p in parts if p.strip())
 
 

@@ -26,7 +26,8 @@ from research.store.keys import check_run_id
 from research.store.runs import RunStore
 from research.ui import nav
 from research.ui.citations import plain
-from research.ui.events import events_rows, phase_progress
+from research.ui.resume import resume_control
+from research.ui.events import events_rows
 from research.ui.history import STATUS_ICONS, duration_s, format_duration, is_active, run_label
 
 POLL_S = 2
@@ -35,8 +36,27 @@ EXTRACTIVE_NOTE = ("every answer, summary and report sentence is extracted from 
                    "no language model was used")
 
 
+def ensure_app_navigation() -> None:
+    """Make a share link opened first after a server start use the app's navigation.
+
+    Streamlit decides once per server process whether the app is a legacy ``pages/`` folder
+    app (``PagesManager.uses_pages_directory``, from the folder's existence) and flips it only
+    when ``st.navigation`` runs. If the very first visitor opens ``/report?run=…``, Streamlit
+    runs ``pages/report.py`` on its own with the folder's file list as navigation — and keeps
+    doing so for every later session. When a page finds itself in that mode it clears the flag
+    and reruns, so ``streamlit_app.py`` (``st.navigation``) runs and picks the same page by URL.
+    """
+    from streamlit.runtime.pages_manager import PagesManager  # noqa: PLC0415
+
+    if PagesManager.uses_pages_directory:
+        PagesManager.uses_pages_directory = False
+        st.rerun()
+
+
 def get_store() -> RunStore:
-    """The run store on the configured Redis; on StoreError shows the message and stops the page."""
+    """The run store on the configured Redis; on StoreError shows the message and stops the page.
+    Calls :func:`ensure_app_navigation` first (every page starts here)."""
+    ensure_app_navigation()
     try:
         return RunStore(get_redis())
     except StoreError as exc:
@@ -100,24 +120,42 @@ def engine_banner(state: RunState) -> None:
         st.info(f"**Engine: {plain(label)}**", icon=":material/smart_toy:")
 
 
+def share_link(page_key: str, run_id: str) -> None:
+    """A "Share" popover holding the page's absolute URL in ``st.code`` (which has a copy button
+    and stays selectable in headless browsers) plus the read-only report link."""
+    from research.ui.progress import share_url
+
+    with st.popover("Copy link", icon=":material/link:"):
+        st.caption("Anyone with access to this dashboard opens the same view with:")
+        st.code(share_url(nav.page(page_key).url_path, run_id), language=None, wrap_lines=True)
+        st.caption("Clean read-only report:")
+        st.code(share_url(nav.page("report").url_path, run_id, view="read"), language=None, wrap_lines=True)
+
+
 def run_header(store: RunStore, state: RunState, page_key: str | None = None) -> None:
-    """Topic, status/phase line, progress, error, cancel button and the last few events."""
-    st.header(plain(state.topic), anchor=False)
+    """Topic, status line, share link, live progress (stepper, bars, cost, Cancel), error and
+    the last few events, then links to the run's other pages."""
+    from research.ui.progress import progress_panel
+
+    title, share = st.columns([6, 1], vertical_alignment="bottom")
+    title.header(plain(state.topic), anchor=False)
+    with share:
+        share_link(page_key or "report", state.run_id)
     icon = STATUS_ICONS.get(state.status, "")
     timing = "running for" if is_active(state.status) else "took"
     st.caption(f"{icon} **{state.status}** · {timing} {format_duration(duration_s(state))} · "
                f"mode {plain(state.mode)} · template {plain(state.config.template)} · run `{state.run_id}`")
-    progress = phase_progress(state.status)
-    if is_active(state.status) and progress is not None:
-        cols = st.columns([5, 1])
-        cols[0].progress(progress, text=f"phase: {state.status}")
-        if cols[1].button("Cancel run", key=f"cancel_{state.run_id}", icon=":material/stop_circle:"):
-            store.request_cancel(state.run_id)
-            st.toast("Cancel requested; the run stops at its next step.")
+    progress_panel(store, state)
     if state.status == "failed":
         st.error(f"Run failed ({plain(state.error_code) or 'error'}): {plain(state.error)}", icon=":material/error:")
     elif state.status == "cancelled":
-        st.warning(f"Run cancelled. {plain(state.error)}", icon=":material/stop_circle:")
+        st.warning(f"Run cancelled. {plain(state.error) or 'Everything so far is kept.'}", icon=":material/stop_circle:")
+    elif state.status == "interrupted":
+        st.warning(f"Run interrupted (the server stopped while it ran). {plain(state.error)}",
+                   icon=":material/warning:")
+    resume_control(state)  # issue 7: Resume button for interrupted/failed runs
+    if state.stop_reason:
+        st.caption(f"Stopped early: {plain(state.stop_reason)}")
     with st.expander("Recent events", expanded=is_active(state.status)):
         rows = events_rows(store.tail_events(state.run_id, EVENTS_SHOWN))
         if rows:

@@ -11,7 +11,7 @@ from research.store import keys
 
 STATUS_ICONS = {
     "pending": "⏳", "planning": "🧭", "conversations": "💬", "analyzing": "🔬", "synthesizing": "✍️",
-    "complete": "✅", "failed": "❌", "cancelled": "⏹️",
+    "complete": "✅", "failed": "❌", "cancelled": "⏹️", "interrupted": "⚠️",
 }
 
 
@@ -69,24 +69,101 @@ def source_counts(store, run_ids: Sequence[str]) -> dict[str, int]:
             for rid, n in zip(run_ids, results)}
 
 
+def run_stats(store, run_ids: Sequence[str]) -> dict[str, dict]:
+    """``run_id → {sources, citations, cost_usd}`` in one pipelined round trip.
+
+    ``sources``: collector list length (seed 000); ``citations``: references of the stored
+    report (0 without one); ``cost_usd``: the run's usage hash (USD, 0.0 when absent).
+    """
+    import json
+
+    pipe = store.r.pipeline(transaction=False)
+    for run_id in run_ids:
+        pipe.llen(keys.sources(run_id))
+        pipe.hget(keys.run_usage(run_id), "cost_usd")
+        pipe.get(keys.run_doc(run_id, "report"))
+    res = pipe.execute(raise_on_error=False)
+    out = {}
+    for i, rid in enumerate(run_ids):
+        n, cost, report = res[3 * i: 3 * i + 3]
+        try:
+            cites = len(json.loads(report).get("references", [])) if isinstance(report, str) else 0
+        except ValueError:
+            cites = 0
+        try:
+            cost_usd = float(cost) if isinstance(cost, str) else 0.0
+        except ValueError:
+            cost_usd = 0.0
+        out[rid] = {"sources": 0 if isinstance(n, Exception) else int(n), "citations": cites, "cost_usd": cost_usd}
+    return out
+
+
 def history_rows(runs: Sequence[RunState], source_counts: Mapping[str, int], *,
-                 now: float | None = None) -> list[dict]:
+                 now: float | None = None, stats: Mapping[str, dict] | None = None) -> list[dict]:
     """Rows for the run-history table, in the given order (newest first from ``list_runs``).
 
-    Each row: ``topic, status, sources`` (int, from ``source_counts`` by run id, 0 when absent),
-    ``created`` (local time text), ``duration`` (text), ``run_id``, ``plan`` and ``report``
-    (relative page URLs ``plan?run=<id>`` / ``report?run=<id>`` for link columns).
+    Each row: ``topic, mode, status, sources`` (int, from ``source_counts`` by run id, 0 when
+    absent), ``citations`` and ``cost_usd`` (from ``stats`` of :func:`run_stats`, else 0),
+    ``created`` (local time text), ``duration`` (text) and ``duration_s`` (s), ``run_id``, and
+    relative page URLs ``plan?run=<id>`` / ``report?run=<id>`` / ``coverage?run=<id>`` /
+    ``artifacts?run=<id>`` for link columns.
     """
     rows = []
+    stats = stats or {}
     for st in runs:
+        extra = stats.get(st.run_id, {})
+        secs = duration_s(st, now)
         rows.append({
             "topic": st.topic,
+            "mode": st.mode,
             "status": f"{STATUS_ICONS.get(st.status, '')} {st.status}".strip(),
             "sources": int(source_counts.get(st.run_id, 0)),
+            "citations": int(extra.get("citations", 0)),
+            "cost_usd": float(extra.get("cost_usd", 0.0)),
             "created": format_time(st.created_at),
-            "duration": format_duration(duration_s(st, now)),
+            "duration": format_duration(secs),
+            "duration_s": round(secs, 1),
             "run_id": st.run_id,
             "plan": f"plan?run={st.run_id}",
             "report": f"report?run={st.run_id}",
+            "coverage": f"coverage?run={st.run_id}",
+            "artifacts": f"artifacts?run={st.run_id}",
         })
     return rows
+
+
+def filter_rows(rows: Sequence[dict], query: str = "", statuses: Sequence[str] = ()) -> list[dict]:
+    """Rows whose topic, run id or mode contains ``query`` (case-insensitive) and, when
+    ``statuses`` is given, whose status (without its icon) is one of them."""
+    q = (query or "").strip().lower()
+    wanted = set(statuses or ())
+    out = []
+    for row in rows:
+        if q and q not in row["topic"].lower() and q not in row["run_id"] and q not in row.get("mode", ""):
+            continue
+        if wanted and row["status"].split()[-1] not in wanted:
+            continue
+        out.append(row)
+    return out
+
+
+def delete_run_everywhere(store, run_id: str, settings=None) -> list[str]:
+    """Delete a run: its Redis keys (``RunStore.delete_run``), its artifacts dir and its report
+    dir under the data dir. Returns the paths removed.
+
+    Raises:
+        InputError: ill-formed run id. StoreError: Redis unreachable.
+    """
+    import shutil
+
+    from research.config import load_settings
+
+    keys.check_run_id(run_id)
+    settings = settings or load_settings()
+    store.delete_run(run_id)
+    removed = []
+    for d in (settings.artifacts_root / run_id, settings.reports_dir / run_id):
+        if d.is_dir():
+            shutil.rmtree(d, ignore_errors=True)
+            removed.append(str(d))
+    return removed

@@ -25,11 +25,15 @@ PAGES: tuple[PageSpec, ...] = (
     PageSpec("launch", "pages/launch.py", "Launch", ":material/rocket_launch:", "launch"),
     PageSpec("plan", "pages/plan.py", "Plan", ":material/checklist:", "plan"),
     PageSpec("conversations", "pages/conversations.py", "Conversations", ":material/forum:", "conversations"),
+    PageSpec("mindmap", "pages/mindmap.py", "Mind map", ":material/account_tree:", "mindmap"),
     PageSpec("coverage", "pages/coverage.py", "Coverage", ":material/bar_chart:", "coverage"),
     PageSpec("artifacts", "pages/artifacts.py", "Artifacts", ":material/inventory_2:", "artifacts"),
     PageSpec("report", "pages/report.py", "Report", ":material/article:", "report"),
+    PageSpec("corpora", "pages/corpora.py", "Corpora", ":material/library_books:", "corpora"),
+    PageSpec("compare", "pages/compare.py", "Compare", ":material/compare_arrows:", "compare"),
+    PageSpec("cost", "pages/cost.py", "Cost", ":material/payments:", "cost"),
 )
-RUN_PAGES = tuple(p for p in PAGES if p.key != "launch")
+RUN_PAGES = tuple(p for p in PAGES if p.key not in ("launch", "corpora", "compare"))
 _BY_KEY = {p.key: p for p in PAGES}
 
 

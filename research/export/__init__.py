@@ -1,8 +1,11 @@
-"""Exporting a finished run's report (Markdown) and safe file names for downloads.
+"""Exporting a run: the report as Markdown, HTML, PDF or DOCX, or the whole run as a zip; safe
+file names for downloads.
 
-The exported text is exactly the stored report's ``markdown`` (``RunStore.get_doc(run_id,
+The Markdown export is exactly the stored report's ``markdown`` (``RunStore.get_doc(run_id,
 "report", Report).markdown``), so the export, the dashboard and ``{data_dir}/reports/{run_id}/
-report.md`` never disagree.
+report.md`` never disagree. The other formats are built by ``research/export/{html,docx,
+zipper}.py`` from ``research.export.bundle.load_bundle``; :func:`render_export` and
+:func:`export_run` dispatch on the format (the dashboard's downloads and ``research export``).
 """
 
 from __future__ import annotations
@@ -104,6 +107,81 @@ def _write_atomic(path: Path, text: str) -> Path:
             with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
                 fh.write(text)
             os.chmod(tmp, path.stat().st_mode & 0o777 if path.is_file() else 0o644)
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+    except OSError as exc:
+        raise InputError(f"Cannot write '{path}': {exc.strerror or exc}; choose a writable file path.") from exc
+    return path.resolve()
+
+
+FORMATS = ("md", "html", "pdf", "docx", "zip")
+MIME_TYPES = {"md": "text/markdown", "html": "text/html", "pdf": "application/pdf",
+              "docx": "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+              "zip": "application/zip"}
+
+
+def render_export(store, run_id: str, fmt: str) -> bytes:
+    """The export of a run in ``fmt`` (one of :data:`FORMATS`) as bytes.
+
+    ``md``/``html``/``pdf``/``docx`` need a report; ``zip`` works for any run.
+
+    Raises:
+        InputError: unknown format; no report yet (code ``report_not_ready``); ill-formed id.
+        RunNotFoundError: no such run.
+    """
+    from research.export.bundle import load_bundle, require_report
+
+    if fmt not in FORMATS:
+        raise InputError(f"Unknown export format {fmt!r}; use one of {', '.join(FORMATS)}.")
+    if fmt == "zip":
+        from research.export.zipper import run_zip
+
+        return run_zip(store, run_id)
+    bundle = load_bundle(store, run_id)
+    report = require_report(bundle)
+    if fmt == "md":
+        return report.markdown.encode("utf-8")
+    if fmt == "html":
+        from research.export.html import report_html
+
+        return report_html(bundle).encode("utf-8")
+    if fmt == "pdf":
+        from research.export.html import report_pdf
+
+        return report_pdf(bundle)
+    from research.export.docx import report_docx
+
+    return report_docx(bundle)
+
+
+def export_run(run_id: str, fmt: str, out: Path, *, store=None) -> Path:
+    """Write :func:`render_export` of the run to ``out`` atomically; returns the absolute path.
+
+    Raises:
+        InputError: as :func:`render_export`, or ``out`` is a directory / not writable.
+        RunNotFoundError: no such run.
+    """
+    from research.store.keys import check_run_id
+
+    check_run_id(run_id)
+    path = Path(os.fspath(out)).expanduser()
+    if path.is_dir():
+        raise InputError(f"'{path}' is a directory; give a file path such as {path / ('report.' + fmt)}.")
+    if store is None:
+        from research.store.connection import get_redis
+        from research.store.runs import RunStore
+
+        store = RunStore(get_redis())
+    data = render_export(store, run_id, fmt)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name[:40]}.", suffix=".tmp", dir=path.parent)
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+            os.chmod(tmp, 0o644)
             os.replace(tmp, path)
         except BaseException:
             Path(tmp).unlink(missing_ok=True)

@@ -1,0 +1,119 @@
+"""``python -m bench [--quick] [--topics PATH] [--only 3,4,5] [--out DIR]`` — run the benchmarks.
+
+Prints the table (figure, value, baseline, ratio, target, result) and writes the JSON to
+``bench/results/<date>-<host>.json`` and ``bench/results/latest.json``. Each item runs in turn;
+an item that raises is reported as "not measured" with the error, and the others still run.
+Exit status: 0 when every measured figure with a target passes, 1 otherwise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+import time
+import traceback
+from pathlib import Path
+
+for _k, _v in (("HF_HUB_OFFLINE", "1"), ("TRANSFORMERS_OFFLINE", "1"), ("LITELLM_LOCAL_MODEL_COST_MAP", "True"),
+               ("TOKENIZERS_PARALLELISM", "false")):
+    os.environ.setdefault(_k, _v)
+
+from bench.common import RESULTS_DIR, Figure, machine, not_measured, table, write_results  # noqa: E402
+
+SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
+
+FULL = {"collector": dict(sizes=(10, 1_000, 10_000), reps=200, reps_save=200),
+        "embed": dict(n=5000, rounds=2, fp32_n=1000),
+        "search_build": dict(n_queries=100, max_docs=None),
+        "beir": dict(datasets=("scifact", "nfcorpus"), limit=None),
+        "quality": dict(limit=None, max_perspectives=3, max_turns=2),
+        "dashboard": dict(sources=1000, turns=100, artifacts=500, reps=2),
+        "llm": dict(perspectives=4, turns=3, concurrency=8, latency_ms=300)}
+QUICK = {"collector": dict(sizes=(10, 10_000), reps=100, reps_save=100),
+         "embed": dict(n=500, rounds=2, fp32_n=250),
+         "search_build": dict(n_queries=20, max_docs=150),
+         "beir": dict(datasets=("scifact",), limit=50),
+         "quality": dict(limit=1, max_perspectives=2, max_turns=1),
+         "dashboard": dict(sources=1000, turns=100, artifacts=500, reps=1),
+         "llm": dict(perspectives=2, turns=1, concurrency=2, latency_ms=300)}
+
+
+def _items(cfg: dict, args: argparse.Namespace) -> tuple[list[tuple[int, str, object]], dict]:
+    from bench import collector_bench, dashboard_bench, embed_bench, quality_bench, search_bench  # noqa: PLC0415
+
+    corpus = SHARED / "corpus" / "docs.jsonl"
+    topics = Path(args.topics) if args.topics else SHARED / "freshwiki"
+    extra: dict = {}
+
+    def quality() -> list[Figure]:
+        figs, rows = quality_bench.run(topics, **cfg["quality"])
+        extra["quality_topics"] = rows
+        return figs
+
+    def llm() -> list[Figure]:
+        from bench import llm_bench  # noqa: PLC0415
+
+        return llm_bench.run(corpus, **cfg["llm"])
+
+    return [
+        (3, "collector at scale", lambda: collector_bench.run(**cfg["collector"])),
+        (4, "embeddings", lambda: embed_bench.run(corpus, **cfg["embed"])),
+        (5, "local search", lambda: search_bench.build_and_latency(corpus, **cfg["search_build"])
+         + search_bench.quality_figures(SHARED / "beir", **cfg["beir"])),
+        (8, "report quality (FreshWiki)", quality),
+        (7, "dashboard", lambda: dashboard_bench.run(**cfg["dashboard"])),
+        (1, "parallelism / context / concurrency (items 1, 2, 6)", llm),
+    ], extra
+
+
+def main(argv: list[str] | None = None) -> int:
+    """CLI entry point; returns the exit status."""
+    ap = argparse.ArgumentParser(prog="python -m bench", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true", help="fewer sizes/queries/topics (< 3 min)")
+    ap.add_argument("--topics", help="a FreshWiki-layout folder (topic_list.csv, json/, txt/)")
+    ap.add_argument("--topic-limit", type=int, default=None,
+                    help="FreshWiki topics to score (default: all full / 1 quick; 0 = all)")
+    ap.add_argument("--only", help="comma-separated item numbers, e.g. 3,5 (1 also runs 2 and 6)")
+    ap.add_argument("--out", default=str(RESULTS_DIR), help="results folder (default bench/results)")
+    args = ap.parse_args(argv)
+    logging.basicConfig(level=logging.WARNING)
+    cfg = {k: dict(v) for k, v in (QUICK if args.quick else FULL).items()}
+    if args.topic_limit is not None:
+        cfg["quality"]["limit"] = args.topic_limit or None
+    only = {int(x) for x in args.only.split(",")} if args.only else None
+    items, extra = _items(cfg, args)
+    figures: list[Figure] = []
+    timings = {}
+    t_all = time.perf_counter()
+    load_start = [round(x, 2) for x in os.getloadavg()]
+    for num, label, fn in items:
+        if only and num not in only:
+            continue
+        print(f"[bench] item {num}: {label} ...", file=sys.stderr, flush=True)
+        t0 = time.perf_counter()
+        try:
+            figures.extend(fn())
+        except Exception as exc:  # noqa: BLE001 - one broken item must not hide the others
+            traceback.print_exc()
+            figures.append(not_measured(num, label, f"{type(exc).__name__}: {str(exc)[:200]}"))
+        timings[num] = round(time.perf_counter() - t0, 1)
+        print(f"[bench] item {num} took {timings[num]} s", file=sys.stderr, flush=True)
+    total = round(time.perf_counter() - t_all, 1)
+    figures.sort(key=lambda f: f.item)
+    m = machine()
+    title = (f"Research Desk benchmarks ({'quick' if args.quick else 'full'}), "
+             f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {m['host']}: {m['cores']} cores, "
+             f"{m['cpu']}; total {total:.0f} s; load average {load_start[0]} at start, "
+             f"{m['loadavg_1_5_15'][0]} at end")
+    print(table(figures, title))
+    path = write_results(figures, {"mode": "quick" if args.quick else "full", "config": cfg,
+                                   "item_seconds": timings, "total_s": total,
+                                   "loadavg_at_start": load_start, **extra}, Path(args.out))
+    print(f"\nresults: {path}")
+    return 1 if any(f.status == "FAIL" for f in figures) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,59 @@
+"""Corpora: upload documents (PDF, DOCX, HTML, Markdown, text) or point at a folder to build a
+named corpus, and list the corpora with their file and chunk counts (issue 5). Logic lives in
+``research.ingest``; this page only renders."""
+
+import streamlit as st
+
+from research.config import load_settings
+from research.errors import ResearchError
+from research.ingest import ingest, list_corpora, validate_corpus_name
+from research.ingest.extract import SUFFIXES
+from research.ingest.store import corpus_dir
+
+st.title("Corpora")
+st.caption("Your own documents, searchable in runs: choose them under *Corpora* on the Launch form "
+           "or with `research run … --corpora NAME`. Each passage cites its file and page.")
+
+with st.form("ingest"):
+    name = st.text_input("Corpus name", placeholder="e.g. trial-reports")
+    uploads = st.file_uploader("Upload files", type=[s.lstrip(".") for s in SUFFIXES], accept_multiple_files=True)
+    folder = st.text_input("…or a folder on this server", placeholder="/path/to/documents")
+    submitted = st.form_submit_button("Ingest", type="primary")
+
+if submitted:
+    try:
+        corpus = validate_corpus_name(name)
+        paths = []
+        if uploads:
+            target = corpus_dir(corpus, load_settings()) / "files"
+            target.mkdir(parents=True, exist_ok=True)
+            for up in uploads:
+                dest = target / up.name.replace("/", "_").lstrip(".")
+                dest.write_bytes(up.getvalue())
+                paths.append(dest)
+        if folder.strip():
+            paths.append(folder.strip())
+        if not paths:
+            st.error("Upload some files or give a folder to ingest.")
+        else:
+            with st.spinner("Extracting, chunking and indexing…"):
+                report = ingest(corpus, paths)
+            st.success(f"{report.corpus}: {len(report.added)} added, {len(report.updated)} updated, "
+                       f"{len(report.unchanged)} unchanged — {report.files} files, {report.chunks} chunks "
+                       f"in {report.seconds:.1f} s")
+            for message in report.errors.values():
+                st.warning(message)
+    except ResearchError as exc:
+        st.error(exc.message)
+
+st.subheader("Corpora", anchor=False)
+rows = list_corpora()
+if not rows:
+    st.info("No corpus yet: ingest some documents above.")
+else:
+    st.dataframe([{"name": r["name"], "files": r["files"], "chunks": r["chunks"], "failed files": len(r["errors"])}
+                  for r in rows], hide_index=True, width="stretch")
+    for r in rows:
+        if r["errors"]:
+            with st.expander(f"{r['name']}: {len(r['errors'])} file(s) could not be read"):
+                st.markdown("\n".join(f"- {m}" for m in r["errors"].values()))

@@ -1,0 +1,43 @@
+"""Cost: a run's LLM calls, tokens and USD by phase, role and model; context reduction; budget."""
+
+import streamlit as st
+
+from research.llm.usage import usage_report
+from research.models import RunState
+from research.ui import context
+from research.ui.cost import breakdown_rows, context_figure, cost_figure, tokens_figure
+
+store = context.get_store()
+state = context.select_run(store)
+
+
+def render(state: RunState) -> None:
+    context.run_header(store, state, page_key="cost")
+    rep = usage_report(store, state.run_id)
+    if state.config.engine != "litellm" and not rep["llm_calls"]:
+        st.info("This run used the offline extractive engine: no LLM calls, no cost.", icon=":material/info:")
+    if rep["budget_exhausted"]:
+        st.warning(f"Budget exhausted (budget: ${rep['budget_usd']} / {rep['budget_tokens']} tokens): the run "
+                   "finished its remaining steps without LLM calls.", icon=":material/savings:")
+    c = st.columns(5)
+    c[0].metric("LLM calls", rep["llm_calls"])
+    c[1].metric("Tokens", f"{rep['total_tokens']:,}")
+    c[2].metric("Cost", f"${rep['cost_usd']:.4f}")
+    c[3].metric("Retries", rep["retries"])
+    pct = rep["context"]["context_reduction_pct"]
+    c[4].metric("Context reduction", f"{pct}%" if pct is not None else "–")
+    for dim in ("phase", "role", "model"):
+        left, right = st.columns(2)
+        left.plotly_chart(tokens_figure(rep, dim), width="stretch")
+        right.plotly_chart(cost_figure(rep, dim), width="stretch")
+        st.dataframe(breakdown_rows(rep, dim), hide_index=True, width="stretch")
+    fig = context_figure(rep)
+    if fig is not None:
+        st.plotly_chart(fig, width="stretch")
+    st.caption("Context reduction (seed 001 §10) = 1 − tool tokens sent / raw tool-output tokens. "
+               f"Prompt tokens sent in context: {rep['context']['prompt_tokens_sent']:,}; without offload they "
+               f"would have been {rep['context']['prompt_tokens_without_offload']:,}.")
+
+
+if state:
+    context.live(store, state, render)

@@ -1,0 +1,49 @@
+"""Mind map (Co-STORM runs): the concepts learned, as a treemap; pick a concept to see its information and sources."""
+
+import streamlit as st
+
+from research.costorm import get_meta, get_mindmap
+from research.costorm.views import mindmap_figure, node_items, node_label, node_options, stop_reason_text
+from research.models import RunState
+from research.ui import context
+from research.ui.citations import plain, safe_url
+
+store = context.get_store()
+state = context.select_run(store)
+
+
+def render(state: RunState) -> None:
+    context.run_header(store, state, page_key="mindmap")
+    if state.mode != "costorm":
+        st.info("This run is in STORM mode; the mind map exists only for Co-STORM runs.", icon=":material/info:")
+        return
+    context.engine_banner(state)
+    mm = get_mindmap(store.r, state.run_id)
+    if mm is None or not mm.items:
+        st.info("The mind map is empty so far: it fills as the round-table finds information.",
+                icon=":material/hourglass_top:")
+        return
+    meta = get_meta(store.r, state.run_id)
+    cols = st.columns(4)
+    cols[0].metric("Concepts", len(node_options(mm)))
+    cols[1].metric("Pieces of information", len(mm.items))
+    cols[2].metric("Depth", mm.depth())
+    cols[3].metric("Search queries", f"{meta.queries_used} / {state.config.costorm.query_budget}")
+    if meta.stop_reason:
+        st.caption(f"Round-table stopped: {plain(stop_reason_text(meta.stop_reason))}.")
+    st.plotly_chart(mindmap_figure(mm), key=f"mindmap_{state.run_id}", config={"displayModeBar": False})
+    options = node_options(mm)
+    biggest = max(options, key=lambda p: mm.find(p).total_items())
+    path = st.selectbox("Concept", options, index=options.index(biggest), key=f"mm_node_{state.run_id}",
+                        format_func=lambda p: node_label(mm, p))
+    rows = node_items(mm, path)
+    st.subheader(f"{plain(path.split(' > ')[-1])} · {len(rows)} pieces of information", anchor=False)
+    for row in rows:
+        url = safe_url(row["url"])
+        src = f"[{plain(row['source'])}]({url})" if url else plain(row["source"])
+        st.markdown(f"- {plain(row['information'])}  \n  :gray[{plain(row['concept'])} · turn {row['turn']} · "
+                    f"{row['source_id']} ·] {src}")
+
+
+if state:
+    context.live(store, state, render)

@@ -1,0 +1,102 @@
+"""The report from the mind map (seed 004 "At the end a cited report is generated"; Co-STORM's
+article generation: traverse the mind map and write a section per concept from its
+information, with its sources).
+
+Each node with information gets a section written by the engine from that node's items
+(``write_section``, numbered snippets → local ``[n]`` → draft ``[@src_…]``); nodes that only
+group subtopics become headings; then a lead (``write_lead``); citations are renumbered 1..N by
+first appearance into one references list with ``research.pipeline.citations.renumber`` and
+checked with ``check_integrity`` (no out-of-range index, no gaps).
+"""
+
+from __future__ import annotations
+
+from research.costorm.discourse import Table
+from research.costorm.mindmap import SEP
+from research.engines.base import LeadInput, PolishInput, SectionInput, Snippet
+from research.models import OutlineSection, Reference, Report, ReportSection
+from research.pipeline import citations
+from research.pipeline.context import RunContext
+
+
+def _sections(table: Table) -> list[tuple[int, ReportSection]]:
+    """(depth, draft section) per mind-map node in pre-order; depth 1 = under the root."""
+    ctx, mm = table.ctx, table.session.mindmap
+    out: list[tuple[int, ReportSection]] = []
+    for path, node in list(mm.walk())[1:]:
+        ctx.check_cancel()
+        depth = path.count(SEP)
+        text = ""
+        if node.items:
+            items = [mm.items[i] for i in node.items]
+            snippets = [Snippet(n=n, source_id=it.source_id, text=it.text) for n, it in enumerate(items, start=1)]
+            section = OutlineSection(heading=node.name, subsections=[c.name for c in node.children])
+            written = ctx.engine.write_section(SectionInput(topic=table.topic, section=section, snippets=snippets))
+            polished = ctx.engine.polish(PolishInput(topic=table.topic, text=written.text)).text
+            text = citations.local_to_draft(polished, {s.n: s.source_id for s in snippets})
+        if text or node.children:
+            out.append((depth, ReportSection(heading=node.name, text=text)))
+            ctx.emit("section.written", {"heading": node.name, "depth": depth})
+    return out
+
+
+def _lead(table: Table, sections: list[ReportSection]) -> str:
+    """The lead from the drafted sections; engines only ever see local ``[n]`` markers."""
+    ids = sorted({sid for s in sections for sid in citations.DRAFT_RE.findall(s.text)})
+    local = {sid: i for i, sid in enumerate(ids, start=1)}
+    as_local = [ReportSection(heading=s.heading, text=citations.DRAFT_RE.sub(lambda m: f"[{local[m.group(1)]}]", s.text))
+                for s in sections if s.text]
+    lead = table.ctx.engine.write_lead(LeadInput(topic=table.topic, sections=as_local)).text
+    return citations.local_to_draft(lead, {i: sid for sid, i in local.items()})
+
+
+def write_report(table: Table) -> Report:
+    """Sections per node → lead → renumbered references; stores ``draft_report`` and ``report``.
+
+    Raises:
+        AssertionError: the final citations fail ``check_integrity`` (a bug, never expected).
+    """
+    ctx = table.ctx
+    drafted = _sections(table)
+    depths = [d for d, _ in drafted]
+    draft_sections = [s for _, s in drafted]
+    lead_draft = _lead(table, draft_sections)
+    ctx.store.put_doc(ctx.run_id, "draft_report", assemble(ctx, table.topic, lead_draft, drafted, []))
+    all_sources = ctx.collector.all_sources()
+    by_id = {s.source_id: s for s in all_sources}
+    texts, order = citations.renumber([lead_draft, *[s.text for s in draft_sections]], set(by_id))
+    refs = [Reference(number=i, source_id=sid, title=by_id[sid].title, url=by_id[sid].url,
+                      source_type=by_id[sid].source_type, external_id=by_id[sid].external_id)
+            for i, sid in enumerate(order, start=1)]
+    final = [(d, ReportSection(heading=s.heading, text=t)) for d, s, t in zip(depths, draft_sections, texts[1:])]
+    report = assemble(ctx, table.topic, texts[0], final, refs)
+    problems = citations.check_integrity("\n\n".join([report.lead, *[s.text for s in report.sections]]), len(refs))
+    if problems:
+        raise AssertionError(f"citation integrity failed: {problems}")
+    ctx.store.put_doc(ctx.run_id, "report", report)
+    ctx.emit("report.ready", {"sections": len(final), "citations": len(refs), "from": "mind map"})
+    return report
+
+
+def assemble(ctx: RunContext, topic: str, lead: str, sections: list[tuple[int, ReportSection]],
+             refs: list[Reference]) -> Report:
+    """The Report with its markdown: the title, the engine note, the lead, a heading per
+    section at its mind-map depth (``##`` for depth 1, ``###`` for depth 2, at most ``####``),
+    and the references."""
+    label = ctx.engine.label
+    parts = [f"# {topic}", ""]
+    if ctx.engine.name == "extractive":
+        parts += [f"> Written in **{label}** from the Co-STORM mind map: every sentence is extracted from a "
+                  "cited source; no language model was used.", ""]
+    parts += [lead, ""]
+    for depth, s in sections:
+        parts += [f"{'#' * min(depth + 1, 4)} {s.heading}", ""]
+        if s.text:
+            parts += [s.text, ""]
+    if refs:
+        parts += ["## References", ""]
+        for ref in refs:
+            ident = f" ({ref.source_type}: {ref.external_id})" if ref.external_id else f" ({ref.source_type})"
+            parts.append(f"{ref.number}. [{ref.title}]({ref.url}){ident}")
+    return Report(title=topic, lead=lead, sections=[s for _, s in sections], references=refs,
+                  markdown="\n".join(parts).strip() + "\n", engine_label=label)

@@ -1,0 +1,145 @@
+"""Co-STORM round-table state in Redis (DESIGN.md, State in Redis; seed 004) and the analyst's
+message queue.
+
+Keys (``research.store.keys.costorm``): ``turns`` LIST of ``CoStormTurn`` JSON, ``mindmap``
+JSON ``MindMap``, ``pool`` JSON list of ``PoolItem`` (unused retrieved information), ``state``
+JSON ``Meta`` (experts, counters, stop reason), ``inbox`` LIST of analyst messages.
+
+Every finished turn is committed in one MULTI/EXEC with the mind map, pool and counters it
+changed (and, for an analyst turn, the removal of its message from the inbox), so a run that
+is restarted (``load``) continues after its last committed turn: no turn is lost or repeated.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+import redis
+from pydantic import BaseModel, Field
+
+from research.costorm.mindmap import MindMap
+from research.costorm.steps import PoolItem
+from research.errors import InputError
+from research.models import ACTIVE_STATUSES, CoStormTurn, Perspective
+from research.store import keys
+from research.store.runs import RunStore
+
+POOL_MAX = 300            # unused items kept (oldest dropped first)
+MESSAGE_MAX_CHARS = 1000  # analyst message length limit
+
+
+class Meta(BaseModel):
+    """Counters of the round-table. ``queries_used``: search queries so far (the query budget
+    counts them); ``background_done``: the warm start's background search and initial mind map
+    are committed."""
+
+    experts: list[Perspective] = Field(default_factory=list)
+    queries_used: int = 0
+    background_done: bool = False
+    stop_reason: str = ""
+
+
+@dataclass
+class Session:
+    """The whole round-table state of one run, as loaded from Redis."""
+
+    turns: list[CoStormTurn]
+    mindmap: MindMap
+    pool: list[PoolItem]
+    meta: Meta
+    cited_urls: set[str] = field(default_factory=set)
+
+    def roundtable_turns(self) -> int:
+        """Turns after the warm start (what the turn cap counts)."""
+        return sum(1 for t in self.turns if not t.warm_start)
+
+
+def load(r: redis.Redis, run_id: str, topic: str) -> Session:
+    """The stored state (a fresh one for a new run: empty map named after ``topic``)."""
+    pipe = r.pipeline(transaction=False)
+    pipe.lrange(keys.costorm(run_id, "turns"), 0, -1)
+    for part in ("mindmap", "pool", "state"):
+        pipe.get(keys.costorm(run_id, part))
+    turns_raw, mm, pool, meta = pipe.execute()
+    turns = [CoStormTurn.model_validate_json(x) for x in turns_raw]
+    session = Session(turns=turns,
+                      mindmap=MindMap.model_validate_json(mm) if mm else MindMap.new(topic),
+                      pool=[PoolItem.model_validate(x) for x in json.loads(pool)] if pool else [],
+                      meta=Meta.model_validate_json(meta) if meta else Meta())
+    session.cited_urls = {s.url for t in turns for s in t.sources}
+    return session
+
+
+def commit(r: redis.Redis, run_id: str, session: Session, turn: CoStormTurn | None = None,
+           pop_inbox: bool = False) -> None:
+    """Atomically store the map, pool and counters, plus ``turn`` (appended to ``session`` and
+    to the turns list) and the removal of the first inbox message when ``pop_inbox``."""
+    session.pool = session.pool[-POOL_MAX:]
+    pipe = r.pipeline(transaction=True)
+    if turn is not None:
+        pipe.rpush(keys.costorm(run_id, "turns"), turn.model_dump_json())
+    if pop_inbox:
+        pipe.lpop(keys.costorm(run_id, "inbox"))
+    pipe.set(keys.costorm(run_id, "mindmap"), session.mindmap.model_dump_json())
+    pipe.set(keys.costorm(run_id, "pool"), json.dumps([p.model_dump(mode="json") for p in session.pool]))
+    pipe.set(keys.costorm(run_id, "state"), session.meta.model_dump_json())
+    pipe.execute()
+    if turn is not None:
+        session.turns.append(turn)
+        session.cited_urls |= {s.url for s in turn.sources}
+
+
+# ---------------------------------------------------------------------- readers (pages, CLI)
+def get_turns(r: redis.Redis, run_id: str) -> list[CoStormTurn]:
+    """The run's committed round-table turns, in order ([] for none)."""
+    return [CoStormTurn.model_validate_json(x) for x in r.lrange(keys.costorm(run_id, "turns"), 0, -1)]
+
+
+def get_mindmap(r: redis.Redis, run_id: str) -> MindMap | None:
+    """The run's mind map, or None before the warm start stored one."""
+    raw = r.get(keys.costorm(run_id, "mindmap"))
+    return MindMap.model_validate_json(raw) if raw else None
+
+
+def get_meta(r: redis.Redis, run_id: str) -> Meta:
+    raw = r.get(keys.costorm(run_id, "state"))
+    return Meta.model_validate_json(raw) if raw else Meta()
+
+
+# ---------------------------------------------------------------------- analyst messages
+def post_analyst_message(store: RunStore, run_id: str, text: str) -> int:
+    """Queue an analyst message for an active Co-STORM run (seed 004 "User" role; issue 4 §7).
+    It enters the discourse at the next turn boundary as an ``original_question`` turn from
+    "Analyst". Returns the number of queued messages.
+
+    Raises:
+        InputError: empty or over-long text, a run that is not Co-STORM, or a run that is not
+            active (nothing is queued in any of these cases).
+        RunNotFoundError: no such run.
+    """
+    text = " ".join(str(text or "").split())
+    if not text:
+        raise InputError("The message is empty: type a question or a direction for the experts.")
+    if len(text) > MESSAGE_MAX_CHARS:
+        raise InputError(f"The message has {len(text)} characters; keep it under {MESSAGE_MAX_CHARS}.")
+    state = store.get_run(run_id)
+    if state.mode != "costorm":
+        raise InputError("Only Co-STORM runs take analyst messages; this run is in STORM mode.",
+                         code="not_costorm")
+    if state.status not in ACTIVE_STATUSES:
+        raise InputError(f"The run is {state.status}; messages can only join an active round-table.",
+                         code="run_not_active")
+    n = int(store.r.rpush(keys.costorm(run_id, "inbox"), text))
+    store.emit(run_id, "analyst.posted", {"chars": len(text), "queued": n})
+    return n
+
+
+def pending_messages(r: redis.Redis, run_id: str) -> list[str]:
+    """Analyst messages not yet in the discourse, oldest first."""
+    return list(r.lrange(keys.costorm(run_id, "inbox"), 0, -1))
+
+
+def next_message(r: redis.Redis, run_id: str) -> str | None:
+    """The oldest queued analyst message without removing it (``commit(pop_inbox=True)`` does)."""
+    return r.lindex(keys.costorm(run_id, "inbox"), 0)

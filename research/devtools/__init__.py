@@ -1,0 +1,1 @@
+"""Developer tools: loopback servers and scale generators for tests and benchmarks."""

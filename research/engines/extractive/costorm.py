@@ -1,0 +1,272 @@
+"""Co-STORM steps without a model (seed 004; ``research.costorm.steps.CoStormSteps``), from
+sentence embeddings and text statistics. Deterministic: the same input gives the same output.
+
+- experts: '<phrase> Expert' personas from the key phrases of the background results, after a
+  'General Background Expert';
+- intent: after a question → ``potential_answer``; after a grounded potential answer →
+  ``further_details`` when the expert's focus bears on the question (cosine ≥ ``FOCUS_SIM``)
+  and the discourse has had no more further details than information requests (so the two
+  alternate), else its own ``information_request``; after further details → ``information_request``;
+- questions: an uncovered syllabus question closest to the expert's focus, else its own
+  questions, else a follow-up on the last answer's key phrase;
+- answers: the retrieved sentences most relevant to the question (``dialogue.answer``), each
+  cited ``[n]``; further details add the expert's focus to the question;
+- moderator: a question on the top unused item's key phrase not yet a mind-map concept, quoting
+  the sentence it comes from with its citation;
+- mind map: placement by the similarities the mind map computed (``PLACE_SIM``/``NEST_SIM``),
+  subtopics by agglomerative clustering of the items named by c-TF-IDF key phrases.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import numpy as np
+from sklearn.cluster import AgglomerativeClustering
+
+from research.costorm.steps import (ExpertAnswerInput, ExpertQuestionInput, ExpertsInput,
+                                    ExpertUpdateInput, IntentInput, IntentOutput, ModeratorInput,
+                                    ModeratorOutput, PlacementInput, PlacementOutput, SubtopicInput,
+                                    SubtopicOutput, TurnQueryInput, UtteranceInput)
+from research.engines.base import AnswerOutput, PersonaList, QueryList, TextOutput
+from research.engines.extractive import dialogue, planning, writing
+from research.engines.extractive.text import (aspect_of, clip, ensure_period, norm_key, ranked_phrases,
+                                              split_sentences, strip_citations, subject_of, title_case,
+                                              topic_keys)
+from research.engines.extractive.vectors import Vectors, rank
+from research.models import ANSWER_INTENTS, QUESTION_INTENTS, CoStormTurn, Perspective
+
+FOCUS_SIM = 0.30       # cosine(expert focus, question) for the expert to add further details
+PLACE_SIM = 0.50       # cosine(question aspect, node path) to place information in an existing concept
+NEST_SIM = 0.35        # cosine for a new concept to nest under the best existing (non-root) one
+KEEP_EXPERT_SIM = 0.40  # an expert this close to the moderator's question keeps the panel as is
+ITEMS_PER_SUBTOPIC = 5
+GENERAL = "General Background Expert"
+
+
+class ExtractiveCoStorm:
+    """``CoStormSteps`` for the offline engine (``label = "offline extractive mode"``).
+
+    Args:
+        vectors: the engine's ``Vectors`` (shared embedding cache); None → a new one.
+    """
+
+    name = "extractive"
+    label = "offline extractive mode"
+
+    def __init__(self, vectors: Vectors | None = None) -> None:
+        self.vectors = vectors or Vectors()
+
+    # ------------------------------------------------------------------ warm start
+    def generate_experts(self, inp: ExpertsInput) -> PersonaList:
+        """N experts: a General Background Expert, then one per key phrase of the background
+        (c-TF-IDF key phrases of the background snippets, most distinctive first)."""
+        subject = subject_of(planning.require_topic(inp.topic))
+        text = " ".join(" ".join(r.snippets) or r.text[:2000] for r in inp.background)
+        phrases = ranked_phrases([text], top=30, exclude=topic_keys(inp.topic))[0] if text.strip() else []
+        picked: list[str] = []
+        for p in (p for p in phrases if len(p.split()) >= 2 and _nameable(p)):
+            words = {w.lower() for w in p.split()}
+            if all(not (words & {w.lower() for w in q.split()}) for q in picked):
+                picked.append(p)
+        experts = [Perspective(name=GENERAL, focus=f"Definitions, key facts, figures and background of {subject}",
+                               questions=[f"What is {subject}, and what are its defining facts?",
+                                          f"What background is needed to understand {subject}?"])]
+        names = {GENERAL.lower()}
+        for phrase in picked:
+            if len(experts) >= inp.n:
+                break
+            name = f"{title_case(phrase)} Expert"
+            if name.lower() in names:
+                continue
+            names.add(name.lower())
+            experts.append(_phrase_expert(phrase, subject))
+        for fallback in ("clinical evidence", "safety", "mechanism", "guidelines", "history", "costs"):
+            if len(experts) >= inp.n:
+                break
+            if f"{title_case(fallback)} Expert".lower() not in names:
+                names.add(f"{title_case(fallback)} Expert".lower())
+                experts.append(_phrase_expert(fallback, subject))
+        return PersonaList(perspectives=experts[:inp.n])
+
+    # ------------------------------------------------------------------ expert turn
+    def choose_intent(self, inp: IntentInput) -> IntentOutput:
+        """See the module docstring; never asks twice in a row."""
+        last = inp.history[-1] if inp.history else None
+        if last is None or last.intent in QUESTION_INTENTS:
+            return IntentOutput(intent="potential_answer")
+        if last.intent == "potential_answer" and last.role != inp.expert.name and last.question and last.sources:
+            details = sum(t.intent == "further_details" for t in inp.history)
+            requests = sum(t.intent == "information_request" for t in inp.history)
+            sim = float(self.vectors.sim([inp.expert.focus], [last.question])[0][0])
+            if sim >= FOCUS_SIM and details <= requests:
+                return IntentOutput(intent="further_details")
+        return IntentOutput(intent="information_request")
+
+    def expert_question(self, inp: ExpertQuestionInput) -> TextOutput:
+        """The expert's next question (never one already asked in the discourse)."""
+        subject = subject_of(inp.topic)
+        asked = {norm_key(t.utterance) for t in inp.history} | {norm_key(t.question) for t in inp.history}
+        gaps = [(q, dialogue.focus_question(q, subject)) for q in inp.next_focus]
+        gaps = [(q, text) for q, text in gaps if norm_key(text) not in asked]
+        if gaps:
+            sims = self.vectors.sim([inp.expert.focus], [f"{q.label}: {q.description}" for q, _ in gaps])[0]
+            return TextOutput(text=gaps[rank(sims)[0]][1])
+        for q in inp.expert.questions:
+            if q.strip() and norm_key(q) not in asked:
+                return TextOutput(text=q.strip())
+        follow = _follow_up(inp.history, subject, asked)
+        if follow:
+            return TextOutput(text=follow)
+        n = sum(1 for t in inp.history if t.role == inp.expert.name) + 1
+        return TextOutput(text=f"What else do sources report on {aspect_of(inp.expert.focus, subject).lower()} "
+                               f"for {subject} (point {n})?")
+
+    def turn_queries(self, inp: TurnQueryInput) -> QueryList:
+        """QuestionToQuery (``dialogue.to_queries``); for further details the query built from
+        the expert's focus comes first."""
+        out = dialogue.to_queries(inp.topic, inp.question,
+                                  inp.expert if inp.intent == "further_details" else None).queries
+        if inp.intent == "further_details" and len(out) > 1:
+            out = [out[-1], *out[:-1]]
+        return QueryList(queries=out[:3])
+
+    def expert_answer(self, inp: ExpertAnswerInput) -> AnswerOutput:
+        """The most relevant retrieved sentences, each cited ``[n]`` (``dialogue.answer``)."""
+        question = inp.question
+        if inp.intent == "further_details":
+            question = f"{question} {aspect_of(inp.expert.focus, inp.topic)}"
+        return dialogue.answer(self.vectors, inp.topic, question, inp.results)
+
+    def polish_utterance(self, inp: UtteranceInput) -> TextOutput:
+        """Repeated sentences and whitespace problems removed; citations verbatim."""
+        return TextOutput(text=writing.polish(inp.utterance))
+
+    # ------------------------------------------------------------------ moderator
+    def moderator_question(self, inp: ModeratorInput) -> ModeratorOutput:
+        """A question on the best new key phrase of the items (not a concept yet, not asked),
+        quoting the item sentence that mentions it, cited ``[n]``."""
+        subject = subject_of(inp.topic)
+        if not inp.items:
+            return ModeratorOutput(question=f"What have we not yet discussed about {subject}?")
+        said = " ".join([*(c.lower() for c in inp.concepts), *(t.utterance.lower() for t in inp.history
+                                                                 if t.intent in QUESTION_INTENTS)])
+        phrases = ranked_phrases([" ".join(i.text for i in inp.items)], top=15, exclude=topic_keys(inp.topic))[0]
+        phrases = [p for p in phrases if _nameable(p)] or phrases
+        phrase = next((p for p in phrases if p.lower() not in said and len(p.split()) >= 2),
+                      next((p for p in phrases if p.lower() not in said), phrases[0] if phrases else "this"))
+        n, sentence = _quote(inp.items, phrase)
+        q = f"What do the sources report about {phrase.lower()} for {subject}?"
+        return ModeratorOutput(question=f"We have not discussed {phrase.lower()} yet. {sentence}[{n}] {q}",
+                               question_only=q, cited=[n])
+
+    def update_experts(self, inp: ExpertUpdateInput) -> PersonaList:
+        """Keep the panel when an expert's focus is close to the question (cosine ≥
+        ``KEEP_EXPERT_SIM``); else the expert farthest from it gives way to one on the
+        question's key phrase."""
+        experts = list(inp.experts)[:inp.n]
+        if not experts:
+            return PersonaList(perspectives=[])
+        sims = self.vectors.sim([strip_citations(inp.question)], [e.focus for e in experts])[0]
+        if float(np.max(sims)) >= KEEP_EXPERT_SIM:
+            return PersonaList(perspectives=experts)
+        subject = subject_of(inp.topic)
+        q_part = inp.question.rsplit("]", 1)[-1]
+        phrases = ranked_phrases([q_part], top=3, exclude=topic_keys(inp.topic))[0]
+        if not phrases:
+            return PersonaList(perspectives=experts)
+        new = _phrase_expert(phrases[0], subject)
+        if any(e.name.lower() == new.name.lower() for e in experts):
+            return PersonaList(perspectives=experts)
+        experts[int(rank(-sims)[0])] = new
+        return PersonaList(perspectives=experts)
+
+    # ------------------------------------------------------------------ mind map
+    def choose_placement(self, inp: PlacementInput) -> PlacementOutput:
+        """Best candidate when it is not the root and similar enough (≥ ``PLACE_SIM``) or when
+        no new node is allowed; else a new concept named by the question's key phrase, nested
+        under the best non-root candidate when it reaches ``NEST_SIM``, else under the root."""
+        cands, sims = inp.candidates, inp.similarities
+        root = min(cands, key=len)
+        best = next((i for i, c in enumerate(cands) if c != root), 0)
+        if not inp.allow_new:
+            return PlacementOutput(path=cands[0])
+        if cands[best] != root and sims[best] >= PLACE_SIM:
+            return PlacementOutput(path=cands[best])
+        name = _concept_name(inp.question, inp.text, inp.topic)
+        for c in cands:
+            if c.rsplit(" > ", 1)[-1].lower() == name.lower():
+                return PlacementOutput(path=c)
+        parent = cands[best] if cands[best] != root and sims[best] >= NEST_SIM else root
+        return PlacementOutput(path=parent, new_node=name)
+
+    def subtopics(self, inp: SubtopicInput) -> SubtopicOutput:
+        """Agglomerative clusters (cosine, average linkage) of the items, one per
+        ``ITEMS_PER_SUBTOPIC`` items (2..``max_subtopics``), each named by its top key phrase."""
+        texts = [strip_citations(t) for t in inp.items if t.strip()]
+        if len(texts) < 4:
+            return SubtopicOutput(names=[])
+        k = max(2, min(inp.max_subtopics, round(len(texts) / ITEMS_PER_SUBTOPIC)))
+        labels = AgglomerativeClustering(n_clusters=k, metric="cosine", linkage="average").fit_predict(
+            self.vectors.encode(texts))
+        groups = [" ".join(t for t, lab in zip(texts, labels) if lab == c) for c in range(k)]
+        exclude = topic_keys(inp.topic, *inp.path.split(" > "))
+        names: list[str] = []
+        for cand in ranked_phrases(groups, top=5, exclude=exclude):
+            pick = next((p for p in cand if title_case(p).lower() not in (n.lower() for n in names)), None)
+            if pick:
+                names.append(title_case(pick))
+        return SubtopicOutput(names=names)
+
+
+# ---------------------------------------------------------------------- helpers
+def _nameable(phrase: str) -> bool:
+    """A phrase fit to name a concept or an expert: no short code-like words ('D8', 'q3w')."""
+    return all(len(w) > 3 or not re.search(r"\d", w) for w in phrase.split()) and len(phrase) >= 4
+
+
+def _phrase_expert(phrase: str, subject: str) -> Perspective:
+    low = phrase.lower()
+    return Perspective(name=f"{title_case(phrase)} Expert", focus=f"{phrase} in relation to {subject}",
+                       questions=[f"What do sources report about {low} and {subject}?",
+                                  f"What is the role of {low} in {subject}?",
+                                  f"What open questions remain about {low} for {subject}?"])
+
+
+def _follow_up(history: list[CoStormTurn], subject: str, asked: set[str]) -> str | None:
+    last = next((t for t in reversed(history) if t.intent in ANSWER_INTENTS and "[" in t.utterance), None)
+    if last is None:
+        return None
+    said = " ".join(t.utterance.lower() for t in history if t.intent in QUESTION_INTENTS)
+    for phrase in ranked_phrases([strip_citations(last.utterance)], top=8, exclude=topic_keys(subject))[0]:
+        if phrase.lower() in said or len(phrase.split()) < 2:
+            continue
+        q = f"Can you tell me more about {phrase.lower()} in relation to {subject}?"
+        if norm_key(q) not in asked:
+            return q
+    return None
+
+
+def _quote(items: list[Any], phrase: str) -> tuple[int, str]:
+    """(item number, sentence) of the first item sentence mentioning ``phrase`` (else item 1's
+    first sentence), clipped to 240 characters."""
+    for n, item in enumerate(items, start=1):
+        for s in split_sentences(item.text):
+            if phrase.lower() in s.lower():
+                return n, ensure_period(clip(strip_citations(s), 240))
+    first = (split_sentences(items[0].text) or [items[0].text])[0]
+    return 1, ensure_period(clip(strip_citations(first), 240))
+
+
+def _concept_name(question: str, text: str, topic: str) -> str:
+    """A concept name: the question's top key phrase (topic words excluded), else the text's."""
+    exclude = topic_keys(topic)
+    q = question.rsplit("]", 1)[-1]
+    if ":" in q:  # '... report on <label>: <description>?' (syllabus focus questions): the label names it
+        q = q.split(":", 1)[0]
+    for source in (q, text):
+        phrases = ranked_phrases([strip_citations(source)], top=3, exclude=exclude)[0]
+        if phrases:
+            return title_case(phrases[0])
+    return title_case(" ".join(aspect_of(question, topic).split()[:4])) or "Other"

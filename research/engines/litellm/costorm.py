@@ -1,0 +1,290 @@
+"""``LiteLLMCoStorm``: the Co-STORM steps (``research.costorm.steps.CoStormSteps``, seed 004;
+Co-STORM paper §3 and appendix B) through litellm, for runs with ``--engine litellm``.
+
+One prompt template per step in ``prompts/costorm_*.md`` (our wording, the paper's intent);
+structured output, ``<think>`` stripping and the one re-ask come from ``structured.py``; calls,
+accounting (phase = run status, role, model, step), budgets and record/replay from the
+engine's ``LLMSession``, exactly as for the STORM steps. Roles reuse the engine's role names
+(``research.llm.models.ROLES``): experts' steps → ``expert``, the moderator's question and the
+experts' questions → ``question_asker``, panel generation/updates → ``planner``, mind-map
+placement and subtopics → ``outline``, polishing → ``polish`` (see ``ROLE``).
+
+Fallbacks as in ``LiteLLMEngine``: budget exhausted, a reply still invalid after the re-ask,
+or a provider failing after retries → that step is answered by ``ExtractiveCoStorm`` (and an
+``llm.fallback`` event says so); auth errors and replay misses are raised. Replies are
+sanitised: citation numbers outside the material dropped, list lengths fixed, placements
+mapped back to the offered candidates, intents kept consistent with the discourse.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any, Callable
+
+from pydantic import BaseModel, Field
+
+from research.costorm.steps import (ExpertAnswerInput, ExpertQuestionInput, ExpertsInput, ExpertUpdateInput,
+                                    IntentInput, IntentOutput, ModeratorInput, ModeratorOutput, PlacementInput,
+                                    PlacementOutput, SubtopicInput, SubtopicOutput, TurnQueryInput, UtteranceInput)
+from research.engines.base import AnswerInput, AnswerOutput, PersonaList, QueryList, TextOutput
+from research.engines.litellm import material as mat
+from research.engines.litellm.engine import CITE_RE, RAISE_CODES, READ_ARTIFACT_TOOL, LiteLLMEngine, _keep_cites
+from research.engines.litellm.structured import call_structured
+from research.llm.errors import BudgetExhausted, InvalidOutput, LLMError
+from research.models import QUESTION_INTENTS, CoStormTurn, Perspective
+from research.tokens import count_tokens
+
+HISTORY_TURNS = 8        # most recent turns shown to the model
+UTTERANCE_CHARS = 400    # per turn in the history material
+ITEM_CHARS = 400         # per moderator item / subtopic item
+SEP = " > "
+
+
+class PlacementReply(BaseModel):
+    """Mind-map placement reply: ``choice`` = 1-based number of the chosen candidate;
+    ``new_node`` = a new concept to create under it ('' = place it in the candidate itself)."""
+
+    choice: int = Field(ge=1)
+    new_node: str = ""
+
+
+REPLY: dict[str, type[BaseModel]] = {
+    "costorm_experts": PersonaList, "costorm_intent": IntentOutput, "costorm_question": TextOutput,
+    "costorm_queries": QueryList, "costorm_answer": AnswerOutput, "costorm_polish": TextOutput,
+    "costorm_moderator": ModeratorOutput, "costorm_update_experts": PersonaList,
+    "costorm_placement": PlacementReply, "costorm_subtopics": SubtopicOutput,
+}
+ROLE = {
+    "costorm_experts": "planner", "costorm_intent": "expert", "costorm_question": "question_asker",
+    "costorm_queries": "expert", "costorm_answer": "expert", "costorm_polish": "polish",
+    "costorm_moderator": "question_asker", "costorm_update_experts": "planner",
+    "costorm_placement": "outline", "costorm_subtopics": "outline",
+}
+
+
+def _h(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def history(turns: list[CoStormTurn], k: int = HISTORY_TURNS) -> list[dict]:
+    """The last ``k`` turns as ``{turn, role, intent, utterance}`` (utterances clipped)."""
+    return [{"turn": t.turn_number, "role": t.role, "intent": t.intent, "utterance": t.utterance[:UTTERANCE_CHARS]}
+            for t in turns[-k:]]
+
+
+def expert(p: Perspective) -> dict:
+    return {"name": p.name, "focus": p.focus}
+
+
+class LiteLLMCoStorm:
+    """``CoStormSteps`` for the litellm engine (``name = "litellm"``, ``label`` = the engine's).
+
+    Args:
+        engine: the run's ``LiteLLMEngine`` (its session, store, run id and extractive fallback).
+    """
+
+    name = "litellm"
+
+    def __init__(self, engine: LiteLLMEngine) -> None:
+        self.engine = engine
+        self.label = engine.label
+        self._fallback_steps = None
+
+    @property
+    def vectors(self):
+        """The fallback extractive engine's embeddings (the mind map and moderator rerank use them)."""
+        return self._fallback().vectors
+
+    def _fallback(self):
+        if self._fallback_steps is None:
+            from research.engines.extractive.costorm import ExtractiveCoStorm  # noqa: PLC0415 - heavy
+
+            self._fallback_steps = ExtractiveCoStorm(self.engine._fallback().vectors)
+        return self._fallback_steps
+
+    def _run(self, step: str, material: dict, fallback: Callable[[], Any], post: Callable[[Any], Any] = lambda x: x,
+             *, semantic: str = "", tool_tokens: int = 0, tools: list[dict] | None = None, run_tool=None) -> Any:
+        """Call ``step``'s model and post-process (``post`` may raise InvalidOutput), or answer
+        with ``fallback()`` (module doc). Raises LLMError for auth errors and replay misses."""
+        try:
+            reply = call_structured(self.engine.session, step, ROLE[step], material, REPLY[step],
+                                    semantic=semantic, tool_tokens=tool_tokens, tools=tools, run_tool=run_tool)
+            return post(reply)
+        except BudgetExhausted:
+            return fallback()
+        except LLMError as exc:  # InvalidOutput included
+            if exc.code in RAISE_CODES:
+                raise
+            self.engine._emit("llm.fallback", {"step": step, "code": exc.code, "error": exc.message[:300]})
+            return fallback()
+
+    # ------------------------------------------------------------------ warm start
+    def generate_experts(self, inp: ExpertsInput) -> PersonaList:
+        """N experts from the background results (names made unique; missing ones from the
+        extractive fallback)."""
+        m = {"topic": inp.topic, "n": inp.n, "background": mat.results(inp.background, mat.SHORT_CHARS * 2)}
+
+        def post(p: PersonaList) -> PersonaList:
+            out: list[Perspective] = []
+            for e in p.perspectives:
+                if e.name.strip() and e.name.strip().lower() not in {x.name.lower() for x in out}:
+                    out.append(Perspective(name=e.name.strip()[:80], focus=e.focus.strip() or e.name.strip(),
+                                           questions=[q.strip() for q in e.questions if q.strip()][:3]))
+            if not out:
+                raise InvalidOutput("costorm_experts: no experts")
+            if len(out) < inp.n:
+                for e in self._fallback().generate_experts(inp).perspectives:
+                    if len(out) < inp.n and e.name.lower() not in {x.name.lower() for x in out}:
+                        out.append(e)
+            return PersonaList(perspectives=out[:inp.n])
+        return self._run("costorm_experts", m, lambda: self._fallback().generate_experts(inp), post,
+                         tool_tokens=count_tokens(json.dumps(m["background"])))
+
+    # ------------------------------------------------------------------ expert turn
+    def choose_intent(self, inp: IntentInput) -> IntentOutput:
+        """The expert's intent. A pending question (or an empty discourse) is always answered:
+        a question intent there becomes ``potential_answer`` (no two questions in a row)."""
+        last = inp.history[-1] if inp.history else None
+        m = {"topic": inp.topic, "expert": expert(inp.expert), "history": history(inp.history),
+             "last_intent": last.intent if last else ""}
+
+        def post(o: IntentOutput) -> IntentOutput:
+            if (last is None or last.intent in QUESTION_INTENTS) and o.intent in QUESTION_INTENTS:
+                return IntentOutput(intent="potential_answer")
+            return o
+        return self._run("costorm_intent", m, lambda: self._fallback().choose_intent(inp), post,
+                         semantic=f"costorm_intent|{inp.expert.name}|{len(inp.history)}")
+
+    def expert_question(self, inp: ExpertQuestionInput) -> TextOutput:
+        """The expert's question (information request / original question), steered by the
+        uncovered syllabus questions."""
+        m = {"topic": inp.topic, "expert": {**expert(inp.expert), "questions": inp.expert.questions[:3]},
+             "intent": inp.intent, "history": history(inp.history),
+             "next_focus": [{"key": q.key, "label": q.label, "description": q.description} for q in inp.next_focus[:3]]}
+
+        def post(t: TextOutput) -> TextOutput:
+            text = CITE_RE.sub("", t.text).strip()
+            if not text:
+                raise InvalidOutput("costorm_question: empty question")
+            return TextOutput(text=text[:500])
+        return self._run("costorm_question", m, lambda: self._fallback().expert_question(inp), post,
+                         semantic=f"costorm_question|{inp.expert.name}|{len(inp.history)}")
+
+    def turn_queries(self, inp: TurnQueryInput) -> QueryList:
+        """1–3 search queries for the question (further details: from the expert's focus)."""
+        m = {"topic": inp.topic, "expert": expert(inp.expert), "intent": inp.intent, "question": inp.question,
+             "history": history(inp.history, 4)}
+        return self._run("costorm_queries", m, lambda: self._fallback().turn_queries(inp),
+                         lambda q: QueryList(queries=[x.strip()[:200] for x in q.queries if x.strip()][:3]
+                                             or [inp.question[:200]]),
+                         semantic=f"costorm_queries|{inp.intent}|{inp.question}")
+
+    def expert_answer(self, inp: ExpertAnswerInput) -> AnswerOutput:
+        """A cited answer from the numbered results (+ their summary cards and the
+        ``read_artifact`` tool, seed 001); only numbers 1..len(results) survive."""
+        cards = self.engine._cards_for({r.query for r in inp.results if r.query})
+        base = mat.answer(AnswerInput(topic=inp.topic, question=inp.question, results=inp.results), cards)
+        m = {**base, "expert": expert(inp.expert), "intent": inp.intent, "history": history(inp.history, 4)}
+        valid = set(range(1, len(inp.results) + 1))
+
+        def post(a: AnswerOutput) -> AnswerOutput:
+            text = _keep_cites(a.answer, valid)
+            if not text:
+                raise InvalidOutput("costorm_answer: empty answer")
+            return AnswerOutput(answer=text, cited=sorted({int(n) for n in CITE_RE.findall(text)}))
+        tools = [READ_ARTIFACT_TOOL] if (self.engine.run_id and m["artifacts"]) else None
+        return self._run("costorm_answer", m, lambda: self._fallback().expert_answer(inp), post,
+                         semantic=f"costorm_answer|{inp.intent}|{inp.question}", tools=tools,
+                         run_tool=self.engine._read_artifact,
+                         tool_tokens=count_tokens(json.dumps(m["results"]) + json.dumps(m["artifacts"])))
+
+    def polish_utterance(self, inp: UtteranceInput) -> TextOutput:
+        """Copy-edit an utterance; a reply that adds a citation number (or is empty) keeps the input."""
+        if not inp.utterance.strip():
+            return TextOutput(text=inp.utterance)
+        before = set(CITE_RE.findall(inp.utterance))
+        m = {"topic": inp.topic, "role": inp.role, "intent": inp.intent, "utterance": inp.utterance,
+             "history": history(inp.history, 3)}
+
+        def post(t: TextOutput) -> TextOutput:
+            ok = t.text.strip() and set(CITE_RE.findall(t.text)) <= before
+            return TextOutput(text=t.text.strip()) if ok else TextOutput(text=inp.utterance)
+        return self._run("costorm_polish", m, lambda: self._fallback().polish_utterance(inp), post,
+                         semantic=f"costorm_polish|{_h(inp.utterance)}")
+
+    # ------------------------------------------------------------------ moderator
+    def moderator_question(self, inp: ModeratorInput) -> ModeratorOutput:
+        """A new question from the top-ranked unused items (numbered 1..k), not on a concept
+        already discussed; citations kept to the item numbers."""
+        m = {"topic": inp.topic, "concepts": inp.concepts[:30], "history": history(inp.history, 6),
+             "items": [{"n": i, "text": it.text[:ITEM_CHARS], "retrieved_for": it.question[:200]}
+                       for i, it in enumerate(inp.items, start=1)]}
+        valid = set(range(1, len(inp.items) + 1))
+
+        def post(o: ModeratorOutput) -> ModeratorOutput:
+            text = _keep_cites(o.question, valid)
+            if not text:
+                raise InvalidOutput("costorm_moderator: empty question")
+            cited = sorted({n for n in o.cited if n in valid} | {int(n) for n in CITE_RE.findall(text)})
+            return ModeratorOutput(question=text, question_only=CITE_RE.sub("", o.question_only).strip()[:500],
+                                   cited=cited)
+        return self._run("costorm_moderator", m, lambda: self._fallback().moderator_question(inp), post,
+                         semantic=f"costorm_moderator|{len(inp.history)}",
+                         tool_tokens=count_tokens(json.dumps(m["items"])))
+
+    def update_experts(self, inp: ExpertUpdateInput) -> PersonaList:
+        """The panel after a moderator question: ``n`` unique experts (missing places keep the
+        current experts, in order)."""
+        m = {"topic": inp.topic, "question": inp.question, "n": inp.n,
+             "experts": [{**expert(e), "questions": e.questions[:2]} for e in inp.experts]}
+
+        def post(p: PersonaList) -> PersonaList:
+            out: list[Perspective] = []
+            for e in [*p.perspectives, *inp.experts]:
+                if e.name.strip() and e.name.strip().lower() not in {x.name.lower() for x in out}:
+                    out.append(Perspective(name=e.name.strip()[:80], focus=e.focus.strip() or e.name.strip(),
+                                           questions=[q.strip() for q in e.questions if q.strip()][:3]))
+            return PersonaList(perspectives=out[:inp.n])
+        return self._run("costorm_update_experts", m, lambda: self._fallback().update_experts(inp), post,
+                         semantic=f"costorm_update_experts|{_h(inp.question)}")
+
+    # ------------------------------------------------------------------ mind map
+    def choose_placement(self, inp: PlacementInput) -> PlacementOutput:
+        """The model picks a candidate by number (or a new concept under it); a new concept
+        that names an offered candidate's last concept maps to that candidate."""
+        m = {"topic": inp.topic, "question": inp.question[:300], "text": inp.text[:ITEM_CHARS],
+             "allow_new": inp.allow_new,
+             "candidates": [{"n": i, "path": c, "similarity": s}
+                            for i, (c, s) in enumerate(zip(inp.candidates, inp.similarities), start=1)]}
+
+        def post(r: PlacementReply) -> PlacementOutput:
+            if r.choice > len(inp.candidates):
+                raise InvalidOutput(f"costorm_placement: choice {r.choice} is not a candidate number")
+            path = inp.candidates[r.choice - 1]
+            new = " ".join(r.new_node.replace(">", " ").split())[:80] if inp.allow_new else ""
+            for c in inp.candidates:
+                if new and c.rsplit(SEP, 1)[-1].lower() == new.lower():
+                    return PlacementOutput(path=c)
+            if new.lower() == path.rsplit(SEP, 1)[-1].lower():
+                new = ""
+            return PlacementOutput(path=path, new_node=new)
+        return self._run("costorm_placement", m, lambda: self._fallback().choose_placement(inp), post,
+                         semantic=f"costorm_placement|{_h(inp.text + '|'.join(inp.candidates))}")
+
+    def subtopics(self, inp: SubtopicInput) -> SubtopicOutput:
+        """2..``max_subtopics`` distinct subtopic names for an over-full concept ([] = keep it)."""
+        own = inp.path.rsplit(SEP, 1)[-1].lower()
+        m = {"topic": inp.topic, "path": inp.path, "max_subtopics": inp.max_subtopics,
+             "items": [{"n": i, "text": t[:ITEM_CHARS]} for i, t in enumerate(inp.items[:40], start=1)]}
+
+        def post(o: SubtopicOutput) -> SubtopicOutput:
+            names: list[str] = []
+            for n in o.names:
+                n = " ".join(n.replace(">", " ").split())[:80]
+                if n and n.lower() != own and n.lower() not in {x.lower() for x in names}:
+                    names.append(n)
+            return SubtopicOutput(names=names[:inp.max_subtopics] if len(names) >= 2 else [])
+        return self._run("costorm_subtopics", m, lambda: self._fallback().subtopics(inp), post,
+                         semantic=f"costorm_subtopics|{inp.path}|{len(inp.items)}")
+

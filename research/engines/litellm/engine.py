@@ -1,0 +1,298 @@
+"""``LiteLLMEngine``: every ``research.engines.base.Engine`` step through litellm (issue 3).
+
+Prompts: ``prompts/{step}.md`` (our wording with STORM's intent, seed 002; seed 001 planner and
+compression schemas). Structured output and re-ask: ``structured.py``. Calls, accounting,
+budget and record/replay: ``research.llm.session.LLMSession``. Roles per step: ``schemas.ROLE``.
+
+Fallbacks: when the run's budget is exhausted, or a step's reply is still invalid after a
+re-ask, or the provider keeps failing after retries, that step is answered by the offline
+extractive engine (so the run still ends with a report) and an event says so. Auth errors and
+replay misses are raised (the run fails with their code). Replies are sanitised: citation
+markers outside the material's numbers are dropped, syllabus keys filtered, list lengths fixed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import threading
+from typing import Any, Callable
+
+from research.engines.base import (AnalysisInput, AnswerInput, AnswerOutput, AskInput, AskOutput, AssignInput,
+                                   AssignOutput, CompressInput, LeadInput, OutlineInput, PersonaInput, PersonaList,
+                                   PlanInput, PolishInput, QueryInput, QueryList, RefineInput, RelatedInput,
+                                   SectionInput, SurveyInput, TextOutput)
+from research.engines.litellm import material as mat
+from research.engines.litellm.schemas import REPLY, ROLE
+from research.engines.litellm.structured import call_structured
+from research.llm.errors import BudgetExhausted, InvalidOutput, LLMError
+from research.llm.session import LLMSession
+from research.models import (Analysis, Claim, Contradiction, Outline, Plan, RunConfig, Step, SummaryCard,
+                             TopicOutline)
+from research.tokens import count_tokens
+
+CITE_RE = re.compile(r"\[(\d{1,4})\]")
+READ_ARTIFACT_TOOL = {"type": "function", "function": {
+    "name": "read_artifact",
+    "description": "Read or grep a stored raw tool output (artifact) when its summary is not enough. "
+                   "Returns matching lines (or the file head), at most 1500 characters.",
+    "parameters": {"type": "object", "properties": {
+        "file": {"type": "string", "description": "artifact_file name from the notes"},
+        "pattern": {"type": "string", "description": "case-insensitive regex; empty for the file head"}},
+        "required": ["file"]}}}
+RAISE_CODES = {"auth_error", "cassette_miss"}
+
+
+def _keep_cites(text: str, valid: set[int]) -> str:
+    """Drop ``[n]`` markers whose n is not in ``valid``; tidy spaces."""
+    text = CITE_RE.sub(lambda m: m.group(0) if int(m.group(1)) in valid else "", text)
+    return re.sub(r"[ \t]+([.,;:])", r"\1", re.sub(r"[ \t]{2,}", " ", text)).strip()
+
+
+def _h(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+class LiteLLMEngine:
+    """The LLM engine (``name = "litellm"``, ``label = "litellm (MODEL[, MODEL…])"``).
+
+    Args:
+        config: the run config (models per role, budgets).
+        run_id, store, settings: the run being executed (None → standalone: in-memory
+            accounting, no budget flag, ``read_artifact`` disabled).
+
+    Raises (at construction): InputError when a role has no model.
+    """
+
+    name = "litellm"
+
+    def __init__(self, config: RunConfig, run_id: str | None = None, store=None, settings=None) -> None:
+        self.config, self.run_id, self.store, self.settings = config, run_id, store, settings
+        self.session = LLMSession(config, run_id, store, settings, on_budget=self._on_budget)
+        self.label = engine_label(self.session.models)
+        self._fallback_engine = None
+        self._lock = threading.Lock()
+        if store and run_id and self.session.cassette:
+            store.emit(run_id, "llm.cassette", {"mode": self.session.cassette.mode,
+                                                "file": self.session.cassette.path.name})
+
+    # ------------------------------------------------------------------ plumbing
+    def _on_budget(self, reason: str) -> None:
+        if self.store and self.run_id:
+            self.store.set_fields(self.run_id, budget_exhausted="True", stop_reason="budget_exhausted")
+            self.store.emit(self.run_id, "budget.exhausted", {"reason": reason})
+
+    def _fallback(self):
+        with self._lock:
+            if self._fallback_engine is None:
+                from research.engines.extractive import ExtractiveEngine  # noqa: PLC0415 - heavy
+
+                self._fallback_engine = ExtractiveEngine()
+            return self._fallback_engine
+
+    def _run(self, step: str, material: dict, fallback: Callable[[], Any], post: Callable[[Any], Any] = lambda x: x,
+             *, semantic: str = "", tool_tokens: int = 0, tools: list[dict] | None = None, run_tool=None) -> Any:
+        """Call the step's model and post-process, or answer with ``fallback()`` (module doc)."""
+        try:
+            reply = call_structured(self.session, step, ROLE[step], material, REPLY[step], semantic=semantic,
+                                    tool_tokens=tool_tokens, tools=tools, run_tool=run_tool)
+            return post(reply)
+        except BudgetExhausted:
+            return fallback()
+        except LLMError as exc:
+            if exc.code in RAISE_CODES:
+                raise
+            self._emit("llm.fallback", {"step": step, "code": exc.code, "error": exc.message[:300]})
+            return fallback()
+        except InvalidOutput as exc:  # pragma: no cover - InvalidOutput is an LLMError; kept explicit
+            self._emit("llm.fallback", {"step": step, "code": exc.code})
+            return fallback()
+
+    def _emit(self, type_: str, data: dict) -> None:
+        if self.store and self.run_id:
+            self.store.emit(self.run_id, type_, data)
+
+    def _read_artifact(self, name: str, args: dict) -> str:
+        if name != "read_artifact" or not self.run_id:
+            return "error: unknown tool"
+        from research.artifacts import read_artifact  # noqa: PLC0415
+
+        return read_artifact(self.run_id, str(args.get("file", "")), str(args.get("pattern") or "") or None,
+                             max_chars=1500, settings=self.settings) or "(no matching lines)"
+
+    def _cards_for(self, queries: set[str]) -> list:
+        if not (self.store and self.run_id and queries):
+            return []
+        return [c for c in self.store.get_cards(self.run_id) if c.tool_input in queries]
+
+    # ------------------------------------------------------------------ planning
+    def plan(self, inp: PlanInput) -> Plan:
+        """Seed 001 §3.2 plan; steps renumbered 1..n."""
+        def post(p: Plan) -> Plan:
+            if not p.steps:
+                raise InvalidOutput("plan: no steps")
+            return Plan(plan_title=p.plan_title.strip()[:120] or inp.topic[:120],
+                        steps=[Step(step_id=i, title=s.title, description=s.description)
+                               for i, s in enumerate(p.steps, start=1)])
+        return self._guard("plan", {"topic": inp.topic, "syllabus": mat.syllabus(inp.syllabus)},
+                           lambda: self._fallback().plan(inp), post)
+
+    def survey_queries(self, inp: SurveyInput) -> QueryList:
+        """Seed 002 §1.1: 3–5 related-topic queries."""
+        return self._run("survey_queries", {"topic": inp.topic}, lambda: self._fallback().survey_queries(inp),
+                         lambda q: QueryList(queries=[x.strip() for x in q.queries if x.strip()][:5]))
+
+    def related_outline(self, inp: RelatedInput) -> TopicOutline:
+        """Seed 002 §1.1: a related topic's name and sections from one query's results."""
+        m = {"topic": inp.topic, "query": inp.query, "results": mat.results(inp.results, mat.SHORT_CHARS)}
+        src = inp.results[0].url if inp.results else ""
+        return self._run("related_outline", m, lambda: self._fallback().related_outline(inp),
+                         lambda r: TopicOutline(topic=r.topic, sections=r.sections[:8], source=src),
+                         semantic=f"related_outline|{inp.query}", tool_tokens=count_tokens(json.dumps(m["results"])))
+
+    def personas(self, inp: PersonaInput) -> PersonaList:
+        """Seed 002 §1.2 GenPersona (≤ max_perspectives)."""
+        m = {"topic": inp.topic, "related": [{"topic": r.topic, "sections": r.sections} for r in inp.related],
+             "syllabus": mat.syllabus(inp.syllabus, full=False), "max_perspectives": inp.max_perspectives}
+        return self._run("personas", m, lambda: self._fallback().personas(inp),
+                         lambda p: PersonaList(perspectives=p.perspectives[:inp.max_perspectives]))
+
+    # ------------------------------------------------------------------ conversations
+    def ask_question(self, inp: AskInput) -> AskOutput:
+        """AskQuestionWithPersona; ``focus_question`` kept only when it is an offered key."""
+        keys = {q.key for q in inp.next_focus}
+
+        def post(a: AskOutput) -> AskOutput:
+            return AskOutput(question=a.question.strip(), focus_question=a.focus_question if a.focus_question in keys else "")
+        return self._run("ask_question", mat.ask(inp), lambda: self._fallback().ask_question(inp), post,
+                         semantic=f"ask_question|{inp.perspective.name}|{len(inp.history)}")
+
+    def question_to_queries(self, inp: QueryInput) -> QueryList:
+        """QuestionToQuery: 1–3 queries."""
+        m = {"topic": inp.topic, "question": inp.question,
+             "perspective": inp.perspective.name if inp.perspective else ""}
+        return self._run("question_to_queries", m, lambda: self._fallback().question_to_queries(inp),
+                         lambda q: QueryList(queries=[x.strip() for x in q.queries if x.strip()][:3] or [inp.question[:200]]),
+                         semantic=f"question_to_queries|{inp.question}")
+
+    def answer_question(self, inp: AnswerInput) -> AnswerOutput:
+        """AnswerQuestion grounded in the numbered results (+ their cards, read_artifact tool)."""
+        cards = self._cards_for({r.query for r in inp.results if r.query})
+        m = mat.answer(inp, cards)
+        valid = set(range(1, len(inp.results) + 1))
+
+        def post(a: AnswerOutput) -> AnswerOutput:
+            text = _keep_cites(a.answer, valid)
+            cited = sorted({int(n) for n in CITE_RE.findall(text)})
+            return AnswerOutput(answer=text, cited=cited)
+        tools = [READ_ARTIFACT_TOOL] if (self.run_id and m["artifacts"]) else None
+        return self._run("answer_question", m, lambda: self._fallback().answer_question(inp), post,
+                         semantic=f"answer_question|{inp.question}", tools=tools, run_tool=self._read_artifact,
+                         tool_tokens=count_tokens(json.dumps(m["results"]) + json.dumps(m["artifacts"])))
+
+    def assign_questions(self, inp: AssignInput) -> AssignOutput:
+        """Seed 000 assignment: per result, valid syllabus keys and a ≤ 300-char excerpt."""
+        m = mat.assign(inp)
+        keys, n = set(inp.syllabus.keys()), len(inp.results)
+
+        def post(a: AssignOutput) -> AssignOutput:
+            rel = [[k for k in dict.fromkeys(ks) if k in keys] for ks in a.relevant_questions][:n]
+            rel += [[] for _ in range(n - len(rel))]
+            exc = [str(x)[:300] for x in a.key_excerpts][:n]
+            exc += [(" ".join(r.snippets) or r.title)[:300] for r in inp.results[len(exc):]]
+            return AssignOutput(relevant_questions=rel, key_excerpts=exc)
+        return self._run("assign_questions", m, lambda: self._fallback().assign_questions(inp), post,
+                         semantic=f"assign_questions|{inp.question}", tool_tokens=count_tokens(json.dumps(m["results"])))
+
+    # ------------------------------------------------------------------ artifacts & analysis
+    def compress(self, inp: CompressInput) -> SummaryCard:
+        """Seed 001 §4.4 card (out of band: not counted as context)."""
+        m = {"plan_title": inp.plan_title, "step_title": inp.step_title, "step_description": inp.step_description,
+             "tool_name": inp.tool_name, "raw_output": inp.raw_output[:mat.RAW_CHARS]}
+        return self._run("compress", m, lambda: self._fallback().compress(inp),
+                         semantic=f"compress|{_h(inp.raw_output)}")
+
+    def analyze(self, inp: AnalysisInput) -> Analysis:
+        """Cross-validation (claims from ≥ 2 sources) and contradictions, facts named F1..Fn."""
+        ids = {f"F{i}": f for i, f in enumerate(inp.facts[:60], start=1)}
+        src_label = {sid: f"S{i}" for i, sid in enumerate(dict.fromkeys(f.source_id for f in ids.values()), start=1)}
+        m = {"topic": inp.topic, "facts": [{"id": k, "text": f.text[:300], "source": src_label[f.source_id]}
+                                           for k, f in ids.items()]}
+
+        def post(a) -> Analysis:
+            claims = []
+            for c in a.cross_validated:
+                srcs = list(dict.fromkeys(ids[i].source_id for i in c.fact_ids if i in ids))
+                if len(srcs) >= 2:
+                    claims.append(Claim(text=c.text, source_ids=srcs))
+            contra = [Contradiction(subject=c.subject, statement_a=ids[c.fact_a].text, source_a=ids[c.fact_a].source_id,
+                                    statement_b=ids[c.fact_b].text, source_b=ids[c.fact_b].source_id,
+                                    explanation=c.explanation)
+                      for c in a.contradictions if c.fact_a in ids and c.fact_b in ids
+                      and ids[c.fact_a].source_id != ids[c.fact_b].source_id]
+            per_src: dict[str, set] = {}
+            for f in inp.facts:
+                per_src.setdefault(f.text, set()).add(f.source_id)
+            return Analysis(facts_total=len(inp.facts), cross_validated=claims,
+                            single_source=sum(1 for s in per_src.values() if len(s) < 2), contradictions=contra)
+        if not inp.facts:
+            return Analysis()
+        return self._run("analyze", m, lambda: self._fallback().analyze(inp), post)
+
+    # ------------------------------------------------------------------ outline & report
+    def draft_outline(self, inp: OutlineInput) -> Outline:
+        """WritePageOutline from the topic only."""
+        return self._guard("draft_outline", {"topic": inp.topic}, lambda: self._fallback().draft_outline(inp), _outline)
+
+    def refine_outline(self, inp: RefineInput) -> Outline:
+        """WritePageOutlineFromConv."""
+        return self._guard("refine_outline", mat.refine(inp), lambda: self._fallback().refine_outline(inp), _outline)
+
+    def write_section(self, inp: SectionInput) -> TextOutput:
+        """A section citing ``[snippet.n]`` only."""
+        m = {"topic": inp.topic, "heading": inp.section.heading, "subsections": inp.section.subsections,
+             "snippets": [{"n": s.n, "text": s.text[:600]} for s in inp.snippets]}
+        valid = {s.n for s in inp.snippets}
+        return self._run("write_section", m, lambda: self._fallback().write_section(inp),
+                         lambda t: TextOutput(text=_keep_cites(t.text, valid)), semantic=f"write_section|{inp.section.heading}")
+
+    def write_lead(self, inp: LeadInput) -> TextOutput:
+        """2–4 sentence lead; only citation numbers present in the sections survive."""
+        valid = {int(n) for s in inp.sections for n in CITE_RE.findall(s.text)}
+        m = {"topic": inp.topic, "sections": [{"heading": s.heading, "text": s.text[:1500]} for s in inp.sections]}
+        return self._run("write_lead", m, lambda: self._fallback().write_lead(inp),
+                         lambda t: TextOutput(text=_keep_cites(t.text, valid)))
+
+    def polish(self, inp: PolishInput) -> TextOutput:
+        """Copy-edit; if the model adds a citation number the input lacked, the input is kept."""
+        before = set(CITE_RE.findall(inp.text))
+
+        def post(t: TextOutput) -> TextOutput:
+            after = set(CITE_RE.findall(t.text))
+            return t if (after <= before and t.text.strip()) else TextOutput(text=inp.text)
+        return self._run("polish", {"topic": inp.topic, "text": inp.text}, lambda: self._fallback().polish(inp), post,
+                         semantic=f"polish|{_h(inp.text)}")
+
+    def _guard(self, step: str, material: dict, fallback, post) -> Any:
+        """``_run`` where a semantically empty reply (post raises InvalidOutput) also falls back."""
+        def safe_post(x):
+            try:
+                return post(x)
+            except InvalidOutput as exc:
+                self._emit("llm.fallback", {"step": step, "code": exc.code})
+                return fallback()
+        return self._run(step, material, fallback, safe_post)
+
+
+def _outline(o: Outline) -> Outline:
+    bad = {"references", "see also", "introduction", "external links"}
+    sections = [s for s in o.sections if s.heading.strip() and s.heading.strip().lower() not in bad]
+    if not sections:
+        raise InvalidOutput("outline: no sections")
+    return Outline(sections=sections[:10])
+
+
+def engine_label(models: dict[str, str]) -> str:
+    """``litellm (m1, m2)``: the distinct models in role order."""
+    return f"litellm ({', '.join(dict.fromkeys(models.values()))})"

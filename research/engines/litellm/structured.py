@@ -1,0 +1,113 @@
+"""Structured output (issue 3 §1): the step's pydantic model as ``response_format`` (JSON
+schema, non-strict) where ``litellm.supports_response_schema`` says so, else the schema spelled
+out in the prompt; ``<think>`` blocks stripped; the reply validated; on failure (bad JSON, schema
+error, truncated output) the model is re-asked ONCE with the validation error; a second failure
+raises ``InvalidOutput``. Tool calls (``read_artifact``) are executed between turns, at most
+``MAX_TOOL_ROUNDS`` rounds.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from typing import Callable, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from research.engines.litellm import prompts
+from research.llm.errors import InvalidOutput
+from research.llm.session import LLMSession
+from research.tokens import count_tokens
+
+M = TypeVar("M", bound=BaseModel)
+THINK_RE = re.compile(r"<think>.*?(</think>|$)", re.S | re.I)
+FENCE_RE = re.compile(r"```(?:json)?\s*(.*?)```", re.S)
+MAX_TOOL_ROUNDS = 2
+
+
+def strip_think(text: str) -> str:
+    """Remove ``<think>…</think>`` blocks (an unclosed one runs to the end)."""
+    return THINK_RE.sub("", text or "").strip()
+
+
+def extract_json(text: str) -> str:
+    """The JSON object in a reply: the text itself, a fenced block, or the outermost {...}."""
+    text = strip_think(text)
+    m = FENCE_RE.search(text)
+    if m:
+        text = m.group(1).strip()
+    if not text.startswith("{"):
+        start, end = text.find("{"), text.rfind("}")
+        if start != -1 and end > start:
+            text = text[start:end + 1]
+    return text
+
+
+@functools.lru_cache(maxsize=64)
+def native_schema(model: str) -> bool:
+    """True when litellm says ``model`` accepts a JSON-schema ``response_format``."""
+    import litellm  # noqa: PLC0415
+
+    try:
+        return bool(litellm.supports_response_schema(model=model))
+    except Exception:  # noqa: BLE001 - unknown models: use prompt instructions
+        return False
+
+
+@functools.lru_cache(maxsize=64)
+def native_tools(model: str) -> bool:
+    """True when litellm says ``model`` supports native function calling."""
+    import litellm  # noqa: PLC0415
+
+    try:
+        return bool(litellm.supports_function_calling(model=model))
+    except Exception:  # noqa: BLE001
+        return False
+
+
+def call_structured(session: LLMSession, step: str, role: str, material: dict, reply: type[M], *,
+                    semantic: str = "", tool_tokens: int = 0, tools: list[dict] | None = None,
+                    run_tool: Callable[[str, dict], str] | None = None) -> M:
+    """Render the step's prompt, call the role's model, return the validated reply.
+
+    Raises:
+        InvalidOutput: still invalid after one re-ask. LLMError / BudgetExhausted from the session.
+    """
+    model = session.models[role]
+    native = native_schema(model)
+    schema = reply.model_json_schema()
+    messages = prompts.render(step, material, None if native else schema)
+    fmt = {"type": "json_schema", "json_schema": {"name": reply.__name__, "schema": schema, "strict": False}} \
+        if native else None
+    use_tools = tools if (tools and run_tool and native_tools(model)) else None
+    reasked, rounds = False, 0
+    while True:
+        result = session.call(step=step, role=role, messages=messages, response_format=fmt, tools=use_tools,
+                              semantic=f"{semantic or step}|{rounds}|{int(reasked)}", tool_tokens=tool_tokens)
+        if result.tool_calls and use_tools and rounds < MAX_TOOL_ROUNDS:
+            rounds += 1
+            messages = messages + [{"role": "assistant", "content": result.content or None, "tool_calls": [
+                {"id": c["id"], "type": "function", "function": {"name": c["name"], "arguments": c["arguments"]}}
+                for c in result.tool_calls]}]
+            for c in result.tool_calls:
+                try:
+                    args = json.loads(c["arguments"] or "{}")
+                    out = run_tool(c["name"], args if isinstance(args, dict) else {})
+                except Exception as exc:  # noqa: BLE001 - the model sees the error and moves on
+                    out = f"error: {exc}"
+                tool_tokens += count_tokens(out)
+                messages.append({"role": "tool", "tool_call_id": c["id"], "content": out})
+            continue
+        try:
+            if result.finish_reason == "length":
+                raise ValueError("the reply was cut off (finish_reason=length); answer more briefly")
+            return reply.model_validate_json(extract_json(result.content))
+        except (ValidationError, ValueError) as exc:
+            if reasked:
+                raise InvalidOutput(f"{step}: the model's reply did not validate after a re-ask: {str(exc)[:300]}") from exc
+            reasked = True
+            messages = messages + [
+                {"role": "assistant", "content": result.content or ""},
+                {"role": "user", "content": f"Your reply did not validate: {str(exc)[:600]}\n"
+                                            "Reply again with only the corrected JSON object."}]

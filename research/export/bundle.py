@@ -1,0 +1,102 @@
+"""Everything a report export needs, read once from Redis: the report, hover text per citation,
+and where each cited source came from (its artifact).
+
+Used by every export format (``research/export/{html,docx,zipper}.py``) and by the dashboard's
+Report page, so the page, the downloads and ``research export`` show the same citations.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from research.errors import InputError
+from research.models import Reference, Report, RunState, SourceRecord
+from research.store.collector import SourceCollector
+from research.store.runs import RunStore
+
+SNIPPET_CHARS = 300  # characters of the cited excerpt shown on hover
+
+
+@dataclass
+class ReportBundle:
+    """A run's report plus per-reference context.
+
+    Attributes:
+        state: the run.
+        report: the final report, or None while the run has none.
+        snippets: ``source_id → excerpt`` (collector ``key_excerpts``, else the first dialogue-turn
+            snippet; at most ``SNIPPET_CHARS`` characters).
+        artifacts: ``source_id → artifact file`` (relative to the run's artifacts dir): the
+            raw output of the search call of the first dialogue turn citing the source (the
+            turn's ``artifact_files``, else the card whose ``tool_input`` is one of the turn's
+            ``search_queries``).
+    """
+
+    state: RunState
+    report: Report | None
+    snippets: dict[str, str] = field(default_factory=dict)
+    artifacts: dict[str, str] = field(default_factory=dict)
+
+    def tooltip(self, ref: Reference) -> str:
+        """Plain hover text for a citation: ``[n] title — type · id — “snippet”`` (one line)."""
+        ident = " · ".join(x for x in (ref.source_type, ref.external_id) if x)
+        parts = [f"[{ref.number}] {ref.title or 'untitled'}"]
+        if ident:
+            parts.append(ident)
+        snippet = self.snippets.get(ref.source_id, "")
+        if snippet:
+            parts.append(f"“{snippet}”")
+        return " ".join(" — ".join(parts).split())
+
+    def tooltips(self) -> dict[int, str]:
+        """``reference number → tooltip`` for every reference of the report."""
+        return {r.number: self.tooltip(r) for r in (self.report.references if self.report else [])}
+
+
+def _clip(text: str, n: int = SNIPPET_CHARS) -> str:
+    text = " ".join(str(text or "").split())
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def load_bundle(store: RunStore, run_id: str) -> ReportBundle:
+    """Read the run, its report, source excerpts and turn → artifact links.
+
+    Raises:
+        RunNotFoundError: no such run. InputError: ill-formed run id.
+    """
+    state = store.get_run(run_id)
+    report = store.get_doc(run_id, "report", Report)
+    bundle = ReportBundle(state=state, report=report)
+    if report is None:
+        return bundle
+    wanted = {r.source_id for r in report.references}
+    try:
+        sources: list[SourceRecord] = SourceCollector(store.r, run_id).all_sources()
+    except InputError:
+        sources = []
+    for s in sources:
+        if s.source_id in wanted and s.key_excerpts:
+            bundle.snippets[s.source_id] = _clip(s.key_excerpts)
+    by_query: dict[tuple[str, str], str] = {}
+    for card in store.get_cards(run_id):  # the search call whose raw output held the turn's sources
+        by_query.setdefault((card.perspective, card.tool_input), card.artifact_file)
+        by_query.setdefault(("", card.tool_input), card.artifact_file)
+    for turn in store.get_turns(run_id):
+        files = list(turn.artifact_files) + [f for q in turn.search_queries
+                                             if (f := by_query.get((turn.perspective, q)) or by_query.get(("", q)))]
+        for src in turn.sources:
+            if src.source_id not in wanted:
+                continue
+            if src.snippet and src.source_id not in bundle.snippets:
+                bundle.snippets[src.source_id] = _clip(src.snippet)
+            if files and src.source_id not in bundle.artifacts:
+                bundle.artifacts[src.source_id] = files[0]
+    return bundle
+
+
+def require_report(bundle: ReportBundle) -> Report:
+    """The bundle's report. Raises InputError (code ``report_not_ready``) when there is none."""
+    if bundle.report is None:
+        raise InputError(f"Run {bundle.state.run_id} has no report yet (status: {bundle.state.status}); "
+                         "export it once it is complete.", code="report_not_ready")
+    return bundle.report

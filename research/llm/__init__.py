@@ -1,0 +1,8 @@
+"""LLM plumbing for the litellm engine (issue 3): one call function with retries and rate
+limits (``client``), error mapping (``errors``), accounting (``accounting``), budgets
+(``budget``), record/replay (``cassette``), model/price resolution (``models``) and the usage
+report (``usage``)."""
+
+import os
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # never fetch the price map at import

@@ -1,0 +1,71 @@
+"""Per-call accounting (issue 3 §4): tokens in/out, ``cost_usd`` (USD, ``models.cost_usd``:
+litellm's price table or RESEARCH_MODEL_PRICES, never a silent 0), latency (s), retries; run
+totals and the phase/role/model/step breakdown in Redis (``RunStore.record_llm_call``); one
+line per call in ``{data_dir}/research_artifacts/{run_id}/llm_calls.jsonl`` with the prompt
+messages and the reply (never a key or an api_base).
+
+Phase = the run's status at call time; role = the engine role that made the call.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from pathlib import Path
+
+from research.llm.client import CallResult
+from research.llm.models import cost_usd
+from research.store import keys
+
+
+class Accountant:
+    """Accounts one run's calls. ``store``/``run_id`` None → in-memory totals only (standalone
+    engine use). ``totals`` (thread-safe): calls, prompt_tokens, completion_tokens, cost_usd,
+    retries."""
+
+    def __init__(self, run_id: str | None = None, store=None, artifacts_root: Path | None = None) -> None:
+        self.run_id, self.store = run_id, store
+        self.log_path = (artifacts_root / run_id / "llm_calls.jsonl") if (run_id and artifacts_root) else None
+        self._lock = threading.Lock()
+        self.totals = {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0, "cost_usd": 0.0, "retries": 0}
+
+    def phase(self) -> str:
+        """The run's status now ("standalone" without a run)."""
+        if not (self.store and self.run_id):
+            return "standalone"
+        return self.store.r.hget(keys.run(self.run_id), "status") or "unknown"
+
+    def record(self, *, step: str, role: str, model: str, messages: list[dict], result: CallResult | None,
+               retries: int = 0, tool_tokens: int = 0, error: str = "", replayed: bool = False) -> float:
+        """Account one call (``result`` None for a call that failed after its retries: only
+        its retries count). Returns the call's cost in USD."""
+        prompt = result.prompt_tokens if result else 0
+        completion = result.completion_tokens if result else 0
+        cost = cost_usd(model, prompt, completion) if result else 0.0
+        phase = self.phase()
+        with self._lock:
+            t = self.totals
+            t["calls"] += 1 if result else 0
+            t["prompt_tokens"] += prompt
+            t["completion_tokens"] += completion
+            t["cost_usd"] += cost
+            t["retries"] += retries
+        if self.store and self.run_id:
+            if result:
+                self.store.record_llm_call(self.run_id, phase=phase, role=role, model=model, step=step,
+                                           prompt_tokens=prompt, completion_tokens=completion, cost_usd=cost,
+                                           retries=retries, tool_tokens=tool_tokens,
+                                           context_tokens=0 if role == "compressor" else prompt)
+            elif retries:
+                self.store.r.hincrby(keys.run_usage(self.run_id), "retries", retries)
+        if self.log_path:
+            line = {"ts": round(time.time(), 3), "step": step, "role": role, "model": model, "phase": phase,
+                    "prompt_tokens": prompt, "completion_tokens": completion, "cost_usd": cost,
+                    "latency_s": result.latency_s if result else None, "retries": retries,
+                    "tool_tokens": tool_tokens, "replayed": replayed, "error": error, "messages": messages,
+                    "response": result.to_dict() if result else None}
+            self.log_path.parent.mkdir(parents=True, exist_ok=True)
+            with self._lock, self.log_path.open("a", encoding="utf-8") as fh:
+                fh.write(json.dumps(line, ensure_ascii=False, default=str) + "\n")
+        return cost

@@ -1,0 +1,184 @@
+"""One LLM call through ``litellm.completion`` that never waits forever (issue 3 §6).
+
+- per-attempt timeout ``RESEARCH_LLM_TIMEOUT_S`` (s, default 60);
+- retries with exponential backoff + jitter (tenacity ``wait_exponential_jitter``, initial
+  ``RESEARCH_LLM_BACKOFF_S`` s, default 1, capped at 30 s) on 429, 5xx, timeouts, connection
+  errors and malformed provider replies; a provider's ``Retry-After`` replaces the backoff
+  (capped at 60 s); at most ``RESEARCH_LLM_MAX_ATTEMPTS`` attempts (default 6) and
+  ``RESEARCH_LLM_DEADLINE_S`` s in all (default 600);
+- one process-wide requests-per-minute limiter per model (``RESEARCH_LLM_RPM``, default 500;
+  0 = off), shared by every run in the process;
+- the caller's semaphore (the per-run concurrency limit) is held only while a request is in
+  flight, never while backing off.
+
+The provider's own client never retries (``max_retries=0``): tenacity does, so retries are
+counted. Keys: litellm reads the provider env var at call time; ``api_key`` is only passed
+when it came from secrets.toml (``models.api_key_for``).
+"""
+
+from __future__ import annotations
+
+import collections
+import os
+import random
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt, stop_after_delay
+
+from research.llm.errors import LLMError, map_exception
+
+
+def _env_float(name: str, default: float) -> float:
+    try:
+        return float(os.environ.get(name, default))
+    except ValueError:
+        return default
+
+
+@dataclass
+class CallResult:
+    """A finished call. Units: tokens; ``latency_s`` wall seconds of the successful attempt."""
+
+    content: str
+    tool_calls: list[dict] = field(default_factory=list)  # [{"id", "name", "arguments": str}]
+    finish_reason: str = "stop"
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    latency_s: float = 0.0
+    retries: int = 0
+    model: str = ""
+    errors: list[str] = field(default_factory=list)  # codes of failed attempts
+
+    def to_dict(self) -> dict:
+        return {"content": self.content, "tool_calls": self.tool_calls, "finish_reason": self.finish_reason,
+                "prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
+                "model": self.model}
+
+
+class RateLimiter:
+    """Sliding-window limiter: at most ``rpm`` call starts in any 60 s window (thread-safe)."""
+
+    def __init__(self, rpm: float) -> None:
+        self.rpm = rpm
+        self._starts: collections.deque[float] = collections.deque()
+        self._lock = threading.Lock()
+
+    def acquire(self, deadline: float) -> None:
+        """Block until a start is allowed; raises LLMError(timeout) past ``deadline`` (monotonic s)."""
+        if self.rpm <= 0:
+            return
+        while True:
+            with self._lock:
+                now = time.monotonic()
+                while self._starts and now - self._starts[0] >= 60.0:
+                    self._starts.popleft()
+                if len(self._starts) < self.rpm:
+                    self._starts.append(now)
+                    return
+                wait = 60.0 - (now - self._starts[0])
+            if now + wait > deadline:
+                raise LLMError(f"The requests-per-minute limit ({self.rpm:g}/min) would delay this call past its "
+                               "deadline; raise RESEARCH_LLM_RPM or lower concurrency.", code="rate_limited")
+            time.sleep(min(wait, 1.0))
+
+
+_limiters: dict[str, RateLimiter] = {}
+_limiters_lock = threading.Lock()
+
+
+def limiter_for(model: str) -> RateLimiter:
+    """The process-wide limiter of ``model`` (created on first use from ``RESEARCH_LLM_RPM``)."""
+    with _limiters_lock:
+        if model not in _limiters:
+            _limiters[model] = RateLimiter(_env_float("RESEARCH_LLM_RPM", 500))
+        return _limiters[model]
+
+
+def _wait(state: RetryCallState) -> float:
+    """Backoff: Retry-After when given (≤ 60 s, plus ≤ 10 % jitter), else exponential + jitter."""
+    exc = state.outcome.exception() if state.outcome else None
+    ra = getattr(exc, "retry_after_s", None)
+    if ra is not None:
+        ra = min(ra, 60.0)
+        return ra + random.uniform(0, 0.1 * ra)
+    base = _env_float("RESEARCH_LLM_BACKOFF_S", 1.0)
+    exp = min(30.0, base * (2 ** (state.attempt_number - 1)))
+    return exp + random.uniform(0, base)
+
+
+def _parse(resp: Any, model: str) -> CallResult:
+    choice = resp.choices[0]
+    msg = choice.message
+    calls = [{"id": c.id, "name": c.function.name, "arguments": c.function.arguments or "{}"}
+             for c in (getattr(msg, "tool_calls", None) or [])]
+    usage = getattr(resp, "usage", None)
+    return CallResult(content=msg.content or "", tool_calls=calls, finish_reason=choice.finish_reason or "stop",
+                      prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
+                      completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0), model=model)
+
+
+def complete(model: str, messages: list[dict], *, response_format: Any = None, tools: list[dict] | None = None,
+             max_tokens: int | None = None, semaphore: threading.Semaphore | None = None,
+             api_key: str | None = None) -> CallResult:
+    """Call ``litellm.completion`` with retries (module doc). Returns the parsed result with
+    ``retries`` (failed attempts) and ``latency_s``.
+
+    Raises:
+        LLMError: the mapped error of the last attempt (non-retryable at once; retryable after
+            the attempts/deadline run out); ``.retries`` holds the failed attempts.
+    """
+    import litellm  # noqa: PLC0415
+
+    timeout_s = _env_float("RESEARCH_LLM_TIMEOUT_S", 60.0)
+    deadline_s = _env_float("RESEARCH_LLM_DEADLINE_S", 600.0)
+    attempts = int(_env_float("RESEARCH_LLM_MAX_ATTEMPTS", 6))
+    deadline = time.monotonic() + deadline_s
+    errors: list[str] = []
+    kwargs: dict[str, Any] = {"model": model, "messages": messages, "timeout": timeout_s, "max_retries": 0}
+    if response_format is not None:
+        kwargs["response_format"] = response_format
+    if tools:
+        kwargs["tools"] = tools
+    if max_tokens:
+        kwargs["max_tokens"] = max_tokens
+    if api_key:
+        kwargs["api_key"] = api_key
+
+    def attempt() -> CallResult:
+        limiter_for(model).acquire(deadline)
+        if semaphore is not None and not semaphore.acquire(timeout=max(0.1, deadline - time.monotonic())):
+            raise LLMError("No free LLM slot before the call's deadline (per-run concurrency limit).", code="timeout")
+        t0 = time.monotonic()
+        try:
+            resp = litellm.completion(**kwargs)
+        except Exception as exc:  # noqa: BLE001 - mapped below
+            err = map_exception(exc, model)
+            errors.append(err.code)
+            raise err from exc
+        finally:
+            if semaphore is not None:
+                semaphore.release()
+        try:
+            result = _parse(resp, model)
+        except (AttributeError, IndexError, TypeError) as exc:
+            errors.append("provider_error")
+            raise LLMError(f"Malformed reply from {model}: {exc}", code="provider_error", retryable=True) from exc
+        result.latency_s = round(time.monotonic() - t0, 4)
+        return result
+
+    retrying = Retrying(
+        retry=retry_if_exception(lambda e: isinstance(e, LLMError) and e.retryable),
+        stop=stop_after_attempt(max(1, attempts)) | stop_after_delay(deadline_s),
+        wait=_wait, reraise=True)
+    try:
+        result = retrying(attempt)
+    except LLMError as exc:
+        exc.retries = len(errors) - 1 if errors else 0  # type: ignore[attr-defined]
+        exc.errors = list(errors)  # type: ignore[attr-defined]
+        raise
+    result.retries = len(errors)
+    result.errors = errors
+    return result

@@ -1,0 +1,84 @@
+"""``LLMSession``: one run's gateway to the LLM — model per role, per-run concurrency limit,
+budget, accounting, and record/replay — around ``client.complete`` (issue 3 §2, §4–§8).
+
+Record/replay is chosen by env (set by ``research run --record/--replay``):
+``RESEARCH_LLM_RECORD=PATH`` appends every call to a cassette; ``RESEARCH_LLM_REPLAY=PATH``
+answers every call from one, with no network and no key. Concurrency: at most
+``RESEARCH_LLM_CONCURRENCY`` (default 4) requests of the run in flight.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from typing import Any
+
+from pydantic import BaseModel
+
+from research.llm import client
+from research.llm.accounting import Accountant
+from research.llm.budget import Budget
+from research.llm.cassette import Cassette
+from research.llm.errors import BudgetExhausted, LLMError
+from research.llm.models import api_key_for, resolve_models
+from research.models import RunConfig
+
+
+def _schema(fmt: Any) -> Any:
+    if isinstance(fmt, type) and issubclass(fmt, BaseModel):
+        return {"name": fmt.__name__, "schema": fmt.model_json_schema()}
+    return fmt
+
+
+class LLMSession:
+    """Args: ``config`` (models, budgets), ``run_id``/``store``/``settings`` (None → standalone,
+    in-memory accounting). ``on_budget(reason)`` is called once when a cap is reached."""
+
+    def __init__(self, config: RunConfig, run_id: str | None = None, store=None, settings=None,
+                 on_budget=None) -> None:
+        self.models = resolve_models(config.models)
+        self.accountant = Accountant(run_id, store, settings.artifacts_root if settings else None)
+        self.budget = Budget(self.accountant, config.budget_usd, config.budget_tokens, on_budget)
+        self.semaphore = threading.Semaphore(max(1, int(os.environ.get("RESEARCH_LLM_CONCURRENCY", "4"))))
+        self.cassette: Cassette | None = None
+        if os.environ.get("RESEARCH_LLM_REPLAY"):
+            self.cassette = Cassette(os.environ["RESEARCH_LLM_REPLAY"], "replay")
+        elif os.environ.get("RESEARCH_LLM_RECORD"):
+            self.cassette = Cassette(os.environ["RESEARCH_LLM_RECORD"], "record")
+
+    @property
+    def replaying(self) -> bool:
+        return bool(self.cassette and self.cassette.mode == "replay")
+
+    def call(self, *, step: str, role: str, messages: list[dict], response_format: Any = None,
+             tools: list[dict] | None = None, semantic: str = "", tool_tokens: int = 0,
+             max_tokens: int | None = None) -> client.CallResult:
+        """One accounted call for ``role``'s model.
+
+        Raises:
+            BudgetExhausted: a cap is reached (no request was sent).
+            LLMError: the call failed after retries (its retries are still counted).
+        """
+        reason = self.budget.exhausted()
+        if reason:
+            raise BudgetExhausted(f"LLM budget exhausted: {reason}")
+        model = self.models[role]
+        request = {"model": model, "messages": messages, "response_format": _schema(response_format),
+                   "tools": tools or None}
+        if self.replaying:
+            result = self.cassette.replay(request, semantic or step)
+            self.accountant.record(step=step, role=role, model=model, messages=messages, result=result,
+                                   tool_tokens=tool_tokens, replayed=True)
+            return result
+        try:
+            result = client.complete(model, messages, response_format=response_format, tools=tools,
+                                     max_tokens=max_tokens, semaphore=self.semaphore, api_key=api_key_for(model))
+        except LLMError as exc:
+            self.accountant.record(step=step, role=role, model=model, messages=messages, result=None,
+                                   retries=getattr(exc, "retries", 0), error=exc.code)
+            raise
+        self.accountant.record(step=step, role=role, model=model, messages=messages, result=result,
+                               retries=result.retries, tool_tokens=tool_tokens)
+        if self.cassette:
+            self.cassette.record(request, semantic or step, result)
+        return result

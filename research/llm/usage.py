@@ -1,0 +1,45 @@
+"""A run's LLM usage report (issue 3 §4, §7; ``research show --json`` → ``llm``; the Cost page).
+
+Context efficiency (seed 001 §10): ``tool_tokens_sent`` = tokens of tool output (numbered
+snippets, summary cards, read_artifact results) actually placed in in-context prompts;
+``raw_tool_tokens`` = tokens of every raw tool output (the artifacts) that would have been
+injected without compression/offload. ``context_reduction_pct`` = 100 × (1 − sent / raw).
+``prompt_tokens_sent`` = prompt tokens of in-context calls (the out-of-band compressor
+excluded); ``prompt_tokens_without_offload`` = that − sent + raw; ``overall_reduction_pct`` is
+their ratio. Units: tokens, USD.
+"""
+
+from __future__ import annotations
+
+from research.store.runs import RunStore
+
+
+def usage_report(store: RunStore, run_id: str) -> dict:
+    """``{llm_calls, prompt_tokens, completion_tokens, total_tokens, cost_usd, retries,
+    by_phase, by_role, by_model, by_step, budget_exhausted, context: {...}}`` (module doc)."""
+    t = store.usage_totals(run_id)
+    by = store.usage_breakdown(run_id)
+    cards = store.get_cards(run_id)
+    raw = sum(c.raw_tokens for c in cards)
+    sent = int(t.get("tool_tokens", 0))
+    ctx_prompt = int(t.get("context_tokens", 0))
+    without = ctx_prompt - sent + raw
+    state = store.get_run(run_id)
+    for dim in by.values():
+        for row in dim.values():
+            row["cost_usd"] = round(row.get("cost_usd", 0.0), 8)
+    return {
+        "llm_calls": int(t.get("llm_calls", 0)), "prompt_tokens": int(t.get("prompt_tokens", 0)),
+        "completion_tokens": int(t.get("completion_tokens", 0)),
+        "total_tokens": int(t.get("prompt_tokens", 0)) + int(t.get("completion_tokens", 0)),
+        "cost_usd": round(float(t.get("cost_usd", 0.0)), 8), "retries": int(t.get("retries", 0)),
+        "by_phase": by.get("phase", {}), "by_role": by.get("role", {}), "by_model": by.get("model", {}),
+        "by_step": by.get("step", {}), "budget_exhausted": state.budget_exhausted,
+        "budget_usd": state.config.budget_usd, "budget_tokens": state.config.budget_tokens,
+        "context": {
+            "tool_calls": len(cards), "raw_tool_tokens": raw, "tool_tokens_sent": sent,
+            "context_reduction_pct": round(100.0 * (1 - sent / raw), 1) if raw and t.get("llm_calls") else None,
+            "prompt_tokens_sent": ctx_prompt, "prompt_tokens_without_offload": without,
+            "overall_reduction_pct": round(100.0 * (1 - ctx_prompt / without), 1) if without > 0 and ctx_prompt else None,
+        },
+    }

@@ -1,0 +1,173 @@
+"""Run leases (issue 7 §1): a job executing a run holds ``run:{id}:lease`` and renews it.
+
+The lease is a Redis string set with ``SET NX PX`` to a random token; a heartbeat thread renews
+it every ``ttl/3`` and the job deletes it when it ends (compare-and-delete, so it never deletes a
+lease another process took over). A run whose status is active but that has no lease (and is
+not waiting in a queue) was being executed by a process that died: ``reconcile`` marks it
+``interrupted`` atomically (one Lua script) and emits ``run.interrupted``; it can then be
+resumed (``research.jobs.resume_run``).
+
+The pattern is the single-instance Redis lock of the Redis docs ("Distributed locks with
+Redis", correct single-instance implementation: SET NX PX + token-checked release).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import secrets
+import socket
+import threading
+import time
+from typing import Iterable
+
+import redis
+
+from research.models import ACTIVE_STATUSES, RunState
+from research.store import keys
+
+log = logging.getLogger(__name__)
+
+DEFAULT_TTL_MS = 15_000
+PENDING_GRACE_S = 120.0  # s a pending run may wait for its job before it counts as interrupted
+
+_RENEW_LUA = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+if redis.call('EXISTS', KEYS[1]) == 0 then
+  return redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) and 1 or 0
+end
+return -1
+"""
+_RELEASE_LUA = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+"""
+# KEYS: run hash, lease, queued. ARGV: now (s), pending grace (s), active statuses...
+_RECONCILE_LUA = """
+local status = redis.call('HGET', KEYS[1], 'status')
+if not status then return 0 end
+local active = false
+for i = 3, #ARGV do if ARGV[i] == status then active = true end end
+if not active then return 0 end
+if redis.call('EXISTS', KEYS[2]) == 1 or redis.call('EXISTS', KEYS[3]) == 1 then return 0 end
+if status == 'pending' then
+  local created = tonumber(redis.call('HGET', KEYS[1], 'created_at') or '0') or 0
+  if tonumber(ARGV[1]) - created < tonumber(ARGV[2]) then return 0 end
+end
+redis.call('HSET', KEYS[1], 'status', 'interrupted', 'updated_at', ARGV[1], 'interrupted_phase', status)
+return 1
+"""
+
+
+def lease_ttl_ms() -> int:
+    """Lease time-to-live in ms: ``RESEARCH_LEASE_TTL_MS`` (tests use ~1500), default 15 000."""
+    try:
+        return max(300, int(os.environ.get("RESEARCH_LEASE_TTL_MS", DEFAULT_TTL_MS)))
+    except ValueError:
+        return DEFAULT_TTL_MS
+
+
+def holder_name() -> str:
+    """``host:pid`` of this process (stored on the run as ``worker``)."""
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+class Lease:
+    """A renewable lease on one run.
+
+    Args:
+        r: Redis client (``decode_responses=True``).
+        run_id: the run.
+        ttl_ms: time-to-live (ms); renewed every ``ttl_ms / 3``.
+
+    Attributes:
+        lost: set when another process holds the lease (the job must stop touching the run).
+    """
+
+    def __init__(self, r: redis.Redis, run_id: str, ttl_ms: int | None = None) -> None:
+        self.r = r
+        self.key = keys.run_lease(run_id)
+        self.ttl_ms = ttl_ms or lease_ttl_ms()
+        self.token = f"{holder_name()}:{secrets.token_hex(8)}"
+        self.lost = threading.Event()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._renew = r.register_script(_RENEW_LUA)
+        self._release = r.register_script(_RELEASE_LUA)
+
+    def acquire(self) -> bool:
+        """Take the lease (SET NX PX) and start the heartbeat. False when another job holds it."""
+        if not self.r.set(self.key, self.token, nx=True, px=self.ttl_ms):
+            return False
+        self._thread = threading.Thread(target=self._beat, name=f"lease-{self.key}", daemon=True)
+        self._thread.start()
+        return True
+
+    def _beat(self) -> None:
+        period = self.ttl_ms / 3000.0
+        while not self._stop.wait(period):
+            try:
+                if self._renew(keys=[self.key], args=[self.token, self.ttl_ms]) == -1:
+                    log.warning("lease %s taken over by another job", self.key)
+                    self.lost.set()
+                    return
+            except redis.RedisError as exc:  # Redis restarting: keep trying until it is back
+                log.warning("lease %s renewal failed: %s", self.key, exc)
+
+    def release(self) -> None:
+        """Stop the heartbeat and delete the lease if it is still ours."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+        try:
+            self._release(keys=[self.key], args=[self.token])
+        except redis.RedisError as exc:  # it expires by itself
+            log.warning("lease %s release failed: %s", self.key, exc)
+
+    def __enter__(self) -> "Lease":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+
+def reconcile(r: redis.Redis, run_ids: Iterable[str]) -> list[str]:
+    """Mark every listed run that is active without a lease (and not queued) ``interrupted``.
+
+    A ``pending`` run gets ``PENDING_GRACE_S`` after creation before it counts. Atomic per run
+    (Lua), so it never overrides a job that just took the lease. Emits ``run.interrupted``.
+
+    Returns:
+        The ids that were marked now.
+    """
+    script = r.register_script(_RECONCILE_LUA)
+    marked = []
+    t = time.time()
+    for run_id in run_ids:
+        if script(keys=[keys.run(run_id), keys.run_lease(run_id), keys.run_queued(run_id)],
+                  args=[t, PENDING_GRACE_S, *ACTIVE_STATUSES]) == 1:
+            marked.append(run_id)
+    if marked:
+        from research.store.runs import RunStore  # noqa: PLC0415 - avoid an import cycle
+
+        store = RunStore(r)
+        for run_id in marked:
+            phase = r.hget(keys.run(run_id), "interrupted_phase") or ""
+            store.emit(run_id, "run.interrupted", {"phase": phase, "reason": "the job's lease expired "
+                                                   "(its process stopped); resume the run to continue"})
+            store.emit(run_id, "status", {"status": "interrupted"})
+    return marked
+
+
+def reconcile_states(r: redis.Redis, states: list[RunState]) -> list[RunState]:
+    """``reconcile`` the active ones among ``states``; returns the states with statuses updated."""
+    active = [s.run_id for s in states if s.status in ACTIVE_STATUSES]
+    if not active:
+        return states
+    marked = set(reconcile(r, active))
+    return [s.model_copy(update={"status": "interrupted"}) if s.run_id in marked else s for s in states]
+
+
+def is_held(r: redis.Redis, run_id: str) -> bool:
+    """True while some job holds the run's lease."""
+    return bool(r.exists(keys.run_lease(run_id)))

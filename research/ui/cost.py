@@ -1,0 +1,51 @@
+"""Cost page helpers (issue 3): plotly figures and tables of a run's LLM usage report
+(``research.llm.usage.usage_report``): tokens and USD by phase, role and model, and the
+context reduction (seed 001 §10). Pure functions of the report dict; the page only renders."""
+
+from __future__ import annotations
+
+import plotly.graph_objects as go
+
+DIMS = {"phase": "by_phase", "role": "by_role", "model": "by_model"}
+
+
+def breakdown_rows(report: dict, dim: str) -> list[dict]:
+    """Rows ``{dim, calls, prompt_tokens, completion_tokens, cost_usd, retries}`` for
+    ``dim`` in phase/role/model, most expensive first."""
+    rows = [{dim: name, "calls": v.get("calls", 0), "prompt_tokens": v.get("prompt_tokens", 0),
+             "completion_tokens": v.get("completion_tokens", 0), "cost_usd": round(v.get("cost_usd", 0.0), 6),
+             "retries": v.get("retries", 0)} for name, v in report.get(DIMS[dim], {}).items()]
+    return sorted(rows, key=lambda r: (-r["cost_usd"], str(r[dim])))
+
+
+def tokens_figure(report: dict, dim: str) -> go.Figure:
+    """Stacked bars of prompt and completion tokens per ``dim`` value."""
+    rows = breakdown_rows(report, dim)
+    names = [str(r[dim]) for r in rows]
+    fig = go.Figure([go.Bar(name="prompt tokens", x=names, y=[r["prompt_tokens"] for r in rows]),
+                     go.Bar(name="completion tokens", x=names, y=[r["completion_tokens"] for r in rows])])
+    fig.update_layout(barmode="stack", title=f"Tokens by {dim}", height=320, margin=dict(t=40, b=20, l=20, r=20),
+                      yaxis_title="tokens")
+    return fig
+
+
+def cost_figure(report: dict, dim: str) -> go.Figure:
+    """Bars of USD per ``dim`` value."""
+    rows = breakdown_rows(report, dim)
+    fig = go.Figure(go.Bar(x=[str(r[dim]) for r in rows], y=[r["cost_usd"] for r in rows],
+                           text=[f"${r['cost_usd']:.4f}" for r in rows], textposition="auto"))
+    fig.update_layout(title=f"Cost (USD) by {dim}", height=320, margin=dict(t=40, b=20, l=20, r=20), yaxis_title="USD")
+    return fig
+
+
+def context_figure(report: dict) -> go.Figure | None:
+    """Raw tool-output tokens vs the tool tokens actually sent (None before any tool call)."""
+    ctx = report.get("context") or {}
+    if not ctx.get("raw_tool_tokens"):
+        return None
+    fig = go.Figure(go.Bar(x=["raw tool outputs (if injected)", "sent to the model (snippets + cards)"],
+                           y=[ctx["raw_tool_tokens"], ctx["tool_tokens_sent"]]))
+    pct = ctx.get("context_reduction_pct")
+    fig.update_layout(title=f"Context reduction: {pct}%" if pct is not None else "Context", height=320,
+                      margin=dict(t=40, b=20, l=20, r=20), yaxis_title="tokens")
+    return fig

@@ -1,0 +1,78 @@
+"""Launch-form logic: choices offered for every ``RunConfig`` field and the call into
+``jobs.make_config`` (the one input gate).
+
+``make_config`` grows keyword arguments as other issues land (models, budgets, search backends,
+corpora, mode, Co-STORM settings); :func:`config_kwargs` passes only those its signature
+accepts, so the form works whichever of them exist, and reports which fields it passed.
+"""
+
+from __future__ import annotations
+
+import inspect
+from pathlib import Path
+from typing import Any, Callable
+
+ROLES = ("planner", "question_asker", "expert", "compressor", "outline", "writer", "polish")
+SEARCH_BACKENDS = ("local", "wikipedia", "pubmed", "clinicaltrials", "brave", "tavily", "serper", "searxng")
+MODES = ("storm", "costorm")
+MODE_LABELS = {"storm": "STORM", "costorm": "Co-STORM"}
+MODE_HELP = ("STORM: perspective-guided WikiWriter ↔ expert conversations, then an outline and a cited report. "
+             "Co-STORM: a moderated round-table of experts that builds a mind map (N, K, L, α below).")
+
+
+def named_corpora(data_dir: Path) -> list[str]:
+    """Folder names under ``{data_dir}/corpora/`` (ingested corpora), sorted; [] when none."""
+    root = Path(data_dir) / "corpora"
+    if not root.is_dir():
+        return []
+    return sorted(p.name for p in root.iterdir() if p.is_dir() and not p.name.startswith("."))
+
+
+def default_models(llm_model: str | None) -> dict[str, str]:
+    """Role → model pre-filled in the form: ``research.llm.models.resolve_models`` when it can
+    resolve every role from the environment, else ``llm_model`` (or "") for each role."""
+    try:
+        from research.llm.models import resolve_models  # noqa: PLC0415 - issue 3 module
+
+        return resolve_models({})
+    except Exception:  # noqa: BLE001 - missing module or no model configured
+        return {r: llm_model or "" for r in ROLES}
+
+
+def accepted_params(fn: Callable) -> set[str]:
+    """Names of the keyword parameters ``fn`` accepts (all of them when it takes ``**kwargs``)."""
+    params = inspect.signature(fn).parameters.values()
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
+        return {"*"}
+    return {p.name for p in params}
+
+
+def config_kwargs(values: dict[str, Any], fn: Callable) -> tuple[dict[str, Any], list[str]]:
+    """``(kwargs, dropped)``: the form ``values`` that ``fn`` accepts, and the names it does not.
+
+    ``values`` keys are ``make_config`` keyword names (``corpus``, ``template``,
+    ``max_perspectives``, ``max_turns``, ``engine``, ``mode``, ``models``, ``budget_usd``,
+    ``budget_tokens``, ``search``, ``corpora``, ``costorm``...). ``None`` values are passed as
+    they are (None = no cap / default).
+    """
+    accepted = accepted_params(fn)
+    kwargs = {k: v for k, v in values.items() if "*" in accepted or k in accepted}
+    return kwargs, sorted(set(values) - set(kwargs))
+
+
+def form_values(*, corpus: str, template: str, max_perspectives: int, max_turns: int, engine: str,
+                mode: str, search: list[str], corpora: list[str], models: dict[str, str] | None = None,
+                budget_usd: float | None = None, budget_tokens: int | None = None,
+                costorm: dict | None = None) -> dict[str, Any]:
+    """The form's values as ``make_config`` keyword arguments (models/budgets only for litellm,
+    ``costorm`` only for Co-STORM; empty model names dropped; zero budgets mean no cap)."""
+    values: dict[str, Any] = {"corpus": corpus, "template": template, "max_perspectives": int(max_perspectives),
+                              "max_turns": int(max_turns), "engine": engine, "mode": mode,
+                              "search": list(search) or ["local"], "corpora": list(corpora)}
+    if engine == "litellm":
+        values["models"] = {r: m.strip() for r, m in (models or {}).items() if m and m.strip()}
+        values["budget_usd"] = float(budget_usd) if budget_usd else None
+        values["budget_tokens"] = int(budget_tokens) if budget_tokens else None
+    if mode == "costorm" and costorm is not None:
+        values["costorm"] = dict(costorm)
+    return values

@@ -1,0 +1,156 @@
+"""Live progress of a run: phase stepper, progress bars, cost so far and the share link.
+
+:func:`progress_info` reads everything from Redis in a few round trips and returns plain data
+(testable without Streamlit); :func:`progress_panel` draws it. Run pages call it through
+``context.run_header`` inside ``context.live``, whose ``st.fragment(run_every=POLL_S)`` redraws
+only the page body from Redis while the run is active (no full-page reruns).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from urllib.parse import urlencode, urlsplit, urlunsplit
+
+import streamlit as st
+
+from research.errors import InputError
+from research.models import PHASES, Perspective, RunState, Syllabus, Usage
+from research.store.collector import SourceCollector
+from research.store.runs import RunStore
+from research.ui.citations import plain
+from research.ui.history import duration_s, format_duration, is_active
+
+TERMINAL_MARKS = {"failed": "❌", "cancelled": "⏹️", "interrupted": "⚠️"}
+_EVENT_SCAN = 200  # newest events searched for the last phase a stopped run reached
+
+
+@dataclass
+class ProgressInfo:
+    """What the progress panel shows.
+
+    Attributes:
+        steps: ``(phase, mark)`` for each of ``models.PHASES``; mark is ``done``, ``current``,
+            ``todo`` or, for the phase a stopped run ended in, ``failed``/``cancelled``/``interrupted``.
+        turns_done / turns_planned: dialogue turns stored vs planned (STORM: perspectives ×
+            max_turns; Co-STORM: the round-table turn cap).
+        questions: rows ``{key, label, sources, target}`` (seed 000 ``min_sources``).
+        usage: LLM calls, tokens and USD so far. elapsed_s: seconds since creation.
+    """
+
+    steps: list[tuple[str, str]]
+    turns_done: int
+    turns_planned: int
+    questions: list[dict] = field(default_factory=list)
+    usage: Usage = field(default_factory=Usage)
+    elapsed_s: float = 0.0
+
+
+def reached_phase(store: RunStore, state: RunState) -> str:
+    """The last working phase the run entered (from its newest status events; ``planning``
+    when none is found)."""
+    if state.status in PHASES:
+        return state.status
+    for ev in reversed(store.tail_events(state.run_id, _EVENT_SCAN)):
+        if ev.type == "status" and ev.data.get("status") in PHASES:
+            return ev.data["status"]
+    return "planning"
+
+
+def phase_steps(status: str, reached: str) -> list[tuple[str, str]]:
+    """``(phase, mark)`` per phase for a run with ``status`` that last entered ``reached``."""
+    if status == "complete":
+        return [(p, "done") for p in PHASES]
+    if status == "pending":
+        return [(p, "todo") for p in PHASES]
+    idx = PHASES.index(reached) if reached in PHASES else 0
+    current = "current" if status in PHASES else status
+    return [(p, "done" if i < idx else current if i == idx else "todo") for i, p in enumerate(PHASES)]
+
+
+def progress_info(store: RunStore, state: RunState) -> ProgressInfo:
+    """Read the run's progress from Redis (turn count, per-question counts, usage, events)."""
+    cfg = state.config
+    if cfg.mode == "costorm":
+        planned = cfg.costorm.max_turns
+    else:
+        n_persp = len(store.get_doc_list(state.run_id, "perspectives", Perspective)) or cfg.max_perspectives
+        planned = n_persp * cfg.max_turns
+    questions: list[dict] = []
+    syllabus = store.get_doc(state.run_id, "syllabus", Syllabus)
+    if syllabus is not None:
+        try:
+            counts = SourceCollector(store.r, state.run_id).question_counts()
+        except InputError:
+            counts = {}
+        questions = [{"key": q.key, "label": q.label, "sources": int(counts.get(q.key, 0)),
+                      "target": q.min_sources} for q in syllabus.questions]
+    return ProgressInfo(steps=phase_steps(state.status, reached_phase(store, state)),
+                        turns_done=store.count_turns(state.run_id), turns_planned=max(1, planned),
+                        questions=questions, usage=store.get_usage(state.run_id), elapsed_s=duration_s(state))
+
+
+_MARKS = {"done": "✅", "current": "🔵", "todo": "⚪", **TERMINAL_MARKS}
+
+
+def stepper_markdown(steps: list[tuple[str, str]]) -> str:
+    """One Markdown line: ``✅ planning → 🔵 **conversations** → ⚪ analyzing …``."""
+    parts = []
+    for phase, mark in steps:
+        label = f"**{phase}**" if mark not in ("done", "todo") else phase
+        if mark in TERMINAL_MARKS:
+            label += f" ({mark})"
+        parts.append(f"{_MARKS.get(mark, '')} {label}")
+    return " → ".join(parts)
+
+
+def share_url(page_path: str, run_id: str, **extra: str) -> str:
+    """Absolute share link ``{app base}/{page_path}?run=<id>`` (plus ``extra`` query params),
+    from the browser's URL (``st.context.url``); relative when unknown (AppTest)."""
+    query = urlencode({"run": run_id, **extra})
+    base = ""
+    try:
+        base = st.context.url or ""
+    except Exception:  # noqa: BLE001 - no browser context (bare script / AppTest)
+        base = ""
+    if base:
+        parts = urlsplit(base)
+        root = parts.path.rstrip("/")
+        for suffix in ("/" + page_path,):
+            if root.endswith(suffix):
+                root = root[: -len(suffix)]
+        return urlunsplit((parts.scheme, parts.netloc, f"{root}/{page_path}", query, ""))
+    return f"{page_path}?{query}"
+
+
+def progress_panel(store: RunStore, state: RunState) -> None:
+    """Stepper, turn and per-question bars, elapsed/cost metrics, event tail and Cancel button.
+
+    Active runs get everything; finished runs only the stepper and the totals line.
+    """
+    info = progress_info(store, state)
+    st.markdown(stepper_markdown(info.steps))
+    tokens = info.usage.prompt_tokens + info.usage.completion_tokens
+    cost = f"\\${info.usage.cost_usd:.4f}"
+    if not is_active(state.status):
+        st.caption(f"{info.turns_done} turns · {info.usage.llm_calls} LLM calls · {tokens:,} tokens · {cost}")
+        return
+    cols = st.columns([3, 1, 1, 1])
+    cols[0].progress(min(1.0, info.turns_done / info.turns_planned),
+                     text=f"turns {info.turns_done} / {info.turns_planned}")
+    cols[1].metric("Elapsed", format_duration(info.elapsed_s))
+    cols[2].metric("Cost so far", f"${info.usage.cost_usd:.4f}", help=f"{tokens:,} tokens, "
+                   f"{info.usage.llm_calls} LLM calls")
+    if cols[3].button("Cancel run", key=f"cancel_{state.run_id}", icon=":material/stop_circle:",
+                      disabled=store.cancel_requested(state.run_id)):
+        store.request_cancel(state.run_id)
+        st.toast("Cancel requested; the run stops at its next step and keeps everything so far.")
+    if info.questions:
+        st.dataframe(info.questions, hide_index=True, width="stretch", height=min(300, 38 + 35 * len(info.questions)),
+                     column_config={"key": st.column_config.TextColumn("Question"),
+                                    "label": st.column_config.TextColumn("Label", width="medium"),
+                                    "sources": st.column_config.ProgressColumn(
+                                        "Sources vs target", format="%d",
+                                        min_value=0, max_value=max(q["target"] for q in info.questions)),
+                                    "target": st.column_config.NumberColumn("Target")})
+    if store.cancel_requested(state.run_id):
+        st.caption(f"Cancel requested for {plain(state.topic)}: the run stops at its next step boundary.")

@@ -1,0 +1,87 @@
+"""Scale-out on RQ (issue 7 §3): ``research worker`` processes execute queued runs.
+
+With ``RESEARCH_JOB_BACKEND=rq`` the dashboard and the CLI enqueue runs on the RQ queue
+``research`` of the shared Redis (``REDIS_URL``) instead of starting threads. Every worker shares
+that Redis and one data dir (``RESEARCH_DATA_DIR`` on a shared volume: artifacts and reports are
+files). A job is ``research.workers.run_job(run_id)`` = ``runner.execute`` under the run's lease,
+so progress (Redis events), cancel (the Redis cancel flag) and resume work exactly as with
+threads; a worker that dies leaves an ``interrupted`` run that the next worker to start resumes.
+
+Workers are RQ ``SimpleWorker``s (no fork per job): the search index and the embedding model stay
+loaded between jobs.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import redis
+from rq import Queue, SimpleWorker
+
+from research.store import keys
+from research.store.connection import get_redis, make_client, redis_url
+
+log = logging.getLogger(__name__)
+
+QUEUE = "research"
+QUEUED_MARKER_TTL_S = 7 * 24 * 3600  # a queued marker outlives any sane queue wait
+_conns: dict[str, redis.Redis] = {}
+
+
+def rq_connection() -> redis.Redis:
+    """The RQ connection (``decode_responses=False``, as RQ requires) to the configured Redis,
+    with the same reconnect policy as ``get_redis``; one per URL. Raises StoreError when
+    unreachable."""
+    url = redis_url()
+    if url not in _conns:
+        _conns[url] = make_client(url, decode_responses=False)
+    return _conns[url]
+
+
+def queue() -> Queue:
+    """The ``research`` queue on the shared Redis."""
+    return Queue(QUEUE, connection=rq_connection())
+
+
+def enqueue(run_id: str) -> str:
+    """Queue ``run_job(run_id)``; marks the run as queued (so a lease-less pending run is not
+    taken for a dead one). Returns the RQ job id."""
+    get_redis().set(keys.run_queued(run_id), "1", ex=QUEUED_MARKER_TTL_S)
+    job = queue().enqueue("research.workers.run_job", run_id, job_timeout=-1, result_ttl=24 * 3600,
+                          failure_ttl=7 * 24 * 3600, description=f"research run {run_id}")
+    return job.id
+
+
+def run_job(run_id: str) -> str:
+    """The RQ job body: execute (or resume) the run; returns its final status."""
+    from research.pipeline import runner  # noqa: PLC0415 - heavy; only inside a worker
+
+    return runner.execute(run_id)
+
+
+def start_worker(*, burst: bool = False, resume: bool = True, name: str | None = None) -> int:
+    """Run an RQ worker on the ``research`` queue until stopped (or, with ``burst``, until the
+    queue is empty). First resumes every ``interrupted`` run (enqueued for any worker).
+
+    Returns:
+        The number of runs resumed at start.
+    """
+    from research import jobs  # noqa: PLC0415
+
+    resumed = []
+    if resume:
+        resumed = _interrupted_ids()
+        for run_id in resumed:
+            try:
+                jobs.resume_run(run_id, by="worker", backend="rq")
+            except Exception as exc:  # noqa: BLE001 - one bad run must not stop the worker
+                log.warning("could not resume run %s: %s", run_id, exc)
+    worker = SimpleWorker([queue()], connection=rq_connection(), name=name)
+    worker.work(burst=burst, with_scheduler=False, logging_level="WARNING")
+    return len(resumed)
+
+
+def _interrupted_ids() -> list[str]:
+    from research.store.runs import RunStore  # noqa: PLC0415
+
+    return [s.run_id for s in RunStore(get_redis()).list_runs(limit=10_000) if s.status == "interrupted"]
