@@ -5,7 +5,7 @@ active, the analyst's message box."""
 import streamlit as st
 
 from research.costorm import get_meta, get_turns, pending_messages, post_analyst_message
-from research.costorm.views import AVATARS, intent_counts, stop_reason_text, turn_caption, INTENT_LABELS
+from research.costorm.views import AVATARS, INTENT_LABELS, intent_counts, turn_caption
 from research.errors import ResearchError
 from research.models import ACTIVE_STATUSES, Perspective, RunState
 from research.ui import context
@@ -62,9 +62,10 @@ def render_costorm(state: RunState) -> None:
     if meta.experts:
         st.markdown("**Experts:** " + " · ".join(f"{plain(e.name)}" for e in meta.experts))
     counts = intent_counts(turns)
-    st.caption(f"{len(turns)} turns · " + " · ".join(f"{INTENT_LABELS[k]}: {v}" for k, v in counts.items())
-               + f" · {meta.queries_used} search queries"
-               + (f" · stopped: {plain(stop_reason_text(meta.stop_reason))}" if meta.stop_reason else ""))
+    warm = sum(t.warm_start for t in turns)
+    moderator = sum(t.kind == "moderator" for t in turns)
+    st.caption(f"{len(turns)} turns ({warm} warm start, {moderator} moderator) · "
+               + " · ".join(f"{INTENT_LABELS[k]}: {v}" for k, v in counts.items()))
     if not turns:
         st.info("The round-table has not started yet (warm start: background search and experts).",
                 icon=":material/hourglass_top:")

@@ -19,7 +19,7 @@ def render(state: RunState) -> None:
     try:
         finalized = collector.finalize_sources()
         progress = collector.get_progress()
-        completion = collector.check_completion()
+        completion = collector.check_completion(min_databases=state.config.min_databases)
     except InputError:  # the planner has not stored the syllabus yet
         st.info("The question syllabus is not ready yet.", icon=":material/hourglass_top:")
         return
@@ -41,6 +41,8 @@ def render(state: RunState) -> None:
         st.success(plain(completion.get("progress", "")), icon=":material/task_alt:")
     else:
         st.warning(plain(completion.get("progress", "")), icon=":material/warning:")
+    if completion.get("databases"):  # the run asked for sources from several databases (issue 5)
+        st.markdown(f"**Databases:** {plain(completion['databases'])}")
     for key, msg in (completion.get("missing") or {}).items():
         st.markdown(f"- {code(key)}: {plain(msg)}")
     if completion.get("suggestion"):

@@ -10,7 +10,7 @@ from research.syllabus import template_names
 from research.ui import context, nav
 from research.ui.citations import plain
 from research.ui.history import (delete_run_everywhere, filter_rows, history_rows, is_active, run_label, run_stats)
-from research.ui.launch_form import (MODE_HELP, MODE_LABELS, MODES, ROLES, SEARCH_BACKENDS, config_kwargs,
+from research.ui.launch_form import (COSTORM_HELP, MODE_HELP, MODE_LABELS, MODES, ROLES, SEARCH_BACKENDS, config_kwargs,
                                      default_models,
                                      form_values, named_corpora)
 
@@ -37,26 +37,36 @@ with st.form("launch"):
     template = c2.selectbox("Question template", templates,
                             index=templates.index("general") if "general" in templates else 0)
     c3, c4 = st.columns(2)
-    max_perspectives = c3.number_input("Max perspectives", min_value=1, max_value=12, value=4)
-    max_turns = c4.number_input("Max turns per conversation", min_value=1, max_value=10, value=3)
-    s1, s2 = st.columns(2)
+    storm_only = "STORM mode only (Co-STORM uses N experts and the turn cap below)" if mode == "costorm" else None
+    max_perspectives = c3.number_input("Max perspectives", min_value=1, max_value=12, value=4,
+                                       disabled=mode == "costorm", help=storm_only)
+    max_turns = c4.number_input("Max turns per conversation", min_value=1, max_value=10, value=3,
+                                disabled=mode == "costorm", help=storm_only)
+    s1, s2, s3 = st.columns([3, 3, 1])
     search = s1.multiselect("Search backends", SEARCH_BACKENDS, default=["local"],
-                            help="local = the corpus above; web backends need their API keys in the environment")
+                            help="local = the corpus above; web backends need their API keys in the environment. "
+                                 "Leave empty to search only the named corpora.")
     corpora_found = named_corpora(settings.data_dir)
     corpora = s2.multiselect("Named corpora", corpora_found, disabled=not corpora_found,
                              placeholder="none ingested" if not corpora_found else "Choose corpora")
+    min_databases = s3.number_input("Min databases", min_value=1, max_value=8, value=1,
+                                    help="Seed 000: a question counts as covered only when its sources come "
+                                         "from at least this many databases (backends or corpora).")
     costorm = None
     if mode == "costorm":
         st.markdown("**Co-STORM round-table**")
         d = CoStormSettings()
         k1, k2, k3 = st.columns(3)
+        h = COSTORM_HELP
         costorm = {
-            "experts": k1.number_input("N · experts", 1, 8, d.experts),
-            "max_node_items": k2.number_input("K · items per mind-map node", 2, 100, d.max_node_items),
-            "moderator_after": k3.number_input("L · answers before the moderator", 1, 10, d.moderator_after),
-            "alpha": k1.slider("α · moderator rerank exponent", 0.0, 1.0, d.alpha, 0.05),
-            "query_budget": k2.number_input("Query budget", 1, 500, d.query_budget),
-            "max_turns": k3.number_input("Turn cap", 1, 200, d.max_turns),
+            "experts": k1.number_input("N · experts", 1, 8, d.experts, help=h["experts"]),
+            "max_node_items": k2.number_input("K · items per mind-map node", 2, 100, d.max_node_items,
+                                              help=h["max_node_items"]),
+            "moderator_after": k3.number_input("L · answers before the moderator", 1, 10, d.moderator_after,
+                                               help=h["moderator_after"]),
+            "alpha": k1.slider("α · moderator rerank exponent", 0.0, 1.0, d.alpha, 0.05, help=h["alpha"]),
+            "query_budget": k2.number_input("Query budget", 1, 500, d.query_budget, help=h["query_budget"]),
+            "max_turns": k3.number_input("Turn cap", 1, 200, d.max_turns, help=h["max_turns"]),
         }
     models, budget_usd, budget_tokens = None, None, None
     if engine == "litellm":
@@ -73,7 +83,8 @@ with st.form("launch"):
 if submitted:
     values = form_values(corpus=corpus, template=template, max_perspectives=max_perspectives, max_turns=max_turns,
                          engine=engine, mode=mode, search=search, corpora=corpora, models=models,
-                         budget_usd=budget_usd, budget_tokens=budget_tokens, costorm=costorm)
+                         budget_usd=budget_usd, budget_tokens=budget_tokens, costorm=costorm,
+                         min_databases=min_databases)
     kwargs, dropped = config_kwargs(values, jobs.make_config)
     try:
         st.session_state["launched_run"] = jobs.start_run(jobs.make_config(topic, **kwargs))

@@ -3,7 +3,7 @@
 import streamlit as st
 
 from research.costorm import get_meta, get_mindmap
-from research.costorm.views import mindmap_figure, node_items, node_label, node_options, stop_reason_text
+from research.costorm.views import clicked_node, mindmap_figure, node_items, node_label, node_options
 from research.models import RunState
 from research.ui import context
 from research.ui.citations import plain, safe_url
@@ -29,19 +29,27 @@ def render(state: RunState) -> None:
     cols[1].metric("Pieces of information", len(mm.items))
     cols[2].metric("Depth", mm.depth())
     cols[3].metric("Search queries", f"{meta.queries_used} / {state.config.costorm.query_budget}")
-    if meta.stop_reason:
-        st.caption(f"Round-table stopped: {plain(stop_reason_text(meta.stop_reason))}.")
-    st.plotly_chart(mindmap_figure(mm), key=f"mindmap_{state.run_id}", config={"displayModeBar": False})
+    st.caption("Click a concept in the map (or pick it below) to see its information and sources.")
     options = node_options(mm)
-    biggest = max(options, key=lambda p: mm.find(p).total_items())
-    path = st.selectbox("Concept", options, index=options.index(biggest), key=f"mm_node_{state.run_id}",
-                        format_func=lambda p: node_label(mm, p))
+    key, gen_key = f"mm_node_{state.run_id}", f"mm_chart_gen_{state.run_id}"
+    chart_key = f"mindmap_{state.run_id}_{st.session_state.get(gen_key, 0)}"
+    clicked = clicked_node(st.session_state.get(chart_key), options)
+    if clicked:  # a click in the map selects that concept; a fresh chart key drops plotly's click-zoom
+        st.session_state[key] = clicked
+        st.session_state[gen_key] = st.session_state.get(gen_key, 0) + 1
+        chart_key = f"mindmap_{state.run_id}_{st.session_state[gen_key]}"
+    if st.session_state.get(key) not in options:
+        st.session_state[key] = max(options, key=lambda p: mm.find(p).total_items())
+    st.plotly_chart(mindmap_figure(mm, selected=st.session_state[key]), key=chart_key, on_select="rerun",
+                    selection_mode=("points",), config={"displayModeBar": False})
+    path = st.selectbox("Concept", options, key=key, format_func=lambda p: node_label(mm, p))
     rows = node_items(mm, path)
     st.subheader(f"{plain(path.split(' > ')[-1])} · {len(rows)} pieces of information", anchor=False)
     for row in rows:
         url = safe_url(row["url"])
         src = f"[{plain(row['source'])}]({url})" if url else plain(row["source"])
-        st.markdown(f"- {plain(row['information'])}  \n  :gray[{plain(row['concept'])} · turn {row['turn']} · "
+        when = "background search" if row["turn"] == 0 else f"turn {row['turn']}"
+        st.markdown(f"- {plain(row['information'])}  \n  :gray[{plain(row['concept'])} · {when} · "
                     f"{row['source_id']} ·] {src}")
 
 

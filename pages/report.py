@@ -5,8 +5,9 @@ gives a clean read-only view for sharing."""
 import streamlit as st
 
 from research.export.bundle import ReportBundle, load_bundle
+from research.costorm.views import INTENT_LABELS, run_summary
 from research.models import Analysis, Report, RunState
-from research.ui import context, report_view
+from research.ui import context, nav, report_view
 from research.ui.citations import anchor_html, plain, report_body_markdown
 from research.ui.views import claims_markdown, contradictions_markdown, source_numbers
 from research.ui.warnings import render_search_warnings
@@ -21,6 +22,23 @@ if read_only:
         st.stop()
 else:
     state = context.select_run(store)
+
+
+def roundtable_panel(state: RunState) -> None:
+    """Co-STORM runs have no STORM analysis: show what the report was written from."""
+    st.subheader("Round-table", anchor=False)
+    info = run_summary(store.r, state)
+    a, b = st.columns(2)
+    a.metric("Turns", info["turns"], help=f"{info['warm_start_turns']} warm start + {info['roundtable_turns']} "
+             f"round-table (cap {info['max_turns']})")
+    b.metric("Moderator turns", info["moderator_turns"])
+    a.metric("Mind-map concepts", info["mindmap"]["nodes"])
+    b.metric("Mind-map depth", info["mindmap"]["depth"])
+    st.caption(f"Sections follow the mind map: one per concept with information, nested by depth. "
+               f"{info['queries_used']} / {info['query_budget']} search queries"
+               + (f" · {plain(info['stop_line'])}" if info["stop_line"] else ""))
+    st.markdown("\n".join(f"- {INTENT_LABELS[k]}: {v}" for k, v in info["by_intent"].items()))
+    nav.page_link("mindmap", label="Open the mind map", run_id=state.run_id)
 
 
 def analysis_panel(run_id: str, report: Report) -> None:
@@ -85,7 +103,10 @@ def render(state: RunState) -> None:
         st.caption("Hover a citation for its source and the cited passage; click it to jump to the reference.")
         report_text(bundle, report, title=report.title != state.topic)  # the header already shows the topic
     with side:
-        analysis_panel(state.run_id, report)
+        if state.mode == "costorm":
+            roundtable_panel(state)
+        else:
+            analysis_panel(state.run_id, report)
 
 
 if state:

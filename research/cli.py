@@ -58,6 +58,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--search", metavar="B,B", help="search backends, comma-separated: local, pubmed, "
                      "clinicaltrials, wikipedia, brave, tavily, serper, searxng (default: local)")
     run.add_argument("--corpora", metavar="NAME,NAME", help="ingested corpora to search too (see `research ingest`)")
+    run.add_argument("--min-databases", metavar="N", help="coverage is complete only with sources from N "
+                     "source types, e.g. PubMed + trials registry, 1–8 (default 1 = no such criterion)")
     run.add_argument("--model", metavar="MODEL", help="litellm model for every role, e.g. openai/gpt-4o-mini "
                      "(implies --engine litellm; default: RESEARCH_LLM_MODEL)")
     run.add_argument("--models", metavar="ROLE=MODEL,...", help="model per role: planner, question_asker, expert, "
@@ -144,7 +146,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     topic = validate_topic(args.topic)
     max_p = validate_int("--max-perspectives", args.max_perspectives, 1, 12)
     max_t = validate_int("--max-turns", args.max_turns, 1, 10)
-    corpus = validate_corpus(args.corpus or load_settings().default_corpus)
+    backends = [b.strip().lower() for b in (args.search or "").split(",") if b.strip()]
+    uses_local = "local" in backends or not (backends or args.corpora)  # else no default corpus needed
+    corpus = validate_corpus(args.corpus or load_settings().default_corpus) \
+        if args.corpus or uses_local else None
 
     from research import jobs
 
@@ -153,8 +158,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         extra.update(mode="costorm", costorm=_costorm_options(args))
     if args.search or args.corpora:
         extra.update(search=args.search, corpora=args.corpora)
+    if args.min_databases:
+        extra["min_databases"] = validate_int("--min-databases", args.min_databases, 1, 8)
     extra.update(_llm_options(args))
-    config = jobs.make_config(topic, corpus=str(corpus), template=args.template, max_perspectives=max_p,
+    config = jobs.make_config(topic, corpus=str(corpus) if corpus else None, template=args.template, max_perspectives=max_p,
                               max_turns=max_t, **extra)
     t0 = time.monotonic()
     state = _run_with_progress(jobs, config, quiet=args.json)

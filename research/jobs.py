@@ -41,13 +41,16 @@ def make_config(topic: str, *, corpus: str | Path | None = None, template: str =
                 mode: str = "storm", costorm: dict | None = None,
                 search: str | list[str] | None = None, corpora: str | list[str] | None = None,
                 models: dict[str, str] | None = None, budget_usd: float | None = None,
-                budget_tokens: int | None = None) -> RunConfig:
+                budget_tokens: int | None = None, min_databases: int = 1) -> RunConfig:
     """Validate user input into a RunConfig. Nothing is written.
 
     ``mode``: "storm" or "costorm"; ``costorm``: Co-STORM settings (``CoStormSettings`` field
     names: experts, max_node_items, moderator_after, alpha, query_budget, max_turns).
     ``search``: backends (``"local,pubmed"`` or a list; default ``["local"]``); ``corpora``:
     ingested corpus names searched too (issue 5, ``research.search.multi.validate_search``).
+    ``corpus`` (default ``settings.default_corpus``) is only required when the ``local`` backend
+    is searched; otherwise it is checked when given and left empty when not. ``min_databases``:
+    1–8 distinct source types ``check_completion`` requires (seed 000; default 1 = off).
 
     Raises:
         InputError / CorpusError: with a message that says what to fix.
@@ -58,7 +61,10 @@ def make_config(topic: str, *, corpus: str | Path | None = None, template: str =
         raise InputError(f"Unknown engine {str(engine)[:40]!r}: use 'extractive' (offline) or 'litellm'.",
                          code="unknown_engine")
     get_template(template)  # raises with the valid names
-    corpus_path = validate_corpus(corpus or settings.default_corpus)
+    choice = _search_choice(search, corpora, settings)
+    # a corpora-only run (no 'local' backend) needs no default corpus; an explicit one is still checked
+    corpus_path = validate_corpus(corpus or settings.default_corpus) \
+        if corpus or "local" in choice["search"] else ""
     from research.costorm.settings import validate_costorm, validate_mode  # noqa: PLC0415 - issue 4
 
     config = RunConfig(
@@ -66,7 +72,8 @@ def make_config(topic: str, *, corpus: str | Path | None = None, template: str =
         max_perspectives=validate_int("max perspectives", max_perspectives, 1, 12),
         max_turns=validate_int("max turns", max_turns, 1, 10), engine=engine,
         mode=validate_mode(mode), costorm=validate_costorm(costorm),
-        **_search_choice(search, corpora, settings), **_llm_choice(engine, models, budget_usd, budget_tokens))
+        min_databases=validate_int("min databases", min_databases, 1, 8),
+        **choice, **_llm_choice(engine, models, budget_usd, budget_tokens))
     from research.engines.factory import check_engine  # noqa: PLC0415 - issue 3
 
     check_engine(config)
@@ -293,7 +300,22 @@ def run_snapshot(run_id: str) -> dict:
         "usage": store.get_usage(run_id).model_dump(),
         "llm": _llm_usage(store, run_id),
         "events": [e.model_dump(mode="json") for e in store.events(run_id)],
+        "costorm": _costorm_snapshot(store, state) if state.mode == "costorm" else None,
     }
+
+
+def _costorm_snapshot(store: RunStore, state: m.RunState) -> dict:
+    """Issue 4: the round-table summary (``research.costorm.views.summary``: turns by intent,
+    speaker kind and speaker, moderator turns, queries vs budget, mind-map depth/nodes/items,
+    stop reason) plus the full ``transcript`` (CoStormTurn dicts) and ``mind_map`` (MindMap dict)."""
+    from research.costorm import get_mindmap, get_turns  # noqa: PLC0415
+    from research.costorm.views import run_summary  # noqa: PLC0415
+
+    out = run_summary(store.r, state)
+    mm = get_mindmap(store.r, state.run_id)
+    out["transcript"] = [t.model_dump(mode="json") for t in get_turns(store.r, state.run_id)]
+    out["mind_map"] = mm.model_dump(mode="json") if mm else None
+    return out
 
 
 def _llm_usage(store: RunStore, run_id: str) -> dict:

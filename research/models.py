@@ -7,6 +7,7 @@ All models round-trip through JSON strings in Redis (``model_dump_json`` /
 
 from __future__ import annotations
 
+import re
 import time
 from typing import Literal
 
@@ -272,6 +273,8 @@ class Reference(BaseModel):
 class ReportSection(BaseModel):
     heading: str
     text: str = Field(description="markdown; citations as [n] into Report.references")
+    level: int = Field(default=1, ge=1, le=3, description="nesting: 1 = top section (##), 2 = ###, 3 = ####; "
+                       "Co-STORM sets it from the mind-map depth")
 
 
 class Report(BaseModel):
@@ -283,6 +286,19 @@ class Report(BaseModel):
     references: list[Reference]
     markdown: str
     engine_label: str = ""
+
+    def section_levels(self) -> list[int]:
+        """Nesting level (1–3) of each section: ``ReportSection.level``; for reports stored
+        before that field existed, the ``##``/``###``/``####`` headings of ``markdown`` when they
+        name the sections in order; else all 1."""
+        levels = [s.level for s in self.sections]
+        if any(lv > 1 for lv in levels):
+            return levels
+        heads = [(len(m.group(1)) - 1, m.group(2).strip()) for m in
+                 re.finditer(r"^(#{2,4}) (.+)$", self.markdown, flags=re.M) if m.group(2).strip() != "References"]
+        if [h for _, h in heads] == [s.heading.strip() for s in self.sections]:
+            return [lv for lv, _ in heads]
+        return levels
 
 
 # ---------------------------------------------------------------- runs
@@ -302,7 +318,8 @@ class RunConfig(BaseModel):
 
     ``search``: backends to query (issue 5; 'local' = the run's corpus). ``corpora``: named
     ingested corpora searched besides ``corpus``. ``models``: role → litellm model name (issue 3).
-    ``budget_usd`` / ``budget_tokens``: per-run LLM caps (None = no cap).
+    ``budget_usd`` / ``budget_tokens``: per-run LLM caps (None = no cap). ``min_databases``: distinct
+    source types (pubmed, web, local...) coverage needs before it is complete (issue 5; 1 = off).
     """
 
     topic: str
@@ -316,6 +333,8 @@ class RunConfig(BaseModel):
     models: dict[str, str] = Field(default_factory=dict)
     search: list[str] = Field(default_factory=lambda: ["local"])
     corpora: list[str] = Field(default_factory=list)
+    min_databases: int = Field(default=1, ge=1, le=8, description="seed 000 'sources span multiple databases': "
+                               "check_completion is ready only with sources of this many source types")
     budget_usd: float | None = Field(default=None, ge=0)
     budget_tokens: int | None = Field(default=None, ge=0)
     costorm: CoStormSettings = Field(default_factory=CoStormSettings)

@@ -312,8 +312,10 @@ def test_launch_passes_only_accepted_fields():
                          budget_usd=1.5, budget_tokens=0, costorm={"experts": 3})
     kwargs, dropped = config_kwargs(values, gate)
     assert kwargs["search"] == ["local", "pubmed"] and "mode" not in kwargs
-    assert set(dropped) == {"mode", "models", "budget_usd", "budget_tokens", "corpora", "costorm"}
+    assert set(dropped) == {"mode", "models", "budget_usd", "budget_tokens", "corpora", "costorm", "min_databases"}
     assert values["budget_tokens"] is None and values["models"] == {"writer": "m"}
+    from research import jobs
+    assert config_kwargs(values, jobs.make_config)[1] == []  # the real gate takes every form field
 
 
 def test_history_search_and_delete(run, page_env):

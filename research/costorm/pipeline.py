@@ -96,7 +96,7 @@ def steps_experts(table: Table, background) -> list[Perspective]:
 def stop_reason(table: Table) -> str:
     """The reason the round-table stops now ('' = go on): coverage, query budget, turn cap."""
     s, cfg = table.session, table.settings
-    if table.ctx.collector.check_completion().get("ready"):
+    if table.ctx.collector.check_completion(min_databases=table.ctx.config.min_databases).get("ready"):
         return STOP_COVERAGE
     if s.meta.queries_used >= cfg.query_budget:
         return STOP_BUDGET

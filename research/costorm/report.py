@@ -98,5 +98,6 @@ def assemble(ctx: RunContext, topic: str, lead: str, sections: list[tuple[int, R
         for ref in refs:
             ident = f" ({ref.source_type}: {ref.external_id})" if ref.external_id else f" ({ref.source_type})"
             parts.append(f"{ref.number}. [{ref.title}]({ref.url}){ident}")
-    return Report(title=topic, lead=lead, sections=[s for _, s in sections], references=refs,
+    levels = [s.model_copy(update={"level": min(max(depth, 1), 3)}) for depth, s in sections]
+    return Report(title=topic, lead=lead, sections=levels, references=refs,
                   markdown="\n".join(parts).strip() + "\n", engine_label=label)

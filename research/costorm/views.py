@@ -48,12 +48,60 @@ def intent_counts(turns: list[CoStormTurn]) -> dict[str, int]:
 
 
 def stop_reason_text(reason: str) -> str:
+    """Plain-words reason the round-table ended (``"still running"`` for '')."""
     return STOP_REASONS.get(reason, reason or "still running")
 
 
-def mindmap_figure(mm: MindMap, height: int = 560) -> go.Figure:
+def stop_line(reason: str, *, queries_used: int, query_budget: int, turns: int, max_turns: int) -> str:
+    """One line saying why and where a Co-STORM run stopped ('' when it has not), e.g.
+    ``"stopped: query budget reached (30/30)"`` or ``"stopped: turn cap reached (20/20 turns)"``.
+    ``turns`` counts round-table turns (warm start excluded, as the turn cap does)."""
+    if not reason:
+        return ""
+    if reason == "query_budget":
+        return f"stopped: query budget reached ({queries_used}/{query_budget})"
+    if reason == "turn_cap":
+        return f"stopped: turn cap reached ({turns}/{max_turns} turns)"
+    if reason == "coverage_complete":
+        return "stopped: every syllabus question is covered (check_completion ready)"
+    if reason == "budget_exhausted":
+        return "stopped: LLM budget exhausted"
+    return f"stopped: {reason}"
+
+
+def role_counts(turns: list[CoStormTurn]) -> dict[str, int]:
+    """Turns per speaker kind: ``{"expert": n, "moderator": n, "analyst": n}``."""
+    return {k: sum(t.kind == k for t in turns) for k in ("expert", "moderator", "analyst")}
+
+
+def summary(turns: list[CoStormTurn], mm: MindMap | None, meta_queries: int, meta_stop: str,
+            settings_dump: dict) -> dict:
+    """JSON-able summary of a Co-STORM run (``research show --json`` → ``costorm``): turns by
+    intent and by speaker kind, per-speaker counts, moderator turns, warm-start turns, queries
+    used vs budget, mind-map depth / node / item counts, and the stop reason with its line."""
+    roundtable = sum(not t.warm_start for t in turns)
+    by_role: dict[str, int] = {}
+    for t in turns:
+        by_role[t.role] = by_role.get(t.role, 0) + 1
+    nodes = len(node_options(mm)) if mm else 0
+    return {
+        "turns": len(turns), "warm_start_turns": len(turns) - roundtable, "roundtable_turns": roundtable,
+        "max_turns": settings_dump.get("max_turns"), "by_intent": intent_counts(turns),
+        "by_kind": role_counts(turns), "by_role": by_role,
+        "moderator_turns": sum(t.kind == "moderator" for t in turns),
+        "queries_used": meta_queries, "query_budget": settings_dump.get("query_budget"),
+        "mindmap": {"depth": mm.depth() if mm else 0, "nodes": nodes, "items": len(mm.items) if mm else 0},
+        "stop_reason": meta_stop,
+        "stop_line": stop_line(meta_stop, queries_used=meta_queries, query_budget=settings_dump.get("query_budget", 0),
+                               turns=roundtable, max_turns=settings_dump.get("max_turns", 0)),
+        "settings": settings_dump,
+    }
+
+
+def mindmap_figure(mm: MindMap, height: int = 560, selected: str | None = None) -> go.Figure:
     """Plotly treemap of the mind map: one box per concept sized by the information in its
-    subtree; hover shows its own and total item counts."""
+    subtree; hover shows its own and total item counts; the ``selected`` node path (if any) gets
+    a thick orange outline."""
     ids, labels, parents, values, hover = [], [], [], [], []
     for path, node in mm.walk():
         ids.append(path)
@@ -64,7 +112,9 @@ def mindmap_figure(mm: MindMap, height: int = 560) -> go.Figure:
     fig = go.Figure(go.Treemap(ids=ids, labels=labels, parents=parents, values=values, branchvalues="total",
                                customdata=hover, hovertemplate="<b>%{label}</b><br>%{customdata}<extra></extra>",
                                textinfo="label+value", maxdepth=4, root_color="#f3f4f6",
-                               marker=dict(colorscale="Blues", colors=[p.count(SEP) for p in ids])))
+                               marker=dict(colorscale="Blues", colors=[p.count(SEP) for p in ids],
+                                           line=dict(width=[4 if p == selected else 1 for p in ids],
+                                                     color=["#f97316" if p == selected else "white" for p in ids]))))
     fig.update_layout(margin=dict(t=10, l=4, r=4, b=4), height=height)
     return fig
 
@@ -72,6 +122,22 @@ def mindmap_figure(mm: MindMap, height: int = 560) -> go.Figure:
 def node_options(mm: MindMap) -> list[str]:
     """Node paths (non-root) for the node picker, pre-order."""
     return [p for p, _ in mm.walk()][1:]
+
+
+def clicked_node(event: object, options: list[str]) -> str | None:
+    """The node path the analyst clicked in the treemap, from ``st.plotly_chart(...,
+    on_select="rerun", selection_mode=("points",))``'s return value (Streamlit reports a treemap
+    click as ``selection.points[0]`` with the clicked box's ``id`` = its path); None when nothing
+    (or the root, which has no items of its own) was clicked."""
+    try:
+        points = event["selection"]["points"]  # type: ignore[index]
+    except (KeyError, TypeError, AttributeError):
+        return None
+    for point in points or []:
+        pid = point.get("id") if isinstance(point, dict) else None
+        if pid in options:
+            return pid
+    return None
 
 
 def node_label(mm: MindMap, path: str) -> str:
@@ -94,3 +160,15 @@ def node_items(mm: MindMap, path: str, subtree: bool = True) -> list[dict]:
             rows.append({"concept": p.split(SEP)[-1], "information": it.text, "source": it.title or it.source_id,
                          "url": it.url, "source_id": it.source_id, "turn": it.turn})
     return rows
+
+
+def run_summary(r, state) -> dict:  # noqa: ANN001 - redis.Redis, research.models.RunState
+    """:func:`summary` of a stored Co-STORM run read from Redis (``research.costorm`` readers),
+    plus ``experts`` (names); the stop reason is ``RunState.stop_reason``, else the round-table's."""
+    from research.costorm.state import get_meta, get_mindmap, get_turns  # noqa: PLC0415
+
+    meta = get_meta(r, state.run_id)
+    out = summary(get_turns(r, state.run_id), get_mindmap(r, state.run_id), meta.queries_used,
+                  state.stop_reason or meta.stop_reason, state.config.costorm.model_dump())
+    out["experts"] = [e.name for e in meta.experts]
+    return out

@@ -114,8 +114,8 @@ def report_docx(bundle: ReportBundle) -> bytes:
     label = bundle.state.engine_label or report.engine_label or bundle.state.config.engine
     doc.add_paragraph(f"Research Desk · engine: {label} · run {bundle.state.run_id}").italic = True
     _markdown_block(doc, report.lead, n, tips)
-    for section in report.sections:
-        doc.add_heading(section.heading, level=1)
+    for section, level in zip(report.sections, report.section_levels()):
+        doc.add_heading(section.heading, level=level)
         _markdown_block(doc, section.text, n, tips)
     doc.add_heading(f"References ({n})", level=1)
     for ref in report.references:

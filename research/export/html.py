@@ -45,8 +45,8 @@ def body_html(bundle: ReportBundle) -> str:
     label = bundle.state.engine_label or report.engine_label or bundle.state.config.engine
     out.append(f'<p class="meta">Research Desk · engine: {escape(label)} · run {escape(bundle.state.run_id)}</p>')
     out.append(_md(report.lead, bundle, n))
-    for section in report.sections:
-        out.append(f"<h2>{escape(section.heading)}</h2>")
+    for section, level in zip(report.sections, report.section_levels()):
+        out.append(f"<h{level + 1}>{escape(section.heading)}</h{level + 1}>")
         out.append(_md(section.text, bundle, n))
     out.append(f"<h2>References ({n})</h2>")
     out.append('<ol class="refs">')

@@ -168,7 +168,8 @@ class CachingEmbedder:
 
 
 def ingest(name: str, paths: list[str | Path], settings: Settings | None = None) -> IngestReport:
-    """Add files/folders to corpus ``name`` (created when new) and rebuild its index.
+    """Add files/folders to corpus ``name`` (created when new) and rebuild its index (skipped,
+    without loading the embedding model, when no file is new or changed and the index is current).
 
     Unchanged files (same sha1) are skipped; a file that fails to extract is reported in
     ``errors`` and the others are still ingested (a changed file that now fails keeps its old
@@ -230,6 +231,12 @@ def ingest(name: str, paths: list[str | Path], settings: Settings | None = None)
             tmp.write_text("".join(json.dumps(d, ensure_ascii=False) + "\n" for d in docs), encoding="utf-8")
             tmp.replace(chunks_path)
         manifest_path.write_text(json.dumps(manifest, indent=1))
+        from research.search.local import corpus_fingerprint  # noqa: PLC0415
+
+        if not (report.added or report.updated) and \
+                (root / "index" / corpus_fingerprint(chunks_path) / "meta.json").is_file():
+            report.seconds = round(time.monotonic() - t0, 3)  # nothing new: skip loading the model
+            return report
         index = LocalSearch(chunks_path, root / "index", embedder=CachingEmbedder(get_embedder(), root / "embcache.npz"))
         for stale in (root / "index").iterdir():  # indexes of earlier versions of chunks.jsonl
             if stale.is_dir() and stale.name != index.index_path.name and not stale.name.startswith("."):

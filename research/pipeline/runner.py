@@ -103,7 +103,7 @@ def run_storm(ctx: RunContext) -> Report:
 
     store.set_status(run_id, "conversations")
     convs = conversation.run_conversations(ctx, perspectives)
-    completion = ctx.collector.check_completion()
+    completion = ctx.collector.check_completion(min_databases=ctx.config.min_databases)
     ctx.emit("coverage.checked", completion)
     ctx.check_cancel()
 

@@ -147,14 +147,15 @@ def source_markdown(src: TurnSource) -> str:
 def report_body_markdown(report: Report, titles: dict[int, str] | None = None) -> str:
     """The report's lead and sections as safe Markdown with citations linked to ``#ref-n``.
 
-    Headings are ``##`` with literal (escaped) text; the title and references list are rendered
-    separately by the page (the references need one anchor each). ``titles``: reference number
+    Headings are ``##`` (``###``/``####`` for nested sections, ``Report.section_levels``: a
+    Co-STORM report nests them by mind-map depth) with literal (escaped) text; the title and
+    references list are rendered separately by the page (the references need one anchor each). ``titles``: reference number
     → hover text for each citation link (see ``research.export.bundle.ReportBundle.tooltips``).
     """
     n = len(report.references)
     parts = [link_citations(safe_markdown(report.lead), n, titles=titles)]
-    for section in report.sections:
-        parts.append(f"## {plain(section.heading)}")
+    for section, level in zip(report.sections, report.section_levels()):
+        parts.append(f"{'#' * (level + 1)} {plain(section.heading)}")
         parts.append(link_citations(safe_markdown(section.text), n, titles=titles))
     return "\n\n".join(p for p in parts if p.strip())
 

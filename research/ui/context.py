@@ -154,7 +154,7 @@ def run_header(store: RunStore, state: RunState, page_key: str | None = None) ->
         st.warning(f"Run interrupted (the server stopped while it ran). {plain(state.error)}",
                    icon=":material/warning:")
     resume_control(state)  # issue 7: Resume button for interrupted/failed runs
-    if state.stop_reason:
+    if state.stop_reason and state.mode != "costorm":  # Co-STORM: the progress panel says why it stopped
         st.caption(f"Stopped early: {plain(state.stop_reason)}")
     with st.expander("Recent events", expanded=is_active(state.status)):
         rows = events_rows(store.tail_events(state.run_id, EVENTS_SHOWN))

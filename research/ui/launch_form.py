@@ -19,6 +19,22 @@ MODE_LABELS = {"storm": "STORM", "costorm": "Co-STORM"}
 MODE_HELP = ("STORM: perspective-guided WikiWriter ↔ expert conversations, then an outline and a cited report. "
              "Co-STORM: a moderated round-table of experts that builds a mind map (N, K, L, α below).")
 
+# Help texts for the Co-STORM fields, named as in the Co-STORM paper (Jiang et al. 2024, §3–4; seed 004).
+COSTORM_HELP = {
+    "experts": "N — number of LLM experts generated at the warm start from the background search "
+               "(paper default N = 3); they take turns in round robin.",
+    "max_node_items": "K — maximum information items per mind-map concept; a node holding more than K is "
+                      "reorganized into new subtopics (paper default K = 10).",
+    "moderator_after": "L — number of consecutive answer turns (potential answer / further details) after "
+                       "which the moderator speaks with a new question (paper default L = 2).",
+    "alpha": "α — rerank exponent for the moderator: score = cos(i, topic)^α · (1 − cos(i, question))^(1−α) "
+             "over the unused information (paper default α = 0.5).",
+    "query_budget": "Search queries the round-table may issue in total; it stops when they are used "
+                    "(default 30).",
+    "max_turns": "Turn cap: round-table turns after the warm start; it stops when reached (default 20). "
+                 "It also stops earlier when every syllabus question is covered.",
+}
+
 
 def named_corpora(data_dir: Path) -> list[str]:
     """Folder names under ``{data_dir}/corpora/`` (ingested corpora), sorted; [] when none."""
@@ -63,12 +79,14 @@ def config_kwargs(values: dict[str, Any], fn: Callable) -> tuple[dict[str, Any],
 def form_values(*, corpus: str, template: str, max_perspectives: int, max_turns: int, engine: str,
                 mode: str, search: list[str], corpora: list[str], models: dict[str, str] | None = None,
                 budget_usd: float | None = None, budget_tokens: int | None = None,
-                costorm: dict | None = None) -> dict[str, Any]:
+                costorm: dict | None = None, min_databases: int = 1) -> dict[str, Any]:
     """The form's values as ``make_config`` keyword arguments (models/budgets only for litellm,
-    ``costorm`` only for Co-STORM; empty model names dropped; zero budgets mean no cap)."""
+    ``costorm`` only for Co-STORM; empty model names dropped; zero budgets mean no cap; an empty
+    ``search`` is passed through: the input gate makes it ``["local"]`` unless corpora are chosen)."""
     values: dict[str, Any] = {"corpus": corpus, "template": template, "max_perspectives": int(max_perspectives),
                               "max_turns": int(max_turns), "engine": engine, "mode": mode,
-                              "search": list(search) or ["local"], "corpora": list(corpora)}
+                              "search": list(search), "corpora": list(corpora),
+                              "min_databases": int(min_databases)}
     if engine == "litellm":
         values["models"] = {r: m.strip() for r, m in (models or {}).items() if m and m.strip()}
         values["budget_usd"] = float(budget_usd) if budget_usd else None

@@ -35,6 +35,9 @@ class ProgressInfo:
             max_turns; Co-STORM: the round-table turn cap).
         questions: rows ``{key, label, sources, target}`` (seed 000 ``min_sources``).
         usage: LLM calls, tokens and USD so far. elapsed_s: seconds since creation.
+        costorm: Co-STORM runs only (else None): ``warm_start`` turns (not counted by the turn
+            cap), ``queries_used`` / ``query_budget`` (search queries) and ``stop`` (the line
+            from ``research.costorm.views.stop_line``, '' while running).
     """
 
     steps: list[tuple[str, str]]
@@ -43,6 +46,7 @@ class ProgressInfo:
     questions: list[dict] = field(default_factory=list)
     usage: Usage = field(default_factory=Usage)
     elapsed_s: float = 0.0
+    costorm: dict | None = None
 
 
 def reached_phase(store: RunStore, state: RunState) -> str:
@@ -70,8 +74,10 @@ def phase_steps(status: str, reached: str) -> list[tuple[str, str]]:
 def progress_info(store: RunStore, state: RunState) -> ProgressInfo:
     """Read the run's progress from Redis (turn count, per-question counts, usage, events)."""
     cfg = state.config
+    costorm = None
     if cfg.mode == "costorm":
         planned = cfg.costorm.max_turns
+        costorm = costorm_progress(store, state)
     else:
         n_persp = len(store.get_doc_list(state.run_id, "perspectives", Perspective)) or cfg.max_perspectives
         planned = n_persp * cfg.max_turns
@@ -85,8 +91,42 @@ def progress_info(store: RunStore, state: RunState) -> ProgressInfo:
         questions = [{"key": q.key, "label": q.label, "sources": int(counts.get(q.key, 0)),
                       "target": q.min_sources} for q in syllabus.questions]
     return ProgressInfo(steps=phase_steps(state.status, reached_phase(store, state)),
-                        turns_done=store.count_turns(state.run_id), turns_planned=max(1, planned),
-                        questions=questions, usage=store.get_usage(state.run_id), elapsed_s=duration_s(state))
+                        turns_done=costorm["turns"] if costorm else store.count_turns(state.run_id),
+                        turns_planned=max(1, planned), questions=questions, usage=store.get_usage(state.run_id),
+                        elapsed_s=duration_s(state), costorm=costorm)
+
+
+def costorm_progress(store: RunStore, state: RunState) -> dict:
+    """Co-STORM counters from ``research.costorm`` readers: ``turns`` (round-table turns, what
+    the turn cap counts), ``warm_start``, ``queries_used``, ``query_budget`` and ``stop`` (why
+    it ended, from ``RunState.stop_reason`` else the round-table's own record; '' while running)."""
+    from research.costorm import get_meta, get_turns  # noqa: PLC0415 - Co-STORM pages only
+    from research.costorm.views import stop_line  # noqa: PLC0415
+
+    turns = get_turns(store.r, state.run_id)
+    meta = get_meta(store.r, state.run_id)
+    settings = state.config.costorm
+    roundtable = sum(not t.warm_start for t in turns)
+    reason = state.stop_reason or meta.stop_reason
+    return {"turns": roundtable, "warm_start": len(turns) - roundtable, "queries_used": meta.queries_used,
+            "query_budget": settings.query_budget,
+            "stop": stop_line(reason, queries_used=meta.queries_used, query_budget=settings.query_budget,
+                              turns=roundtable, max_turns=settings.max_turns)}
+
+
+def totals_caption(info: ProgressInfo) -> str:
+    """The finished-run line: turns (Co-STORM: vs the cap, queries vs the budget and why it
+    stopped), LLM calls, tokens and cost (``$`` escaped for Streamlit Markdown)."""
+    tokens = info.usage.prompt_tokens + info.usage.completion_tokens
+    bits = [f"{info.turns_done} turns"]
+    if info.costorm:
+        c = info.costorm
+        bits = [f"{info.turns_done} / {info.turns_planned} round-table turns (+{c['warm_start']} warm start)",
+                f"{c['queries_used']} / {c['query_budget']} search queries"]
+        if c["stop"]:
+            bits.append(c["stop"])
+    bits += [f"{info.usage.llm_calls} LLM calls", f"{tokens:,} tokens", f"\\${info.usage.cost_usd:.4f}"]
+    return " · ".join(bits)
 
 
 _MARKS = {"done": "✅", "current": "🔵", "todo": "⚪", **TERMINAL_MARKS}
@@ -130,13 +170,18 @@ def progress_panel(store: RunStore, state: RunState) -> None:
     info = progress_info(store, state)
     st.markdown(stepper_markdown(info.steps))
     tokens = info.usage.prompt_tokens + info.usage.completion_tokens
-    cost = f"\\${info.usage.cost_usd:.4f}"
     if not is_active(state.status):
-        st.caption(f"{info.turns_done} turns · {info.usage.llm_calls} LLM calls · {tokens:,} tokens · {cost}")
+        st.caption(totals_caption(info))
         return
     cols = st.columns([3, 1, 1, 1])
     cols[0].progress(min(1.0, info.turns_done / info.turns_planned),
-                     text=f"turns {info.turns_done} / {info.turns_planned}")
+                     text=f"{'round-table ' if info.costorm else ''}turns {info.turns_done} / {info.turns_planned}")
+    if info.costorm:
+        c = info.costorm
+        cols[0].progress(min(1.0, c["queries_used"] / max(1, c["query_budget"])),
+                         text=f"search queries {c['queries_used']} / {c['query_budget']}")
+        if c["stop"]:
+            cols[0].caption(f"Round-table {plain(c['stop'])}; writing the report from the mind map.")
     cols[1].metric("Elapsed", format_duration(info.elapsed_s))
     cols[2].metric("Cost so far", f"${info.usage.cost_usd:.4f}", help=f"{tokens:,} tokens, "
                    f"{info.usage.llm_calls} LLM calls")

@@ -14,7 +14,6 @@ markers outside the material's numbers are dropped, syllabus keys filtered, list
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 import threading
 from typing import Any, Callable
@@ -24,6 +23,7 @@ from research.engines.base import (AnalysisInput, AnswerInput, AnswerOutput, Ask
                                    PlanInput, PolishInput, QueryInput, QueryList, RefineInput, RelatedInput,
                                    SectionInput, SurveyInput, TextOutput)
 from research.engines.litellm import material as mat
+from research.engines.litellm.prompts import compact
 from research.engines.litellm.schemas import REPLY, ROLE
 from research.engines.litellm.structured import call_structured
 from research.llm.errors import BudgetExhausted, InvalidOutput, LLMError
@@ -149,7 +149,7 @@ class LiteLLMEngine:
         src = inp.results[0].url if inp.results else ""
         return self._run("related_outline", m, lambda: self._fallback().related_outline(inp),
                          lambda r: TopicOutline(topic=r.topic, sections=r.sections[:8], source=src),
-                         semantic=f"related_outline|{inp.query}", tool_tokens=count_tokens(json.dumps(m["results"])))
+                         semantic=f"related_outline|{inp.query}", tool_tokens=count_tokens(compact(m["results"])))
 
     def personas(self, inp: PersonaInput) -> PersonaList:
         """Seed 002 §1.2 GenPersona (≤ max_perspectives)."""
@@ -189,7 +189,7 @@ class LiteLLMEngine:
         tools = [READ_ARTIFACT_TOOL] if (self.run_id and m["artifacts"]) else None
         return self._run("answer_question", m, lambda: self._fallback().answer_question(inp), post,
                          semantic=f"answer_question|{inp.question}", tools=tools, run_tool=self._read_artifact,
-                         tool_tokens=count_tokens(json.dumps(m["results"]) + json.dumps(m["artifacts"])))
+                         tool_tokens=count_tokens(compact(m["results"]) + compact(m["artifacts"])))
 
     def assign_questions(self, inp: AssignInput) -> AssignOutput:
         """Seed 000 assignment: per result, valid syllabus keys and a ≤ 300-char excerpt."""
@@ -203,7 +203,7 @@ class LiteLLMEngine:
             exc += [(" ".join(r.snippets) or r.title)[:300] for r in inp.results[len(exc):]]
             return AssignOutput(relevant_questions=rel, key_excerpts=exc)
         return self._run("assign_questions", m, lambda: self._fallback().assign_questions(inp), post,
-                         semantic=f"assign_questions|{inp.question}", tool_tokens=count_tokens(json.dumps(m["results"])))
+                         semantic=f"assign_questions|{inp.question}", tool_tokens=count_tokens(compact(m["results"])))
 
     # ------------------------------------------------------------------ artifacts & analysis
     def compress(self, inp: CompressInput) -> SummaryCard:
@@ -217,7 +217,7 @@ class LiteLLMEngine:
         """Cross-validation (claims from ≥ 2 sources) and contradictions, facts named F1..Fn."""
         ids = {f"F{i}": f for i, f in enumerate(inp.facts[:60], start=1)}
         src_label = {sid: f"S{i}" for i, sid in enumerate(dict.fromkeys(f.source_id for f in ids.values()), start=1)}
-        m = {"topic": inp.topic, "facts": [{"id": k, "text": f.text[:300], "source": src_label[f.source_id]}
+        m = {"topic": inp.topic, "facts": [{"id": k, "text": f.text[:mat.FACT_CHARS], "source": src_label[f.source_id]}
                                            for k, f in ids.items()]}
 
         def post(a) -> Analysis:
@@ -252,7 +252,7 @@ class LiteLLMEngine:
     def write_section(self, inp: SectionInput) -> TextOutput:
         """A section citing ``[snippet.n]`` only."""
         m = {"topic": inp.topic, "heading": inp.section.heading, "subsections": inp.section.subsections,
-             "snippets": [{"n": s.n, "text": s.text[:600]} for s in inp.snippets]}
+             "snippets": [{"n": s.n, "text": s.text[:mat.SECTION_SNIPPET_CHARS]} for s in inp.snippets]}
         valid = {s.n for s in inp.snippets}
         return self._run("write_section", m, lambda: self._fallback().write_section(inp),
                          lambda t: TextOutput(text=_keep_cites(t.text, valid)), semantic=f"write_section|{inp.section.heading}")
@@ -260,7 +260,7 @@ class LiteLLMEngine:
     def write_lead(self, inp: LeadInput) -> TextOutput:
         """2–4 sentence lead; only citation numbers present in the sections survive."""
         valid = {int(n) for s in inp.sections for n in CITE_RE.findall(s.text)}
-        m = {"topic": inp.topic, "sections": [{"heading": s.heading, "text": s.text[:1500]} for s in inp.sections]}
+        m = {"topic": inp.topic, "sections": [{"heading": s.heading, "text": s.text[:mat.LEAD_SECTION_CHARS]} for s in inp.sections]}
         return self._run("write_lead", m, lambda: self._fallback().write_lead(inp),
                          lambda t: TextOutput(text=_keep_cites(t.text, valid)))
 

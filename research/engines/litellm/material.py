@@ -1,20 +1,40 @@
 """Step material: the compact JSON each prompt carries (seed 001 §6–§7: tool outputs reach the
-model only as short snippets and summary cards, never raw). Sizes in characters."""
+model only as short snippets and summary cards, never raw). Sizes in characters.
+
+Working memory (seed 001 §6): the asker sees its conversation as the last turn verbatim
+(answer clipped to ``LAST_ANSWER_CHARS``, citation markers removed) and earlier turns as their
+questions only; the answerer gets a search's card clipped to its title, summary
+(≤ ``CARD_SUMMARY_CHARS``) and ≤ ``CARD_FACTS`` facts (``read_artifact`` fetches more)."""
 
 from __future__ import annotations
+
+import re
 
 from research.engines.base import AnswerInput, AskInput, AssignInput, RefineInput
 from research.models import ArtifactRecord, SearchResult, Syllabus
 
 SNIPPET_CHARS = 240      # per result in answer prompts
 SHORT_CHARS = 110        # per result in assign / related prompts
+TITLE_CHARS = 100        # per result title
 RAW_CHARS = 12_000       # raw tool output given to the (out-of-band) compressor
-ANSWER_CHARS = 500       # per conversation answer in the outline prompt
+ANSWER_CHARS = 300       # per conversation answer in the outline prompt
+LAST_ANSWER_CHARS = 240  # the asker's view of the previous answer
+CARD_FACTS = 3           # extraction bullets per card in answer prompts
+CARD_SUMMARY_CHARS = 400
+FACT_CHARS = 200         # per fact in the analysis prompt
+SECTION_SNIPPET_CHARS = 450  # per snippet in a section-writing prompt
+LEAD_SECTION_CHARS = 800     # per section in the lead prompt
+_CITES = re.compile(r"\s*\[\d{1,4}\]")
+
+
+def uncite(text: str) -> str:
+    """``text`` without ``[n]`` citation markers."""
+    return _CITES.sub("", text or "")
 
 
 def results(res: list[SearchResult], chars: int) -> list[dict]:
     """Numbered results ``{n, title, snippet}`` (1-based, input order)."""
-    return [{"n": i, "title": r.title[:150], "snippet": " … ".join(r.snippets)[:chars]}
+    return [{"n": i, "title": r.title[:TITLE_CHARS], "snippet": " … ".join(r.snippets)[:chars]}
             for i, r in enumerate(res, start=1)]
 
 
@@ -25,7 +45,8 @@ def syllabus(s: Syllabus, *, full: bool = True) -> list[dict]:
 
 def ask(inp: AskInput) -> dict:
     return {"topic": inp.topic, "perspective": {"name": inp.perspective.name, "focus": inp.perspective.focus},
-            "history": [{"question": t.question, "answer": t.answer[:400]} for t in inp.history],
+            "history": [{"question": t.question} for t in inp.history[:-1]]
+            + [{"question": t.question, "answer": uncite(t.answer)[:LAST_ANSWER_CHARS]} for t in inp.history[-1:]],
             "next_focus": [{"key": q.key, "label": q.label, "description": q.description} for q in inp.next_focus[:3]],
             "turns_left": max(0, inp.max_turns - len(inp.history))}
 
@@ -33,7 +54,8 @@ def ask(inp: AskInput) -> dict:
 def answer(inp: AnswerInput, cards: list[ArtifactRecord]) -> dict:
     """Numbered snippets + the working-memory cards (seed 001 §6.1 message fields) of the
     searches that produced them."""
-    notes = [{"summary_title": c.card.summary_title, "summary": c.card.summary, "extraction": c.card.extraction[:5],
+    notes = [{"summary_title": c.card.summary_title, "summary": c.card.summary[:CARD_SUMMARY_CHARS],
+              "extraction": c.card.extraction[:CARD_FACTS],
               "artifact_file": c.artifact_file.rsplit("/", 1)[-1]} for c in cards if c.card.is_useful][:2]
     return {"topic": inp.topic, "question": inp.question, "results": results(inp.results, SNIPPET_CHARS),
             "artifacts": notes}
@@ -47,5 +69,5 @@ def assign(inp: AssignInput) -> dict:
 def refine(inp: RefineInput) -> dict:
     return {"topic": inp.topic, "draft": inp.draft.model_dump(),
             "conversations": [{"perspective": c.perspective.name,
-                               "turns": [{"question": t.question, "answer": t.answer[:ANSWER_CHARS]} for t in c.turns]}
+                               "turns": [{"question": t.question, "answer": uncite(t.answer)[:ANSWER_CHARS]} for t in c.turns]}
                               for c in inp.conversations]}

@@ -1,6 +1,11 @@
 """Prompt templates, one file per step in ``prompts/{step}.md`` (``[system]`` and ``[user]``
 parts; ``$material`` is replaced by the step's JSON material). The system prompt starts with
-the marker ``[research-desk step: {step}]`` (the loopback test server keys on it)."""
+the marker ``[research-desk step: {step}]`` (the loopback test server keys on it).
+
+Context economy (seed 001 §10): the material is serialised compactly (``compact``: no indent,
+no spaces after separators), and the template's closing ``Return {...}`` shape line is sent only
+when the model has no native structured output (with native ``response_format`` the schema
+already travels there, so the prompt does not repeat it)."""
 
 from __future__ import annotations
 
@@ -20,12 +25,20 @@ def template(step: str) -> tuple[str, str]:
     return system.replace("[system]", "", 1).strip(), user.strip()
 
 
-def render(step: str, material: dict, schema: dict | None = None) -> list[dict]:
+def compact(obj) -> str:
+    """``obj`` as compact JSON (the form material takes in prompts; count tool tokens on it)."""
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+
+
+def render(step: str, material: dict, schema: dict | None = None, *, native: bool = False) -> list[dict]:
     """Messages ``[system, user]`` for ``step``. ``schema``: a JSON schema to spell out in the
-    system prompt (for models without native structured output)."""
+    system prompt (for models without native structured output). ``native``: the schema goes
+    as ``response_format``, so the template's ``Return …`` shape line is left out."""
     system, user = template(step)
     system = f"[research-desk step: {step}]\n{system}\nReply with one JSON object only."
     if schema is not None:
         system += "\nIt must validate against this JSON schema:\n" + json.dumps(schema, separators=(",", ":"))
-    body = Template(user).safe_substitute(material=json.dumps(material, ensure_ascii=False, indent=1))
+    if native:
+        user = "\n".join(ln for ln in user.splitlines() if not ln.startswith("Return ")).strip()
+    body = Template(user).safe_substitute(material=compact(material))
     return [{"role": "system", "content": system}, {"role": "user", "content": body}]

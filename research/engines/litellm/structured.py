@@ -77,7 +77,7 @@ def call_structured(session: LLMSession, step: str, role: str, material: dict, r
     model = session.models[role]
     native = native_schema(model)
     schema = reply.model_json_schema()
-    messages = prompts.render(step, material, None if native else schema)
+    messages = prompts.render(step, material, None if native else schema, native=native)
     fmt = {"type": "json_schema", "json_schema": {"name": reply.__name__, "schema": schema, "strict": False}} \
         if native else None
     use_tools = tools if (tools and run_tool and native_tools(model)) else None
