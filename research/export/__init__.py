@@ -99,13 +99,20 @@ def export_markdown(run_id: str, out: Path, *, store=None) -> Path:
     return _write_atomic(path, report.markdown)
 
 
-def _write_atomic(path: Path, text: str) -> Path:
+def _write_atomic(path: Path, data: str | bytes) -> Path:
+    """Write ``data`` (text as UTF-8 with LF newlines, or bytes) to ``path`` through a temp file
+    and ``os.replace``, so a failed write never leaves a half file. Returns the resolved path.
+
+    Raises:
+        InputError: the file cannot be written (says which path and why).
+    """
+    raw = data.encode("utf-8") if isinstance(data, str) else data
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name[:40]}.", suffix=".tmp", dir=path.parent)
         try:
-            with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-                fh.write(text)
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(raw)
             os.chmod(tmp, path.stat().st_mode & 0o777 if path.is_file() else 0o644)
             os.replace(tmp, path)
         except BaseException:
@@ -175,17 +182,4 @@ def export_run(run_id: str, fmt: str, out: Path, *, store=None) -> Path:
 
         store = RunStore(get_redis())
     data = render_export(store, run_id, fmt)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name[:40]}.", suffix=".tmp", dir=path.parent)
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(data)
-            os.chmod(tmp, 0o644)
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
-    except OSError as exc:
-        raise InputError(f"Cannot write '{path}': {exc.strerror or exc}; choose a writable file path.") from exc
-    return path.resolve()
+    return _write_atomic(path, data)
