@@ -70,7 +70,7 @@ current = st.navigation({"Research Desk": [pg for k, pg in pages.items() if k no
 settings = load_settings().public()  # data dir, redis mode, corpus, model name: no secrets
 engine = f"litellm · {settings['llm_model']}" if settings["llm_model"] else "offline extractive mode"
 with st.sidebar:
-    st.caption(f"**Engine:** {plain(engine)}  \n**Redis:** {settings['redis']}  \n"
+    st.caption(f"**Default engine:** {plain(engine)}  \n**Redis:** {settings['redis']}  \n"
                f"**Data dir:** {code(settings['data_dir'])}")
     if _auth_configured() and _logged_in():
         st.button("Log out", on_click=st.logout, icon=":material/logout:")

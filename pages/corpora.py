@@ -9,11 +9,14 @@ from research.errors import ResearchError
 from research.ingest import ingest, list_corpora, validate_corpus_name
 from research.ingest.extract import SUFFIXES
 from research.ingest.store import corpus_dir
+from research.ui.corpora import corpus_rows, file_rows
 
 st.title("Corpora")
 st.caption("Your own documents, searchable in runs: choose them under *Corpora* on the Launch form "
            "or with `research run … --corpora NAME`. Each passage cites its file and page.")
 
+listing = st.container()  # filled last, so a corpus ingested below shows at once
+st.subheader("Add documents", anchor=False)
 with st.form("ingest"):
     name = st.text_input("Corpus name", placeholder="e.g. trial-reports")
     uploads = st.file_uploader("Upload files", type=[s.lstrip(".") for s in SUFFIXES], accept_multiple_files=True)
@@ -46,14 +49,16 @@ if submitted:
     except ResearchError as exc:
         st.error(exc.message)
 
-st.subheader("Corpora", anchor=False)
-rows = list_corpora()
-if not rows:
-    st.info("No corpus yet: ingest some documents above.")
-else:
-    st.dataframe([{"name": r["name"], "files": r["files"], "chunks": r["chunks"], "failed files": len(r["errors"])}
-                  for r in rows], hide_index=True, width="stretch")
-    for r in rows:
-        if r["errors"]:
-            with st.expander(f"{r['name']}: {len(r['errors'])} file(s) could not be read"):
-                st.markdown("\n".join(f"- {m}" for m in r["errors"].values()))
+with listing:
+    st.subheader("Your corpora", anchor=False)
+    rows = list_corpora()
+    if not rows:
+        st.info("No corpus yet: ingest some documents below.", icon=":material/info:")
+    else:
+        st.dataframe(corpus_rows(rows), hide_index=True, width="stretch")
+        for r in rows:
+            failed = f", {len(r['errors'])} could not be read" if r["errors"] else ""
+            files = f"{r['files']} file{'s' if r['files'] != 1 else ''}"
+            with st.expander(f"{r['name']}: {files}, {r['chunks']} chunks{failed}",
+                             icon=":material/warning:" if r["errors"] else ":material/folder_open:"):
+                st.dataframe(file_rows(r), hide_index=True, width="stretch")

@@ -5,7 +5,7 @@ import streamlit as st
 from research.llm.usage import usage_report
 from research.models import RunState
 from research.ui import context
-from research.ui.cost import breakdown_rows, context_figure, cost_figure, tokens_figure
+from research.ui.cost import breakdown_rows, column_config, context_figure, cost_figure, tokens_figure
 
 store = context.get_store()
 state = context.select_run(store)
@@ -13,6 +13,7 @@ state = context.select_run(store)
 
 def render(state: RunState) -> None:
     context.run_header(store, state, page_key="cost")
+    context.engine_banner(state)
     rep = usage_report(store, state.run_id)
     if state.config.engine != "litellm" and not rep["llm_calls"]:
         st.info("This run used the offline extractive engine: no LLM calls, no cost.", icon=":material/info:")
@@ -26,11 +27,15 @@ def render(state: RunState) -> None:
     c[3].metric("Retries", rep["retries"])
     pct = rep["context"]["context_reduction_pct"]
     c[4].metric("Context reduction", f"{pct}%" if pct is not None else "–")
-    for dim in ("phase", "role", "model"):
-        left, right = st.columns(2)
-        left.plotly_chart(tokens_figure(rep, dim), width="stretch")
-        right.plotly_chart(cost_figure(rep, dim), width="stretch")
-        st.dataframe(breakdown_rows(rep, dim), hide_index=True, width="stretch")
+    if rep["budget_usd"] or rep["budget_tokens"]:
+        st.caption(f"Budget: {'$' + format(rep['budget_usd'], 'g') if rep['budget_usd'] else 'no USD cap'} · "
+                   f"{format(rep['budget_tokens'], ',') + ' tokens' if rep['budget_tokens'] else 'no token cap'}")
+    for dim, tab in zip(("phase", "role", "model"), st.tabs(["By phase", "By role", "By model"])):
+        with tab:
+            left, right = st.columns(2)
+            left.plotly_chart(tokens_figure(rep, dim), width="stretch", key=f"tokens_{dim}")
+            right.plotly_chart(cost_figure(rep, dim), width="stretch", key=f"cost_{dim}")
+            st.dataframe(breakdown_rows(rep, dim), hide_index=True, width="stretch", column_config=column_config(dim))
     fig = context_figure(rep)
     if fig is not None:
         st.plotly_chart(fig, width="stretch")

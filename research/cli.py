@@ -146,6 +146,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     topic = validate_topic(args.topic)
     max_p = validate_int("--max-perspectives", args.max_perspectives, 1, 12)
     max_t = validate_int("--max-turns", args.max_turns, 1, 10)
+    from research.syllabus import get_template
+
+    get_template(args.template)  # a bad template name is reported before any corpus problem
     backends = [b.strip().lower() for b in (args.search or "").split(",") if b.strip()]
     uses_local = "local" in backends or not (backends or args.corpora)  # else no default corpus needed
     corpus = validate_corpus(args.corpus or load_settings().default_corpus) \

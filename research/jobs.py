@@ -61,6 +61,9 @@ def make_config(topic: str, *, corpus: str | Path | None = None, template: str =
         raise InputError(f"Unknown engine {str(engine)[:40]!r}: use 'extractive' (offline) or 'litellm'.",
                          code="unknown_engine")
     get_template(template)  # raises with the valid names
+    ints = {"max_perspectives": validate_int("max perspectives", max_perspectives, 1, 12),
+            "max_turns": validate_int("max turns", max_turns, 1, 10),
+            "min_databases": validate_int("min databases", min_databases, 1, 8)}
     choice = _search_choice(search, corpora, settings)
     # a corpora-only run (no 'local' backend) needs no default corpus; an explicit one is still checked
     corpus_path = validate_corpus(corpus or settings.default_corpus) \
@@ -68,12 +71,8 @@ def make_config(topic: str, *, corpus: str | Path | None = None, template: str =
     from research.costorm.settings import validate_costorm, validate_mode  # noqa: PLC0415 - issue 4
 
     config = RunConfig(
-        topic=validate_topic(topic), corpus=str(corpus_path), template=template,
-        max_perspectives=validate_int("max perspectives", max_perspectives, 1, 12),
-        max_turns=validate_int("max turns", max_turns, 1, 10), engine=engine,
-        mode=validate_mode(mode), costorm=validate_costorm(costorm),
-        min_databases=validate_int("min databases", min_databases, 1, 8),
-        **choice, **_llm_choice(engine, models, budget_usd, budget_tokens))
+        topic=validate_topic(topic), corpus=str(corpus_path), template=template, engine=engine,
+        mode=validate_mode(mode), costorm=validate_costorm(costorm), **ints, **choice, **_llm_choice(engine, models, budget_usd, budget_tokens))
     from research.engines.factory import check_engine  # noqa: PLC0415 - issue 3
 
     check_engine(config)

@@ -13,7 +13,7 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+SHARED_DATA = Path(os.environ.get("RESEARCH_SHARED_DATA") or Path(__file__).resolve().parents[2] / "shared" / "data")
 CORPUS = SHARED_DATA / "corpus" / "docs.jsonl"
 
 
@@ -143,8 +143,10 @@ def finished_run(tmp_path_factory, finished_corpus):
 @pytest.fixture(scope="session")
 def fixture_server():
     """A loopback HTTP server replaying the recorded search-API payloads (tests/fixture_server.py)."""
-    from fixture_server import FixtureServer  # tests/ is on sys.path (rootdir conftest)
+    from fixture_server import FIXTURES, FixtureServer  # tests/ is on sys.path (rootdir conftest)
 
+    if not FIXTURES.is_dir():
+        pytest.skip(f"shared API fixtures not found at {FIXTURES} (set RESEARCH_SHARED_DATA)")
     server = FixtureServer()
     yield server
     server.close()

@@ -6,6 +6,7 @@ body). Tests point backends at it through ``RESEARCH_<BACKEND>_URL``."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import threading
 import time
@@ -15,7 +16,8 @@ from urllib.parse import parse_qs, urlsplit
 
 import yaml
 
-FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "data" / "api_fixtures"
+FIXTURES = Path(os.environ.get("RESEARCH_SHARED_DATA") or Path(__file__).resolve().parents[2] / "shared" / "data") \
+    / "api_fixtures"
 
 
 def _read(rel: str) -> bytes:

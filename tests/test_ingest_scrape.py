@@ -53,6 +53,22 @@ def test_ingest_cites_file_and_page_and_is_incremental(data_dir, tmp_path):
     assert third.updated == [str((folder / "plain.txt").resolve())]
     row = list_corpora()[0]
     assert row["name"] == "team-docs" and row["files"] == 5 and row["chunks"] >= 7 and "broken.pdf" in row["errors"]
+    # the Corpora page: a summary row per corpus and, per corpus, its files with pages and failures
+    from pathlib import Path
+
+    from streamlit.testing.v1 import AppTest
+
+    from research.ui.corpora import corpus_rows, file_rows
+    summary = corpus_rows([row])[0]
+    assert summary["types"] == "DOCX, HTML, MD, PDF, TXT" and summary["failed files"] == 1 and summary["size"].endswith("B")
+    files = file_rows(row)
+    assert files[0]["file"] == "broken.pdf" and files[0]["status"].startswith("not indexed: cannot read this PDF")
+    assert {f["file"]: f["pages"] for f in files}["report0.pdf"] == 3
+    at = AppTest.from_file(str(Path(__file__).resolve().parents[1] / "pages" / "corpora.py"), default_timeout=30)
+    at.run()
+    assert not at.exception, at.exception
+    assert [e.label for e in at.expander] == ["team-docs: 5 files, %d chunks, 1 could not be read" % row["chunks"]]
+    assert list(at.dataframe[0].value["corpus"]) == ["team-docs"] and len(at.dataframe[1].value) == 6
 
 
 @pytest.mark.parametrize("url", ["file:///etc/passwd", "http://127.0.0.1/", "http://169.254.169.254/latest/meta-data/",

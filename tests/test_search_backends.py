@@ -15,6 +15,8 @@ from fixture_server import FIXTURES
 from research.search.backends import brave, clinicaltrials, pubmed, serper, tavily, wikipedia
 from research.search.http import BackendError, RateLimiter, rate_for
 
+if not FIXTURES.is_dir():
+    pytest.skip(f"shared API fixtures not found at {FIXTURES} (set RESEARCH_SHARED_DATA)", allow_module_level=True)
 ENTREZ = FIXTURES / "pubmed" / "biopython_Tests_Entrez"
 CASSETTES = FIXTURES / "pubmed" / "biocommons_eutils_cassettes"
 

@@ -246,8 +246,8 @@ def ingest(name: str, paths: list[str | Path], settings: Settings | None = None)
 
 
 def list_corpora(settings: Settings | None = None) -> list[dict]:
-    """Every named corpus: ``[{"name", "files", "chunks", "errors", "updated" (Unix s)}]``,
-    sorted by name."""
+    """Every named corpus: ``[{"name", "files", "chunks", "errors", "updated" (Unix s),
+    "file_list": [{"name", "size" (bytes), "pages", "chunks", "error"}]}]``, sorted by name."""
     settings = settings or load_settings()
     base = settings.data_dir / "corpora"
     out = []
@@ -263,7 +263,8 @@ def list_corpora(settings: Settings | None = None) -> list[dict]:
         out.append({"name": d.name, "files": sum(1 for f in files if not f.get("error")),
                     "chunks": sum(int(f.get("chunks", 0)) for f in files),
                     "errors": {f.get("name", ""): f["error"] for f in files if f.get("error")},
-                    "updated": manifest.get("updated")})
+                    "updated": manifest.get("updated"),
+                    "file_list": [{k: f.get(k) for k in ("name", "size", "pages", "chunks", "error")} for f in files]})
     return out
 
 
