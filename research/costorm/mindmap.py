@@ -4,7 +4,8 @@ tree of concepts whose nodes hold pieces of cited information.
 - **insert**: the node paths most similar to the information's question (cosine of
   all-MiniLM-L6-v2 embeddings between the question's words beyond the topic's, ``aspect_of``,
   and the path without the root's name, which every path shares) are the candidates; the engine picks one, or a new child under
-  one (``CoStormSteps.choose_placement``).
+  one (``CoStormSteps.choose_placement``), told also each candidate's centroid similarity (mean
+  cosine of the information's text to the items already below it).
 - **reorganize**: a node with more than K items gets new subtopics from the engine
   (``CoStormSteps.subtopics``) and its items are re-inserted in the subtree rooted at it (by
   the item's own text, with no new nodes), then the map is cleaned.
@@ -26,6 +27,7 @@ from research.engines.extractive.text import aspect_of
 SEP = " > "
 TOP_CANDIDATES = 5
 MAX_SUBTOPICS = 4
+CENTROID_ITEMS = 12  # items per candidate compared with a new item's text
 
 
 class Similarity(Protocol):
@@ -134,11 +136,13 @@ class MindMap(BaseModel):
         prefix = self._prefix_of(under)
         cands = list(self.walk(under, prefix))
         sims = vectors.sim([aspect_of(question, self.topic)], [self._path_text(p) for p, _ in cands])[0]
-        order = sorted(range(len(cands)), key=lambda i: (-float(sims[i]), i))[:TOP_CANDIDATES]
         item = self.items[item_id]
+        isims = self._centroid_sims(item, [n for _, n in cands], vectors)
+        order = sorted(range(len(cands)), key=lambda i: (-max(float(sims[i]), isims[i]), i))[:TOP_CANDIDATES]
         choice = steps.choose_placement(PlacementInput(
             topic=self.topic, question=question, text=item.text, candidates=[cands[i][0] for i in order],
-            similarities=[round(float(sims[i]), 4) for i in order], allow_new=allow_new))
+            similarities=[round(float(sims[i]), 4) for i in order], allow_new=allow_new,
+            item_similarities=[isims[i] for i in order]))
         by_path = dict(cands)
         path = choice.path if choice.path in by_path else cands[order[0]][0]
         node = by_path[path]
@@ -153,6 +157,22 @@ class MindMap(BaseModel):
             node, path = child, f"{path}{SEP}{child.name}"
         node.items.append(item_id)
         return path
+
+    def _centroid_sims(self, item: MindItem, nodes: list[MindNode], vectors: Similarity) -> list[float]:
+        """Per node: mean cosine of ``item.text`` to the (up to ``CENTROID_ITEMS`` first) other
+        items in its subtree, i.e. similarity to the node's centroid; -1 for the root and for
+        nodes holding no other item."""
+        held = [[i for i in self._subtree_items(n) if i != item.id][:CENTROID_ITEMS]
+                if n is not self.root else [] for n in nodes]
+        ids = sorted({i for h in held for i in h})
+        if not ids:
+            return [-1.0] * len(nodes)
+        row = vectors.sim([item.text], [self.items[i].text for i in ids])[0]
+        col = {i: float(row[j]) for j, i in enumerate(ids)}
+        return [round(sum(col[i] for i in h) / len(h), 4) if h else -1.0 for h in held]
+
+    def _subtree_items(self, node: MindNode) -> list[int]:
+        return [*node.items, *(i for c in node.children for i in self._subtree_items(c))]
 
     def _path_text(self, path: str) -> str:
         """What a path is compared with: the concept names below the root (the topic for the
@@ -174,8 +194,9 @@ class MindMap(BaseModel):
         if node is None or not node.items:
             return
         texts = [self.items[i].text for i in node.items]
-        names = steps.subtopics(SubtopicInput(topic=self.topic, path=path, items=texts,
-                                              max_subtopics=MAX_SUBTOPICS)).names
+        out = steps.subtopics(SubtopicInput(topic=self.topic, path=path, items=texts,
+                                            max_subtopics=MAX_SUBTOPICS))
+        names = out.names
         for name in names:
             if name.strip() and node.child(name) is None and name.strip().lower() != node.name.lower():
                 node.children.append(MindNode(name=name.strip()[:80]))
@@ -183,8 +204,13 @@ class MindMap(BaseModel):
             node.hold = len(node.items)
             return
         moving, node.items = node.items, []
-        for i in moving:
-            self._place(i, self.items[i].text, steps, vectors, node, allow_new=False)
+        if len(out.assignment) == len(moving):  # the engine clustered the items itself
+            for i, a in zip(moving, out.assignment):
+                target = node.child(names[a]) if 0 <= a < len(names) else None
+                (target or node).items.append(i)
+        else:
+            for i in moving:
+                self._place(i, self.items[i].text, steps, vectors, node, allow_new=False)
         self.clean()
         after = self.find(path)
         if after is not None and len(after.items) > k:

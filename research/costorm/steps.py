@@ -129,6 +129,9 @@ class PlacementInput(BaseModel):
     candidates: list[str]
     similarities: list[float]
     allow_new: bool = True
+    item_similarities: list[float] = Field(
+        default_factory=list, description="per candidate: mean cosine of ``text`` to the items already "
+        "in its subtree (its centroid), -1 when it holds none; [] = not computed")
 
 
 class PlacementOutput(BaseModel):
@@ -148,7 +151,11 @@ class SubtopicInput(BaseModel):
 
 
 class SubtopicOutput(BaseModel):
+    """``names``: new subtopics; ``assignment`` (optional): per input item, the index into
+    ``names`` of its subtopic (-1 = stays in the parent); [] = the map re-inserts items itself."""
+
     names: list[str]
+    assignment: list[int] = Field(default_factory=list)
 
 
 @runtime_checkable

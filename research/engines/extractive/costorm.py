@@ -13,8 +13,10 @@ sentence embeddings and text statistics. Deterministic: the same input gives the
   cited ``[n]``; further details add the expert's focus to the question;
 - moderator: a question on the top unused item's key phrase not yet a mind-map concept, quoting
   the sentence it comes from with its citation;
-- mind map: placement by the similarities the mind map computed (``PLACE_SIM``/``NEST_SIM``),
-  subtopics by agglomerative clustering of the items named by c-TF-IDF key phrases.
+- mind map: placement by the path and centroid similarities the mind map computed
+  (``PLACE_SIM``/``NEST_SIM``/``ITEM_MIN_SIM``); concept names from syllabus labels or
+  meaningful key phrases (``_good_name``); subtopics by agglomerative clustering of the items'
+  embeddings, named by c-TF-IDF key phrases, with the items assigned to their cluster.
 """
 
 from __future__ import annotations
@@ -38,8 +40,9 @@ from research.engines.extractive.vectors import Vectors, rank
 from research.models import ANSWER_INTENTS, QUESTION_INTENTS, CoStormTurn, Perspective
 
 FOCUS_SIM = 0.30       # cosine(expert focus, question) for the expert to add further details
-PLACE_SIM = 0.50       # cosine(question aspect, node path) to place information in an existing concept
-NEST_SIM = 0.35        # cosine for a new concept to nest under the best existing (non-root) one
+PLACE_SIM = 0.50       # score (mean of path and centroid cosines) to place information in a concept
+NEST_SIM = 0.40        # score for a new concept to nest under the best existing (non-root) one
+ITEM_MIN_SIM = 0.30    # mean cosine of a new text to a concept's items for it to go there (or nest)
 KEEP_EXPERT_SIM = 0.40  # an expert this close to the moderator's question keeps the panel as is
 ITEMS_PER_SUBTOPIC = 5
 GENERAL = "General Background Expert"
@@ -184,40 +187,65 @@ class ExtractiveCoStorm:
 
     # ------------------------------------------------------------------ mind map
     def choose_placement(self, inp: PlacementInput) -> PlacementOutput:
-        """Best candidate when it is not the root and similar enough (≥ ``PLACE_SIM``) or when
-        no new node is allowed; else a new concept named by the question's key phrase, nested
-        under the best non-root candidate when it reaches ``NEST_SIM``, else under the root."""
+        """Score each non-root candidate by the mean of its name/path similarity and its centroid
+        similarity (the new text vs the items already there; the path similarity alone when it
+        holds none). The best one takes the item when its score ≥ ``PLACE_SIM`` and its centroid
+        similarity ≥ ``ITEM_MIN_SIM`` (or when no new node is allowed); else a new concept named
+        by ``_concept_name``, nested under the best candidate when its score ≥ ``NEST_SIM`` and
+        the text is close to its items, else under the root."""
         cands, sims = inp.candidates, inp.similarities
-        root = min(cands, key=len)
-        best = next((i for i, c in enumerate(cands) if c != root), 0)
+        isims = inp.item_similarities if len(inp.item_similarities) == len(cands) else [-1.0] * len(cands)
         if not inp.allow_new:
             return PlacementOutput(path=cands[0])
-        if cands[best] != root and sims[best] >= PLACE_SIM:
+        root = min(cands, key=len)
+        scores = [(-1.0 if c == root else (s + i) / 2 if i >= 0 else s) for c, s, i in zip(cands, sims, isims)]
+        best = rank(np.array(scores))[0]
+        close = isims[best] < 0 or isims[best] >= ITEM_MIN_SIM
+        if cands[best] != root and scores[best] >= PLACE_SIM and close:
             return PlacementOutput(path=cands[best])
         name = _concept_name(inp.question, inp.text, inp.topic)
         for c in cands:
             if c.rsplit(" > ", 1)[-1].lower() == name.lower():
                 return PlacementOutput(path=c)
-        parent = cands[best] if cands[best] != root and sims[best] >= NEST_SIM else root
+        syllabus = ":" in inp.question.rsplit("]", 1)[-1]  # a syllabus label names a top-level concept
+        parent = (cands[best] if cands[best] != root and not syllabus and sims[best] >= NEST_SIM and close
+                  else root)
         return PlacementOutput(path=parent, new_node=name)
 
     def subtopics(self, inp: SubtopicInput) -> SubtopicOutput:
-        """Agglomerative clusters (cosine, average linkage) of the items, one per
-        ``ITEMS_PER_SUBTOPIC`` items (2..``max_subtopics``), each named by its top key phrase."""
-        texts = [strip_citations(t) for t in inp.items if t.strip()]
+        """Agglomerative clusters (cosine, average linkage; deterministic) of the items' embeddings,
+        one per ``ITEMS_PER_SUBTOPIC`` items (2..``max_subtopics``), each named by its best
+        meaningful key phrase (``_good_name``; phrases shared by several of its items first);
+        ``assignment`` maps each item to its cluster's name (-1 = stays in the concept: an unnamed
+        cluster's items and the overview item, ``_overview_item``)."""
+        keep = [n for n, t in enumerate(inp.items) if t.strip()]
+        texts = [strip_citations(inp.items[n]) for n in keep]
         if len(texts) < 4:
             return SubtopicOutput(names=[])
         k = max(2, min(inp.max_subtopics, round(len(texts) / ITEMS_PER_SUBTOPIC)))
-        labels = AgglomerativeClustering(n_clusters=k, metric="cosine", linkage="average").fit_predict(
-            self.vectors.encode(texts))
-        groups = [" ".join(t for t, lab in zip(texts, labels) if lab == c) for c in range(k)]
+        vecs = self.vectors.encode(texts)
+        labels = AgglomerativeClustering(n_clusters=k, metric="cosine", linkage="average").fit_predict(vecs)
+        groups = [[t for t, lab in zip(texts, labels) if lab == c] for c in range(k)]
         exclude = topic_keys(inp.topic, *inp.path.split(" > "))
         names: list[str] = []
-        for cand in ranked_phrases(groups, top=5, exclude=exclude):
-            pick = next((p for p in cand if title_case(p).lower() not in (n.lower() for n in names)), None)
+        cluster_name: dict[int, int] = {}
+        for c, cand in enumerate(ranked_phrases([" ".join(g) for g in groups], top=12, exclude=exclude)):
+            good = [p for p in cand if _good_name(p) and title_case(p).lower() not in (n.lower() for n in names)]
+            shared = [p for p in good if sum(p.lower() in t.lower() for t in groups[c]) >= 2]
+            multi = [p for p in good if len(p.split()) >= 2]
+            pick = next(iter([p for p in shared if p in multi] + multi + shared + good), None)
             if pick:
+                cluster_name[c] = len(names)
                 names.append(title_case(pick))
-        return SubtopicOutput(names=names)
+        if len(names) < 2:
+            return SubtopicOutput(names=[])
+        assignment = [-1] * len(inp.items)
+        for n, lab in zip(keep, labels):
+            assignment[n] = cluster_name.get(int(lab), -1)
+        overview = _overview_item(vecs, labels)
+        if overview is not None:
+            assignment[keep[overview]] = -1
+        return SubtopicOutput(names=names, assignment=assignment)
 
 
 # ---------------------------------------------------------------------- helpers
@@ -259,14 +287,54 @@ def _quote(items: list[Any], phrase: str) -> tuple[int, str]:
     return 1, ensure_period(clip(strip_citations(first), 240))
 
 
+def _overview_item(vecs: np.ndarray, labels: np.ndarray) -> int | None:
+    """The item that stays in the split concept as its overview: the one closest to the centroid
+    of all items among those whose cluster keeps ≥ 2 others (None when no cluster is that big)."""
+    sizes = np.bincount(labels)
+    ok = [i for i in range(len(labels)) if sizes[labels[i]] >= 3]
+    if not ok:
+        return None
+    centre = vecs.mean(axis=0)
+    scores = np.round(vecs[ok] @ centre, 4)
+    return ok[rank(scores)[0]]
+
+
+GENERIC_NAME_WORDS = frozenset(
+    "action actions phase phases iii ii iv status market data result results study studies trial trials "
+    "use uses role effect effects report reports source sources information detail details patient patients "
+    "group groups level levels rate rates time type types case cases need needs point points analysis "
+    "approach approaches factor factors years year month months number option options efficacy "
+    "january february march april may june july august september october november december".split())
+
+
+def _good_name(phrase: str) -> bool:
+    """A concept name an analyst would accept: nameable, and not only generic words ('Action',
+    'Phase III', 'Market Status'); a single word needs ≥ 6 letters ('Cardiotoxicity')."""
+    words = [w.lower() for w in phrase.split()]
+    if not words or not _nameable(phrase) or all(w in GENERIC_NAME_WORDS for w in words):
+        return False
+    return len(words) >= 2 or len(words[0]) >= 6
+
+
 def _concept_name(question: str, text: str, topic: str) -> str:
-    """A concept name: the question's top key phrase (topic words excluded), else the text's."""
+    """A concept name: a syllabus question's label ('... report on <label>: <description>?' →
+    'Mechanism of Action'); else the question's best meaningful key phrase (``_good_name``,
+    topic words excluded), else the text's; multi-word phrases first."""
     exclude = topic_keys(topic)
     q = question.rsplit("]", 1)[-1]
-    if ":" in q:  # '... report on <label>: <description>?' (syllabus focus questions): the label names it
+    if ":" in q:  # syllabus focus question: the label names it
         q = q.split(":", 1)[0]
+        m = re.search(r"\breport (?:on|about) (.+)$", q.strip(), flags=re.I)
+        label = " ".join(m.group(1).split()) if m else ""
+        if label and len(label.split()) <= 6 and _good_name(label):
+            return title_case(label)[:80]
+    fallback = ""
     for source in (q, text):
-        phrases = ranked_phrases([strip_citations(source)], top=3, exclude=exclude)[0]
-        if phrases:
-            return title_case(phrases[0])
-    return title_case(" ".join(aspect_of(question, topic).split()[:4])) or "Other"
+        phrases = ranked_phrases([strip_citations(source)], top=8, exclude=exclude)[0]
+        good = [p for p in phrases if _good_name(p)]
+        multi = [p for p in good if len(p.split()) >= 2]
+        if multi or good:
+            return title_case((multi or good)[0])
+        fallback = fallback or (phrases[0] if phrases else "")
+    words = aspect_of(question, topic).split()[:4]
+    return title_case(" ".join(words)) if len(words) >= 2 else title_case(fallback) or "Other"
