@@ -13,6 +13,7 @@ from html import escape
 
 from markdown_it import MarkdownIt
 
+from research.errors import InputError
 from research.export.bundle import ReportBundle, require_report
 from research.ui.citations import link_citations, safe_url
 
@@ -80,8 +81,14 @@ def report_pdf(bundle: ReportBundle) -> bytes:
     """The HTML document rendered to PDF bytes by weasyprint (citations are internal links).
 
     Raises:
-        InputError (``report_not_ready``): the run has no report.
+        InputError (``report_not_ready``): the run has no report; (``pdf_unavailable``): weasyprint
+            cannot load its system libraries (pango).
     """
-    from weasyprint import HTML  # noqa: PLC0415 - heavy import, only for PDF
+    try:
+        from weasyprint import HTML  # noqa: PLC0415 - heavy import, only for PDF
+    except OSError as exc:  # pango / harfbuzz missing on this machine
+        raise InputError("PDF export needs the pango library: install it (Debian: apt-get install "
+                         "libpango-1.0-0 libpangoft2-1.0-0) or download HTML/DOCX instead.",
+                         code="pdf_unavailable") from exc
 
     return HTML(string=report_html(bundle)).write_pdf()
