@@ -26,33 +26,40 @@ def _clip(text: str, n: int = _MAX_DETAIL) -> str:
     return text if len(text) <= n else text[: n - 1] + "…"
 
 
+class _Fields(dict):
+    """Event data for ``str.format_map``: a missing field reads as ``?``."""
+
+    def __missing__(self, key: str) -> str:
+        return "?"
+
+
+# event type → one-line template over the event's data (fields missing from the data show "?")
+_TEMPLATES = {
+    "run.created": "run created: {topic}",
+    "plan.ready": "plan ready: {plan_title} ({steps} steps)",
+    "turn.finished": "{perspective} · turn {turn}: {question} ({sources} sources)",
+    "conversation.completed": "conversation done: {perspective} ({turns} turns)",
+    "coverage.checked": "coverage: {progress} (ready: {ready})",
+    "section.written": "section written: {heading}",
+    "report.ready": "report ready: {sections} sections, {citations} citations",
+}
+
+
 def describe_event(ev: Event) -> str:
-    """One line of plain text (not Markdown) describing an event from the run's stream."""
+    """One line of plain text (not Markdown) describing an event from the run's stream: a
+    template per known type (``_TEMPLATES``), else the type plus its data as JSON."""
     d = ev.data or {}
     t = ev.type
+    if t in _TEMPLATES:
+        return _clip(_TEMPLATES[t].format_map(_Fields(d)))
     if t == "status":
         extra = f" — {d['error']}" if d.get("error") else ""
         return _clip(f"status → {d.get('status', '?')}{extra}")
-    if t == "run.created":
-        return _clip(f"run created: {d.get('topic', '')}")
-    if t == "plan.ready":
-        return _clip(f"plan ready: {d.get('plan_title', '')} ({d.get('steps', '?')} steps)")
     if t == "perspectives.ready":
         return _clip("perspectives: " + ", ".join(map(str, d.get("names", []))))
-    if t == "turn.finished":
-        return _clip(f"{d.get('perspective', '?')} · turn {d.get('turn', '?')}: {d.get('question', '')} "
-                     f"({d.get('sources', 0)} sources)")
     if t == "tool.called":
         useful = "useful" if d.get("is_useful") else "not useful"
         return _clip(f"{d.get('tool', '?')} (step {d.get('step', '?')}) → {d.get('file', '')} [{useful}]")
-    if t == "conversation.completed":
-        return _clip(f"conversation done: {d.get('perspective', '?')} ({d.get('turns', '?')} turns)")
-    if t == "coverage.checked":
-        return _clip(f"coverage: {d.get('progress', '')} (ready: {d.get('ready', '?')})")
-    if t == "section.written":
-        return _clip(f"section written: {d.get('heading', '')}")
-    if t == "report.ready":
-        return _clip(f"report ready: {d.get('sections', '?')} sections, {d.get('citations', '?')} citations")
     if t == "error.traceback":
         return "error traceback recorded (see the CLI: research show --json)"
     detail = json.dumps(d, ensure_ascii=False, default=str) if d else ""
