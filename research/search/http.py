@@ -28,7 +28,7 @@ import httpx
 from tenacity import RetryCallState, Retrying, retry_if_exception_type, retry_if_result, stop_after_attempt
 from tenacity import wait_exponential_jitter
 
-from research.errors import ResearchError
+from research.errors import ResearchError, InputError
 
 USER_AGENT = "ResearchDesk/0.1 (+https://github.com/; research tool)"
 MAX_RETRY_AFTER_S = 30.0
@@ -213,15 +213,26 @@ def request(backend: str, method: str, url: str, *, client: httpx.Client | None 
     return response
 
 
-def get_json(backend: str, url: str, **kwargs) -> object:
-    """``request(backend, "GET", url, ...)`` decoded as JSON.
+def get_json(backend: str, url: str, *, method: str = "GET", **kwargs) -> object:
+    """``request(backend, method, url, ...)`` decoded as JSON.
 
     Raises:
         BackendError: as ``request``; ``bad_response`` when the body is not JSON.
     """
-    response = request(backend, "GET", url, **kwargs)
+    response = request(backend, method, url, **kwargs)
     try:
         return response.json()
     except ValueError:
         raise BackendError(backend, "bad_response",
                            f"expected JSON, got {response.headers.get('content-type', '?')}") from None
+
+
+def clean_query(query: object) -> str:
+    """``query`` with whitespace collapsed, as every backend sends it.
+
+    Raises:
+        InputError: the query is not a string or is blank.
+    """
+    if not isinstance(query, str) or not query.strip():
+        raise InputError("search query is empty: type some words to search for")
+    return " ".join(query.split())

@@ -11,7 +11,7 @@ from __future__ import annotations
 from research.errors import InputError
 from research.models import SearchResult
 from research.search.backends._web import web_result
-from research.search.http import BackendError, env_url, get_json, require_key
+from research.search.http import BackendError, clean_query, env_url, get_json, require_key
 
 DEFAULT_URL = "https://api.search.brave.com/res/v1"
 KEY_VAR = "BRAVE_API_KEY"
@@ -57,10 +57,8 @@ class BraveSearch:
 
     def search(self, query: str, k: int = 5) -> list[SearchResult]:
         """Up to ``k`` web results for ``query``."""
-        if not query or not query.strip():
-            raise InputError("search query is empty: type some words to search for")
+        query = clean_query(query)
         key = require_key("brave", KEY_VAR)
-        query = " ".join(query.split())
         payload = get_json("brave", f"{self.base_url}/web/search", params={"q": query, "count": min(k, 20)},
                            headers={"X-Subscription-Token": key, "Accept": "application/json"})
         return parse_response(payload, query)[:k]

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from research.errors import InputError
 from research.models import SearchResult
-from research.search.http import BackendError, env_url, get_json
+from research.search.http import BackendError, clean_query, env_url, get_json
 
 DEFAULT_URL = "https://clinicaltrials.gov/api/v2"
 SNIPPET_CHARS = 600
@@ -113,9 +113,7 @@ class ClinicalTrialsSearch:
 
     def search(self, query: str, k: int = 5) -> list[SearchResult]:
         """Up to ``k`` studies for ``query`` (the API's relevance order)."""
-        if not query or not query.strip():
-            raise InputError("search query is empty: type some words to search for")
-        query = " ".join(query.split())
+        query = clean_query(query)
         payload = get_json("clinicaltrials", f"{self.base_url}/studies",
                            params={"query.term": query, "pageSize": k, "format": "json"})
         return parse_studies(payload, query)[:k]

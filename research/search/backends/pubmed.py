@@ -18,7 +18,7 @@ from lxml import etree
 
 from research.errors import InputError
 from research.models import SearchResult
-from research.search.http import BackendError, env_url, request
+from research.search.http import BackendError, clean_query, env_url, request
 
 DEFAULT_URL = "https://eutils.ncbi.nlm.nih.gov/entrez/eutils"
 SNIPPET_CHARS = 600
@@ -170,9 +170,7 @@ class PubMedSearch:
 
     def search(self, query: str, k: int = 5) -> list[SearchResult]:
         """Up to ``k`` PubMed articles for ``query``, best match first."""
-        if not query or not query.strip():
-            raise InputError("search query is empty: type some words to search for")
-        query = " ".join(query.split())
+        query = clean_query(query)
         found = parse_esearch(request("pubmed", "GET", f"{self.base_url}/esearch.fcgi", params=self._params(
             db="pubmed", term=query, retmax=k, sort="relevance")).content)
         if not found["ids"]:

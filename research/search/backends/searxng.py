@@ -13,7 +13,7 @@ import os
 from research.errors import InputError
 from research.models import SearchResult
 from research.search.backends._web import web_result
-from research.search.http import BackendError, get_json
+from research.search.http import BackendError, clean_query, get_json
 
 URL_VAR = "SEARXNG_URL"
 
@@ -42,11 +42,9 @@ class SearxngSearch:
 
     def search(self, query: str, k: int = 5) -> list[SearchResult]:
         """Up to ``k`` web results for ``query``."""
-        if not query or not query.strip():
-            raise InputError("search query is empty: type some words to search for")
+        query = clean_query(query)
         if not self.base_url:
             raise BackendError("searxng", "missing_key",
                                f"the searxng backend needs its instance URL: set the environment variable {URL_VAR}")
-        query = " ".join(query.split())
         payload = get_json("searxng", f"{self.base_url}/search", params={"q": query, "format": "json"})
         return parse_response(payload, query)[:k]

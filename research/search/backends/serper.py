@@ -11,7 +11,7 @@ from __future__ import annotations
 from research.errors import InputError
 from research.models import SearchResult
 from research.search.backends._web import web_result
-from research.search.http import BackendError, env_url, request, require_key
+from research.search.http import BackendError, clean_query, env_url, get_json, require_key
 
 DEFAULT_URL = "https://google.serper.dev"
 KEY_VAR = "SERPER_API_KEY"
@@ -63,14 +63,8 @@ class SerperSearch:
 
     def search(self, query: str, k: int = 5) -> list[SearchResult]:
         """Up to ``k`` web results for ``query``."""
-        if not query or not query.strip():
-            raise InputError("search query is empty: type some words to search for")
+        query = clean_query(query)
         key = require_key("serper", KEY_VAR)
-        query = " ".join(query.split())
-        response = request("serper", "POST", f"{self.base_url}/search", headers={"X-API-KEY": key},
-                           json={"q": query, "num": min(k, 20)})
-        try:
-            payload = response.json()
-        except ValueError:
-            raise BackendError("serper", "bad_response", "expected JSON") from None
+        payload = get_json("serper", f"{self.base_url}/search", headers={"X-API-KEY": key},
+                           json={"q": query, "num": min(k, 20)}, method="POST")
         return parse_response(payload, query)[:k]

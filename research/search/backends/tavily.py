@@ -11,7 +11,7 @@ from __future__ import annotations
 from research.errors import InputError
 from research.models import SearchResult
 from research.search.backends._web import web_result
-from research.search.http import BackendError, env_url, request, require_key
+from research.search.http import BackendError, clean_query, env_url, get_json, require_key
 
 DEFAULT_URL = "https://api.tavily.com"
 KEY_VAR = "TAVILY_API_KEY"
@@ -56,14 +56,8 @@ class TavilySearch:
 
     def search(self, query: str, k: int = 5) -> list[SearchResult]:
         """Up to ``k`` web results for ``query``."""
-        if not query or not query.strip():
-            raise InputError("search query is empty: type some words to search for")
+        query = clean_query(query)
         key = require_key("tavily", KEY_VAR)
-        query = " ".join(query.split())
-        response = request("tavily", "POST", f"{self.base_url}/search", headers={"Authorization": f"Bearer {key}"},
-                           json={"query": query, "max_results": min(k, 20), "search_depth": "basic"})
-        try:
-            payload = response.json()
-        except ValueError:
-            raise BackendError("tavily", "bad_response", "expected JSON") from None
+        payload = get_json("tavily", f"{self.base_url}/search", headers={"Authorization": f"Bearer {key}"},
+                           json={"query": query, "max_results": min(k, 20), "search_depth": "basic"}, method="POST")
         return parse_response(payload, query)[:k]

@@ -16,7 +16,7 @@ from urllib.parse import quote
 
 from research.errors import InputError
 from research.models import SearchResult
-from research.search.http import BackendError, env_url, get_json
+from research.search.http import BackendError, clean_query, env_url, get_json
 
 DEFAULT_URL = "https://en.wikipedia.org/w/api.php"
 SNIPPET_CHARS = 600
@@ -116,9 +116,7 @@ class WikipediaSearch:
 
     def search(self, query: str, k: int = 5) -> list[SearchResult]:
         """Up to ``k`` articles for ``query`` with their plain-text intros."""
-        if not query or not query.strip():
-            raise InputError("search query is empty: type some words to search for")
-        query = " ".join(query.split())
+        query = clean_query(query)
         hits = parse_search(get_json("wikipedia", self.base_url, params={
             "action": "query", "list": "search", "srsearch": query, "srlimit": k, "srprop": "snippet",
             "format": "json", "formatversion": "2"}))[:k]
