@@ -1,7 +1,9 @@
 """Research Desk dashboard: ``streamlit run streamlit_app.py``.
 
-Registers the pages under ``pages/`` with ``st.navigation`` (pages are thin: read state, render;
-helpers live in ``research/ui/``) and shows the public settings in the sidebar (never secrets).
+Registers the pages under ``app_pages/`` with ``st.navigation`` (the folder is deliberately not
+named ``pages/``: Streamlit would treat that as a legacy pages-folder app, and a share link opened
+first after a server start would bypass ``st.navigation`` for the server's life). Pages are thin
+(read state, render; helpers live in ``research/ui/``). The sidebar shows the public settings (never secrets).
 
 Access (issue 7): when ``.streamlit/secrets.toml`` has an ``[auth]`` section (OIDC), every page
 is behind ``st.login`` — nothing else renders until the analyst is logged in. With the thread

@@ -64,7 +64,7 @@ def test_ingest_cites_file_and_page_and_is_incremental(data_dir, tmp_path):
     files = file_rows(row)
     assert files[0]["file"] == "broken.pdf" and files[0]["status"].startswith("not indexed: cannot read this PDF")
     assert {f["file"]: f["pages"] for f in files}["report0.pdf"] == 3
-    at = AppTest.from_file(str(Path(__file__).resolve().parents[1] / "pages" / "corpora.py"), default_timeout=30)
+    at = AppTest.from_file(str(Path(__file__).resolve().parents[1] / "app_pages" / "corpora.py"), default_timeout=30)
     at.run()
     assert not at.exception, at.exception
     assert [e.label for e in at.expander] == ["team-docs: 5 files, %d chunks, 1 could not be read" % row["chunks"]]

@@ -58,7 +58,7 @@ def test_full_run_accounting_and_context_reduction(llm_env, capsys, corpus_path,
     from pathlib import Path
 
     from streamlit.testing.v1 import AppTest
-    at = AppTest.from_file(str(Path(__file__).resolve().parents[1] / "pages" / "cost.py"), default_timeout=60)
+    at = AppTest.from_file(str(Path(__file__).resolve().parents[1] / "app_pages" / "cost.py"), default_timeout=60)
     at.query_params["run"] = s["run_id"]
     at.run()
     assert not at.exception, at.exception

@@ -23,7 +23,7 @@ RUN_PAGES = ["plan", "conversations", "coverage", "artifacts", "report"]
 
 
 def _page(name: str, run_id: str | None = None) -> AppTest:
-    at = AppTest.from_file(str(ROOT / "pages" / f"{name}.py"), default_timeout=60)
+    at = AppTest.from_file(str(ROOT / "app_pages" / f"{name}.py"), default_timeout=60)
     if run_id is not None:
         at.query_params["run"] = run_id
     return at.run()
@@ -73,7 +73,7 @@ def test_app_navigation_and_sidebar(run):
     assert "external" in sidebar and os.environ["RESEARCH_DATA_DIR"] in sidebar.replace("\\", "")
     assert "Launch a research run" in _texts(at, "title")  # the default page
     # in the full app, run links are real st.page_link's carrying ?run=
-    at.switch_page("pages/report.py")
+    at.switch_page("app_pages/report.py")
     at.query_params["run"] = state.run_id
     at.run()
     _no_exception(at)
@@ -268,7 +268,7 @@ def test_report_citations_have_hover_titles_and_artifact_links(run):
 
 def test_report_read_only_view(run):
     state, _ = run
-    at = AppTest.from_file(str(ROOT / "pages" / "report.py"), default_timeout=60)
+    at = AppTest.from_file(str(ROOT / "app_pages" / "report.py"), default_timeout=60)
     at.query_params["run"] = state.run_id
     at.query_params["view"] = "read"
     at.run()
@@ -280,7 +280,7 @@ def test_report_read_only_view(run):
 def test_artifact_link_shows_one_card(run):
     state, store = run
     first = store.get_cards(state.run_id)[0].artifact_file
-    at = AppTest.from_file(str(ROOT / "pages" / "artifacts.py"), default_timeout=60)
+    at = AppTest.from_file(str(ROOT / "app_pages" / "artifacts.py"), default_timeout=60)
     at.query_params["run"] = state.run_id
     at.query_params["artifact"] = first
     at.run()
@@ -338,7 +338,7 @@ def test_compare_page(run, page_env):
     from research.devtools.scale_run import build_scale_run
 
     other = build_scale_run(store, page_env, sources=30, turns=6, artifacts=6)
-    at = AppTest.from_file(str(ROOT / "pages" / "compare.py"), default_timeout=60)
+    at = AppTest.from_file(str(ROOT / "app_pages" / "compare.py"), default_timeout=60)
     at.query_params["runs"] = f"{state.run_id},{other}"
     at.run()
     _no_exception(at)
@@ -378,7 +378,7 @@ def test_every_page_renders_a_big_run(run, page_env):
     for page in RUN_PAGES + ["launch"]:
         at = _page(page, rid)
         _no_exception(at)
-    at = AppTest.from_file(str(ROOT / "pages" / "compare.py"), default_timeout=60)
+    at = AppTest.from_file(str(ROOT / "app_pages" / "compare.py"), default_timeout=60)
     at.query_params["runs"] = f"{rid},{run[0].run_id}"
     at.run()
     _no_exception(at)

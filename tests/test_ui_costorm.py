@@ -38,7 +38,7 @@ def costorm_run(redis_server, tmp_path_factory, finished_corpus):
 
 
 def _page(name: str, run_id: str) -> AppTest:
-    at = AppTest.from_file(str(ROOT / "pages" / f"{name}.py"), default_timeout=60)
+    at = AppTest.from_file(str(ROOT / "app_pages" / f"{name}.py"), default_timeout=60)
     at.query_params["run"] = run_id
     at.run()
     assert not at.exception, [e.value for e in at.exception]

@@ -1,7 +1,7 @@
 """Co-STORM mode (seed 004): round-table of experts and a moderator with a live mind map.
 
 Public API: ``run_costorm`` (pipeline), ``post_analyst_message`` (queue an analyst turn),
-``get_turns`` / ``get_mindmap`` / ``get_meta`` / ``pending_messages`` (readers for pages/CLI).
+``get_turns`` / ``get_mindmap`` / ``get_meta`` / ``pending_messages`` (readers for the dashboard and CLI).
 """
 
 from research.costorm.state import (get_meta, get_mindmap, get_turns, pending_messages,

@@ -1,4 +1,4 @@
-"""Render helpers for the Research Desk dashboard (``streamlit_app.py`` + ``pages/``).
+"""Render helpers for the Research Desk dashboard (``streamlit_app.py`` + ``app_pages/``).
 
 Pages stay thin (read state, render); anything with logic lives here and is unit-tested:
 

@@ -36,27 +36,8 @@ EXTRACTIVE_NOTE = ("every answer, summary and report sentence is extracted from 
                    "no language model was used")
 
 
-def ensure_app_navigation() -> None:
-    """Make a share link opened first after a server start use the app's navigation.
-
-    Streamlit decides once per server process whether the app is a legacy ``pages/`` folder
-    app (``PagesManager.uses_pages_directory``, from the folder's existence) and flips it only
-    when ``st.navigation`` runs. If the very first visitor opens ``/report?run=…``, Streamlit
-    runs ``pages/report.py`` on its own with the folder's file list as navigation — and keeps
-    doing so for every later session. When a page finds itself in that mode it clears the flag
-    and reruns, so ``streamlit_app.py`` (``st.navigation``) runs and picks the same page by URL.
-    """
-    from streamlit.runtime.pages_manager import PagesManager  # noqa: PLC0415
-
-    if PagesManager.uses_pages_directory:
-        PagesManager.uses_pages_directory = False
-        st.rerun()
-
-
 def get_store() -> RunStore:
-    """The run store on the configured Redis; on StoreError shows the message and stops the page.
-    Calls :func:`ensure_app_navigation` first (every page starts here)."""
-    ensure_app_navigation()
+    """The run store on the configured Redis; on StoreError shows the message and stops the page."""
     try:
         return RunStore(get_redis())
     except StoreError as exc:

@@ -1,4 +1,4 @@
-"""The dashboard's pages (one file each under ``pages/``) and links between them."""
+"""The dashboard's pages (one file each under ``app_pages/``) and links between them."""
 
 from __future__ import annotations
 
@@ -22,16 +22,16 @@ class PageSpec:
 
 
 PAGES: tuple[PageSpec, ...] = (
-    PageSpec("launch", "pages/launch.py", "Launch", ":material/rocket_launch:", "launch"),
-    PageSpec("plan", "pages/plan.py", "Plan", ":material/checklist:", "plan"),
-    PageSpec("conversations", "pages/conversations.py", "Conversations", ":material/forum:", "conversations"),
-    PageSpec("mindmap", "pages/mindmap.py", "Mind map", ":material/account_tree:", "mindmap"),
-    PageSpec("coverage", "pages/coverage.py", "Coverage", ":material/bar_chart:", "coverage"),
-    PageSpec("artifacts", "pages/artifacts.py", "Artifacts", ":material/inventory_2:", "artifacts"),
-    PageSpec("report", "pages/report.py", "Report", ":material/article:", "report"),
-    PageSpec("corpora", "pages/corpora.py", "Corpora", ":material/library_books:", "corpora"),
-    PageSpec("compare", "pages/compare.py", "Compare", ":material/compare_arrows:", "compare"),
-    PageSpec("cost", "pages/cost.py", "Cost", ":material/payments:", "cost"),
+    PageSpec("launch", "app_pages/launch.py", "Launch", ":material/rocket_launch:", "launch"),
+    PageSpec("plan", "app_pages/plan.py", "Plan", ":material/checklist:", "plan"),
+    PageSpec("conversations", "app_pages/conversations.py", "Conversations", ":material/forum:", "conversations"),
+    PageSpec("mindmap", "app_pages/mindmap.py", "Mind map", ":material/account_tree:", "mindmap"),
+    PageSpec("coverage", "app_pages/coverage.py", "Coverage", ":material/bar_chart:", "coverage"),
+    PageSpec("artifacts", "app_pages/artifacts.py", "Artifacts", ":material/inventory_2:", "artifacts"),
+    PageSpec("report", "app_pages/report.py", "Report", ":material/article:", "report"),
+    PageSpec("corpora", "app_pages/corpora.py", "Corpora", ":material/library_books:", "corpora"),
+    PageSpec("compare", "app_pages/compare.py", "Compare", ":material/compare_arrows:", "compare"),
+    PageSpec("cost", "app_pages/cost.py", "Cost", ":material/payments:", "cost"),
 )
 RUN_PAGES = tuple(p for p in PAGES if p.key not in ("launch", "corpora", "compare"))
 _BY_KEY = {p.key: p for p in PAGES}
