@@ -15,6 +15,7 @@ import streamlit as st
 from research.config import load_settings
 from research.ui.citations import code, plain
 from research.ui.nav import PAGES, RUN_PAGES
+from research.ui.resume import resume_on_start
 
 st.set_page_config(layout="wide", page_title="Research Desk", page_icon=":material/travel_explore:")
 
@@ -43,25 +44,7 @@ if _auth_configured() and not _logged_in():
     st.stop()
 
 
-@st.cache_resource(show_spinner=False)
-def _resume_interrupted_once() -> list[str]:
-    """Resume interrupted runs once per server process (thread backend: this process is the
-    worker). Failures are logged by the jobs module and never block the dashboard."""
-    import os  # noqa: PLC0415
-
-    from research import jobs  # noqa: PLC0415
-
-    if os.environ.get("RESEARCH_AUTO_RESUME", "1") == "0":
-        return []
-    try:
-        if jobs.job_backend() != "thread":
-            return []
-        return jobs.resume_interrupted(by="dashboard")
-    except Exception:  # noqa: BLE001 - the dashboard must open even if Redis is down
-        return []
-
-
-_resume_interrupted_once()
+resume_on_start()  # thread backend: this process is the worker (logged and retried on failure)
 
 pages = {p.key: st.Page(p.path, title=p.title, icon=p.icon, url_path=p.url_path, default=p.key == "launch")
          for p in PAGES}

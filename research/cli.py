@@ -228,47 +228,39 @@ def _costorm_options(args: argparse.Namespace) -> dict:
 
 
 class _Worker(threading.Thread):
-    """Runs ``jobs.run_foreground`` so the main thread can show progress and catch Ctrl-C."""
+    """Runs ``jobs.execute_created(run_id)`` so the main thread can show progress and catch Ctrl-C."""
 
-    def __init__(self, jobs, config) -> None:
+    def __init__(self, jobs, run_id: str, backend: str) -> None:
         super().__init__(name="research-run", daemon=True)
-        self.jobs, self.config = jobs, config
+        self.jobs, self.run_id, self.backend = jobs, run_id, backend
         self.state = None
         self.exc: BaseException | None = None
         self.done = threading.Event()
 
     def run(self) -> None:
         try:
-            self.state = self.jobs.run_foreground(self.config)
+            self.state = self.jobs.execute_created(self.run_id, self.backend)
         except BaseException as exc:  # noqa: BLE001 - re-raised in the main thread
             self.exc = exc
         finally:
             self.done.set()
 
 
-def _find_run(store, config, since: float) -> str | None:
-    """Id of the run this process just created (same config, created at/after ``since``)."""
-    from research.store import keys
-
-    for run_id in store.r.zrangebyscore(keys.RUNS_INDEX, since, "+inf"):
-        try:
-            if store.get_run(run_id).config == config:
-                return run_id
-        except Exception:  # noqa: BLE001 - another writer's half-written run: skip it
-            continue
-    return None
-
-
 def _run_with_progress(jobs, config, *, quiet: bool):
-    """Execute the run in a worker thread; print a line per phase and turn unless ``quiet``.
+    """Create the run here, execute it in a worker thread; print a line per phase and turn unless
+    ``quiet``. The CLI follows the run id it created (never a look-alike run of another process).
 
     First Ctrl-C asks the run to cancel at its next step boundary; a second one quits at once.
     """
     store = _store()
     t0 = time.time()
-    worker = _Worker(jobs, config)
+    backend = jobs.job_backend()  # a bad backend fails before anything is written
+    run_id = jobs.create_run(config)
+    if not quiet:
+        print(f"run {run_id}: {config.topic}", flush=True)
+    worker = _Worker(jobs, run_id, backend)
     worker.start()
-    run_id, last_event, cancelling = None, "-", False
+    last_event, cancelling = "-", False
 
     def drain() -> None:
         nonlocal last_event
@@ -282,22 +274,15 @@ def _run_with_progress(jobs, config, *, quiet: bool):
     while not worker.done.is_set():
         try:
             time.sleep(_POLL_S)
-            if run_id is None:
-                run_id = _find_run(store, config, t0 - 1.0)
-                if run_id and not quiet:
-                    print(f"run {run_id}: {config.topic}", flush=True)
-            if run_id:
-                drain()
+            drain()
         except KeyboardInterrupt:
-            run_id = run_id or _find_run(store, config, t0 - 1.0)
-            if cancelling or run_id is None:
+            if cancelling:
                 raise
             cancelling = True
             store.request_cancel(run_id)
             sys.stderr.write(f"cancelling run {run_id} at the next step (Ctrl-C again to quit now)...\n")
     if worker.exc is not None:
         raise worker.exc
-    run_id = worker.state.run_id
     drain()
     return worker.state
 

@@ -68,6 +68,13 @@ class EngineError(ResearchError):
     code = "engine_error"
 
 
+class InvariantError(ResearchError):
+    """A production invariant does not hold (a bug, not bad input): raised instead of ``assert``,
+    which ``python -O`` strips."""
+
+    code = "invariant_violated"
+
+
 class RunCancelled(ResearchError):
     """Raised inside a job when the analyst cancelled the run."""
 

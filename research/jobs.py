@@ -142,12 +142,16 @@ def _get_runner() -> _Runner:
         return _runner
 
 
-def _create(config: RunConfig) -> str:
+def create_run(config: RunConfig) -> str:
+    """Store a new ``pending`` run for ``config`` (nothing executes it yet); returns its id."""
     store = RunStore(get_redis())
     from research.engines.factory import engine_label  # noqa: PLC0415 - issue 3
 
     label = engine_label(config)
     return store.create_run(config, engine_label=label).run_id
+
+
+_create = create_run  # the old private name, kept for callers on other branches
 
 
 def job_backend() -> str:
@@ -177,7 +181,7 @@ def submit(run_id: str, backend: str | None = None) -> None:
 def start_run(config: RunConfig) -> str:
     """Create the run and execute it in the background; returns its id at once."""
     backend = job_backend()  # a bad backend fails before anything is written
-    run_id = _create(config)
+    run_id = create_run(config)
     if backend == "rq":
         submit(run_id)
     else:
@@ -238,8 +242,14 @@ def run_foreground(config: RunConfig) -> RunState:
     """Create the run and execute it in this thread; returns the final state. With the ``rq``
     backend the run is queued for a worker instead and this waits until it stops."""
     backend = job_backend()
-    run_id = _create(config)
-    if backend == "rq":
+    return execute_created(create_run(config), backend)
+
+
+def execute_created(run_id: str, backend: str | None = None) -> RunState:
+    """Execute a run made by ``create_run`` in this thread (``thread`` backend) or queue it and
+    wait for a worker (``rq``); returns its final state. The caller keeps the id it created, so
+    it never has to find "its" run among identical ones (issue 15 §6)."""
+    if (backend or job_backend()) == "rq":
         submit(run_id, "rq")
         return wait_for(run_id)
     runner.execute(run_id)

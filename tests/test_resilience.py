@@ -134,7 +134,7 @@ def test_resume_after_a_stop_mid_conversations_redoes_nothing(baseline, corpus_p
     """A run stopped after its first committed turn (the job's process 'dies': lease dropped,
     status left active) resumes to the same run; finished turns are not redone."""
     store, _, base = baseline
-    run_id = jobs._create(_config(corpus_path))
+    run_id = jobs.create_run(_config(corpus_path))
     stop = threading.Event()
 
     def watch() -> None:  # cancel right after the first stored turn, as a crash would stop it

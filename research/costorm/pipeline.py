@@ -29,7 +29,7 @@ STOP_COVERAGE, STOP_BUDGET, STOP_TURNS = "coverage_complete", "query_budget", "t
 def run_costorm(ctx: RunContext) -> Report:
     """Run (or resume) a Co-STORM run; sets the phase statuses; returns the stored report."""
     topic = planning.coordinate(ctx)
-    planning.plan(ctx, topic)
+    planning.plan_or_restore(ctx, topic)  # a resumed run keeps its plan (no second planner call)
     steps = steps_for(ctx.engine)
     vectors = getattr(steps, "vectors", None) or Vectors()
     session = state.load(ctx.store.r, ctx.run_id, topic)

@@ -183,7 +183,8 @@ class LoopbackLLM:
 
     @property
     def port(self) -> int:
-        assert self._server is not None, "start() the server first"
+        if self._server is None:
+            raise RuntimeError("start() the server first")
         return self._server.server_address[1]
 
     @property

@@ -9,6 +9,7 @@ weasyprint, as internal PDF links.
 
 from __future__ import annotations
 
+import functools
 from html import escape
 
 from markdown_it import MarkdownIt
@@ -77,6 +78,21 @@ def report_html(bundle: ReportBundle) -> str:
             f"<title>{title}</title><style>{CSS}</style></head><body>\n{body}\n</body></html>\n")
 
 
+PDF_UNAVAILABLE = ("PDF export needs the pango library: install it (Debian: apt-get install "
+                   "libpango-1.0-0 libpangoft2-1.0-0) or download HTML/DOCX instead.")
+
+
+@functools.cache
+def pdf_problem() -> str | None:
+    """Why PDFs cannot be rendered here (weasyprint cannot load pango), else None. Imports
+    weasyprint once per process."""
+    try:
+        import weasyprint  # noqa: F401, PLC0415 - heavy import, only for PDF
+    except OSError:  # pango / harfbuzz missing on this machine
+        return PDF_UNAVAILABLE
+    return None
+
+
 def report_pdf(bundle: ReportBundle) -> bytes:
     """The HTML document rendered to PDF bytes by weasyprint (citations are internal links).
 
@@ -84,11 +100,9 @@ def report_pdf(bundle: ReportBundle) -> bytes:
         InputError (``report_not_ready``): the run has no report; (``pdf_unavailable``): weasyprint
             cannot load its system libraries (pango).
     """
-    try:
-        from weasyprint import HTML  # noqa: PLC0415 - heavy import, only for PDF
-    except OSError as exc:  # pango / harfbuzz missing on this machine
-        raise InputError("PDF export needs the pango library: install it (Debian: apt-get install "
-                         "libpango-1.0-0 libpangoft2-1.0-0) or download HTML/DOCX instead.",
-                         code="pdf_unavailable") from exc
+    problem = pdf_problem()
+    if problem:
+        raise InputError(problem, code="pdf_unavailable")
+    from weasyprint import HTML  # noqa: PLC0415 - heavy import, only for PDF
 
     return HTML(string=report_html(bundle)).write_pdf()

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from research.artifacts import ArtifactStore
 from research.config import Settings
 from research.engines.base import Engine
-from research.errors import RunCancelled
+from research.errors import InvariantError, RunCancelled
 from research.models import Plan, RunConfig, SearchResult, Step, Syllabus
 from research.search.base import Retriever
 from research.store.collector import SourceCollector
@@ -56,13 +56,18 @@ class RunContext:
         Tool calls are filed under a step so artifact names follow seed 001 §5.3; the first step
         wins ties, so survey calls land on step 1.
         """
-        assert self.plan is not None
+        if self.plan is None:
+            raise InvariantError("step_for() needs the run's plan: call planning.plan first.")
         words = set(_WORD.findall(hint.lower()))
 
         def overlap(step: Step) -> int:
             return len(words & set(_WORD.findall(f"{step.title} {step.description}".lower())))
 
         return max(self.plan.steps, key=overlap)
+
+    def _need_artifacts(self) -> None:
+        if self.artifacts is None:
+            raise InvariantError("Tool calls need the run's artifact store: call planning.plan first.")
 
     def search_tool_name(self) -> str:
         """Artifact tool name of a search: ``search_<backend>`` with one backend (``search_local``
@@ -81,7 +86,7 @@ class RunContext:
         event ``search.failed`` / ``search.empty`` ``{backend, query, reason, message}``, is kept
         in ``search_issues`` (the report header lists failed backends) and the run goes on.
         """
-        assert self.artifacts is not None
+        self._need_artifacts()
         k = k or self.config.results_per_query
         want = 3 * k if exclude else k
         issues, counts = [], {}
@@ -134,7 +139,7 @@ class RunContext:
         """
         from research.search.scrape import ScrapeError, scrape_url  # noqa: PLC0415
 
-        assert self.artifacts is not None
+        self._need_artifacts()
         try:
             page = scrape_url(url)
         except ScrapeError as exc:

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 
 from research.engines.base import THANKS, AnswerInput, AskInput, AssignInput, AssignOutput, QueryInput
 from research.models import ConversationResult, DialogueTurn, Perspective, SearchResult, TurnSource, now
+from research.errors import InvariantError
 from research.pipeline.context import RunContext
 from research.pipeline.recorders import DeferredRecorder
 from research.store import keys
@@ -138,7 +139,8 @@ def commit_turn(ctx: RunContext, pending: PendingTurn) -> DialogueTurn:
     sources = _save_sources(ctx, pending)
     kept = {s.n for s in sources}
     # cited results are always kept (see _save_sources), so every [n] in the answer resolves
-    assert pending.cited <= kept, f"answer cites {pending.cited - kept} with no saved source"
+    if not pending.cited <= kept:
+        raise InvariantError(f"The answer cites {sorted(pending.cited - kept)} with no saved source.")
     turn = pending.turn.model_copy(update={"sources": sources})
     ctx.store.append_turn(ctx.run_id, turn)
     return turn

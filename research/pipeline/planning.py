@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from research.artifacts import ArtifactStore
 from research.engines.base import PersonaInput, PlanInput, RelatedInput, SurveyInput
-from research.models import Perspective, Plan, TopicOutline
+from research.models import Perspective, Plan, Syllabus, TopicOutline
 from research.pipeline.context import RunContext
 from research.syllabus import get_template
 
@@ -41,6 +41,26 @@ def plan(ctx: RunContext, topic: str) -> Plan:
     ctx.emit("plan.ready", {"plan_title": result.plan_title, "steps": len(result.steps),
                             "questions": syllabus.keys()})
     return result
+
+
+def restore_plan(ctx: RunContext) -> bool:
+    """Put a stored plan + syllabus back on ``ctx`` (collector and artifact store included) so a
+    resumed run (STORM or Co-STORM) never calls the planner again. False when the run has none yet."""
+    plan = ctx.store.get_doc(ctx.run_id, "plan", Plan)
+    syllabus = ctx.store.get_doc(ctx.run_id, "syllabus", Syllabus)
+    if plan is None or syllabus is None:
+        return False
+    ctx.plan, ctx.syllabus = plan, syllabus
+    ctx.collector.init(syllabus)  # idempotent
+    ctx.artifacts = ArtifactStore(ctx.run_id, plan.plan_title, ctx.engine, ctx.store, ctx.settings)
+    return True
+
+
+def plan_or_restore(ctx: RunContext, topic: str) -> Plan:
+    """The run's plan: the stored one when there is one (a resumed run), else a new one."""
+    if restore_plan(ctx):
+        return ctx.plan
+    return plan(ctx, topic)
 
 
 def survey(ctx: RunContext, topic: str) -> list[TopicOutline]:

@@ -9,6 +9,7 @@ import numpy as np
 from research.embeddings import get_embedder
 from research.engines.base import (Fact, LeadInput, OutlineInput, PolishInput, RefineInput, SectionInput,
                                    Snippet)
+from research.errors import EngineError, InvariantError
 from research.models import ConversationResult, Outline, Reference, Report, ReportSection
 from research.pipeline import citations
 from research.pipeline.context import RunContext
@@ -17,14 +18,17 @@ SNIPPETS_PER_SECTION = 8
 
 
 def make_outline(ctx: RunContext, conversations: list[ConversationResult]) -> Outline:
-    """Two-phase outline (seed 002 §3.3); falls back to the draft if refining fails or is empty."""
+    """Two-phase outline (seed 002 §3.3); falls back to the draft if refining fails with the
+    engine's typed error (``EngineError``: provider error, invalid output, budget...), recorded as
+    event ``outline.refine_failed {error, code, fallback: "draft"}``, or returns no sections. Any
+    other exception is a bug and propagates."""
     draft = ctx.engine.draft_outline(OutlineInput(topic=ctx.config.topic))
     ctx.store.put_doc(ctx.run_id, "draft_outline", draft)
     try:
         refined = ctx.engine.refine_outline(RefineInput(topic=ctx.config.topic, draft=draft,
                                                         conversations=conversations))
-    except Exception as exc:  # noqa: BLE001 - seed 002: "Fall back to draft"
-        ctx.emit("outline.refine_failed", {"error": str(exc)[:300]})
+    except EngineError as exc:  # seed 002: "Fall back to draft"
+        ctx.emit("outline.refine_failed", {"error": exc.message[:300], "code": exc.code, "fallback": "draft"})
         refined = draft
     outline = refined if refined.sections else draft
     ctx.store.put_doc(ctx.run_id, "outline", outline)
@@ -88,7 +92,7 @@ def write_report(ctx: RunContext, outline: Outline, facts: list[Fact]) -> Report
     report = _assemble(ctx, topic, texts[0], final_sections, refs)
     problems = citations.check_integrity(_body(report), len(refs))
     if problems:
-        raise AssertionError(f"citation integrity failed: {problems}")
+        raise InvariantError(f"Citation integrity failed: {problems}")
     ctx.store.put_doc(ctx.run_id, "report", report)
     ctx.emit("report.ready", {"sections": len(final_sections), "citations": len(refs)})
     return report

@@ -19,8 +19,7 @@ import redis
 from research.config import Settings, load_settings
 from research.engines.factory import make_engine
 from research.errors import ResearchError, RunCancelled
-from research.artifacts import ArtifactStore
-from research.models import Outline, Perspective, Plan, Report, Syllabus, TopicOutline
+from research.models import Outline, Perspective, Report, TopicOutline
 from research.pipeline import analysis, conversation, planning, reporter
 from research.pipeline.context import RunContext
 from research.pipeline.recorders import KeyedRecorder
@@ -60,19 +59,6 @@ def _stored(ctx: RunContext, name: str) -> bool:
     return bool(ctx.store.r.exists(keys.run_doc(ctx.run_id, name)))
 
 
-def restore_plan(ctx: RunContext) -> bool:
-    """Put a stored plan + syllabus back on ``ctx`` (collector and artifact store included).
-    False when the run has none yet."""
-    plan = ctx.store.get_doc(ctx.run_id, "plan", Plan)
-    syllabus = ctx.store.get_doc(ctx.run_id, "syllabus", Syllabus)
-    if plan is None or syllabus is None:
-        return False
-    ctx.plan, ctx.syllabus = plan, syllabus
-    ctx.collector.init(syllabus)  # idempotent
-    ctx.artifacts = ArtifactStore(ctx.run_id, plan.plan_title, ctx.engine, ctx.store, ctx.settings)
-    return True
-
-
 def _survey(ctx: RunContext, topic: str) -> list[TopicOutline]:
     """The survey with keyed tool calls (``survey.n``): a redone survey reuses its artifacts."""
     store = ctx.artifacts
@@ -89,8 +75,7 @@ def run_storm(ctx: RunContext) -> Report:
     Each phase whose result is already stored (a resumed run) is skipped."""
     store, run_id = ctx.store, ctx.run_id
     topic = planning.coordinate(ctx)
-    if not restore_plan(ctx):
-        planning.plan(ctx, topic)
+    planning.plan_or_restore(ctx, topic)
     if _stored(ctx, "survey"):
         related = store.get_doc_list(run_id, "survey", TopicOutline)
     else:

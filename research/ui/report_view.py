@@ -3,11 +3,11 @@ format, and the read-only view's chrome hiding."""
 
 from __future__ import annotations
 
+from functools import partial
 from urllib.parse import urlencode
 
 import streamlit as st
 
-from research.errors import ResearchError
 from research.export import FORMATS, MIME_TYPES, render_export, safe_filename
 from research.export.bundle import ReportBundle
 from research.models import Reference, RunState
@@ -40,19 +40,38 @@ def reference_line(bundle: ReportBundle, ref: Reference, *, links: bool = True) 
     return line
 
 
+def export_problem(fmt: str) -> str | None:
+    """Why ``fmt`` cannot be exported on this machine (PDF without pango), else None."""
+    if fmt == "pdf":
+        from research.export.html import pdf_problem  # noqa: PLC0415 - imports weasyprint once
+
+        return pdf_problem()
+    return None
+
+
+def export_download(store: RunStore, run_id: str, fmt: str) -> bytes:
+    """The bytes of one download (``render_export``). Raises its typed error (``ResearchError``)
+    rather than returning text: Streamlit then reports the download as failed with the message,
+    instead of saving error text under a ``.pdf``/``.docx``/``.zip`` name."""
+    return render_export(store, run_id, fmt)
+
+
 def download_buttons(store: RunStore, state: RunState, *, with_report: bool) -> None:
     """One download button per export format (report formats only when the run has a report).
-    Files are built when clicked (``data`` is a callable) and named from the topic."""
+    Files are built when clicked (``data`` is a callable) and named from the topic. A format
+    this machine cannot build (``export_problem``) gets a disabled button and its error shown."""
     fmts = [f for f in FORMATS if with_report or f == "zip"]
+    problems = {f: export_problem(f) for f in fmts}
     for col, fmt in zip(st.columns(len(fmts)), fmts):
-        def build(f: str = fmt) -> bytes:
-            try:
-                return render_export(store, state.run_id, f)
-            except ResearchError as exc:  # shown as a text file rather than a broken download
-                return f"Export failed: {exc.message}\n".encode()
-        col.download_button(FORMAT_LABELS[fmt], data=build, file_name=safe_filename(state.topic, fmt),
-                            mime=MIME_TYPES[fmt], icon=":material/download:", on_click="ignore",
-                            key=f"dl_{fmt}_{state.run_id}", width="stretch" if len(fmts) > 1 else "content")
+        problem = problems[fmt]
+        col.download_button(FORMAT_LABELS[fmt], data=partial(export_download, store, state.run_id, fmt),
+                            file_name=safe_filename(state.topic, fmt), mime=MIME_TYPES[fmt],
+                            icon=":material/download:", on_click="ignore", disabled=problem is not None,
+                            help=problem, key=f"dl_{fmt}_{state.run_id}",
+                            width="stretch" if len(fmts) > 1 else "content")
+    for fmt, problem in problems.items():
+        if problem:
+            st.error(f"{FORMAT_LABELS[fmt]} export is unavailable: {plain(problem)}", icon=":material/error:")
 
 
 def hide_chrome() -> None:

@@ -1,7 +1,15 @@
 """The Resume control for an interrupted run (issue 7). Pages call ``resume_control(state)``
-(e.g. from the run header); it renders nothing unless the run can be resumed."""
+(e.g. from the run header); it renders nothing unless the run can be resumed.
+
+``resume_on_start()`` is the dashboard's start-up resume (thread backend: the server process is
+the worker): it runs once per server process once it has succeeded; a failure (Redis down at
+the first page load) is logged and retried on a later page load (issue 15 §6).
+"""
 
 from __future__ import annotations
+
+import logging
+import os
 
 import streamlit as st
 
@@ -10,6 +18,30 @@ from research.models import RunState
 from research.ui.citations import plain
 
 RESUMABLE = ("interrupted", "failed")
+log = logging.getLogger(__name__)
+
+
+@st.cache_resource(show_spinner=False)
+def _resume_interrupted_once() -> list[str]:
+    """Resume interrupted runs (cached for the server's life only when it returns; an exception
+    is not cached by ``st.cache_resource``, so the next page load tries again)."""
+    from research import jobs  # noqa: PLC0415 - pulls in the pipeline
+
+    if os.environ.get("RESEARCH_AUTO_RESUME", "1") == "0" or jobs.job_backend() != "thread":
+        return []
+    return jobs.resume_interrupted(by="dashboard")
+
+
+def resume_on_start() -> list[str]:
+    """Resume the interrupted runs once per server process; returns their ids ([] when nothing
+    was resumed). Never raises: the dashboard must open even when Redis is down — the failure
+    is logged (warning, with the error) and retried on the next page load."""
+    try:
+        return _resume_interrupted_once()
+    except Exception as exc:  # noqa: BLE001 - any start-up failure is logged and retried later
+        log.warning("resume of interrupted runs at dashboard start failed (retried on the next page "
+                    "load): %s: %s", type(exc).__name__, exc)
+        return []
 
 
 def resume_control(state: RunState) -> None:
