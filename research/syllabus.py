@@ -8,15 +8,21 @@ progress and completion.
   efficacy, safety, competitive landscape at 5 sources each; market status and IP at 3 each).
 - ``"general"``: the same shape for any topic (background, history, actors, impact, debate,
   outlook), for runs that are not about a drug.
+- ``"auto"`` (issue 12, the default): the run starts from the template of the topic's kind
+  (``topic_kind``: a drug topic gets ``drug``, anything else ``general``) and the engine fits it
+  to the query after the related-topic survey (``research.pipeline.planning.fit_syllabus``).
 
 Usage::
 
     syllabus = get_template("drug")       # a fresh copy; mutate freely
     template_names()                      # ["drug", "general"]
+    template_choices()                    # ["auto", "drug", "general"]
+    base_template("auto", "Trastuzumab cardiotoxicity")   # the drug template, named "auto"
 """
 
 from __future__ import annotations
 
+import re
 from types import MappingProxyType
 from typing import Mapping
 
@@ -106,6 +112,63 @@ TEMPLATES: Mapping[str, Syllabus] = MappingProxyType({
 def template_names() -> list[str]:
     """Names of the available templates, sorted (``["drug", "general"]``)."""
     return sorted(TEMPLATES)
+
+
+AUTO = "auto"
+
+# International nonproprietary name stems (WHO INN "Use of stems", 2018 edition) that end drug
+# names: -mab antibodies, -tinib/-anib kinase inhibitors, -parib, -ciclib, -platin, -taxel,
+# -rubicin, -statin, -pril, -sartan, -olol, -prazole, -floxacin, -cillin, -mycin, -cycline,
+# -vir antivirals, -tide peptides, -lukast, -gliptin, -gliflozin, -dronate, -azole antifungals.
+_INN_STEM = re.compile(r"\b[a-z]{3,}(?:mab|tinib|anib|rafenib|parib|ciclib|platin|taxel|rubicin|statin|pril|"
+                       r"sartan|olol|prazole|floxacin|cillin|mycin|cycline|vir|tide|lukast|gliptin|gliflozin|"
+                       r"dronate|conazole|tecan|lisib|degib|zomib|limus|vastatin|ximab|zumab|umab)\b", re.I)
+# words that make a topic about a medicine even without an INN-stemmed name
+_DRUG_WORDS = re.compile(r"\b(drugs?|medicines?|medications?|pharmacotherapy|chemotherapy|inhibitors?|"
+                         r"antibod(?:y|ies)|vaccines?|dosing|dosage|biosimilars?|pharmaceuticals?)\b", re.I)
+
+
+def topic_kind(topic: str) -> str:
+    """``"drug"`` when the topic names a medicine, else ``"general"``.
+
+    A medicine is recognised by a word ending in a WHO INN stem (``trastuzumab``, ``imatinib``,
+    ``olaparib``…) or a medicine word (drug, vaccine, inhibitor, chemotherapy…). Pure text rules:
+    no model, deterministic.
+    """
+    text = topic if isinstance(topic, str) else ""
+    return "drug" if _INN_STEM.search(text) or _DRUG_WORDS.search(text) else "general"
+
+
+def template_choices() -> list[str]:
+    """What ``--template`` and the Launch form accept: ``["auto", "drug", "general"]`` (auto first)."""
+    return [AUTO, *template_names()]
+
+
+def check_template(name: str) -> str:
+    """The normalised template choice (``auto``, ``drug`` or ``general``).
+
+    Raises:
+        InputError (code ``unknown_template``): anything else; the message lists the choices.
+    """
+    key = name.strip().lower() if isinstance(name, str) else ""
+    if key != AUTO and key not in TEMPLATES:
+        raise InputError(f"Unknown question template {str(name)[:40]!r}: choose one of "
+                         f"{', '.join(template_choices())}.", code="unknown_template")
+    return key
+
+
+def base_template(name: str, topic: str) -> Syllabus:
+    """The syllabus a run starts from: the named template, or for ``auto`` the template of the
+    topic's kind (``topic_kind``) renamed ``auto`` (fitted to the query after the survey).
+
+    Raises:
+        InputError: unknown template name.
+    """
+    key = check_template(name)
+    if key != AUTO:
+        return get_template(key)
+    syllabus = get_template(topic_kind(topic))
+    return syllabus.model_copy(update={"name": f"{AUTO} ({syllabus.name})"})
 
 
 def get_template(name: str) -> Syllabus:

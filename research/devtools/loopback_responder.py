@@ -82,6 +82,25 @@ def _personas(m: dict) -> dict:
                              for name in names[:n]]}
 
 
+def _fit_syllabus(m: dict) -> dict:
+    """Issue 12: 5 questions for the topic, one per distinct survey section (then per template
+    question), keys ``area.name``."""
+    topic = m.get("topic", "")
+    names = [s for r in m.get("related", []) for s in r.get("sections", []) if s.strip()]
+    names += [q.get("label", "") for q in m.get("template", [])]
+    out, keys = [], set()
+    for name in names:
+        key = "focus." + ("_".join(re.findall(r"[a-z0-9]+", name.lower()))[:40] or "topic")
+        if key in keys:
+            continue
+        keys.add(key)
+        out.append({"key": key, "label": name[:60], "description": f"What do sources say about {name} for {topic}?",
+                    "min_sources": 3})
+        if len(out) == 5:
+            break
+    return {"questions": out}
+
+
 def _ask(m: dict) -> dict:
     history = m.get("history", [])
     if m.get("turns_left", 1) <= 0:
@@ -173,7 +192,7 @@ def _polish(m: dict) -> dict:
 HANDLERS = {"plan": _plan, "survey_queries": lambda m: {"queries": [f"{m.get('topic', '')} overview",
                                                                     f"{m.get('topic', '')} evidence",
                                                                     f"{m.get('topic', '')} safety"]},
-            "related_outline": _related, "personas": _personas, "ask_question": _ask,
+            "related_outline": _related, "personas": _personas, "fit_syllabus": _fit_syllabus, "ask_question": _ask,
             "question_to_queries": lambda m: {"queries": [_words(m.get("question", ""), 12)]},
             "answer_question": _answer, "assign_questions": _assign, "compress": _compress, "analyze": _analyze,
             "draft_outline": _outline, "refine_outline": _outline, "write_section": _section,

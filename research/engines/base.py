@@ -42,6 +42,15 @@ class RelatedInput(BaseModel):
     results: list[SearchResult]
 
 
+class FitInput(BaseModel):
+    """Issue 12: fit the syllabus to the query. ``syllabus`` is the template of the topic's kind
+    (``research.syllabus.base_template``); ``related`` the related-topic survey."""
+
+    topic: str
+    syllabus: Syllabus
+    related: list[TopicOutline] = Field(default_factory=list)
+
+
 class PersonaInput(BaseModel):
     topic: str
     related: list[TopicOutline]
@@ -169,6 +178,7 @@ class Engine(Protocol):
     def plan(self, inp: PlanInput) -> Plan: ...
     def survey_queries(self, inp: SurveyInput) -> QueryList: ...
     def related_outline(self, inp: RelatedInput) -> TopicOutline: ...
+    def fit_syllabus(self, inp: FitInput) -> Syllabus: ...
     def personas(self, inp: PersonaInput) -> PersonaList: ...
     def ask_question(self, inp: AskInput) -> AskOutput: ...
     def question_to_queries(self, inp: QueryInput) -> QueryList: ...

@@ -4,15 +4,22 @@ The coordinator only routes (no tools, no reasoning). The planner turns the topi
 ``{plan_title, steps}`` and the run's question syllabus (seed 000). Perspectives come from a
 related-topic survey through search (STORM FindRelatedTopic) and persona generation (GenPersona),
 always with a Basic Fact Writer.
+
+Issue 12: with ``template = "auto"`` the plan starts from the template of the topic's kind and,
+once the survey is in, ``fit_syllabus`` replaces it with questions fitted to the query (engine
+step ``fit_syllabus``), re-plans the steps for them and re-initialises the collector (no source is
+saved before the conversations, so the switch is allowed). The survey document is stored only
+after the fitted syllabus, so a run interrupted in between redoes the (deterministic) fit: stored
+documents still skip their phases on resume.
 """
 
 from __future__ import annotations
 
 from research.artifacts import ArtifactStore
-from research.engines.base import PersonaInput, PlanInput, RelatedInput, SurveyInput
+from research.engines.base import FitInput, PersonaInput, PlanInput, RelatedInput, SurveyInput
 from research.models import Perspective, Plan, Syllabus, TopicOutline
 from research.pipeline.context import RunContext
-from research.syllabus import get_template
+from research.syllabus import AUTO, base_template
 
 BASIC_FACT_WRITER = Perspective(
     name="Basic Fact Writer",
@@ -28,8 +35,10 @@ def coordinate(ctx: RunContext) -> str:
 
 
 def plan(ctx: RunContext, topic: str) -> Plan:
-    """Make the plan and syllabus, store both, initialise the collector and artifact store."""
-    syllabus = get_template(ctx.config.template)
+    """Make the plan and syllabus, store both, initialise the collector and artifact store.
+    The syllabus is ``research.syllabus.base_template`` (for ``auto``: the topic kind's template,
+    fitted after the survey by ``fit_syllabus``)."""
+    syllabus = base_template(ctx.config.template, topic)
     result = ctx.engine.plan(PlanInput(topic=topic, syllabus=syllabus))
     if not result.steps:
         raise ValueError("the planner returned no steps")
@@ -72,9 +81,45 @@ def survey(ctx: RunContext, topic: str) -> list[TopicOutline]:
         results = ctx.search(query, step, perspective="survey")
         if results:
             outlines.append(ctx.engine.related_outline(RelatedInput(topic=topic, query=query, results=results)))
+    if ctx.config.template.strip().lower() == AUTO:
+        fit_syllabus(ctx, topic, outlines)
     ctx.store.put_doc(ctx.run_id, "survey", outlines)
     ctx.emit("survey.done", {"queries": len(outlines)})
     return outlines
+
+
+def fit_syllabus(ctx: RunContext, topic: str, related: list[TopicOutline]) -> Syllabus:
+    """Issue 12: the syllabus fitted to the query from the survey (engine ``fit_syllabus``), then
+    the plan's steps made again for it (same plan title, so artifact paths do not move); both are
+    stored and the collector re-initialised. Emits ``syllabus.fitted`` with the question keys.
+
+    An engine answer the collector cannot use (``research.plan_edit`` rules) keeps the template
+    and emits ``syllabus.fallback`` with the reason.
+    """
+    from research.errors import InputError  # noqa: PLC0415
+    from research.plan_edit import check_questions  # noqa: PLC0415
+
+    base = base_template(ctx.config.template, topic)
+    fitted = ctx.engine.fit_syllabus(FitInput(topic=topic, syllabus=base, related=related))
+    errors: list[str] = []
+    questions = check_questions([q.model_dump() for q in fitted.questions], errors)
+    if errors or not 1 <= len(questions) <= 8:
+        ctx.emit("syllabus.fallback", {"reason": "; ".join(errors)[:500] or f"{len(questions)} questions",
+                                       "template": base.name})
+        return ctx.syllabus
+    syllabus = Syllabus(name=base.name, questions=questions)
+    steps = ctx.engine.plan(PlanInput(topic=topic, syllabus=syllabus)).steps or ctx.plan.steps
+    try:
+        ctx.collector.init(syllabus)
+    except InputError as exc:  # sources already saved under the template: keep it
+        ctx.emit("syllabus.fallback", {"reason": exc.message[:500], "template": base.name})
+        return ctx.syllabus
+    ctx.plan, ctx.syllabus = Plan(plan_title=ctx.plan.plan_title, steps=steps), syllabus
+    ctx.store.put_doc(ctx.run_id, "plan", ctx.plan)
+    ctx.store.put_doc(ctx.run_id, "syllabus", syllabus)
+    ctx.emit("syllabus.fitted", {"template": base.name, "questions": syllabus.keys(),
+                                 "labels": [q.label for q in syllabus.questions]})
+    return syllabus
 
 
 def discover_perspectives(ctx: RunContext, topic: str, related: list[TopicOutline]) -> list[Perspective]:

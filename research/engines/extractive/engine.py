@@ -21,6 +21,7 @@ from research.engines.base import (
     AssignInput,
     AssignOutput,
     CompressInput,
+    FitInput,
     LeadInput,
     OutlineInput,
     PersonaInput,
@@ -35,9 +36,9 @@ from research.engines.base import (
     SurveyInput,
     TextOutput,
 )
-from research.engines.extractive import analysis, compress, dialogue, planning, writing
+from research.engines.extractive import analysis, compress, dialogue, fitting, planning, writing
 from research.engines.extractive.vectors import Vectors
-from research.models import Analysis, Outline, Plan, SummaryCard, TopicOutline
+from research.models import Analysis, Outline, Plan, SummaryCard, Syllabus, TopicOutline
 
 
 class ExtractiveEngine:
@@ -70,6 +71,10 @@ class ExtractiveEngine:
     def related_outline(self, inp: RelatedInput) -> TopicOutline:
         """Seed 002 §1.1: a related topic's name and sections from one query's results."""
         return planning.related_outline(inp.topic, inp.query, inp.results)
+
+    def fit_syllabus(self, inp: FitInput) -> Syllabus:
+        """Issue 12: 4–8 questions fitted to the topic from the survey (``fitting`` module doc)."""
+        return fitting.fit_syllabus(self.vectors, inp.topic, inp.syllabus, inp.related)
 
     def personas(self, inp: PersonaInput) -> PersonaList:
         """Seed 002 §1.2 GenPersona: Basic Fact Writer first, ≤ ``max_perspectives`` in all."""

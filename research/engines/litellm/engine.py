@@ -19,7 +19,7 @@ import threading
 from typing import Any, Callable
 
 from research.engines.base import (AnalysisInput, AnswerInput, AnswerOutput, AskInput, AskOutput, AssignInput,
-                                   AssignOutput, CompressInput, LeadInput, OutlineInput, PersonaInput, PersonaList,
+                                   AssignOutput, CompressInput, FitInput, LeadInput, OutlineInput, PersonaInput, PersonaList,
                                    PlanInput, PolishInput, QueryInput, QueryList, RefineInput, RelatedInput,
                                    SectionInput, SurveyInput, TextOutput)
 from research.engines.litellm import material as mat
@@ -29,7 +29,7 @@ from research.engines.litellm.structured import call_structured
 from research.llm.errors import BudgetExhausted, InvalidOutput, LLMError
 from research.llm.session import LLMSession
 from research.models import (Analysis, Claim, Contradiction, Outline, Plan, RunConfig, Step, SummaryCard,
-                             TopicOutline)
+                             Syllabus, TopicOutline)
 from research.tokens import count_tokens
 
 CITE_RE = re.compile(r"\[(\d{1,4})\]")
@@ -150,6 +150,22 @@ class LiteLLMEngine:
         return self._run("related_outline", m, lambda: self._fallback().related_outline(inp),
                          lambda r: TopicOutline(topic=r.topic, sections=r.sections[:8], source=src),
                          semantic=f"related_outline|{inp.query}", tool_tokens=count_tokens(compact(m["results"])))
+
+    def fit_syllabus(self, inp: FitInput) -> Syllabus:
+        """Issue 12: the planner proposes 4–8 questions for this query (``prompts/fit_syllabus.md``),
+        validated by ``research.plan_edit.check_questions``; an invalid proposal (bad key, duplicate,
+        min_sources out of 1–20, fewer than 4 or more than 8) keeps the template (event ``llm.fallback``)."""
+        from research.plan_edit import check_questions  # noqa: PLC0415
+
+        def post(reply) -> Syllabus:
+            errors: list[str] = []
+            questions = check_questions([q.model_dump() for q in reply.questions], errors)
+            if errors or not 4 <= len(questions) <= 8:
+                raise InvalidOutput("fit_syllabus: " + ("; ".join(errors)[:300] or f"{len(questions)} questions"))
+            return Syllabus(name=inp.syllabus.name, questions=questions)
+        m = {"topic": inp.topic, "template": mat.syllabus(inp.syllabus),
+             "related": [{"topic": r.topic, "sections": r.sections} for r in inp.related]}
+        return self._guard("fit_syllabus", m, lambda: inp.syllabus, post)
 
     def personas(self, inp: PersonaInput) -> PersonaList:
         """Seed 002 §1.2 GenPersona (≤ max_perspectives)."""

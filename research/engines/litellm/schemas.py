@@ -27,6 +27,19 @@ class ContradictionReply(BaseModel):
     explanation: str = ""
 
 
+class QuestionReply(BaseModel):
+    key: str
+    label: str
+    description: str = ""
+    min_sources: int = 3
+
+
+class SyllabusReply(BaseModel):
+    """Issue 12: the planner's questions for this query (validated by ``research.plan_edit``)."""
+
+    questions: list[QuestionReply]
+
+
 class AnalysisReply(BaseModel):
     cross_validated: list[ValidatedClaim] = Field(default_factory=list)
     contradictions: list[ContradictionReply] = Field(default_factory=list)
@@ -37,7 +50,7 @@ REPLY = {
     "ask_question": AskOutput, "question_to_queries": QueryList, "answer_question": AnswerOutput,
     "assign_questions": AssignOutput, "compress": SummaryCard, "analyze": AnalysisReply,
     "draft_outline": Outline, "refine_outline": Outline, "write_section": TextOutput, "write_lead": TextOutput,
-    "polish": TextOutput,
+    "polish": TextOutput, "fit_syllabus": SyllabusReply,
 }
 
 ROLE = {
@@ -45,4 +58,5 @@ ROLE = {
     "ask_question": "question_asker", "question_to_queries": "expert", "answer_question": "expert",
     "assign_questions": "expert", "compress": "compressor", "analyze": "planner", "draft_outline": "outline",
     "refine_outline": "outline", "write_section": "writer", "write_lead": "writer", "polish": "polish",
+    "fit_syllabus": "planner",
 }

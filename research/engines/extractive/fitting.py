@@ -1,0 +1,183 @@
+"""A question syllabus fitted to the query, without a model (issue 12 item 1).
+
+Input: the topic, the template of its kind (``research.syllabus.base_template``: a drug topic
+gets seed 000's ``STORM_QUESTIONS``, anything else the general template) and the related-topic
+survey (seed 002 §1.1: ``TopicOutline`` per survey query, whose ``sections`` are section names
+and key phrases of what the corpus says about the topic). Output: 4–8 questions.
+
+1. **Focus.** ``split_topic`` reads the topic as ``subject [focus] [in context]``: for a drug
+   topic the subject is the medicine (WHO INN stem), the focus the other words of the head
+   ("Trastuzumab *cardiotoxicity* in HER2-positive breast cancer").
+2. **Focused topic** (a focus is named): the questions come from research facets of the focus
+   (mechanism, incidence and risk factors, monitoring and detection, prevention and management,
+   outcomes, trial evidence, guidelines) — the axes along which reviews of an adverse effect,
+   outcome or problem are organised (e.g. the ESC 2022 cardio-oncology guideline's chapters).
+   Risk factors, monitoring and prevention/management are always asked (``CORE_FACETS``); the
+   other facets are scored by their support in the survey (best cosine of the facet text to a
+   survey phrase, all-MiniLM-L6-v2) and the best fill up to ``MAX_FACETS``, in facet order.
+3. **Unfocused topic**: the template's questions stay when the survey supports them; the
+   weakest (lowest topic relevance + survey support; at most ``MAX_REPLACED``) are replaced by
+   questions on the survey's own key phrases that are relevant to the topic (cosine to the topic
+   ≥ ``PHRASE_MIN_SIM``), so e.g. "Key Actors" gives way to a subject the corpus actually covers.
+   A drug topic keeps every drug question (seed 000's syllabus is what the drug desk needs).
+4. **Grounding.** Every question's description ends with the survey phrases closest to it
+   ("corpus: Left Ventricular Ejection Fraction, Echocardiography"), so the analyst sees what
+   the corpus offers for it.
+
+Deterministic for the same input; keys are ``area.name`` (``monitoring.cardiotoxicity``).
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from research.engines.extractive.text import clean, content_words, title_case, topic_keys, word_key
+from research.engines.extractive.vectors import Vectors, rank
+from research.models import Question, Syllabus, TopicOutline
+from research.syllabus import topic_kind
+
+MAX_FACETS = 6
+MAX_REPLACED = 3
+PHRASE_MIN_SIM = 0.20   # cosine of a survey phrase to the topic before it may become a question
+KEEP_MIN_SCORE = 0.45   # topic relevance + survey support under which a template question is weak
+GROUND_MIN_SIM = 0.35   # cosine of a survey phrase to a question before it is named in its description
+_CONTEXT = re.compile(r"\s+(?:in|for|among|during|with|after|versus|vs\.?|within|across)\s+", re.I)
+_INN = re.compile(r"[a-z]{3,}(?:mab|tinib|anib|parib|ciclib|platin|taxel|rubicin|statin|pril|sartan|olol|"
+                  r"prazole|floxacin|cillin|mycin|cycline|vir|tide|lukast|gliptin|gliflozin|dronate|"
+                  r"conazole|tecan|lisib|degib|zomib|limus)$", re.I)
+
+# (area, label template, description template) with {F} = focus in title case, {f} = focus, {s} = subject
+FACETS: tuple[tuple[str, str, str], ...] = (
+    ("mechanism", "{F} Mechanism", "How does {s} lead to {f}? Causes and biological pathways"),
+    ("risk", "{F} Risk Factors", "How often does {f} occur with {s}, and which patients are at higher risk?"),
+    ("monitoring", "{F} Monitoring", "How is {f} monitored and detected: tests, schedules, thresholds"),
+    ("prevention", "{F} Prevention and Management",
+     "How is {f} prevented, treated and managed, including dose interruption or discontinuation"),
+    ("outcomes", "{F} Outcomes", "Course, recovery and long-term outcomes of {f}"),
+    ("evidence", "Trial Evidence on {F}", "Trial results, patient numbers and rates of {f} with {s}"),
+    ("guidelines", "{F} Guidelines", "What guidelines and regulators recommend about {f} with {s}"),
+)
+CORE_FACETS = ("risk", "monitoring", "prevention")  # always asked of a focus; the rest by survey support
+_FACET_MIN = {"mechanism": 4, "risk": 5, "monitoring": 4, "prevention": 4, "outcomes": 3, "evidence": 5,
+              "guidelines": 3}
+
+
+def slug(text: str, max_chars: int = 30) -> str:
+    """``area.name`` part: lower-case words joined by ``_`` (``Left ventricular`` → ``left_ventricular``)."""
+    words = re.findall(r"[a-z0-9]+", text.lower())
+    out = ""
+    for w in words:
+        nxt = f"{out}_{w}" if out else w
+        if len(nxt) > max_chars:
+            break
+        out = nxt
+    return out or "topic"
+
+
+def split_topic(topic: str) -> tuple[str, str, str]:
+    """``(subject, focus, context)`` of a topic (module doc, step 1).
+
+    ``Trastuzumab cardiotoxicity in HER2-positive breast cancer`` → ``("Trastuzumab",
+    "cardiotoxicity", "HER2-positive breast cancer")``; a topic without a medicine name or
+    without other head words has no focus (``("Large language model", "", "")``).
+    """
+    t = clean(topic).rstrip("?.! ")
+    parts = _CONTEXT.split(t, maxsplit=1)
+    head, context = parts[0], (parts[1] if len(parts) > 1 else "")
+    words = head.split()
+    drugs = [w for w in words if _INN.match(re.sub(r"[^A-Za-z]", "", w))]
+    if not drugs or topic_kind(topic) != "drug":
+        return t, "", ""
+    focus = " ".join(w for w in words if w not in drugs and w.lower() not in ("and", "of", "the", "&"))
+    return " ".join(drugs), focus, context
+
+
+def _phrases(related: list[TopicOutline], topic: str, subject: str) -> list[str]:
+    """Distinct survey phrases (section names), minus ones made only of the topic's words and,
+    for a focused topic, ones naming the subject itself (they match every question alike)."""
+    own, named = topic_keys(topic), (topic_keys(subject) if subject != clean(topic).rstrip("?.! ") else set())
+    out: dict[str, str] = {}
+    for o in related:
+        for s in o.sections:
+            s = clean(s)
+            keys = {word_key(w) for w in content_words(s)}
+            if s and keys and not keys <= own and not keys & named:
+                out.setdefault(s.lower(), s)
+    return list(out.values())
+
+
+def _ground(vectors: Vectors, questions: list[Question], phrases: list[str]) -> list[Question]:
+    """Append the ≤ 3 survey phrases closest to each question (cosine ≥ GROUND_MIN_SIM)."""
+    if not phrases or not questions:
+        return questions
+    sims = vectors.sim([f"{q.label}: {q.description}" for q in questions], phrases)
+    out = []
+    for i, q in enumerate(questions):
+        near = [phrases[j] for j in rank(sims[i])[:3] if sims[i][j] >= GROUND_MIN_SIM]
+        desc = q.description.rstrip(". ")
+        if near:
+            desc = f"{desc} (corpus: {', '.join(title_case(p) for p in near)})"
+        out.append(q.model_copy(update={"description": desc[:300]}))
+    return out
+
+
+def _support(vectors: Vectors, texts: list[str], phrases: list[str]) -> np.ndarray:
+    """Best cosine of each text to any survey phrase (0 when the survey found nothing)."""
+    if not phrases:
+        return np.zeros(len(texts))
+    return vectors.sim(texts, phrases).max(axis=1)
+
+
+def _focused(vectors: Vectors, subject: str, focus: str, phrases: list[str]) -> list[Question]:
+    f = clean(focus)
+    cands = []
+    for area, label, desc in FACETS:
+        cands.append(Question(key=f"{area}.{slug(f)}", label=label.format(F=title_case(f), f=f, s=subject),
+                              description=desc.format(F=f, f=f, s=subject), min_sources=_FACET_MIN[area]))
+    support = _support(vectors, [f"{q.label}: {q.description}" for q in cands], phrases)
+    core = [i for i, (area, _, _) in enumerate(FACETS) if area in CORE_FACETS]
+    rest = [i for i in rank(support) if i not in core][:MAX_FACETS - len(core)]
+    return [cands[i] for i in sorted(core + rest)]  # core + best supported facets, in facet order
+
+
+def _unfocused(vectors: Vectors, topic: str, base: Syllabus, phrases: list[str], drug: bool) -> list[Question]:
+    questions = list(base.questions)
+    if drug or not phrases:
+        return questions
+    texts = [f"{q.label}: {q.description}" for q in questions]
+    score = vectors.sim([topic], texts)[0] + _support(vectors, texts, phrases)
+    weak = [i for i in rank(-score) if score[i] < KEEP_MIN_SCORE][:MAX_REPLACED]
+    if not weak:
+        return questions
+    rel = vectors.sim([topic], phrases)[0]
+    chosen: list[str] = []
+    for j in rank(rel):
+        if rel[j] < PHRASE_MIN_SIM or len(chosen) == len(weak):
+            break
+        if chosen and float(vectors.sim([phrases[j]], chosen).max()) >= 0.7:
+            continue  # a near-duplicate of a phrase already chosen
+        chosen.append(phrases[j])
+    keys = {q.key for q in questions}
+    for i, phrase in zip(sorted(weak), chosen):
+        key = f"topic.{slug(phrase)}"
+        if key in keys:
+            continue
+        keys.add(key)
+        label = title_case(phrase)
+        questions[i] = Question(key=key, label=label, min_sources=3,
+                                description=f"What do sources report about {phrase.lower()} for {clean(topic)}?")
+    return questions
+
+
+def fit_syllabus(vectors: Vectors, topic: str, base: Syllabus, related: list[TopicOutline]) -> Syllabus:
+    """The syllabus fitted to ``topic`` (module doc). ``base`` is the template of the topic's
+    kind; the result keeps its name and has 4–8 questions with unique ``area.name`` keys."""
+    subject, focus, _ = split_topic(topic)
+    phrases = _phrases(related, topic, subject)
+    if focus:
+        questions = _focused(vectors, subject, focus, phrases)
+    else:
+        questions = _unfocused(vectors, topic, base, phrases, topic_kind(topic) == "drug")
+    return Syllabus(name=base.name, questions=_ground(vectors, questions, phrases)[:8])
