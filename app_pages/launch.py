@@ -6,11 +6,12 @@ from research import jobs
 from research.config import load_settings
 from research.errors import ResearchError
 from research.models import CoStormSettings
-from research.syllabus import template_names
+from research.syllabus import template_choices
 from research.ui import context, nav
 from research.ui.citations import plain
 from research.ui.history import (delete_run_everywhere, filter_rows, history_rows, is_active, run_label, run_stats)
-from research.ui.launch_form import (COSTORM_HELP, MODE_HELP, MODE_LABELS, MODES, ROLES, SEARCH_BACKENDS, config_kwargs,
+from research.ui.launch_form import (COSTORM_HELP, MODE_HELP, MODE_LABELS, MODES, ROLES, SEARCH_BACKENDS, TEMPLATE_LABELS,
+                                     config_kwargs,
                                      default_models,
                                      form_values, named_corpora)
 
@@ -19,7 +20,7 @@ store = context.get_store()
 settings = load_settings()
 
 st.title("Launch a research run", anchor=False)
-templates = template_names()
+templates = template_choices()
 engines = ["extractive"] + (["litellm"] if settings.llm_model else [])
 
 m1, m2 = st.columns(2)
@@ -34,8 +35,9 @@ with st.form("launch"):
                          height=90)
     c1, c2 = st.columns([3, 1])
     corpus = c1.text_input("Corpus (JSONL file or folder of documents)", value=str(settings.default_corpus))
-    template = c2.selectbox("Question template", templates,
-                            index=templates.index("general") if "general" in templates else 0)
+    template = c2.selectbox("Question template", templates, index=0, format_func=TEMPLATE_LABELS.get,
+                            help="auto fits the syllabus questions to your question (from the related-topic "
+                                 "survey); drug = seed 000's six drug questions; general = six questions for any topic")
     c3, c4 = st.columns(2)
     storm_only = "STORM mode only (Co-STORM uses N experts and the turn cap below)" if mode == "costorm" else None
     max_perspectives = c3.number_input("Max perspectives", min_value=1, max_value=12, value=4,
@@ -78,13 +80,16 @@ with st.form("launch"):
         b1, b2 = st.columns(2)
         budget_usd = b1.number_input("Budget (USD, 0 = no cap)", min_value=0.0, value=0.0, step=0.5)
         budget_tokens = b2.number_input("Budget (tokens, 0 = no cap)", min_value=0, value=0, step=10_000)
+    review = st.toggle("Review the plan before research", value=False, disabled=mode == "costorm",
+                       help="Stop after planning so you can edit the syllabus questions, perspectives and steps "
+                            "on the Plan page, then approve (STORM mode).")
     submitted = st.form_submit_button("Start run", type="primary", icon=":material/play_arrow:")
 
 if submitted:
     values = form_values(corpus=corpus, template=template, max_perspectives=max_perspectives, max_turns=max_turns,
                          engine=engine, mode=mode, search=search, corpora=corpora, models=models,
                          budget_usd=budget_usd, budget_tokens=budget_tokens, costorm=costorm,
-                         min_databases=min_databases)
+                         min_databases=min_databases, review=review and mode == "storm")
     kwargs, dropped = config_kwargs(values, jobs.make_config)
     try:
         st.session_state["launched_run"] = jobs.start_run(jobs.make_config(topic, **kwargs))

@@ -1,10 +1,12 @@
-"""Plan: the plan and its steps, the question syllabus, perspectives and the related-topic survey."""
+"""Plan: the plan and its steps, the question syllabus, perspectives and the related-topic survey;
+for a run awaiting review (issue 12) an editor with Approve / Cancel (research.ui.plan_editor)."""
 
 import streamlit as st
 
 from research.models import Perspective, Plan, RunState, Syllabus, TopicOutline
 from research.ui import context
 from research.ui.citations import plain
+from research.ui.plan_editor import render_editor
 from research.ui.views import perspective_card, syllabus_rows
 from research.ui.warnings import render_search_warnings
 
@@ -18,6 +20,10 @@ def render(state: RunState) -> None:
     plan = store.get_doc(state.run_id, "plan", Plan)
     if plan is None:
         st.info("The plan is not ready yet.", icon=":material/hourglass_top:")
+        return
+    if state.status == "awaiting_review":
+        render_editor(store, state.run_id)
+        render_survey(state)
         return
     st.subheader(plain(plan.plan_title), anchor=False)
     st.markdown("\n".join(f"{s.step_id}. **{plain(s.title)}** — {plain(s.description)}" for s in plan.steps))
@@ -36,6 +42,10 @@ def render(state: RunState) -> None:
         with cols[i % len(cols)], st.container(border=True):
             st.markdown(perspective_card(p))
 
+    render_survey(state)
+
+
+def render_survey(state: RunState) -> None:
     survey = store.get_doc_list(state.run_id, "survey", TopicOutline)
     st.subheader(f"Related-topic survey ({len(survey)} outlines)", anchor=False)
     for outline in survey:

@@ -40,7 +40,10 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("topic", metavar="TOPIC", help="the research question (quote it; up to 500 characters)")
     run.add_argument("--corpus", metavar="PATH", help="a .jsonl file or a folder of documents "
                      "(default: RESEARCH_CORPUS or the shared corpus)")
-    run.add_argument("--template", default="general", metavar="NAME", help="question syllabus template")
+    run.add_argument("--template", default="auto", metavar="NAME", help="question syllabus: auto (default: fitted "
+                     "to the topic), drug or general")
+    run.add_argument("--review", action="store_true", help="stop after planning for plan review "
+                     "(status awaiting_review; then `research plan` / `research approve`)")
     run.add_argument("--max-perspectives", default="4", metavar="N", help="personas, 1–12 (default 4)")
     run.add_argument("--max-turns", default="3", metavar="N", help="dialogue turns per persona, 1–10 (default 3)")
     run.add_argument("--engine", choices=["extractive", "litellm"], default=None,
@@ -93,6 +96,15 @@ def build_parser() -> argparse.ArgumentParser:
     res.add_argument("run_id", metavar="RUN_ID")
     res.add_argument("--json", action="store_true", help="print one JSON summary object instead of progress")
 
+    pl = sub.add_parser("plan", help="show a run's plan, syllabus and perspectives (for plan review)")
+    pl.add_argument("run_id", metavar="RUN_ID")
+    pl.add_argument("--json", action="store_true", help="print {plan, syllabus, perspectives} as JSON")
+    ap = sub.add_parser("approve", help="approve (optionally edit) the plan of a run awaiting review, then run it")
+    ap.add_argument("run_id", metavar="RUN_ID")
+    ap.add_argument("--plan", metavar="FILE", help="JSON with any of plan, syllabus, perspectives (the shape "
+                    "`research plan --json` prints) to use instead of the proposed ones")
+    ap.add_argument("--cancel", action="store_true", help="cancel the run instead of approving it")
+    ap.add_argument("--json", action="store_true", help="print one JSON summary object instead of progress")
     wrk = sub.add_parser("worker", help="serve queued runs (RQ worker on the shared Redis)")
     wrk.add_argument("--burst", action="store_true", help="exit when the queue is empty")
     wrk.add_argument("--no-resume", action="store_true", help="do not resume interrupted runs at start")
@@ -107,7 +119,10 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     from research.errors import CorpusError, InputError, ResearchError, RunNotFoundError
 
-    handlers = {"run": cmd_run, "list": cmd_list, "show": cmd_show, "export": cmd_export, "resume": cmd_resume, "worker": cmd_worker, "ingest": cmd_ingest}
+    from research.cli_review import cmd_approve, cmd_plan
+
+    handlers = {"run": cmd_run, "list": cmd_list, "show": cmd_show, "export": cmd_export, "resume": cmd_resume,
+                "worker": cmd_worker, "ingest": cmd_ingest, "plan": cmd_plan, "approve": cmd_approve}
     try:
         return handlers[args.command](args)
     except (InputError, CorpusError, RunNotFoundError) as exc:
@@ -146,9 +161,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     topic = validate_topic(args.topic)
     max_p = validate_int("--max-perspectives", args.max_perspectives, 1, 12)
     max_t = validate_int("--max-turns", args.max_turns, 1, 10)
-    from research.syllabus import get_template
+    from research.syllabus import check_template
 
-    get_template(args.template)  # a bad template name is reported before any corpus problem
+    check_template(args.template)  # a bad template name is reported before any corpus problem
     backends = [b.strip().lower() for b in (args.search or "").split(",") if b.strip()]
     uses_local = "local" in backends or not (backends or args.corpora)  # else no default corpus needed
     corpus = validate_corpus(args.corpus or load_settings().default_corpus) \
@@ -157,6 +172,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     from research import jobs
 
     extra = {"engine": args.engine} if args.engine else {}
+    if args.review:
+        extra["review"] = True
     if args.mode == "costorm":
         extra.update(mode="costorm", costorm=_costorm_options(args))
     if args.search or args.corpora:
@@ -174,6 +191,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     else:
         _print_outcome(summary, elapsed_s=summary["wall_s"] or time.monotonic() - t0)
     if state.status == "complete":
+        return EXIT_OK
+    if state.status == "awaiting_review":
+        if not args.json:
+            print(f"plan ready for review: research plan {state.run_id}; then research approve {state.run_id}")
         return EXIT_OK
     _err(state.error_code or state.status, state.error or f"run {state.run_id} ended {state.status}")
     return EXIT_FAILED

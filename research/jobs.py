@@ -28,7 +28,7 @@ from research.store import keys
 from research.store.connection import get_redis
 from research.store.lease import is_held
 from research.store.runs import RunStore
-from research.syllabus import get_template
+from research.syllabus import check_template
 from research.validation import validate_corpus, validate_int, validate_topic
 
 MAX_CONCURRENT_RUNS = 8
@@ -36,7 +36,7 @@ JOB_BACKENDS = ("thread", "rq")
 RESUMABLE = ("interrupted", "failed", "pending")
 
 
-def make_config(topic: str, *, corpus: str | Path | None = None, template: str = "general",
+def make_config(topic: str, *, corpus: str | Path | None = None, template: str = "auto", review: bool = False,
                 max_perspectives: int = 4, max_turns: int = 3, engine: str = "extractive",
                 mode: str = "storm", costorm: dict | None = None,
                 search: str | list[str] | None = None, corpora: str | list[str] | None = None,
@@ -51,6 +51,8 @@ def make_config(topic: str, *, corpus: str | Path | None = None, template: str =
     ``corpus`` (default ``settings.default_corpus``) is only required when the ``local`` backend
     is searched; otherwise it is checked when given and left empty when not. ``min_databases``:
     1–8 distinct source types ``check_completion`` requires (seed 000; default 1 = off).
+    ``template``: ``auto`` (default; a syllabus fitted to the topic), ``drug`` or ``general``
+    (issue 12). ``review``: stop in ``awaiting_review`` after planning (STORM mode only).
 
     Raises:
         InputError / CorpusError: with a message that says what to fix.
@@ -60,7 +62,7 @@ def make_config(topic: str, *, corpus: str | Path | None = None, template: str =
     if engine not in ("extractive", "litellm"):
         raise InputError(f"Unknown engine {str(engine)[:40]!r}: use 'extractive' (offline) or 'litellm'.",
                          code="unknown_engine")
-    get_template(template)  # raises with the valid names
+    template = check_template(template)  # raises with the valid names
     ints = {"max_perspectives": validate_int("max perspectives", max_perspectives, 1, 12),
             "max_turns": validate_int("max turns", max_turns, 1, 10),
             "min_databases": validate_int("min databases", min_databases, 1, 8)}
@@ -70,8 +72,11 @@ def make_config(topic: str, *, corpus: str | Path | None = None, template: str =
         if corpus or "local" in choice["search"] else ""
     from research.costorm.settings import validate_costorm, validate_mode  # noqa: PLC0415 - issue 4
 
+    if review and mode == "costorm":
+        raise InputError("Plan review is for STORM runs (the Co-STORM round-table has no plan to review); "
+                         "turn review off or use mode storm.", code="invalid_input")
     config = RunConfig(
-        topic=validate_topic(topic), corpus=str(corpus_path), template=template, engine=engine,
+        topic=validate_topic(topic), corpus=str(corpus_path), template=template, review=bool(review), engine=engine,
         mode=validate_mode(mode), costorm=validate_costorm(costorm), **ints, **choice, **_llm_choice(engine, models, budget_usd, budget_tokens))
     from research.engines.factory import check_engine  # noqa: PLC0415 - issue 3
 

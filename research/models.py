@@ -14,11 +14,14 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 RunStatus = Literal[
-    "pending", "planning", "conversations", "analyzing", "synthesizing",
+    "pending", "planning", "awaiting_review", "conversations", "analyzing", "synthesizing",
     "complete", "failed", "cancelled", "interrupted",
 ]
 ACTIVE_STATUSES = ("pending", "planning", "conversations", "analyzing", "synthesizing")
 PHASES = ("planning", "conversations", "analyzing", "synthesizing", "complete")
+# ``awaiting_review`` (issue 12) is neither active nor terminal: the run waits, with no job and no
+# lease, for the analyst to approve (or cancel) its plan; it is never marked interrupted or auto-resumed.
+REVIEW_STATUS = "awaiting_review"
 
 
 def now() -> float:
@@ -320,12 +323,15 @@ class RunConfig(BaseModel):
     ingested corpora searched besides ``corpus``. ``models``: role → litellm model name (issue 3).
     ``budget_usd`` / ``budget_tokens``: per-run LLM caps (None = no cap). ``min_databases``: distinct
     source types (pubmed, web, local...) coverage needs before it is complete (issue 5; 1 = off).
+    ``template`` (issue 12): ``auto`` (default: a syllabus fitted to the topic), ``drug`` or
+    ``general``. ``review``: stop in ``awaiting_review`` after planning until the analyst approves.
     """
 
     topic: str
     mode: Literal["storm", "costorm"] = "storm"
     corpus: str = ""
-    template: str = "general"
+    template: str = "auto"
+    review: bool = False
     max_perspectives: int = Field(default=4, ge=1, le=12)
     max_turns: int = Field(default=3, ge=1, le=10)
     results_per_query: int = Field(default=6, ge=1, le=20)
@@ -358,6 +364,7 @@ class RunState(BaseModel):
     wall_s: float = 0.0
     budget_exhausted: bool = False
     stop_reason: str = Field(default="", description="why the run stopped early or how Co-STORM ended")
+    review_state: str = Field(default="", description="issue 12 plan review: '' (none), 'awaiting', 'approved'")
 
 
 class Event(BaseModel):

@@ -92,7 +92,7 @@ def test_launch_lists_history(run):
     row = history[history["run_id"] == state.run_id].iloc[0]
     assert row["topic"] == TOPIC and row["status"].endswith("complete") and row["sources"] > 0
     assert row["report"] == f"report?run={state.run_id}"
-    assert "drug" in at.selectbox[0].options and at.selectbox[0].value == "general"
+    assert "drug" in at.selectbox[0].options and at.selectbox[0].value == "auto"
 
 
 def test_launch_empty_topic_shows_validation_message(run):
@@ -312,7 +312,8 @@ def test_launch_passes_only_accepted_fields():
                          budget_usd=1.5, budget_tokens=0, costorm={"experts": 3})
     kwargs, dropped = config_kwargs(values, gate)
     assert kwargs["search"] == ["local", "pubmed"] and "mode" not in kwargs
-    assert set(dropped) == {"mode", "models", "budget_usd", "budget_tokens", "corpora", "costorm", "min_databases"}
+    assert set(dropped) == {"mode", "models", "budget_usd", "budget_tokens", "corpora", "costorm", "min_databases",
+                            "review"}
     assert values["budget_tokens"] is None and values["models"] == {"writer": "m"}
     from research import jobs
     assert config_kwargs(values, jobs.make_config)[1] == []  # the real gate takes every form field

@@ -2,6 +2,11 @@
 ``pending → planning → conversations → analyzing → synthesizing → complete`` (or ``failed`` /
 ``cancelled``). Writes only Redis and files under the data dir.
 
+Plan review (issue 12): a run whose config asks for ``review`` stops after planning (plan,
+syllabus, survey, perspectives stored) in status ``awaiting_review`` with no job and no lease;
+``research.review.approve`` stores the edited plan, marks it ``approved`` and executes it again,
+which skips straight to the conversations.
+
 Resumable (issue 7): ``execute`` holds the run's lease (``research.store.lease``) and every phase
 first looks for its stored result (plan + syllabus, survey, perspectives, finished turns,
 analysis, outline, report) and skips the work when it is there, so a run interrupted at any
@@ -19,7 +24,7 @@ import redis
 from research.config import Settings, load_settings
 from research.engines.factory import make_engine
 from research.errors import ResearchError, RunCancelled
-from research.models import Outline, Perspective, Report, TopicOutline
+from research.models import REVIEW_STATUS, Outline, Perspective, Report, TopicOutline
 from research.pipeline import analysis, conversation, planning, reporter
 from research.pipeline.context import RunContext
 from research.pipeline.recorders import KeyedRecorder
@@ -55,6 +60,10 @@ class LeaseLost(Exception):
     """Another job took over the run's lease; this one must stop without touching the run."""
 
 
+class AwaitingReview(Exception):
+    """The plan is ready and the analyst asked to review it before research (issue 12)."""
+
+
 def _stored(ctx: RunContext, name: str) -> bool:
     return bool(ctx.store.r.exists(keys.run_doc(ctx.run_id, name)))
 
@@ -85,6 +94,8 @@ def run_storm(ctx: RunContext) -> Report:
     else:
         perspectives = planning.discover_perspectives(ctx, topic, related)
     ctx.check_cancel()
+    if ctx.config.review and store.get_run(run_id).review_state != "approved":
+        raise AwaitingReview(run_id)
 
     store.set_status(run_id, "conversations")
     convs = conversation.run_conversations(ctx, perspectives)
@@ -133,8 +144,8 @@ def execute(run_id: str, settings: Settings | None = None) -> str:
     try:
         store.r.delete(keys.run_queued(run_id))
         state = store.get_run(run_id)
-        if state.status in ("complete", "cancelled"):
-            return state.status
+        if state.status in ("complete", "cancelled", REVIEW_STATUS):
+            return state.status  # ended, or waiting for the analyst's approval (issue 12)
         store.set_fields(run_id, worker=holder_name())
         if state.status != "pending" or store.r.exists(keys.run_doc(run_id, "plan")):
             store.emit(run_id, "run.resumed", {"from": state.status, "worker": holder_name(),
@@ -164,6 +175,10 @@ def _execute(store: RunStore, run_id: str, settings: Settings, lease: Lease) -> 
         path.write_text(report.markdown, encoding="utf-8")
         store.set_status(run_id, "complete", report_path=str(path), wall_s=round(time.monotonic() - t0, 3))
         return "complete"
+    except AwaitingReview:
+        store.set_status(run_id, REVIEW_STATUS, review_state="awaiting", wall_s=round(time.monotonic() - t0, 3))
+        store.emit(run_id, "review.awaiting", {"by": "plan review"})
+        return REVIEW_STATUS
     except LeaseLost:
         log.warning("run %s: lease lost; leaving the run to the job that holds it", run_id)
         return "interrupted"

@@ -134,6 +134,10 @@ def run_header(store: RunStore, state: RunState, page_key: str | None = None) ->
     elif state.status == "interrupted":
         st.warning(f"Run interrupted (the server stopped while it ran). {plain(state.error)}",
                    icon=":material/warning:")
+    elif state.status == "awaiting_review" and page_key != "plan":
+        st.info("The plan is ready and waits for your review: edit and approve it on the Plan page.",
+                icon=":material/rate_review:")
+        nav.page_link("plan", state.run_id, "Review the plan")
     resume_control(state)  # issue 7: Resume button for interrupted/failed runs
     if state.stop_reason and state.mode != "costorm":  # Co-STORM: the progress panel says why it stopped
         st.caption(f"Stopped early: {plain(state.stop_reason)}")

@@ -10,7 +10,7 @@ from research.models import ACTIVE_STATUSES, RunState
 from research.store import keys
 
 STATUS_ICONS = {
-    "pending": "⏳", "planning": "🧭", "conversations": "💬", "analyzing": "🔬", "synthesizing": "✍️",
+    "pending": "⏳", "planning": "🧭", "awaiting_review": "📝", "conversations": "💬", "analyzing": "🔬", "synthesizing": "✍️",
     "complete": "✅", "failed": "❌", "cancelled": "⏹️", "interrupted": "⚠️",
 }
 

@@ -15,6 +15,7 @@ from typing import Any, Callable
 ROLES = ("planner", "question_asker", "expert", "compressor", "outline", "writer", "polish")
 SEARCH_BACKENDS = ("local", "wikipedia", "pubmed", "clinicaltrials", "brave", "tavily", "serper", "searxng")
 MODES = ("storm", "costorm")
+TEMPLATE_LABELS = {"auto": "auto (fitted to the question)", "drug": "drug (seed 000)", "general": "general"}
 MODE_LABELS = {"storm": "STORM", "costorm": "Co-STORM"}
 MODE_HELP = ("STORM: perspective-guided WikiWriter ↔ expert conversations, then an outline and a cited report. "
              "Co-STORM: a moderated round-table of experts that builds a mind map (N, K, L, α below).")
@@ -79,14 +80,15 @@ def config_kwargs(values: dict[str, Any], fn: Callable) -> tuple[dict[str, Any],
 def form_values(*, corpus: str, template: str, max_perspectives: int, max_turns: int, engine: str,
                 mode: str, search: list[str], corpora: list[str], models: dict[str, str] | None = None,
                 budget_usd: float | None = None, budget_tokens: int | None = None,
-                costorm: dict | None = None, min_databases: int = 1) -> dict[str, Any]:
+                costorm: dict | None = None, min_databases: int = 1, review: bool = False) -> dict[str, Any]:
     """The form's values as ``make_config`` keyword arguments (models/budgets only for litellm,
     ``costorm`` only for Co-STORM; empty model names dropped; zero budgets mean no cap; an empty
-    ``search`` is passed through: the input gate makes it ``["local"]`` unless corpora are chosen)."""
+    ``search`` is passed through: the input gate makes it ``["local"]`` unless corpora are chosen;
+    ``review``: stop for plan review after planning, issue 12)."""
     values: dict[str, Any] = {"corpus": corpus, "template": template, "max_perspectives": int(max_perspectives),
                               "max_turns": int(max_turns), "engine": engine, "mode": mode,
                               "search": list(search), "corpora": list(corpora),
-                              "min_databases": int(min_databases)}
+                              "min_databases": int(min_databases), "review": bool(review)}
     if engine == "litellm":
         values["models"] = {r: m.strip() for r, m in (models or {}).items() if m and m.strip()}
         values["budget_usd"] = float(budget_usd) if budget_usd else None

@@ -14,7 +14,7 @@ from urllib.parse import urlencode, urlsplit, urlunsplit
 import streamlit as st
 
 from research.errors import InputError
-from research.models import PHASES, Perspective, RunState, Syllabus, Usage
+from research.models import PHASES, REVIEW_STATUS, Perspective, RunState, Syllabus, Usage
 from research.store.collector import SourceCollector
 from research.store.runs import RunStore
 from research.ui.citations import plain
@@ -66,6 +66,8 @@ def phase_steps(status: str, reached: str) -> list[tuple[str, str]]:
         return [(p, "done") for p in PHASES]
     if status == "pending":
         return [(p, "todo") for p in PHASES]
+    if status == REVIEW_STATUS:  # issue 12: planning done, waiting for the analyst before the conversations
+        return [("planning", "done"), ("plan review", "review"), *[(p, "todo") for p in PHASES[1:]]]
     idx = PHASES.index(reached) if reached in PHASES else 0
     current = "current" if status in PHASES else status
     return [(p, "done" if i < idx else current if i == idx else "todo") for i, p in enumerate(PHASES)]
@@ -129,7 +131,7 @@ def totals_caption(info: ProgressInfo) -> str:
     return " · ".join(bits)
 
 
-_MARKS = {"done": "✅", "current": "🔵", "todo": "⚪", **TERMINAL_MARKS}
+_MARKS = {"done": "✅", "current": "🔵", "todo": "⚪", "review": "📝", **TERMINAL_MARKS}
 
 
 def stepper_markdown(steps: list[tuple[str, str]]) -> str:

@@ -1,0 +1,99 @@
+"""Issue 12 plan review in a real browser (headless Debian Chromium via Playwright): launch with
+"Review the plan before research", watch the run stop in ``awaiting_review``, replace three
+syllabus questions in the Plan page's editable table, approve, and see the run complete with the
+edited syllabus (collector, coverage counts, ``plan.edited`` event). With ``SCREENSHOTS_DIR`` set,
+``plan_review.png`` (the README's) is written there.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from pathlib import Path
+
+import pytest
+
+from browser.test_dashboard_browser import (CHROMIUM, RUN_TIMEOUT_MS, _settle, _shot, _store, browser,  # noqa: F401
+                                            page, served)
+
+pytestmark = [pytest.mark.browser,
+              pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian chromium not installed")]
+TOPIC = "Trastuzumab cardiotoxicity in HER2-positive breast cancer"
+ROW_H = 35  # px: Streamlit's data grid row (and header) height
+NEW = [("cardiac.lvef", "LVEF decline", "How often and how far LVEF falls on trastuzumab"),
+       ("cardiac.heart_failure", "Heart failure", "Symptomatic heart failure during and after treatment"),
+       ("cardiac.recovery", "Recovery after stopping", "Whether cardiac function recovers after interruption")]
+
+
+def _wait_status(store, run_id: str, want: str, timeout_s: float) -> str:
+    deadline = time.monotonic() + timeout_s
+    status = ""
+    while time.monotonic() < deadline:
+        status = store.get_run(run_id).status
+        if status == want or status in ("failed", "cancelled", "complete"):
+            return status
+        time.sleep(0.5)
+    return status
+
+
+def _type_cell(page, text: str) -> None:
+    """Type into the selected grid cell (typing opens its editor, replacing the value); Enter commits
+    and moves the selection one row down."""
+    page.keyboard.type(text, delay=5)
+    page.wait_for_timeout(150)
+    page.keyboard.press("Enter")
+    page.wait_for_timeout(250)
+
+
+def test_review_edit_approve_round_trip(served, page):
+    base, run = served
+    store = _store(run)
+    page.goto(f"{base}/")
+    _settle(page, "Launch a research run")
+    page.get_by_label("Research question").fill(TOPIC)
+    page.get_by_label("Corpus (JSONL file or folder of documents)").fill(str(run.corpus))
+    page.get_by_label("Max perspectives").fill("2")
+    page.get_by_label("Max turns per conversation").fill("1")
+    page.get_by_text("Review the plan before research").click()
+    page.get_by_role("button", name="Start run").click()
+    msg = page.get_by_text("started. It keeps running", exact=False).first
+    msg.wait_for(timeout=30_000)
+    run_id = re.search(r"Run ([a-f0-9]{16,32}) started", msg.inner_text()).group(1)
+    assert _wait_status(store, run_id, "awaiting_review", RUN_TIMEOUT_MS / 1000) == "awaiting_review"
+
+    page.goto(f"{base}/plan?run={run_id}")
+    _settle(page, "Approve and start research")
+    assert page.get_by_text("plan review", exact=False).count() >= 1  # the stepper's review step
+    from research.models import Syllabus
+
+    old = store.get_doc(run_id, "syllabus", Syllabus)
+    n = len(old.questions)
+    grid = page.locator("[data-testid='stDataFrame']").first
+    grid.scroll_into_view_if_needed()
+    box = grid.bounding_box()
+    for i, (key, label, desc) in enumerate(NEW):
+        row = n - 3 + i
+        page.mouse.click(box["x"] + 60, box["y"] + ROW_H * (row + 1) + ROW_H / 2)  # the Key cell
+        page.wait_for_timeout(200)
+        _type_cell(page, key)
+        for text in (label, desc):
+            page.keyboard.press("ArrowUp")
+            page.keyboard.press("ArrowRight")
+            _type_cell(page, text)
+    page.wait_for_timeout(800)
+    _shot(page, "plan_review")
+    page.get_by_role("button", name="Approve and start research").click()
+    assert _wait_status(store, run_id, "complete", RUN_TIMEOUT_MS / 1000) == "complete"
+
+    from research.store.collector import SourceCollector
+
+    keys = store.get_doc(run_id, "syllabus", Syllabus).keys()
+    assert keys == old.keys()[:-3] + [k for k, _, _ in NEW], keys
+    assert SourceCollector(store.r, run_id).syllabus().keys() == keys
+    labels = [q.label for q in store.get_doc(run_id, "syllabus", Syllabus).questions][-3:]
+    assert labels == [lb for _, lb, _ in NEW]
+    edited = next(e for e in store.events(run_id) if e.type == "plan.edited")
+    assert edited.data["by"] == "dashboard" and set(edited.data["questions"]["added"]) == {k for k, _, _ in NEW}
+    page.goto(f"{base}/coverage?run={run_id}")
+    _settle(page, "LVEF decline")
+    assert page.locator("[data-testid='stException']").count() == 0
