@@ -96,15 +96,14 @@ def build_parser() -> argparse.ArgumentParser:
     res.add_argument("run_id", metavar="RUN_ID")
     res.add_argument("--json", action="store_true", help="print one JSON summary object instead of progress")
 
-    pl = sub.add_parser("plan", help="show a run's plan, syllabus and perspectives (for plan review)")
-    pl.add_argument("run_id", metavar="RUN_ID")
-    pl.add_argument("--json", action="store_true", help="print {plan, syllabus, perspectives} as JSON")
+    pl = sub.add_parser("plan", help="show a run's plan, syllabus and perspectives (plan review)")
     ap = sub.add_parser("approve", help="approve (optionally edit) the plan of a run awaiting review, then run it")
-    ap.add_argument("run_id", metavar="RUN_ID")
-    ap.add_argument("--plan", metavar="FILE", help="JSON with any of plan, syllabus, perspectives (the shape "
-                    "`research plan --json` prints) to use instead of the proposed ones")
+    ap.add_argument("--plan", metavar="FILE", help="JSON with any of plan, syllabus, perspectives (as `research plan "
+                    "--json` prints them)")
     ap.add_argument("--cancel", action="store_true", help="cancel the run instead of approving it")
-    ap.add_argument("--json", action="store_true", help="print one JSON summary object instead of progress")
+    for x in (pl, ap):
+        x.add_argument("run_id", metavar="RUN_ID")
+        x.add_argument("--json", action="store_true", help="print JSON")
     wrk = sub.add_parser("worker", help="serve queued runs (RQ worker on the shared Redis)")
     wrk.add_argument("--burst", action="store_true", help="exit when the queue is empty")
     wrk.add_argument("--no-resume", action="store_true", help="do not resume interrupted runs at start")

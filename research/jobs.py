@@ -215,6 +215,9 @@ def resume_run(run_id: str, *, foreground: bool = False, by: str = "cli", backen
     if is_held(store.r, run_id):
         raise InputError(f"Run {run_id} is still running ({state.status}); wait for it or cancel it.",
                          code="not_resumable")
+    if state.status == m.REVIEW_STATUS:
+        raise InputError(f"Run {run_id} is waiting for plan review: approve it (research approve {run_id}, or the "
+                         "Plan page) or cancel it.", code="not_resumable")
     if state.status not in RESUMABLE:
         raise InputError(f"Run {run_id} is {state.status}; only interrupted or failed runs can be resumed. "
                          "Start a new run instead.", code="not_resumable")

@@ -91,6 +91,16 @@ def test_auto_syllabus_for_a_general_topic_replaces_weak_generic_questions(engin
                for q in fitted)
 
 
+def test_subject_phrases_exclude_fragments_and_restatements():
+    from research.engines.extractive.fitting import is_subject_phrase
+
+    assert is_subject_phrase("Maximum Sustained Winds", "Hurricane Hilary")
+    assert not is_subject_phrase("Oliver Taylor Hawkins", "Taylor Hawkins")  # restates the topic
+    assert not is_subject_phrase("Passage 59", "Taylor Hawkins")
+    assert not is_subject_phrase("Hurricane Hunter Flight Later", "Typhoon Hinnamnor")
+    assert not is_subject_phrase("Venues", "2022 Winter Olympics")
+
+
 def test_auto_syllabus_for_an_unfocused_drug_topic_keeps_the_drug_questions(engine):
     from research.engines.base import FitInput
 

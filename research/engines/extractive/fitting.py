@@ -17,8 +17,9 @@ and key phrases of what the corpus says about the topic). Output: 4–8 question
    survey phrase, all-MiniLM-L6-v2) and the best fill up to ``MAX_FACETS``, in facet order.
 3. **Unfocused topic**: the template's questions stay when the survey supports them; the
    weakest (lowest topic relevance + survey support; at most ``MAX_REPLACED``) are replaced by
-   questions on the survey's own key phrases that are relevant to the topic (cosine to the topic
-   ≥ ``PHRASE_MIN_SIM``), so e.g. "Key Actors" gives way to a subject the corpus actually covers.
+   questions on the survey's own key phrases that name a subject (``is_subject_phrase``) and are
+   relevant to the topic (cosine to the topic ≥ ``PHRASE_MIN_SIM``), so e.g. "Outlook" gives way
+   to "Maximum Sustained Winds" for a hurricane.
    A drug topic keeps every drug question (seed 000's syllabus is what the drug desk needs).
 4. **Grounding.** Every question's description ends with the survey phrases closest to it
    ("corpus: Left Ventricular Ejection Fraction, Echocardiography"), so the analyst sees what
@@ -39,7 +40,7 @@ from research.models import Question, Syllabus, TopicOutline
 from research.syllabus import topic_kind
 
 MAX_FACETS = 6
-MAX_REPLACED = 3
+MAX_REPLACED = 2
 PHRASE_MIN_SIM = 0.20   # cosine of a survey phrase to the topic before it may become a question
 KEEP_MIN_SCORE = 0.45   # topic relevance + survey support under which a template question is weak
 GROUND_MIN_SIM = 0.35   # cosine of a survey phrase to a question before it is named in its description
@@ -108,8 +109,25 @@ def _phrases(related: list[TopicOutline], topic: str, subject: str) -> list[str]
     return list(out.values())
 
 
-def _ground(vectors: Vectors, questions: list[Question], phrases: list[str]) -> list[Question]:
-    """Append the ≤ 3 survey phrases closest to each question (cosine ≥ GROUND_MIN_SIM)."""
+_WEAK_END = frozenset("later earlier also day days year years time times today then more less".split())
+
+
+def is_subject_phrase(phrase: str, topic: str, min_words: int = 2) -> bool:
+    """True when a survey phrase can name a question of its own: 2–5 words, none of them the
+    topic's (``Oliver Taylor Hawkins`` only restates "Taylor Hawkins"), no numbers (``Passage 59``
+    is a document title, not a subject), not ending in a time word (``Flight Later`` is a fragment)."""
+    words = clean(phrase).split()
+    if not min_words <= len(words) <= 5 or any(re.search(r"\d", w) for w in words):
+        return False
+    if words[-1].lower() in _WEAK_END:
+        return False
+    return not ({word_key(w) for w in words} & topic_keys(topic))
+
+
+def _ground(vectors: Vectors, questions: list[Question], phrases: list[str], topic: str) -> list[Question]:
+    """Append the ≤ 3 survey phrases closest to each question (cosine ≥ GROUND_MIN_SIM) among
+    those that name a subject (``is_subject_phrase``, one word allowed)."""
+    phrases = [p for p in phrases if is_subject_phrase(p, topic, min_words=1)]
     if not phrases or not questions:
         return questions
     sims = vectors.sim([f"{q.label}: {q.description}" for q in questions], phrases)
@@ -151,14 +169,17 @@ def _unfocused(vectors: Vectors, topic: str, base: Syllabus, phrases: list[str],
     weak = [i for i in rank(-score) if score[i] < KEEP_MIN_SCORE][:MAX_REPLACED]
     if not weak:
         return questions
-    rel = vectors.sim([topic], phrases)[0]
+    cands = [p for p in phrases if is_subject_phrase(p, topic)]
+    if not cands:
+        return questions
+    rel = vectors.sim([topic], cands)[0]
     chosen: list[str] = []
     for j in rank(rel):
         if rel[j] < PHRASE_MIN_SIM or len(chosen) == len(weak):
             break
-        if chosen and float(vectors.sim([phrases[j]], chosen).max()) >= 0.7:
+        if chosen and float(vectors.sim([cands[j]], chosen).max()) >= 0.7:
             continue  # a near-duplicate of a phrase already chosen
-        chosen.append(phrases[j])
+        chosen.append(cands[j])
     keys = {q.key for q in questions}
     for i, phrase in zip(sorted(weak), chosen):
         key = f"topic.{slug(phrase)}"
@@ -180,4 +201,4 @@ def fit_syllabus(vectors: Vectors, topic: str, base: Syllabus, related: list[Top
         questions = _focused(vectors, subject, focus, phrases)
     else:
         questions = _unfocused(vectors, topic, base, phrases, topic_kind(topic) == "drug")
-    return Syllabus(name=base.name, questions=_ground(vectors, questions, phrases)[:8])
+    return Syllabus(name=base.name, questions=_ground(vectors, questions, phrases, topic)[:8])
