@@ -59,7 +59,8 @@ def test_review_edit_approve_round_trip(served, page):
     msg = page.get_by_text("started. It keeps running", exact=False).first
     msg.wait_for(timeout=30_000)
     run_id = re.search(r"Run ([a-f0-9]{16,32}) started", msg.inner_text()).group(1)
-    assert _wait_status(store, run_id, "awaiting_review", RUN_TIMEOUT_MS / 1000) == "awaiting_review"
+    status = _wait_status(store, run_id, "awaiting_review", 2 * RUN_TIMEOUT_MS / 1000)
+    assert status == "awaiting_review", (status, [e.type for e in store.events(run_id)][-8:])
 
     page.goto(f"{base}/plan?run={run_id}")
     _settle(page, "Approve and start research")
@@ -83,7 +84,8 @@ def test_review_edit_approve_round_trip(served, page):
     page.wait_for_timeout(800)
     _shot(page, "plan_review")
     page.get_by_role("button", name="Approve and start research").click()
-    assert _wait_status(store, run_id, "complete", RUN_TIMEOUT_MS / 1000) == "complete"
+    status = _wait_status(store, run_id, "complete", 2 * RUN_TIMEOUT_MS / 1000)
+    assert status == "complete", (status, [e.type for e in store.events(run_id)][-8:])
 
     from research.store.collector import SourceCollector
 
