@@ -37,6 +37,8 @@ def test_every_step_parses(engine, llm_env):
     assert 1 <= len(engine.survey_queries(b.SurveyInput(topic=TOPIC)).queries) <= 5
     rel = engine.related_outline(b.RelatedInput(topic=TOPIC, query="her2", results=_results()))
     assert rel.sections and rel.source == "https://example.org/1"
+    fitted = engine.fit_syllabus(b.FitInput(topic=TOPIC, syllabus=syl, related=[rel]))  # issue 12
+    assert 4 <= len(fitted.questions) <= 8 and fitted.keys() != syl.keys() and fitted.name == syl.name
     personas = engine.personas(b.PersonaInput(topic=TOPIC, related=[rel], syllabus=syl, max_perspectives=2))
     assert len(personas.perspectives) == 2
     p = personas.perspectives[0]
@@ -67,9 +69,9 @@ def test_every_step_parses(engine, llm_env):
     lead = engine.write_lead(b.LeadInput(topic=TOPIC, sections=[ReportSection(heading="Efficacy", text=sec.text)]))
     assert lead.text
     assert engine.polish(b.PolishInput(topic=TOPIC, text=sec.text)).text == sec.text
-    assert engine.session.accountant.totals["calls"] == llm_env.stats()["ok"] == 15
+    assert engine.session.accountant.totals["calls"] == llm_env.stats()["ok"] == 16
     steps = {n for n in vars(b.Engine) if not n.startswith("_") and callable(getattr(b.Engine, n))}
-    assert set(llm_env.stats()["by_step"]) == steps and len(steps) == 15
+    assert set(llm_env.stats()["by_step"]) == steps and len(steps) == 16
 
 
 def test_reask_once_on_invalid_reply_and_think_blocks(llm_env, monkeypatch):

@@ -16,6 +16,8 @@ from research.models import Perspective, Plan, Step, Syllabus, TopicOutline
 from research.plan_edit import PlanBundle, apply_edit, diff
 from research.syllabus import base_template, check_template, template_choices, topic_kind
 
+from tests.llm_fixtures import llm_env, loopback_llm  # noqa: E402,F401
+
 CARDIO = "Trastuzumab cardiotoxicity in HER2-positive breast cancer"
 
 
@@ -107,6 +109,25 @@ def test_auto_syllabus_for_an_unfocused_drug_topic_keeps_the_drug_questions(engi
     topic = "Trastuzumab in HER2-positive breast cancer"
     s = engine.fit_syllabus(FitInput(topic=topic, syllabus=base_template("auto", topic), related=CARDIO_SURVEY))
     assert s.keys() == base_template("drug", topic).keys()
+
+
+def test_litellm_planner_proposes_questions_and_falls_back_to_the_template(llm_env, monkeypatch):
+    from research.devtools.loopback_llm import LoopbackLLM, Reply
+    from research.engines.base import FitInput
+    from research.engines.litellm import LiteLLMEngine
+    from research.models import RunConfig
+    from tests.llm_fixtures import MODEL
+
+    base = base_template("auto", CARDIO)
+    eng = LiteLLMEngine(RunConfig(topic=CARDIO, engine="litellm", models={"*": MODEL}))
+    s = eng.fit_syllabus(FitInput(topic=CARDIO, syllabus=base, related=CARDIO_SURVEY))
+    assert 4 <= len(s.questions) <= 8 and s.keys() != base.keys()
+    assert "Left Ventricular Ejection Fraction" in [q.label for q in s.questions]
+    bad = {"questions": [{"key": "Not A Key", "label": "x", "description": "", "min_sources": 99}]}
+    with LoopbackLLM(lambda body: Reply(content=json.dumps(bad))) as srv:
+        monkeypatch.setenv("OPENAI_API_BASE", srv.url)
+        eng = LiteLLMEngine(RunConfig(topic=CARDIO, engine="litellm", models={"*": MODEL}))
+        assert eng.fit_syllabus(FitInput(topic=CARDIO, syllabus=base, related=CARDIO_SURVEY)) == base
 
 
 # ---------------------------------------------------------------- item 2: the validator
