@@ -29,6 +29,7 @@ FULL = {"collector": dict(sizes=(10, 1_000, 10_000), reps=200, reps_save=200),
         "search_build": dict(n_queries=100, max_docs=None),
         "beir": dict(datasets=("scifact", "nfcorpus"), limit=None),
         "quality": dict(limit=None, max_perspectives=3, max_turns=2),
+        "report_quality": dict(max_perspectives=4, max_turns=3),
         "dashboard": dict(sources=1000, turns=100, artifacts=500, reps=2),
         "llm": dict(perspectives=4, turns=3, concurrency=8, latency_ms=300)}
 QUICK = {"collector": dict(sizes=(10, 10_000), reps=100, reps_save=100),
@@ -36,20 +37,32 @@ QUICK = {"collector": dict(sizes=(10, 10_000), reps=100, reps_save=100),
          "search_build": dict(n_queries=20, max_docs=150),
          "beir": dict(datasets=("scifact",), limit=50),
          "quality": dict(limit=1, max_perspectives=2, max_turns=1),
+         "report_quality": dict(max_perspectives=2, max_turns=1),
          "dashboard": dict(sources=1000, turns=100, artifacts=500, reps=1),
          "llm": dict(perspectives=2, turns=1, concurrency=2, latency_ms=300)}
 
 
 def _items(cfg: dict, args: argparse.Namespace) -> tuple[list[tuple[int, str, object]], dict]:
-    from bench import collector_bench, dashboard_bench, embed_bench, quality_bench, search_bench  # noqa: PLC0415
+    from bench import (collector_bench, dashboard_bench, embed_bench, quality_bench,  # noqa: PLC0415
+                       report_quality_bench, search_bench)
 
     corpus = SHARED / "corpus" / "docs.jsonl"
     topics = Path(args.topics) if args.topics else SHARED / "freshwiki"
     extra: dict = {}
+    freshwiki: dict = {}  # items 8 and 12 share one pass over the FreshWiki topics
+
+    def freshwiki_pass() -> tuple[list[Figure], list[dict]]:
+        if "rows" not in freshwiki:
+            freshwiki["figs"], freshwiki["rows"] = quality_bench.run(topics, **cfg["quality"])
+            extra["quality_topics"] = freshwiki["rows"]
+        return freshwiki["figs"], freshwiki["rows"]
 
     def quality() -> list[Figure]:
-        figs, rows = quality_bench.run(topics, **cfg["quality"])
-        extra["quality_topics"] = rows
+        return freshwiki_pass()[0]
+
+    def report_quality() -> list[Figure]:
+        figs, rows = report_quality_bench.run(freshwiki_pass()[1], topics, corpus, **cfg["report_quality"])
+        extra["report_quality"] = rows
         return figs
 
     def llm() -> list[Figure]:
@@ -63,6 +76,8 @@ def _items(cfg: dict, args: argparse.Namespace) -> tuple[list[tuple[int, str, ob
         (5, "local search", lambda: search_bench.build_and_latency(corpus, **cfg["search_build"])
          + search_bench.quality_figures(SHARED / "beir", **cfg["beir"])),
         (8, "report quality (FreshWiki)", quality),
+        (12, "report quality as read: duplicates, fragments, section fit, questions (FreshWiki + drug run)",
+         report_quality),
         (7, "dashboard", lambda: dashboard_bench.run(**cfg["dashboard"])),
         (1, "parallelism / context / concurrency (items 1, 2, 6)", llm),
     ], extra

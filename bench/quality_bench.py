@@ -7,7 +7,8 @@ pipeline runs on it (``research.jobs.make_config`` + ``run_foreground``, temp da
 Redis); the outline is scored against the article's headings with STORM's heading soft recall
 (``bench.metrics.heading_soft_recall``), the report with ROUGE-1 / ROUGE-L F1 against the
 article text (``rouge-score``, Porter stemming, as STORM's ``compute_rouge_scores``), and the
-final citations with ``research.pipeline.citations.check_integrity`` (must be 100% sound).
+final citations with ``research.pipeline.citations.check_integrity`` (must be 100% sound). Each
+row also carries ``report_quality`` (``research.devtools.report_quality``) for item 12.
 
 Golden headings follow STORM's ``get_sections``: every ``#`` line of the txt file, stopping at
 References / External links / See also / Notes. Predicted headings: the outline's sections and
@@ -104,6 +105,8 @@ def score_topic(topic: str, folder: Path, work: Path, max_perspectives: int, max
     """Run the extractive pipeline on one topic's shuffled sentences; returns its scores."""
     from rouge_score import rouge_scorer  # noqa: PLC0415
 
+    from bench.report_quality_bench import summary  # noqa: PLC0415
+    from research.devtools.report_quality import measure  # noqa: PLC0415
     from research.embeddings import get_embedder  # noqa: PLC0415
     from research.jobs import make_config, run_foreground  # noqa: PLC0415
     from research.models import Outline, Report  # noqa: PLC0415
@@ -128,13 +131,14 @@ def score_topic(topic: str, folder: Path, work: Path, max_perspectives: int, max
     body = "\n\n".join([report.lead, *[s.text for s in report.sections]])
     problems = check_integrity(body, len(report.references))
     plain = re.sub(r"\s*\[\d+\]", "", body)
+    quality = summary(measure(report, topic, encode))  # item 12 (bench.report_quality_bench)
     reference = " ".join(sentences)
     rouge = rouge_scorer.RougeScorer(["rouge1", "rougeL"], use_stemmer=True).score(reference, plain)
     return {"topic": topic, "status": "complete", "golden": gold, "predicted": predicted,
             "soft_recall": heading_soft_recall(gold, predicted, encode) if gold else None,
             "generic_soft_recall": heading_soft_recall(gold, GENERIC_OUTLINE, encode) if gold else None,
             "rouge1": rouge["rouge1"].fmeasure, "rougeL": rouge["rougeL"].fmeasure,
-            "citations": len(report.references), "integrity_problems": problems,
+            "citations": len(report.references), "integrity_problems": problems, "report_quality": quality,
             "sentences": len(sentences), "wall_s": state.wall_s}
 
 
