@@ -24,8 +24,9 @@ install: $(STAMP)
 run: $(STAMP)
 	$(BIN)/streamlit run streamlit_app.py
 
+# -rs: the summary lists every skipped test with its reason (e.g. shared data or chromium missing)
 test: $(STAMP)
-	$(BIN)/python -m pytest tests --durations=15
+	$(BIN)/python -m pytest tests --durations=15 -rs
 
 # Benchmarks (issue 8): table + bench/results/*.json; TOPICS=<FreshWiki-layout folder> to override.
 bench: $(STAMP)

@@ -5,7 +5,8 @@ active, the analyst's message box."""
 import streamlit as st
 
 from research.costorm import get_meta, get_turns, pending_messages, post_analyst_message
-from research.costorm.views import AVATARS, INTENT_LABELS, intent_counts, turn_caption
+from research.costorm.summary import INTENT_LABELS, intent_counts
+from research.ui.costorm_views import AVATARS, turn_caption
 from research.errors import ResearchError
 from research.models import ACTIVE_STATUSES, Perspective, RunState
 from research.ui import context
@@ -49,14 +50,14 @@ def analyst_box(state: RunState) -> None:
                 st.toast(f"Queued ({n} waiting); it joins at the next turn.")
             except ResearchError as exc:
                 st.error(plain(exc.message), icon=":material/error:")
-    waiting = pending_messages(store.r, state.run_id)
+    waiting = pending_messages(store, state.run_id)
     if waiting:
         st.caption(f"Waiting to join: {len(waiting)} message(s).")
 
 
 def render_costorm(state: RunState) -> None:
-    turns = get_turns(store.r, state.run_id)
-    meta = get_meta(store.r, state.run_id)
+    turns = get_turns(store, state.run_id)
+    meta = get_meta(store, state.run_id)
     if state.status in ACTIVE_STATUSES:
         analyst_box(state)
     if meta.experts:

@@ -4,7 +4,6 @@ import streamlit as st
 
 from research.errors import InputError
 from research.models import RunState
-from research.store.collector import SourceCollector
 from research.ui import context
 from research.ui.charts import coverage_figure, coverage_table
 from research.ui.citations import code, plain
@@ -15,7 +14,7 @@ state = context.select_run(store)
 
 def render(state: RunState) -> None:
     context.run_header(store, state, page_key="coverage")
-    collector = SourceCollector(store.r, state.run_id)
+    collector = store.collector(state.run_id)
     try:
         finalized = collector.finalize_sources()
         progress = collector.get_progress()

@@ -3,7 +3,7 @@
 import streamlit as st
 
 from research.costorm import get_meta, get_mindmap
-from research.costorm.views import clicked_node, mindmap_figure, node_items, node_label, node_options
+from research.ui.costorm_views import clicked_node, mindmap_figure, node_items, node_label, node_options
 from research.models import RunState
 from research.ui import context
 from research.ui.citations import plain, safe_url
@@ -18,12 +18,12 @@ def render(state: RunState) -> None:
         st.info("This run is in STORM mode; the mind map exists only for Co-STORM runs.", icon=":material/info:")
         return
     context.engine_banner(state)
-    mm = get_mindmap(store.r, state.run_id)
+    mm = get_mindmap(store, state.run_id)
     if mm is None or not mm.items:
         st.info("The mind map is empty so far: it fills as the round-table finds information.",
                 icon=":material/hourglass_top:")
         return
-    meta = get_meta(store.r, state.run_id)
+    meta = get_meta(store, state.run_id)
     cols = st.columns(4)
     cols[0].metric("Concepts", len(node_options(mm)))
     cols[1].metric("Pieces of information", len(mm.items))

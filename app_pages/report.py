@@ -5,7 +5,7 @@ gives a clean read-only view for sharing."""
 import streamlit as st
 
 from research.export.bundle import ReportBundle, load_bundle
-from research.costorm.views import INTENT_LABELS, run_summary
+from research.costorm.summary import INTENT_LABELS, run_summary
 from research.models import Analysis, Report, RunState
 from research.ui import context, nav, report_view
 from research.ui.citations import anchor_html, plain, report_body_markdown
@@ -27,7 +27,7 @@ else:
 def roundtable_panel(state: RunState) -> None:
     """Co-STORM runs have no STORM analysis: show what the report was written from."""
     st.subheader("Round-table", anchor=False)
-    info = run_summary(store.r, state)
+    info = run_summary(store, state)
     a, b = st.columns(2)
     a.metric("Turns", info["turns"], help=f"{info['warm_start_turns']} warm start + {info['roundtable_turns']} "
              f"round-table (cap {info['max_turns']})")

@@ -145,10 +145,9 @@ def _print_json(obj) -> None:
 
 
 def _store():
-    from research.store.connection import get_redis
-    from research.store.runs import RunStore
+    from research.store import open_store
 
-    return RunStore(get_redis())
+    return open_store()
 
 
 # ---------------------------------------------------------------------------------- run
@@ -201,7 +200,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def _llm_options(args: argparse.Namespace) -> dict:
     """Issue 3: ``--model/--models/--budget-usd/--budget-tokens`` → make_config kwargs;
-    ``--record/--replay`` set RESEARCH_LLM_RECORD / RESEARCH_LLM_REPLAY for this process."""
+    ``--record/--replay`` → the run's cassette (``RunConfig.cassette_mode`` / ``cassette_path``)."""
     from research.errors import InputError
     from research.llm.validate import parse_models
 
@@ -209,13 +208,13 @@ def _llm_options(args: argparse.Namespace) -> dict:
         raise InputError("Use either --record or --replay, not both.")
     if args.replay and not Path(args.replay).is_file():
         raise InputError(f"Cassette '{args.replay}' does not exist; record one with --record PATH.")
-    for flag, env in ((args.record, "RESEARCH_LLM_RECORD"), (args.replay, "RESEARCH_LLM_REPLAY")):
-        if flag:
-            os.environ[env] = str(Path(flag).expanduser().resolve())
     models = parse_models(args.models)
     if args.model:
         models = {"*": args.model.strip(), **models}
     out: dict = {}
+    for flag, mode in ((args.record, "record"), (args.replay, "replay")):
+        if flag:
+            out.update(cassette_mode=mode, cassette_path=str(Path(flag).expanduser().resolve()))
     if models:
         out["models"] = models
     if models or args.record or args.replay:
@@ -333,18 +332,14 @@ def _print_outcome(s: dict, elapsed_s: float | None = None) -> None:
 # ---------------------------------------------------------------------------------- list
 def cmd_list(args: argparse.Namespace) -> int:
     """``research list``: runs newest first (run_id, status, topic, created, sources)."""
-    from research.store import keys
     from research.validation import validate_int
 
     limit = validate_int("--limit", args.limit, 1, 100_000)
     store = _store()
     runs = store.list_runs(limit=limit)
-    pipe = store.r.pipeline()
-    for st in runs:
-        pipe.llen(keys.sources(st.run_id))
-    counts = pipe.execute() if runs else []
+    counts = store.source_counts([st.run_id for st in runs])
     rows = [{"run_id": st.run_id, "status": st.status, "topic": st.topic, "created": _iso(st.created_at),
-             "created_at": st.created_at, "sources": int(n)} for st, n in zip(runs, counts)]
+             "created_at": st.created_at, "sources": counts[st.run_id]} for st in runs]
     if args.json:
         _print_json(rows)
     elif not rows:
@@ -423,10 +418,13 @@ def cmd_resume(args: argparse.Namespace) -> int:
 
 
 def cmd_worker(args: argparse.Namespace) -> int:
-    """``research worker``: an RQ worker executing queued runs (``research.workers``)."""
-    from research import workers
+    """``research worker``: resume interrupted runs (queued for any worker), then an RQ worker
+    executing queued runs (``research.workers``)."""
+    from research import jobs, workers
 
-    workers.start_worker(burst=args.burst, resume=not args.no_resume, name=args.name)
+    if not args.no_resume:
+        jobs.resume_interrupted(by="worker", backend="rq")
+    workers.start_worker(burst=args.burst, name=args.name)
     return EXIT_OK
 
 

@@ -1,31 +1,54 @@
-"""Settings from the environment and ``.streamlit/secrets.toml``.
+"""Settings: the one place that reads the process environment and ``.streamlit/secrets.toml``.
 
-Secrets (API keys) are read here and only here; they are never stored in Redis, run files,
-artifacts, logs or exports. ``Settings.public()`` is the only view that leaves this module.
+``load_settings()`` builds a :class:`Settings` (pydantic-settings) from the environment, then
+``.streamlit/secrets.toml`` (the file is parsed once per change of its mtime), then the
+defaults. A run carries its ``Settings`` on ``RunContext``; code outside a run calls
+``load_settings()`` (cheap: ~0.1 ms) so that a changed environment — the CLI's flags, a test's
+``monkeypatch`` — applies to the next call. No other module reads ``os.environ``
+(``tests/test_boundaries.py``).
+
+Secrets (API keys) are ``SecretStr`` here and never serialised: ``Settings.public()`` is the only
+view that leaves this module, and ``secret(name)`` hands a key to the one caller that sends it.
+Environment variables that libraries read themselves (``HF_HUB_OFFLINE``,
+``TIKTOKEN_CACHE_DIR``…) are set through ``set_library_default``.
 """
 
 from __future__ import annotations
 
 import os
 import tomllib
-from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
+
+from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
+from pydantic.fields import FieldInfo
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SHARED_CORPUS = REPO_ROOT.parent / "shared" / "data" / "corpus" / "docs.jsonl"
+SECRETS_FILE = REPO_ROOT / ".streamlit" / "secrets.toml"
+_secrets_cache: dict[str, Any] = {"mtime": None, "data": {}}
 
 
 def _secrets() -> dict:
-    path = REPO_ROOT / ".streamlit" / "secrets.toml"
-    if not path.is_file():
-        return {}
+    """``.streamlit/secrets.toml`` as a dict ({} when absent or unreadable); re-parsed only when
+    the file's mtime changes."""
     try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError):
+        mtime = SECRETS_FILE.stat().st_mtime_ns
+    except OSError:
         return {}
+    if _secrets_cache["mtime"] != mtime:
+        try:
+            data = tomllib.loads(SECRETS_FILE.read_text(encoding="utf-8"))
+        except (OSError, tomllib.TOMLDecodeError):
+            data = {}
+        _secrets_cache.update(mtime=mtime, data=data)
+    return _secrets_cache["data"]
 
 
-def _get(name: str, default: str | None = None) -> str | None:
+def env_value(name: str, default: str | None = None) -> str | None:
+    """A setting named at run time (``RESEARCH_MODEL_<ROLE>``, a backend's key variable): the
+    environment, else secrets.toml, else ``default``; empty values count as unset."""
     value = os.environ.get(name)
     if value:
         return value
@@ -33,23 +56,147 @@ def _get(name: str, default: str | None = None) -> str | None:
     return str(value) if value not in (None, "") else default
 
 
-@dataclass(frozen=True)
-class Settings:
-    """Resolved settings.
+_get = env_value  # the former private name, kept for callers on other branches
+
+
+def secret(name: str) -> SecretStr | None:
+    """An API key (environment, else secrets.toml) as ``SecretStr``, or None when unset."""
+    value = env_value(name)
+    return SecretStr(value) if value else None
+
+
+def in_environment(name: str) -> bool:
+    """True when the variable is set (non-empty) in the process environment itself (litellm
+    reads provider keys from there)."""
+    return bool(os.environ.get(name))
+
+
+def set_library_default(name: str, value: str) -> None:
+    """``os.environ.setdefault`` for variables third-party libraries read (offline flags,
+    tokenizer cache): set only when the operator has not set them."""
+    os.environ.setdefault(name, value)
+
+
+def set_env(name: str, value: str) -> None:
+    """Set a variable for this process and its children (devtools that point a child process
+    at a temporary data dir)."""
+    os.environ[name] = value
+
+
+def backend_url_overrides() -> dict[str, str]:
+    """``{backend: url}`` from every ``RESEARCH_<BACKEND>_URL`` variable (tests point backends at
+    a loopback server)."""
+    out = {}
+    for key, value in os.environ.items():
+        if key.startswith("RESEARCH_") and key.endswith("_URL") and value.strip():
+            out[key[len("RESEARCH_"):-len("_URL")].lower()] = value.strip()
+    return out
+
+
+class _SecretsToml(PydanticBaseSettingsSource):
+    """pydantic-settings source: values from ``.streamlit/secrets.toml`` by the fields' variable names."""
+
+    def get_field_value(self, field: FieldInfo, field_name: str) -> tuple[Any, str, bool]:  # pragma: no cover
+        return None, field_name, False
+
+    def __call__(self) -> dict[str, Any]:
+        data, out = _secrets(), {}
+        for name, info in self.settings_cls.model_fields.items():
+            alias = info.validation_alias
+            names = list(alias.choices) if isinstance(alias, AliasChoices) else [alias or name]
+            for var in names:
+                if data.get(var) not in (None, ""):
+                    out[var] = str(data[var])
+                    break
+        return out
+
+
+def _var(*names: str) -> Any:
+    return AliasChoices(*names) if len(names) > 1 else names[0]
+
+
+_LENIENT = ("job_backend", "auto_resume", "lease_ttl_ms", "llm_concurrency", "llm_timeout_s", "llm_deadline_s",
+            "llm_max_attempts", "llm_backoff_s", "llm_rpm", "http_timeout_s", "http_retries")
+
+
+class Settings(BaseSettings):
+    """Resolved settings (env var in brackets; units in the names).
 
     Attributes:
-        data_dir: root of all state (``RESEARCH_DATA_DIR``, default ``./data``).
-        redis_url: ``REDIS_URL`` or None (then the embedded server is used).
-        default_corpus: ``RESEARCH_CORPUS`` or the shared corpus when present, else
-            ``{data_dir}/corpus`` (a folder of documents).
-        llm_model: ``RESEARCH_LLM_MODEL`` (litellm model string) or None → extractive engine.
+        data_dir: root of all state [``RESEARCH_DATA_DIR``, default ``./data``], resolved.
+        redis_url: [``REDIS_URL``] or None (then the embedded server is used).
+        corpus: [``RESEARCH_CORPUS``]; see ``default_corpus``.
+        llm_model: [``RESEARCH_LLM_MODEL``] litellm model string or None → extractive engine.
+        index_dir_override: [``RESEARCH_INDEX_DIR``]; see ``index_dir``.
+        job_backend: [``RESEARCH_JOB_BACKEND``] ``thread`` or ``rq`` (checked by ``jobs.job_backend``).
+        auto_resume: [``RESEARCH_AUTO_RESUME``] the dashboard resumes interrupted runs at start.
+        lease_ttl_ms: [``RESEARCH_LEASE_TTL_MS``] a job's lease on its run (ms).
+        embed_precision: [``RESEARCH_EMBED_PRECISION``] ``auto`` / ``fp32`` / ``bf16``.
+        llm_concurrency, llm_rpm: [``RESEARCH_LLM_CONCURRENCY``, ``RESEARCH_LLM_RPM``] calls at once
+            per run; requests per minute per model.
+        llm_timeout_s, llm_deadline_s, llm_backoff_s, llm_max_attempts: [``RESEARCH_LLM_TIMEOUT_S``,
+            ``…_DEADLINE_S``, ``…_BACKOFF_S``, ``…_MAX_ATTEMPTS``] per-call retry policy (s).
+        llm_record, llm_replay: [``RESEARCH_LLM_RECORD`` / ``…_REPLAY``] process-wide cassette
+            path (a run's own ``RunConfig.cassette`` takes precedence).
+        http_timeout_s, http_retries: [``RESEARCH_HTTP_TIMEOUT``, ``RESEARCH_HTTP_RETRIES``] search APIs.
+        scrape_allow_hosts: [``RESEARCH_SCRAPE_ALLOW_HOSTS``] comma-separated hosts scrape_url may fetch
+            although private.
+        searxng_url: [``RESEARCH_SEARXNG_URL`` or ``SEARXNG_URL``].
+        ncbi_api_key: [``NCBI_API_KEY``] secret.
+    A value that does not parse falls back to its default (as before this object existed).
     """
 
-    data_dir: Path
-    redis_url: str | None
-    default_corpus: Path
-    llm_model: str | None = None
-    _secret_names: tuple[str, ...] = field(default=(), repr=False)
+    model_config = SettingsConfigDict(frozen=True, extra="ignore", case_sensitive=True, env_ignore_empty=True,
+                                      populate_by_name=True)
+
+    data_dir: Path = Field(Path("data"), validation_alias="RESEARCH_DATA_DIR")
+    redis_url: str | None = Field(None, validation_alias="REDIS_URL")
+    corpus: Path | None = Field(None, validation_alias="RESEARCH_CORPUS")
+    llm_model: str | None = Field(None, validation_alias="RESEARCH_LLM_MODEL")
+    index_dir_override: Path | None = Field(None, validation_alias="RESEARCH_INDEX_DIR")
+    job_backend: str = Field("thread", validation_alias="RESEARCH_JOB_BACKEND")
+    auto_resume: bool = Field(True, validation_alias="RESEARCH_AUTO_RESUME")
+    lease_ttl_ms: int = Field(15_000, validation_alias="RESEARCH_LEASE_TTL_MS")
+    embed_precision: str = Field("auto", validation_alias="RESEARCH_EMBED_PRECISION")
+    llm_concurrency: int = Field(4, validation_alias="RESEARCH_LLM_CONCURRENCY")
+    llm_rpm: float = Field(500.0, validation_alias="RESEARCH_LLM_RPM")
+    llm_timeout_s: float = Field(60.0, validation_alias="RESEARCH_LLM_TIMEOUT_S")
+    llm_deadline_s: float = Field(600.0, validation_alias="RESEARCH_LLM_DEADLINE_S")
+    llm_backoff_s: float = Field(1.0, validation_alias="RESEARCH_LLM_BACKOFF_S")
+    llm_max_attempts: int = Field(6, validation_alias="RESEARCH_LLM_MAX_ATTEMPTS")
+    llm_record: str | None = Field(None, validation_alias="RESEARCH_LLM_RECORD")
+    llm_replay: str | None = Field(None, validation_alias="RESEARCH_LLM_REPLAY")
+    http_timeout_s: float = Field(15.0, validation_alias="RESEARCH_HTTP_TIMEOUT")
+    http_retries: int = Field(3, validation_alias="RESEARCH_HTTP_RETRIES")
+    scrape_allow_hosts: str = Field("", validation_alias="RESEARCH_SCRAPE_ALLOW_HOSTS")
+    searxng_url: str | None = Field(None, validation_alias=_var("RESEARCH_SEARXNG_URL", "SEARXNG_URL"))
+    ncbi_api_key: SecretStr | None = Field(None, validation_alias="NCBI_API_KEY", exclude=True)
+
+    @classmethod
+    def settings_customise_sources(cls, settings_cls, init_settings, env_settings, dotenv_settings,
+                                   file_secret_settings):
+        """Priority: explicit arguments, environment, ``.streamlit/secrets.toml``, defaults."""
+        return init_settings, env_settings, _SecretsToml(settings_cls)
+
+    @field_validator("data_dir", "corpus", "index_dir_override", mode="after")
+    @classmethod
+    def _resolve(cls, value: Path | None) -> Path | None:
+        return value.expanduser().resolve() if value is not None else None
+
+    @field_validator(*_LENIENT, mode="wrap")
+    @classmethod
+    def _lenient(cls, value, handler, info):
+        try:
+            return handler(value.strip().lower() if isinstance(value, str) else value)
+        except ValidationError:
+            return cls.model_fields[info.field_name].default
+
+    @property
+    def default_corpus(self) -> Path:
+        """``RESEARCH_CORPUS``, else the shared corpus when present, else ``{data_dir}/corpus``."""
+        if self.corpus:
+            return self.corpus
+        return SHARED_CORPUS if SHARED_CORPUS.is_file() else self.data_dir / "corpus"
 
     @property
     def artifacts_root(self) -> Path:
@@ -60,12 +207,18 @@ class Settings:
     def index_dir(self) -> Path:
         """Where local-corpus search indexes are cached: ``RESEARCH_INDEX_DIR`` or
         ``{data_dir}/indexes`` (tests share one across the session)."""
-        override = _get("RESEARCH_INDEX_DIR")
-        return Path(override).expanduser().resolve() if override else self.data_dir / "indexes"
+        return self.index_dir_override or self.data_dir / "indexes"
 
     @property
     def reports_dir(self) -> Path:
         return self.data_dir / "reports"
+
+    @property
+    def cassette(self) -> tuple[str, str] | None:
+        """The process-wide LLM cassette: ``("replay", path)``, ``("record", path)`` or None."""
+        if self.llm_replay:
+            return "replay", self.llm_replay
+        return ("record", self.llm_record) if self.llm_record else None
 
     def public(self) -> dict:
         """Settings safe to show or store (no secrets)."""
@@ -77,19 +230,34 @@ class Settings:
         }
 
 
+def _variables() -> tuple[str, ...]:
+    names: list[str] = []
+    for info in Settings.model_fields.values():
+        alias = info.validation_alias
+        names += list(alias.choices) if isinstance(alias, AliasChoices) else [alias]
+    return tuple(names)
+
+
+_VARIABLES = _variables()
+_built: dict[tuple, Settings] = {}
+
+
 def load_settings() -> Settings:
-    """Read settings now (cheap; call again after changing the environment)."""
-    data_dir = Path(_get("RESEARCH_DATA_DIR", "data")).expanduser().resolve()
-    corpus_env = _get("RESEARCH_CORPUS")
-    if corpus_env:
-        corpus = Path(corpus_env).expanduser().resolve()
-    elif SHARED_CORPUS.is_file():
-        corpus = SHARED_CORPUS
-    else:
-        corpus = data_dir / "corpus"
-    return Settings(
-        data_dir=data_dir,
-        redis_url=_get("REDIS_URL"),
-        default_corpus=corpus,
-        llm_model=_get("RESEARCH_LLM_MODEL"),
-    )
+    """The settings for the current environment: built once per process and rebuilt only when
+    one of its variables (or secrets.toml) changed — so a CLI flag or a test's ``monkeypatch``
+    applies to the next call. ~2 µs when nothing changed."""
+    key = (tuple(os.environ.get(n) for n in _VARIABLES), SECRETS_FILE.is_file() and _secrets_key(), os.getcwd())
+    settings = _built.get(key)
+    if settings is None:
+        settings = Settings()
+        if len(_built) > 64:  # a long test session changes the env often; keep the cache small
+            _built.clear()
+        _built[key] = settings
+    return settings
+
+
+def _secrets_key() -> int | None:
+    try:
+        return SECRETS_FILE.stat().st_mtime_ns
+    except OSError:
+        return None

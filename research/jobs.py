@@ -12,7 +12,7 @@ detected and resumed (``resume_run``, ``resume_interrupted``) from any process.
 
 from __future__ import annotations
 
-import os
+import logging
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
@@ -22,15 +22,14 @@ from research.config import load_settings
 from research import models as m
 from research.models import ACTIVE_STATUSES, Report, RunConfig, RunState, Syllabus
 from research.pipeline import runner
-from research.store.collector import SourceCollector
-from research.errors import InputError
+from research.errors import InputError, ResearchError
 from research.store import keys
-from research.store.connection import get_redis
-from research.store.lease import is_held
+from research.store import open_store
 from research.store.runs import RunStore
 from research.syllabus import check_template
 from research.validation import validate_corpus, validate_int, validate_topic
 
+log = logging.getLogger(__name__)
 MAX_CONCURRENT_RUNS = 8
 JOB_BACKENDS = ("thread", "rq")
 RESUMABLE = ("interrupted", "failed", "pending")
@@ -41,7 +40,8 @@ def make_config(topic: str, *, corpus: str | Path | None = None, template: str =
                 mode: str = "storm", costorm: dict | None = None,
                 search: str | list[str] | None = None, corpora: str | list[str] | None = None,
                 models: dict[str, str] | None = None, budget_usd: float | None = None,
-                budget_tokens: int | None = None, min_databases: int = 1) -> RunConfig:
+                budget_tokens: int | None = None, min_databases: int = 1,
+                cassette_mode: str | None = None, cassette_path: str | Path | None = None) -> RunConfig:
     """Validate user input into a RunConfig. Nothing is written.
 
     ``mode``: "storm" or "costorm"; ``costorm``: Co-STORM settings (``CoStormSettings`` field
@@ -53,6 +53,7 @@ def make_config(topic: str, *, corpus: str | Path | None = None, template: str =
     1–8 distinct source types ``check_completion`` requires (seed 000; default 1 = off).
     ``template``: ``auto`` (default; a syllabus fitted to the topic), ``drug`` or ``general``
     (issue 12). ``review``: stop in ``awaiting_review`` after planning (STORM mode only).
+    ``cassette_mode`` ("record" / "replay") and ``cassette_path``: the run's LLM cassette.
 
     Raises:
         InputError / CorpusError: with a message that says what to fix.
@@ -77,7 +78,9 @@ def make_config(topic: str, *, corpus: str | Path | None = None, template: str =
                          "turn review off or use mode storm.", code="invalid_input")
     config = RunConfig(
         topic=validate_topic(topic), corpus=str(corpus_path), template=template, review=bool(review), engine=engine,
-        mode=validate_mode(mode), costorm=validate_costorm(costorm), **ints, **choice, **_llm_choice(engine, models, budget_usd, budget_tokens))
+        mode=validate_mode(mode), costorm=validate_costorm(costorm), **ints, **choice,
+        **_llm_choice(engine, models, budget_usd, budget_tokens),
+        cassette_mode=cassette_mode or None, cassette_path=str(cassette_path or ""))
     from research.engines.factory import check_engine  # noqa: PLC0415 - issue 3
 
     check_engine(config)
@@ -149,7 +152,7 @@ def _get_runner() -> _Runner:
 
 def create_run(config: RunConfig) -> str:
     """Store a new ``pending`` run for ``config`` (nothing executes it yet); returns its id."""
-    store = RunStore(get_redis())
+    store = open_store()
     from research.engines.factory import engine_label  # noqa: PLC0415 - issue 3
 
     label = engine_label(config)
@@ -165,7 +168,7 @@ def job_backend() -> str:
     Raises:
         InputError: any other value (the message lists the valid ones).
     """
-    name = (os.environ.get("RESEARCH_JOB_BACKEND") or "thread").strip().lower()
+    name = load_settings().job_backend
     if name not in JOB_BACKENDS:
         raise InputError(f"RESEARCH_JOB_BACKEND={name[:40]!r} is not a job backend; use one of "
                          f"{', '.join(JOB_BACKENDS)}.", code="invalid_config")
@@ -209,10 +212,10 @@ def resume_run(run_id: str, *, foreground: bool = False, by: str = "cli", backen
             already ended complete/cancelled (code ``not_resumable``).
         RunNotFoundError: no such run.
     """
-    store = RunStore(get_redis())
+    store = open_store()
     state = store.get_run(keys.check_run_id(run_id.strip() if isinstance(run_id, str) else run_id))
     run_id = state.run_id
-    if is_held(store.r, run_id):
+    if store.is_held(run_id):
         raise InputError(f"Run {run_id} is still running ({state.status}); wait for it or cancel it.",
                          code="not_resumable")
     if state.status == m.REVIEW_STATUS:
@@ -229,20 +232,24 @@ def resume_run(run_id: str, *, foreground: bool = False, by: str = "cli", backen
     return "pending"
 
 
-def resume_interrupted(by: str = "worker") -> list[str]:
-    """Resume (in the background) every run that is ``interrupted``; returns their ids.
+def resume_interrupted(by: str = "worker", backend: str | None = None) -> list[str]:
+    """Resume (in the background: ``backend``, default ``job_backend()``) every run that is
+    ``interrupted``; returns their ids.
 
     Called when a worker or the dashboard starts. Runs another process resumes first are
-    skipped (the lease decides who executes)."""
-    store = RunStore(get_redis())
+    skipped (the lease decides who executes); a run that cannot be resumed is logged and
+    skipped, so one bad run never stops a worker."""
+    store = open_store()
     resumed = []
     for state in store.list_runs(limit=10_000):
         if state.status == "interrupted":
             try:
-                resume_run(state.run_id, by=by)
+                resume_run(state.run_id, by=by, backend=backend)
                 resumed.append(state.run_id)
             except InputError:
                 continue
+            except ResearchError as exc:
+                log.warning("could not resume run %s: %s", state.run_id, exc)
     return resumed
 
 
@@ -261,7 +268,7 @@ def execute_created(run_id: str, backend: str | None = None) -> RunState:
         submit(run_id, "rq")
         return wait_for(run_id)
     runner.execute(run_id)
-    return RunStore(get_redis()).get_run(run_id)
+    return open_store().get_run(run_id)
 
 
 def wait_for(run_id: str, poll_s: float = 0.5, timeout_s: float | None = None) -> RunState:
@@ -269,7 +276,7 @@ def wait_for(run_id: str, poll_s: float = 0.5, timeout_s: float | None = None) -
     interrupted) or ``timeout_s`` (s) passed; returns its state."""
     import time  # noqa: PLC0415
 
-    store = RunStore(get_redis())
+    store = open_store()
     deadline = None if timeout_s is None else time.monotonic() + timeout_s
     while True:
         state = store.get_run(run_id)
@@ -282,9 +289,9 @@ def run_summary(run_id: str) -> dict:
     """The CLI's ``--json`` object: run_id, status, report_path, artifacts_dir, sources,
     questions (key → source count), citations, llm_calls, prompt_tokens, completion_tokens,
     cost_usd (USD), wall_s (s)."""
-    store = RunStore(get_redis())
+    store = open_store()
     state = store.get_run(run_id)
-    collector = SourceCollector(store.r, run_id)
+    collector = store.collector(run_id)
     report = store.get_doc(run_id, "report", Report)
     usage = store.get_usage(run_id)
     counts = collector.question_counts() if store.get_doc(run_id, "syllabus", Syllabus) else {}
@@ -300,7 +307,7 @@ def run_summary(run_id: str) -> dict:
 
 def run_snapshot(run_id: str) -> dict:
     """The whole stored state of a run as a JSON-able dict (``research show --json``)."""
-    store = RunStore(get_redis())
+    store = open_store()
     state = store.get_run(run_id)
     docs = {name: store.get_doc(run_id, name, model) for name, model in
             [("plan", m.Plan), ("syllabus", m.Syllabus), ("draft_outline", m.Outline), ("outline", m.Outline),
@@ -313,7 +320,7 @@ def run_snapshot(run_id: str) -> dict:
         "perspectives": [x.model_dump(mode="json") for x in store.get_doc_list(run_id, "perspectives", m.Perspective)],
         "turns": [t.model_dump(mode="json") for t in store.get_turns(run_id)],
         "artifacts": [c.model_dump(mode="json") for c in store.get_cards(run_id)],
-        "sources": SourceCollector(store.r, run_id).finalize_sources() if has_syllabus else None,
+        "sources": store.collector(run_id).finalize_sources() if has_syllabus else None,
         "usage": store.get_usage(run_id).model_dump(),
         "llm": _llm_usage(store, run_id),
         "events": [e.model_dump(mode="json") for e in store.events(run_id)],
@@ -322,15 +329,15 @@ def run_snapshot(run_id: str) -> dict:
 
 
 def _costorm_snapshot(store: RunStore, state: m.RunState) -> dict:
-    """Issue 4: the round-table summary (``research.costorm.views.summary``: turns by intent,
+    """Issue 4: the round-table summary (``research.costorm.summary.summary``: turns by intent,
     speaker kind and speaker, moderator turns, queries vs budget, mind-map depth/nodes/items,
     stop reason) plus the full ``transcript`` (CoStormTurn dicts) and ``mind_map`` (MindMap dict)."""
     from research.costorm import get_mindmap, get_turns  # noqa: PLC0415
-    from research.costorm.views import run_summary  # noqa: PLC0415
+    from research.costorm.summary import run_summary  # noqa: PLC0415
 
-    out = run_summary(store.r, state)
-    mm = get_mindmap(store.r, state.run_id)
-    out["transcript"] = [t.model_dump(mode="json") for t in get_turns(store.r, state.run_id)]
+    out = run_summary(store, state)
+    mm = get_mindmap(store, state.run_id)
+    out["transcript"] = [t.model_dump(mode="json") for t in get_turns(store, state.run_id)]
     out["mind_map"] = mm.model_dump(mode="json") if mm else None
     return out
 

@@ -325,6 +325,8 @@ class RunConfig(BaseModel):
     source types (pubmed, web, local...) coverage needs before it is complete (issue 5; 1 = off).
     ``template`` (issue 12): ``auto`` (default: a syllabus fitted to the topic), ``drug`` or
     ``general``. ``review``: stop in ``awaiting_review`` after planning until the analyst approves.
+    ``cassette_mode`` / ``cassette_path``: this run's LLM record/replay cassette (``--record`` /
+    ``--replay``; a file path, never a key).
     """
 
     topic: str
@@ -344,6 +346,19 @@ class RunConfig(BaseModel):
     budget_usd: float | None = Field(default=None, ge=0)
     budget_tokens: int | None = Field(default=None, ge=0)
     costorm: CoStormSettings = Field(default_factory=CoStormSettings)
+    cassette_mode: Literal["record", "replay"] | None = Field(
+        default=None, description="record every LLM call to cassette_path, or answer every call from it (no network)")
+    cassette_path: str = ""
+
+    @property
+    def cassette(self) -> tuple[str, str] | None:
+        """This run's LLM cassette ``(mode, path)`` or None (then the process-wide one applies)."""
+        return (self.cassette_mode, self.cassette_path) if self.cassette_mode and self.cassette_path else None
+
+    @property
+    def cassette_replay(self) -> bool:
+        """True when this run answers its LLM calls from a cassette (no provider key needed)."""
+        return self.cassette_mode == "replay" and bool(self.cassette_path)
 
 
 class RunState(BaseModel):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import functools
 import importlib.util
-import os
+from research.config import set_library_default
 from pathlib import Path
 
 
@@ -24,7 +24,7 @@ def _litellm_tokenizer_dir() -> str | None:
 def _encoding():
     bundled = _litellm_tokenizer_dir()
     if bundled:
-        os.environ.setdefault("TIKTOKEN_CACHE_DIR", bundled)
+        set_library_default("TIKTOKEN_CACHE_DIR", bundled)
     import tiktoken  # noqa: PLC0415 - lazy: only needed when counting
 
     return tiktoken.get_encoding("cl100k_base")

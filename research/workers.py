@@ -18,8 +18,8 @@ import logging
 import redis
 from rq import Queue, SimpleWorker
 
-from research.store import keys
-from research.store.connection import get_redis, make_client, redis_url
+from research.store import open_store
+from research.store.connection import make_client, redis_url
 
 log = logging.getLogger(__name__)
 
@@ -46,7 +46,7 @@ def queue() -> Queue:
 def enqueue(run_id: str) -> str:
     """Queue ``run_job(run_id)``; marks the run as queued (so a lease-less pending run is not
     taken for a dead one). Returns the RQ job id."""
-    get_redis().set(keys.run_queued(run_id), "1", ex=QUEUED_MARKER_TTL_S)
+    open_store().mark_queued(run_id, QUEUED_MARKER_TTL_S)
     job = queue().enqueue("research.workers.run_job", run_id, job_timeout=-1, result_ttl=24 * 3600,
                           failure_ttl=7 * 24 * 3600, description=f"research run {run_id}")
     return job.id
@@ -59,29 +59,9 @@ def run_job(run_id: str) -> str:
     return runner.execute(run_id)
 
 
-def start_worker(*, burst: bool = False, resume: bool = True, name: str | None = None) -> int:
+def start_worker(*, burst: bool = False, name: str | None = None) -> None:
     """Run an RQ worker on the ``research`` queue until stopped (or, with ``burst``, until the
-    queue is empty). First resumes every ``interrupted`` run (enqueued for any worker).
-
-    Returns:
-        The number of runs resumed at start.
-    """
-    from research import jobs  # noqa: PLC0415
-
-    resumed = []
-    if resume:
-        resumed = _interrupted_ids()
-        for run_id in resumed:
-            try:
-                jobs.resume_run(run_id, by="worker", backend="rq")
-            except Exception as exc:  # noqa: BLE001 - one bad run must not stop the worker
-                log.warning("could not resume run %s: %s", run_id, exc)
+    queue is empty). Interrupted runs are resumed by the caller first
+    (``research.jobs.resume_interrupted(by="worker", backend="rq")``, done by ``research worker``)."""
     worker = SimpleWorker([queue()], connection=rq_connection(), name=name)
     worker.work(burst=burst, with_scheduler=False, logging_level="WARNING")
-    return len(resumed)
-
-
-def _interrupted_ids() -> list[str]:
-    from research.store.runs import RunStore  # noqa: PLC0415
-
-    return [s.run_id for s in RunStore(get_redis()).list_runs(limit=10_000) if s.status == "interrupted"]

@@ -105,7 +105,7 @@ def jsonl_with_bad_lines(e: Env) -> object:
 
 def traversal_plan_title(e: Env) -> object:
     """A hostile plan title cannot place an artifact outside the run's artifacts dir."""
-    store = RunStore(jobs.get_redis())
+    store = jobs.open_store()
     arts = ArtifactStore(e.run_id, "../../../../etc/passwd\x00/..", make_engine(RunConfig(topic="t")), store)
     rec, _ = arts.record(Step(step_id=1, title="../../x", description="d"), "../tool", {"a": 1})
     path = artifact_path(e.run_id, rec.artifact_file)

@@ -13,7 +13,7 @@ from research.costorm import moderator, state
 from research.costorm.discourse import Table
 from research.costorm.mindmap import MindItem, MindMap, MindNode
 from research.costorm.pipeline import STOP_BUDGET, STOP_COVERAGE, STOP_TURNS, stop_reason
-from research.costorm.steps import PoolItem
+from research.engines.costorm_steps import PoolItem
 from research.engines.extractive.costorm import ExtractiveCoStorm
 from research.errors import InputError
 from research.models import CoStormSettings, CoStormTurn, Question, RunConfig, SearchResult, Syllabus

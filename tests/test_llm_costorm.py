@@ -10,8 +10,9 @@ import re
 import pytest
 
 from research import cli
-from research.costorm import steps as cs
-from research.costorm.steps import PoolItem, steps_for
+from research.engines import costorm_steps as cs
+from research.engines.costorm_steps import PoolItem
+from research.engines.factory import costorm_steps as steps_for
 from research.devtools.loopback_llm import LoopbackLLM, Reply
 from research.devtools.loopback_responder import default_responder, step_of
 from research.engines.litellm import LiteLLMEngine

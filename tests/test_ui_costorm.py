@@ -12,7 +12,8 @@ from streamlit.testing.v1 import AppTest
 
 from research import jobs
 from research.costorm import get_mindmap, get_turns
-from research.costorm.views import clicked_node, node_options, stop_line
+from research.costorm.summary import stop_line
+from research.ui.costorm_views import clicked_node, node_options
 from research.models import Report, ReportSection
 from research.store.connection import get_redis
 from research.store.runs import RunStore

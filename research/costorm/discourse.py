@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from research.costorm import moderator
 from research.costorm.mindmap import MindItem
 from research.costorm.state import Session
-from research.costorm.steps import (CoStormSteps, ExpertAnswerInput, ExpertQuestionInput,
+from research.engines.costorm_steps import (CoStormSteps, ExpertAnswerInput, ExpertQuestionInput,
                                     ExpertUpdateInput, ModeratorInput, PoolItem, TurnQueryInput,
                                     UtteranceInput)
 from research.engines.base import AssignInput

@@ -21,7 +21,7 @@ from typing import Iterator, Protocol
 
 from pydantic import BaseModel, Field
 
-from research.costorm.steps import CoStormSteps, PlacementInput, SubtopicInput
+from research.engines.costorm_steps import CoStormSteps, PlacementInput, SubtopicInput
 from research.engines.extractive.text import aspect_of
 
 SEP = " > "

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from research.costorm.steps import PoolItem
+from research.engines.costorm_steps import PoolItem
 from research.models import ANSWER_INTENTS, CoStormTurn
 
 MODERATOR = "Moderator"

@@ -17,7 +17,8 @@ from __future__ import annotations
 from research.costorm import discourse, moderator, state
 from research.costorm.discourse import Table
 from research.costorm.report import write_report
-from research.costorm.steps import ExpertsInput, IntentInput, steps_for
+from research.engines.costorm_steps import ExpertsInput, IntentInput
+from research.engines.factory import costorm_steps
 from research.engines.extractive.vectors import Vectors
 from research.models import QUESTION_INTENTS, CoStormTurn, Perspective, Report
 from research.pipeline import planning
@@ -30,9 +31,9 @@ def run_costorm(ctx: RunContext) -> Report:
     """Run (or resume) a Co-STORM run; sets the phase statuses; returns the stored report."""
     topic = planning.coordinate(ctx)
     planning.plan_or_restore(ctx, topic)  # a resumed run keeps its plan (no second planner call)
-    steps = steps_for(ctx.engine)
+    steps = costorm_steps(ctx.engine)
     vectors = getattr(steps, "vectors", None) or Vectors()
-    session = state.load(ctx.store.r, ctx.run_id, topic)
+    session = state.load(ctx.store, ctx.run_id, topic)
     if session.turns or session.meta.background_done:
         ctx.emit("costorm.resumed", {"turns": len(session.turns), "queries_used": session.meta.queries_used})
     table = Table(ctx=ctx, steps=steps, vectors=vectors, session=session)
@@ -46,7 +47,7 @@ def run_costorm(ctx: RunContext) -> Report:
 
 
 def _commit(table: Table, turn: CoStormTurn | None = None, pop_inbox: bool = False) -> None:
-    state.commit(table.ctx.store.r, table.ctx.run_id, table.session, turn, pop_inbox=pop_inbox)
+    state.commit(table.ctx.store, table.ctx.run_id, table.session, turn, pop_inbox=pop_inbox)
     if turn is not None:
         table.ctx.emit("turn.finished", {"perspective": turn.role, "turn": turn.turn_number, "intent": turn.intent,
                                          "question": turn.utterance[:200], "sources": len(turn.sources)})
@@ -126,7 +127,7 @@ def roundtable(table: Table) -> None:
             ctx.emit("costorm.stopped", {"reason": reason, "turns": len(s.turns),
                                          "queries_used": s.meta.queries_used})
             return
-        message = state.next_message(ctx.store.r, ctx.run_id)
+        message = state.next_message(ctx.store, ctx.run_id)
         if message:
             _commit(table, discourse.analyst_turn(table, message), pop_inbox=True)
             continue

@@ -1,7 +1,7 @@
 """Co-STORM round-table state in Redis (DESIGN.md, State in Redis; seed 004) and the analyst's
 message queue.
 
-Keys (``research.store.keys.costorm``): ``turns`` LIST of ``CoStormTurn`` JSON, ``mindmap``
+Redis access goes through ``RunStore.costorm`` (``research.store.costorm``); keys (``research.store.keys.costorm``): ``turns`` LIST of ``CoStormTurn`` JSON, ``mindmap``
 JSON ``MindMap``, ``pool`` JSON list of ``PoolItem`` (unused retrieved information), ``state``
 JSON ``Meta`` (experts, counters, stop reason), ``inbox`` LIST of analyst messages.
 
@@ -15,14 +15,13 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-import redis
 from pydantic import BaseModel, Field
 
 from research.costorm.mindmap import MindMap
-from research.costorm.steps import PoolItem
+from research.engines.costorm_steps import PoolItem
 from research.errors import InputError
 from research.models import ACTIVE_STATUSES, CoStormTurn, Perspective
-from research.store import keys
+from research.store.costorm import CoStormRecords
 from research.store.runs import RunStore
 
 POOL_MAX = 300            # unused items kept (oldest dropped first)
@@ -55,13 +54,14 @@ class Session:
         return sum(1 for t in self.turns if not t.warm_start)
 
 
-def load(r: redis.Redis, run_id: str, topic: str) -> Session:
+def _records(store) -> CoStormRecords:  # noqa: ANN001 - RunStore or a redis.Redis client
+    """The Co-STORM records of ``store`` (a ``RunStore``; a raw client is wrapped in one)."""
+    return (store if isinstance(store, RunStore) else RunStore(store)).costorm
+
+
+def load(store, run_id: str, topic: str) -> Session:  # noqa: ANN001 - RunStore
     """The stored state (a fresh one for a new run: empty map named after ``topic``)."""
-    pipe = r.pipeline(transaction=False)
-    pipe.lrange(keys.costorm(run_id, "turns"), 0, -1)
-    for part in ("mindmap", "pool", "state"):
-        pipe.get(keys.costorm(run_id, part))
-    turns_raw, mm, pool, meta = pipe.execute()
+    turns_raw, mm, pool, meta = _records(store).load(run_id)
     turns = [CoStormTurn.model_validate_json(x) for x in turns_raw]
     session = Session(turns=turns,
                       mindmap=MindMap.model_validate_json(mm) if mm else MindMap.new(topic),
@@ -71,39 +71,35 @@ def load(r: redis.Redis, run_id: str, topic: str) -> Session:
     return session
 
 
-def commit(r: redis.Redis, run_id: str, session: Session, turn: CoStormTurn | None = None,
+def commit(store, run_id: str, session: Session, turn: CoStormTurn | None = None,  # noqa: ANN001 - RunStore
            pop_inbox: bool = False) -> None:
     """Atomically store the map, pool and counters, plus ``turn`` (appended to ``session`` and
     to the turns list) and the removal of the first inbox message when ``pop_inbox``."""
     session.pool = session.pool[-POOL_MAX:]
-    pipe = r.pipeline(transaction=True)
-    if turn is not None:
-        pipe.rpush(keys.costorm(run_id, "turns"), turn.model_dump_json())
-    if pop_inbox:
-        pipe.lpop(keys.costorm(run_id, "inbox"))
-    pipe.set(keys.costorm(run_id, "mindmap"), session.mindmap.model_dump_json())
-    pipe.set(keys.costorm(run_id, "pool"), json.dumps([p.model_dump(mode="json") for p in session.pool]))
-    pipe.set(keys.costorm(run_id, "state"), session.meta.model_dump_json())
-    pipe.execute()
+    _records(store).commit(run_id, mindmap=session.mindmap.model_dump_json(),
+                           pool=json.dumps([p.model_dump(mode="json") for p in session.pool]),
+                           state=session.meta.model_dump_json(),
+                           turn=turn.model_dump_json() if turn is not None else None, pop_inbox=pop_inbox)
     if turn is not None:
         session.turns.append(turn)
         session.cited_urls |= {s.url for s in turn.sources}
 
 
 # ---------------------------------------------------------------------- readers (pages, CLI)
-def get_turns(r: redis.Redis, run_id: str) -> list[CoStormTurn]:
+def get_turns(store, run_id: str) -> list[CoStormTurn]:  # noqa: ANN001 - RunStore
     """The run's committed round-table turns, in order ([] for none)."""
-    return [CoStormTurn.model_validate_json(x) for x in r.lrange(keys.costorm(run_id, "turns"), 0, -1)]
+    return [CoStormTurn.model_validate_json(x) for x in _records(store).turns(run_id)]
 
 
-def get_mindmap(r: redis.Redis, run_id: str) -> MindMap | None:
+def get_mindmap(store, run_id: str) -> MindMap | None:  # noqa: ANN001 - RunStore
     """The run's mind map, or None before the warm start stored one."""
-    raw = r.get(keys.costorm(run_id, "mindmap"))
+    raw = _records(store).part(run_id, "mindmap")
     return MindMap.model_validate_json(raw) if raw else None
 
 
-def get_meta(r: redis.Redis, run_id: str) -> Meta:
-    raw = r.get(keys.costorm(run_id, "state"))
+def get_meta(store, run_id: str) -> Meta:  # noqa: ANN001 - RunStore
+    """The round-table counters (a fresh ``Meta`` before the first commit)."""
+    raw = _records(store).part(run_id, "state")
     return Meta.model_validate_json(raw) if raw else Meta()
 
 
@@ -130,16 +126,16 @@ def post_analyst_message(store: RunStore, run_id: str, text: str) -> int:
     if state.status not in ACTIVE_STATUSES:
         raise InputError(f"The run is {state.status}; messages can only join an active round-table.",
                          code="run_not_active")
-    n = int(store.r.rpush(keys.costorm(run_id, "inbox"), text))
+    n = _records(store).push_message(run_id, text)
     store.emit(run_id, "analyst.posted", {"chars": len(text), "queued": n})
     return n
 
 
-def pending_messages(r: redis.Redis, run_id: str) -> list[str]:
+def pending_messages(store, run_id: str) -> list[str]:  # noqa: ANN001 - RunStore
     """Analyst messages not yet in the discourse, oldest first."""
-    return list(r.lrange(keys.costorm(run_id, "inbox"), 0, -1))
+    return _records(store).messages(run_id)
 
 
-def next_message(r: redis.Redis, run_id: str) -> str | None:
+def next_message(store, run_id: str) -> str | None:  # noqa: ANN001 - RunStore
     """The oldest queued analyst message without removing it (``commit(pop_inbox=True)`` does)."""
-    return r.lindex(keys.costorm(run_id, "inbox"), 0)
+    return _records(store).next_message(run_id)

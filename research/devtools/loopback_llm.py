@@ -43,6 +43,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Callable
 
+from research.devtools.loopback_responder import Reply, default_responder, step_of
+
+__all__ = ["FAULT_KINDS", "Faults", "LoopbackLLM", "Reply", "completion_body", "prompt_text", "real_429_body"]
+
 FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "data" / "api_fixtures" / "openai"
 _FALLBACK_429 = {"error": {"message": "Rate limit reached for gpt-4o-mini in organization org-********** on "
                            "tokens per min (TPM): Limit 10000, Used 9348, Requested 5086. Please try again "
@@ -58,15 +62,6 @@ def real_429_body() -> dict:
         return json.loads(path.read_text(encoding="utf-8"))["body"]
     except (OSError, ValueError, KeyError):
         return _FALLBACK_429
-
-
-@dataclass
-class Reply:
-    """One scripted reply: ``content`` text, or ``tool_calls`` as ``[{"name", "arguments"}]``."""
-
-    content: str | None = None
-    tool_calls: list[dict] | None = None
-    finish_reason: str | None = None
 
 
 @dataclass
@@ -138,11 +133,7 @@ class LoopbackLLM:
 
     def __init__(self, responder: Callable[[dict], Reply] | None = None, *, latency_ms: float = 0.0,
                  faults: Faults | None = None, model: str | None = None) -> None:
-        if responder is None:
-            from research.devtools.loopback_responder import default_responder  # noqa: PLC0415
-
-            responder = default_responder
-        self.responder = responder
+        self.responder = responder or default_responder
         self.latency_ms = latency_ms
         self.faults = faults or Faults()
         self.model = model
@@ -217,8 +208,6 @@ class LoopbackLLM:
 
     def handle(self, body: dict) -> tuple[int, dict[str, str], bytes]:
         """(status, headers, payload) for one request body; used by the HTTP handler."""
-        from research.devtools.loopback_responder import step_of  # noqa: PLC0415
-
         fault = self._draw_fault()
         if self.latency_ms:
             time.sleep(self.latency_ms / 1000)

@@ -15,13 +15,24 @@ import hashlib
 import json
 import re
 
+from dataclasses import dataclass
+
 from research.devtools.loopback_costorm import COSTORM_HANDLERS
-from research.devtools.loopback_llm import Reply
 
 STEP_RE = re.compile(r"\[research-desk step: ([a-z_]+)\]")
 MAT_RE = re.compile(r"<material>\s*(.*?)\s*</material>", re.S)
 SENT_RE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9])")
 CITE_RE = re.compile(r"\[\d+\]")
+
+
+@dataclass
+class Reply:
+    """One scripted reply: ``content`` text, or ``tool_calls`` as ``[{"name", "arguments"}]``
+    (re-exported by ``research.devtools.loopback_llm``)."""
+
+    content: str | None = None
+    tool_calls: list[dict] | None = None
+    finish_reason: str | None = None
 
 
 def step_of(body: dict) -> str | None:

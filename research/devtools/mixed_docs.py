@@ -90,14 +90,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", help="folder for the documents (default: a temporary folder)")
     ap.add_argument("--corpus", help="JSONL corpus to cut text from (default: settings.default_corpus)")
     args = ap.parse_args(argv)
+    from research.config import load_settings, set_env, set_library_default  # noqa: PLC0415
+
     for key, value in (("HF_HUB_OFFLINE", "1"), ("TRANSFORMERS_OFFLINE", "1")):
-        os.environ.setdefault(key, value)
-    from research.config import load_settings  # noqa: PLC0415
+        set_library_default(key, value)
 
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(args.out) if args.out else Path(tmp) / "docs"
         make_mixed_docs(folder, args.corpus or load_settings().default_corpus)
-        os.environ["RESEARCH_DATA_DIR"] = str(Path(tmp) / "data")
+        set_env("RESEARCH_DATA_DIR", str(Path(tmp) / "data"))
         from research.ingest import ingest  # noqa: PLC0415
 
         t0 = time.monotonic()

@@ -34,8 +34,6 @@ import redis
 from research.models import (Analysis, ArtifactRecord, Claim, Contradiction, DialogueTurn, Outline, OutlineSection,
                              Perspective, Plan, Reference, Report, ReportSection, RunConfig, Step, SummaryCard,
                              TopicOutline, TurnSource)
-from research.store import keys
-from research.store.collector import SourceCollector
 from research.store.runs import RunStore
 from research.syllabus import get_template
 
@@ -85,7 +83,7 @@ def build_scale_run(store: RunStore | redis.Redis, data_dir: str | Path, *, sour
     state = store.create_run(config, engine_label="offline extractive mode")
     rid = state.run_id
     store.set_status(rid, "planning")
-    collector = SourceCollector(store.r, rid)
+    collector = store.collector(rid)
     collector.init(syllabus)
     store.put_doc(rid, "syllabus", syllabus)
     saved = []
@@ -108,8 +106,7 @@ def build_scale_run(store: RunStore | redis.Redis, data_dir: str | Path, *, sour
     root = data_dir / "research_artifacts" / rid / "trastuzumab_scale_plan"
     root.mkdir(parents=True, exist_ok=True)
     store.set_status(rid, "conversations")
-    pipe = store.r.pipeline(transaction=False)
-    files = []
+    files, records, payloads = [], [], []
     for a in range(1, artifacts + 1):
         name = f"trastuzumab_scale_plan__step{a % 5 + 1}_step_{a % 5 + 1}__search__{a}.json"
         files.append(f"trastuzumab_scale_plan/{name}")
@@ -121,11 +118,9 @@ def build_scale_run(store: RunStore | redis.Redis, data_dir: str | Path, *, sour
                              card=SummaryCard(summary_title=f"Search {a}: trastuzumab results",
                                               summary=f"Three documents about trastuzumab outcomes (call {a}).{evil}",
                                               extraction=[f"Finding {a}.1", f"Finding {a}.2"], is_useful=a % 3 != 0))
-        pipe.rpush(keys.run_cards(rid), rec.model_dump_json())
-        pipe.xadd(keys.run_events(rid), {"ts": time.time(), "type": "tool.called",
-                                         "data": json.dumps({"tool": "search", "step": a % 5 + 1, "file": files[-1],
-                                                             "is_useful": a % 3 != 0})})
-    pipe.execute()
+        records.append(rec)
+        payloads.append({"tool": "search", "step": a % 5 + 1, "file": files[-1], "is_useful": a % 3 != 0})
+    store.append_cards(rid, records, event="tool.called", events=payloads)
     for t in range(turns):
         srcs = [TurnSource(n=k + 1, source_id=saved[(t * 5 + k) % len(saved)], title=f"Source {(t * 5 + k) % sources + 1}",
                            url=_source_fields((t * 5 + k) % sources + 1)["url"], source_type="pubmed",

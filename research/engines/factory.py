@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from research.engines.base import Engine
+from research.engines.costorm_steps import CoStormSteps
 from research.errors import InputError
 from research.models import RunConfig
 
@@ -50,10 +53,36 @@ def check_engine(config: RunConfig) -> None:
     """
     if config.engine != "litellm":
         return
-    import os  # noqa: PLC0415
-
+    from research.config import load_settings  # noqa: PLC0415
     from research.llm.models import check_model, resolve_models  # noqa: PLC0415
 
-    replay = bool(os.environ.get("RESEARCH_LLM_REPLAY"))
+    replay = bool(config.cassette_replay or load_settings().llm_replay)
     for model in dict.fromkeys(resolve_models(config.models).values()):
         check_model(model, need_key=not replay)
+
+
+def costorm_steps(engine: Any) -> CoStormSteps:
+    """The Co-STORM steps for a run's engine.
+
+    An engine that implements ``CoStormSteps`` itself is returned as is; the extractive engine
+    gets ``ExtractiveCoStorm`` (sharing its embedding cache); the litellm engine gets
+    ``LiteLLMCoStorm`` when that module exists.
+
+    Raises:
+        research.errors.InputError: no Co-STORM implementation for this engine.
+    """
+    if isinstance(engine, CoStormSteps):
+        return engine
+    name = getattr(engine, "name", "")
+    if name == "extractive":
+        from research.engines.extractive.costorm import ExtractiveCoStorm  # noqa: PLC0415
+
+        return ExtractiveCoStorm(getattr(engine, "vectors", None))
+    if name == "litellm":
+        try:
+            from research.engines.litellm.costorm import LiteLLMCoStorm  # noqa: PLC0415
+        except ImportError:
+            raise InputError("Co-STORM mode is not available for the litellm engine yet; "
+                             "launch it with the extractive engine.", code="costorm_unsupported") from None
+        return LiteLLMCoStorm(engine)
+    raise InputError(f"Co-STORM mode has no steps for engine {name!r}.", code="costorm_unsupported")

@@ -64,7 +64,7 @@ def export_markdown(run_id: str, out: Path, *, store=None) -> Path:
     Args:
         run_id: 16–32 lowercase hex.
         out: destination file path (``~`` expanded).
-        store: a ``RunStore``; default: the configured Redis (``get_redis()``).
+        store: a ``RunStore``; default: the configured Redis (``open_store()``).
 
     Returns:
         The absolute path written.
@@ -87,10 +87,9 @@ def export_markdown(run_id: str, out: Path, *, store=None) -> Path:
         raise InputError(f"'{path}' is a directory; give a file path such as "
                          f"{path / 'report.md'} (an existing directory is never overwritten).")
     if store is None:
-        from research.store.connection import get_redis
-        from research.store.runs import RunStore
+        from research.store import open_store
 
-        store = RunStore(get_redis())
+        store = open_store()
     state = store.get_run(run_id)
     report = store.get_doc(run_id, "report", Report)
     if report is None:
@@ -177,9 +176,8 @@ def export_run(run_id: str, fmt: str, out: Path, *, store=None) -> Path:
     if path.is_dir():
         raise InputError(f"'{path}' is a directory; give a file path such as {path / ('report.' + fmt)}.")
     if store is None:
-        from research.store.connection import get_redis
-        from research.store.runs import RunStore
+        from research.store import open_store
 
-        store = RunStore(get_redis())
+        store = open_store()
     data = render_export(store, run_id, fmt)
     return _write_atomic(path, data)

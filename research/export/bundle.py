@@ -11,7 +11,6 @@ from dataclasses import dataclass, field
 
 from research.errors import InputError
 from research.models import Reference, Report, RunState, SourceRecord
-from research.store.collector import SourceCollector
 from research.store.runs import RunStore
 
 SNIPPET_CHARS = 300  # characters of the cited excerpt shown on hover
@@ -71,7 +70,7 @@ def load_bundle(store: RunStore, run_id: str) -> ReportBundle:
         return bundle
     wanted = {r.source_id for r in report.references}
     try:
-        sources: list[SourceRecord] = SourceCollector(store.r, run_id).all_sources()
+        sources: list[SourceRecord] = store.collector(run_id).all_sources()
     except InputError:
         sources = []
     for s in sources:

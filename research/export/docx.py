@@ -19,7 +19,7 @@ from docx.oxml import OxmlElement
 from docx.oxml.ns import qn
 
 from research.export.bundle import ReportBundle, require_report
-from research.ui.citations import safe_url
+from research.rendering import safe_url
 
 _TOKEN_RE = re.compile(r"(\*\*[^*]+\*\*|\[\d{1,4}\])")
 _LINK_COLOR = "1F5FBF"

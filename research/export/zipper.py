@@ -26,7 +26,6 @@ from research.artifacts import artifacts_dir
 from research.errors import InputError
 from research.export.bundle import load_bundle
 from research.export.html import report_html
-from research.store.collector import SourceCollector
 from research.store.runs import RunStore
 
 _CSV_FIELDS = ["source_id", "citation_id", "source_type", "external_id", "url", "title", "relevant_questions",
@@ -87,7 +86,7 @@ def run_zip(store: RunStore, run_id: str) -> bytes:
         z.writestr("transcripts.json", _dump(turns))
         z.writestr("transcripts.md", _transcripts_md(turns))
         try:
-            finalized = SourceCollector(store.r, run_id).finalize_sources()
+            finalized = store.collector(run_id).finalize_sources()
         except InputError:  # no syllabus yet
             finalized = {"questions": {}, "sources": [], "total": 0}
         z.writestr("sources.json", _dump(finalized))

@@ -3,6 +3,6 @@ limits (``client``), error mapping (``errors``), accounting (``accounting``), bu
 (``budget``), record/replay (``cassette``), model/price resolution (``models``) and the usage
 report (``usage``)."""
 
-import os
+from research.config import set_library_default
 
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # never fetch the price map at import
+set_library_default("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # never fetch the price map at import

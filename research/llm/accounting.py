@@ -16,7 +16,6 @@ from pathlib import Path
 
 from research.llm.client import CallResult
 from research.llm.models import cost_usd
-from research.store import keys
 
 
 class Accountant:
@@ -34,7 +33,7 @@ class Accountant:
         """The run's status now ("standalone" without a run)."""
         if not (self.store and self.run_id):
             return "standalone"
-        return self.store.r.hget(keys.run(self.run_id), "status") or "unknown"
+        return self.store.stored_status(self.run_id)
 
     def record(self, *, step: str, role: str, model: str, messages: list[dict], result: CallResult | None,
                retries: int = 0, tool_tokens: int = 0, error: str = "", replayed: bool = False) -> float:
@@ -58,7 +57,7 @@ class Accountant:
                                            retries=retries, tool_tokens=tool_tokens,
                                            context_tokens=0 if role == "compressor" else prompt)
             elif retries:
-                self.store.r.hincrby(keys.run_usage(self.run_id), "retries", retries)
+                self.store.add_retries(self.run_id, retries)
         if self.log_path:
             line = {"ts": round(time.time(), 3), "step": step, "role": role, "model": model, "phase": phase,
                     "prompt_tokens": prompt, "completion_tokens": completion, "cost_usd": cost,

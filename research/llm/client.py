@@ -19,7 +19,6 @@ when it came from secrets.toml (``models.api_key_for``).
 from __future__ import annotations
 
 import collections
-import os
 import random
 import threading
 import time
@@ -28,14 +27,8 @@ from typing import Any
 
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt, stop_after_delay
 
+from research.config import load_settings
 from research.llm.errors import LLMError, map_exception
-
-
-def _env_float(name: str, default: float) -> float:
-    try:
-        return float(os.environ.get(name, default))
-    except ValueError:
-        return default
 
 
 @dataclass
@@ -93,7 +86,7 @@ def limiter_for(model: str) -> RateLimiter:
     """The process-wide limiter of ``model`` (created on first use from ``RESEARCH_LLM_RPM``)."""
     with _limiters_lock:
         if model not in _limiters:
-            _limiters[model] = RateLimiter(_env_float("RESEARCH_LLM_RPM", 500))
+            _limiters[model] = RateLimiter(load_settings().llm_rpm)
         return _limiters[model]
 
 
@@ -104,7 +97,7 @@ def _wait(state: RetryCallState) -> float:
     if ra is not None:
         ra = min(ra, 60.0)
         return ra + random.uniform(0, 0.1 * ra)
-    base = _env_float("RESEARCH_LLM_BACKOFF_S", 1.0)
+    base = load_settings().llm_backoff_s
     exp = min(30.0, base * (2 ** (state.attempt_number - 1)))
     return exp + random.uniform(0, base)
 
@@ -132,9 +125,8 @@ def complete(model: str, messages: list[dict], *, response_format: Any = None, t
     """
     import litellm  # noqa: PLC0415
 
-    timeout_s = _env_float("RESEARCH_LLM_TIMEOUT_S", 60.0)
-    deadline_s = _env_float("RESEARCH_LLM_DEADLINE_S", 600.0)
-    attempts = int(_env_float("RESEARCH_LLM_MAX_ATTEMPTS", 6))
+    settings = load_settings()
+    timeout_s, deadline_s, attempts = settings.llm_timeout_s, settings.llm_deadline_s, settings.llm_max_attempts
     deadline = time.monotonic() + deadline_s
     errors: list[str] = []
     kwargs: dict[str, Any] = {"model": model, "messages": messages, "timeout": timeout_s, "max_retries": 0}

@@ -16,9 +16,8 @@ secrets), JSON ``{"model": {"input_cost_per_token": USD, "output_cost_per_token"
 from __future__ import annotations
 
 import json
-import os
 
-from research.config import _get
+from research.config import _get, in_environment
 from research.errors import InputError
 
 ROLES = ("planner", "question_asker", "expert", "compressor", "outline", "writer", "polish")
@@ -124,6 +123,6 @@ def api_key_for(model: str) -> str | None:
 
     env = litellm.validate_environment(model)
     for name in env.get("missing_keys", []):
-        if not os.environ.get(name) and _get(name):
+        if not in_environment(name) and _get(name):
             return _get(name)
     return None

@@ -1,15 +1,15 @@
 """``LLMSession``: one run's gateway to the LLM — model per role, per-run concurrency limit,
 budget, accounting, and record/replay — around ``client.complete`` (issue 3 §2, §4–§8).
 
-Record/replay is chosen by env (set by ``research run --record/--replay``):
-``RESEARCH_LLM_RECORD=PATH`` appends every call to a cassette; ``RESEARCH_LLM_REPLAY=PATH``
-answers every call from one, with no network and no key. Concurrency: at most
-``RESEARCH_LLM_CONCURRENCY`` (default 4) requests of the run in flight.
+Record/replay: the run's ``RunConfig.cassette`` (``research run --record/--replay``), else the
+process-wide ``Settings.cassette`` (``RESEARCH_LLM_RECORD=PATH`` appends every call to a
+cassette; ``RESEARCH_LLM_REPLAY=PATH`` answers every call from one, with no network and no key).
+Concurrency: at most ``Settings.llm_concurrency`` (``RESEARCH_LLM_CONCURRENCY``, default 4)
+requests of the run in flight.
 """
 
 from __future__ import annotations
 
-import os
 import threading
 from typing import Any
 
@@ -22,6 +22,7 @@ from research.llm.cassette import Cassette
 from research.llm.errors import BudgetExhausted, LLMError
 from research.llm.models import api_key_for, resolve_models
 from research.models import RunConfig
+from research.config import load_settings
 
 
 def _schema(fmt: Any) -> Any:
@@ -39,12 +40,10 @@ class LLMSession:
         self.models = resolve_models(config.models)
         self.accountant = Accountant(run_id, store, settings.artifacts_root if settings else None)
         self.budget = Budget(self.accountant, config.budget_usd, config.budget_tokens, on_budget)
-        self.semaphore = threading.Semaphore(max(1, int(os.environ.get("RESEARCH_LLM_CONCURRENCY", "4"))))
-        self.cassette: Cassette | None = None
-        if os.environ.get("RESEARCH_LLM_REPLAY"):
-            self.cassette = Cassette(os.environ["RESEARCH_LLM_REPLAY"], "replay")
-        elif os.environ.get("RESEARCH_LLM_RECORD"):
-            self.cassette = Cassette(os.environ["RESEARCH_LLM_RECORD"], "record")
+        settings = settings or load_settings()
+        self.semaphore = threading.Semaphore(max(1, settings.llm_concurrency))
+        cassette = config.cassette or settings.cassette  # the run's own, else the process-wide one
+        self.cassette = Cassette(cassette[1], cassette[0]) if cassette else None
 
     @property
     def replaying(self) -> bool:

@@ -18,7 +18,6 @@ turns and redoes only unfinished turns.
 from __future__ import annotations
 
 import copy
-import json
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
@@ -27,7 +26,6 @@ from research.models import ConversationResult, DialogueTurn, Perspective, Searc
 from research.errors import InvariantError
 from research.pipeline.context import RunContext
 from research.pipeline.recorders import DeferredRecorder
-from research.store import keys
 
 
 def _dedupe(results: list[SearchResult]) -> list[SearchResult]:
@@ -77,12 +75,7 @@ def _save_sources(ctx: RunContext, pending: PendingTurn) -> list[TurnSource]:
 def round_focus(ctx: RunContext, round_no: int) -> list[str]:
     """The collector's ``next_focus`` keys at the start of round ``round_no``, stored on first
     use (HSETNX) so a resumed round steers its turns exactly like the interrupted one."""
-    key = keys.run_rounds(ctx.run_id)
-    stored = ctx.store.r.hget(key, str(round_no))
-    if stored is None:
-        ctx.store.r.hsetnx(key, str(round_no), json.dumps(ctx.collector.get_progress().get("next_focus", [])))
-        stored = ctx.store.r.hget(key, str(round_no))
-    return json.loads(stored)
+    return ctx.store.round_focus(ctx.run_id, round_no, lambda: ctx.collector.get_progress().get("next_focus", []))
 
 
 def _focus(ctx: RunContext, focus_keys: list[str], slot: int) -> list:

@@ -30,9 +30,7 @@ from research.pipeline.context import RunContext
 from research.pipeline.recorders import KeyedRecorder
 from research.search.local import get_local_search  # noqa: F401 - kept for callers importing it here
 from research.search.multi import build_retriever
-from research.store.collector import SourceCollector
-from research.store import keys
-from research.store.connection import get_redis
+from research.store import open_store
 from research.store.lease import Lease, holder_name
 from research.store.runs import RunStore
 
@@ -47,12 +45,12 @@ def report_path(settings: Settings, run_id: str):
 def build_context(run_id: str, settings: Settings | None = None) -> RunContext:
     """Everything the steps need, from the stored run config."""
     settings = settings or load_settings()
-    store = RunStore(get_redis(settings))
+    store = open_store(settings)
     state = store.get_run(run_id)
     config = state.config
     return RunContext(
         run_id=run_id, config=config, settings=settings, store=store,
-        collector=SourceCollector(store.r, run_id), engine=make_engine(config, run_id, store, settings),
+        collector=store.collector(run_id), engine=make_engine(config, run_id, store, settings),
         retriever=build_retriever(config.search, config.corpus, config.corpora, settings))
 
 
@@ -65,7 +63,7 @@ class AwaitingReview(Exception):
 
 
 def _stored(ctx: RunContext, name: str) -> bool:
-    return bool(ctx.store.r.exists(keys.run_doc(ctx.run_id, name)))
+    return ctx.store.has_doc(ctx.run_id, name)
 
 
 def _survey(ctx: RunContext, topic: str) -> list[TopicOutline]:
@@ -137,17 +135,17 @@ def execute(run_id: str, settings: Settings | None = None) -> str:
     returns ``interrupted`` (its lease expires; the run resumes later).
     """
     settings = settings or load_settings()
-    store = RunStore(get_redis(settings))
-    lease = Lease(store.r, run_id)
+    store = open_store(settings)
+    lease = store.lease(run_id)
     if not lease.acquire():
         return store.get_run(run_id).status
     try:
-        store.r.delete(keys.run_queued(run_id))
+        store.clear_queued(run_id)
         state = store.get_run(run_id)
         if state.status in ("complete", "cancelled", REVIEW_STATUS):
             return state.status  # ended, or waiting for the analyst's approval (issue 12)
         store.set_fields(run_id, worker=holder_name())
-        if state.status != "pending" or store.r.exists(keys.run_doc(run_id, "plan")):
+        if state.status != "pending" or store.has_doc(run_id, "plan"):
             store.emit(run_id, "run.resumed", {"from": state.status, "worker": holder_name(),
                                                "turns_done": store.count_turns(run_id)})
         return _execute(store, run_id, settings, lease)

@@ -19,7 +19,6 @@ query string.
 from __future__ import annotations
 
 import email.utils
-import os
 import threading
 import time
 from collections.abc import Callable
@@ -29,6 +28,7 @@ from tenacity import RetryCallState, Retrying, retry_if_exception_type, retry_if
 from tenacity import wait_exponential_jitter
 
 from research.errors import ResearchError, InputError
+from research.config import backend_url_overrides, load_settings
 
 USER_AGENT = "ResearchDesk/0.1 (+https://github.com/; research tool)"
 MAX_RETRY_AFTER_S = 30.0
@@ -50,8 +50,7 @@ class BackendError(ResearchError):
 def env_url(backend: str, default: str) -> str:
     """Base URL of ``backend``: ``RESEARCH_<BACKEND>_URL`` when set, else ``default`` (no
     trailing slash)."""
-    value = os.environ.get(f"RESEARCH_{backend.upper()}_URL", "").strip()
-    return (value or default).rstrip("/")
+    return (backend_url_overrides().get(backend.lower()) or default).rstrip("/")
 
 
 def require_key(backend: str, var: str) -> str:
@@ -72,10 +71,7 @@ def require_key(backend: str, var: str) -> str:
 
 def timeout() -> httpx.Timeout:
     """Request timeout: ``RESEARCH_HTTP_TIMEOUT`` seconds (default 15), connect at most 5 s."""
-    try:
-        total = float(os.environ.get("RESEARCH_HTTP_TIMEOUT", "15"))
-    except ValueError:
-        total = 15.0
+    total = load_settings().http_timeout_s
     return httpx.Timeout(total, connect=min(5.0, total))
 
 
@@ -126,7 +122,7 @@ _LIM_LOCK = threading.Lock()
 def rate_for(backend: str) -> float:
     """Requests/s allowed for ``backend`` (NCBI: 10 with ``NCBI_API_KEY``, else 3)."""
     if backend == "pubmed":
-        return 10.0 if os.environ.get("NCBI_API_KEY") else 3.0
+        return 10.0 if load_settings().ncbi_api_key else 3.0
     return DEFAULT_RATE
 
 
@@ -139,10 +135,7 @@ def limiter(backend: str) -> RateLimiter:
 
 # ---------------------------------------------------------------- requests with retries
 def _attempts() -> int:
-    try:
-        return max(1, int(os.environ.get("RESEARCH_HTTP_RETRIES", "3")))
-    except ValueError:
-        return 3
+    return max(1, load_settings().http_retries)
 
 
 def retry_after_s(response: httpx.Response) -> float | None:

@@ -16,7 +16,6 @@ deduplicate, and report each backend's failure or empty result instead of hiding
 
 from __future__ import annotations
 
-import os
 import re
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -219,7 +218,7 @@ def validate_backends(value: str | list[str] | None, *, check_keys: bool = True)
         InputError: an unknown name (the message lists the valid ones), or (``check_keys``) a
             web backend whose key/URL variable is unset (the message names it).
     """
-    from research.config import _get  # noqa: PLC0415
+    from research.config import _get, load_settings  # noqa: PLC0415
     from research.search.backends import BACKENDS, VALID_BACKENDS  # noqa: PLC0415
 
     names = parse_backends(value)
@@ -230,7 +229,7 @@ def validate_backends(value: str | list[str] | None, *, check_keys: bool = True)
     if check_keys:
         for n in names:
             var = BACKENDS[n][2] if n in BACKENDS else None
-            if var and not (_get(var) or (n == "searxng" and os.environ.get("RESEARCH_SEARXNG_URL"))):
+            if var and not (_get(var) or (n == "searxng" and load_settings().searxng_url)):
                 raise InputError(f"the {n} search backend needs {'its instance URL' if n == 'searxng' else 'an API key'}: "
                                  f"set the environment variable {var} (or drop {n} from the backends)",
                                  code="missing_key")

@@ -16,7 +16,6 @@ check and httpx's own lookup (DNS rebinding) is not pinned.
 from __future__ import annotations
 
 import ipaddress
-import os
 import socket
 from dataclasses import dataclass
 from urllib.parse import urljoin, urlsplit
@@ -25,6 +24,7 @@ import httpx
 
 from research.errors import ResearchError
 from research.search.http import USER_AGENT, timeout
+from research.config import load_settings
 
 MAX_BYTES = 5_000_000
 MAX_REDIRECTS = 5
@@ -61,7 +61,7 @@ class ScrapeResult:
 
 def allowed_hosts() -> set[str]:
     """Lowercase host names/IPs from ``RESEARCH_SCRAPE_ALLOW_HOSTS``."""
-    return {h.strip().lower().strip("[]") for h in os.environ.get(ALLOW_VAR, "").split(",") if h.strip()}
+    return {h.strip().lower().strip("[]") for h in load_settings().scrape_allow_hosts.split(",") if h.strip()}
 
 
 def _blocked(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:

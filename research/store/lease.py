@@ -5,7 +5,8 @@ it every ``ttl/3`` and the job deletes it when it ends (compare-and-delete, so i
 lease another process took over). A run whose status is active but that has no lease (and is
 not waiting in a queue) was being executed by a process that died: ``reconcile`` marks it
 ``interrupted`` atomically (one Lua script) and emits ``run.interrupted``; it can then be
-resumed (``research.jobs.resume_run``).
+resumed (``research.jobs.resume_run``). Reconciliation lives with the run records
+(``reconcile`` in ``research.store.runs``), which read this module's leases.
 
 The pattern is the single-instance Redis lock of the Redis docs ("Distributed locks with
 Redis", correct single-instance implementation: SET NX PX + token-checked release).
@@ -18,13 +19,11 @@ import os
 import secrets
 import socket
 import threading
-import time
-from typing import Iterable
 
 import redis
 
-from research.models import ACTIVE_STATUSES, RunState
 from research.store import keys
+from research.config import load_settings
 
 log = logging.getLogger(__name__)
 
@@ -42,27 +41,12 @@ _RELEASE_LUA = """
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
 return 0
 """
-# KEYS: run hash, lease, queued. ARGV: now (s), pending grace (s), active statuses...
-_RECONCILE_LUA = """
-local status = redis.call('HGET', KEYS[1], 'status')
-if not status then return 0 end
-local active = false
-for i = 3, #ARGV do if ARGV[i] == status then active = true end end
-if not active then return 0 end
-if redis.call('EXISTS', KEYS[2]) == 1 or redis.call('EXISTS', KEYS[3]) == 1 then return 0 end
-if status == 'pending' then
-  local created = tonumber(redis.call('HGET', KEYS[1], 'created_at') or '0') or 0
-  if tonumber(ARGV[1]) - created < tonumber(ARGV[2]) then return 0 end
-end
-redis.call('HSET', KEYS[1], 'status', 'interrupted', 'updated_at', ARGV[1], 'interrupted_phase', status)
-return 1
-"""
 
 
 def lease_ttl_ms() -> int:
     """Lease time-to-live in ms: ``RESEARCH_LEASE_TTL_MS`` (tests use ~1500), default 15 000."""
     try:
-        return max(300, int(os.environ.get("RESEARCH_LEASE_TTL_MS", DEFAULT_TTL_MS)))
+        return max(300, int(load_settings().lease_ttl_ms))
     except ValueError:
         return DEFAULT_TTL_MS
 
@@ -129,43 +113,6 @@ class Lease:
 
     def __exit__(self, *exc: object) -> None:
         self.release()
-
-
-def reconcile(r: redis.Redis, run_ids: Iterable[str]) -> list[str]:
-    """Mark every listed run that is active without a lease (and not queued) ``interrupted``.
-
-    A ``pending`` run gets ``PENDING_GRACE_S`` after creation before it counts. Atomic per run
-    (Lua), so it never overrides a job that just took the lease. Emits ``run.interrupted``.
-
-    Returns:
-        The ids that were marked now.
-    """
-    script = r.register_script(_RECONCILE_LUA)
-    marked = []
-    t = time.time()
-    for run_id in run_ids:
-        if script(keys=[keys.run(run_id), keys.run_lease(run_id), keys.run_queued(run_id)],
-                  args=[t, PENDING_GRACE_S, *ACTIVE_STATUSES]) == 1:
-            marked.append(run_id)
-    if marked:
-        from research.store.runs import RunStore  # noqa: PLC0415 - avoid an import cycle
-
-        store = RunStore(r)
-        for run_id in marked:
-            phase = r.hget(keys.run(run_id), "interrupted_phase") or ""
-            store.emit(run_id, "run.interrupted", {"phase": phase, "reason": "the job's lease expired "
-                                                   "(its process stopped); resume the run to continue"})
-            store.emit(run_id, "status", {"status": "interrupted"})
-    return marked
-
-
-def reconcile_states(r: redis.Redis, states: list[RunState]) -> list[RunState]:
-    """``reconcile`` the active ones among ``states``; returns the states with statuses updated."""
-    active = [s.run_id for s in states if s.status in ACTIVE_STATUSES]
-    if not active:
-        return states
-    marked = set(reconcile(r, active))
-    return [s.model_copy(update={"status": "interrupted"}) if s.run_id in marked else s for s in states]
 
 
 def is_held(r: redis.Redis, run_id: str) -> bool:

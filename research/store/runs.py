@@ -9,19 +9,46 @@ from __future__ import annotations
 
 import json
 import secrets
-from typing import TypeVar
+import shutil
+import time
+from typing import Callable, Iterable, Sequence, TypeVar
 
 import redis
 from pydantic import BaseModel
 
 from research.errors import RunNotFoundError
-from research.models import (ArtifactRecord, DialogueTurn, Event, RunConfig, RunState, RunStatus,
+from research.models import (ACTIVE_STATUSES, ArtifactRecord, DialogueTurn, Event, RunConfig, RunState, RunStatus,
                              Usage, now)
 from research.store import keys
-from research.store.lease import reconcile_states
+from research.store.collector import SourceCollector
+from research.store.costorm import CoStormRecords
+from research.store.lease import PENDING_GRACE_S, Lease, is_held
 
 M = TypeVar("M", bound=BaseModel)
 EVENT_STREAM_MAXLEN = 100_000
+# KEYS: run calls hash, artifact sequence hash. ARGV: call id, file name base.
+_RESERVE_LUA = """
+local seq = redis.call('HGET', KEYS[1], ARGV[1])
+if seq then return tonumber(seq) end
+seq = redis.call('HINCRBY', KEYS[2], ARGV[2], 1)
+redis.call('HSET', KEYS[1], ARGV[1], seq)
+return seq
+"""
+# KEYS: run hash, lease, queued. ARGV: now (s), pending grace (s), active statuses...
+_RECONCILE_LUA = """
+local status = redis.call('HGET', KEYS[1], 'status')
+if not status then return 0 end
+local active = false
+for i = 3, #ARGV do if ARGV[i] == status then active = true end end
+if not active then return 0 end
+if redis.call('EXISTS', KEYS[2]) == 1 or redis.call('EXISTS', KEYS[3]) == 1 then return 0 end
+if status == 'pending' then
+  local created = tonumber(redis.call('HGET', KEYS[1], 'created_at') or '0') or 0
+  if tonumber(ARGV[1]) - created < tonumber(ARGV[2]) then return 0 end
+end
+redis.call('HSET', KEYS[1], 'status', 'interrupted', 'updated_at', ARGV[1], 'interrupted_phase', status)
+return 1
+"""
 
 
 def new_run_id() -> str:
@@ -89,6 +116,22 @@ class RunStore:
         self.r.delete(*keys.run_keys(run_id), *[keys.question(run_id, k) for k in self._question_keys(run_id)])
         self.r.zrem(keys.RUNS_INDEX, run_id)
 
+    def delete_run_everywhere(self, run_id: str, settings) -> list[str]:  # noqa: ANN001 - config.Settings
+        """Delete a run: its Redis keys (``delete_run``), its artifacts dir and its report dir
+        under ``settings.data_dir``. Returns the paths removed.
+
+        Raises:
+            InputError: ill-formed run id. StoreError: Redis unreachable.
+        """
+        keys.check_run_id(run_id)
+        self.delete_run(run_id)
+        removed = []
+        for d in (settings.artifacts_root / run_id, settings.reports_dir / run_id):
+            if d.is_dir():
+                shutil.rmtree(d, ignore_errors=True)
+                removed.append(str(d))
+        return removed
+
     def _question_keys(self, run_id: str) -> list[str]:
         raw = self.r.get(keys.run_doc(run_id, "syllabus"))
         if not raw:
@@ -137,6 +180,19 @@ class RunStore:
     def append_card(self, run_id: str, record: ArtifactRecord) -> None:
         """Store the record of one tool call (raw file + summary card)."""
         self.r.rpush(keys.run_cards(run_id), record.model_dump_json())
+
+    def append_cards(self, run_id: str, records: Sequence[ArtifactRecord], *, event: str | None = None,
+                     events: Sequence[dict] = ()) -> None:
+        """Store many tool-call records in one pipelined round trip, each with event ``event``
+        carrying the matching ``events`` payload when given (bulk loaders, e.g. devtools/scale_run)."""
+        pipe = self.r.pipeline(transaction=False)
+        for i, record in enumerate(records):
+            pipe.rpush(keys.run_cards(run_id), record.model_dump_json())
+            if event:
+                pipe.xadd(keys.run_events(run_id), {"ts": now(), "type": event,
+                                                    "data": json.dumps(events[i] if i < len(events) else {})},
+                          maxlen=EVENT_STREAM_MAXLEN, approximate=True)
+        pipe.execute()
 
     def get_cards(self, run_id: str) -> list[ArtifactRecord]:
         return [ArtifactRecord.model_validate_json(x) for x in self.r.lrange(keys.run_cards(run_id), 0, -1)]
@@ -210,6 +266,92 @@ class RunStore:
         rows = self.r.xrevrange(keys.run_events(run_id), count=count)
         return [Event(id=i, ts=float(f["ts"]), type=f["type"], data=json.loads(f["data"])) for i, f in reversed(rows)]
 
+    # ------------------------------------------------------------------ related records
+    @property
+    def costorm(self) -> CoStormRecords:
+        """The Co-STORM round-table records (turns, mind map, pool, counters, analyst inbox)."""
+        return CoStormRecords(self.r)
+
+    def collector(self, run_id: str) -> SourceCollector:
+        """The run's seed 000 source collector on this Redis."""
+        return SourceCollector(self.r, run_id)
+
+    def lease(self, run_id: str, ttl_ms: int | None = None) -> Lease:
+        """A (not yet acquired) lease on the run for a job (``research.store.lease.Lease``)."""
+        return Lease(self.r, run_id, ttl_ms)
+
+    def is_held(self, run_id: str) -> bool:
+        """True while some job holds the run's lease."""
+        return is_held(self.r, run_id)
+
+    def has_doc(self, run_id: str, name: str) -> bool:
+        """True when the run has stored document ``name`` (plan, survey, report...)."""
+        return bool(self.r.exists(keys.run_doc(run_id, name)))
+
+    def stored_status(self, run_id: str) -> str:
+        """The status field as stored (no reconciliation); "unknown" when the run has none."""
+        return self.r.hget(keys.run(run_id), "status") or "unknown"
+
+    def mark_queued(self, run_id: str, ttl_s: int) -> None:
+        """Mark the run as waiting in a job queue for ``ttl_s`` s (a lease-less pending run that is
+        queued is not taken for a dead one)."""
+        self.r.set(keys.run_queued(run_id), "1", ex=ttl_s)
+
+    def clear_queued(self, run_id: str) -> None:
+        self.r.delete(keys.run_queued(run_id))
+
+    def add_retries(self, run_id: str, retries: int) -> None:
+        """Count LLM retries of a call that failed after them (run usage hash)."""
+        self.r.hincrby(keys.run_usage(run_id), "retries", retries)
+
+    def round_focus(self, run_id: str, round_no: int, focus: Callable[[], list[str]]) -> list[str]:
+        """The focus keys of conversation round ``round_no``: stored on first use (HSETNX, value
+        from ``focus()``), so a resumed round reads exactly what the interrupted one used."""
+        key = keys.run_rounds(run_id)
+        stored = self.r.hget(key, str(round_no))
+        if stored is None:
+            self.r.hsetnx(key, str(round_no), json.dumps(focus()))
+            stored = self.r.hget(key, str(round_no))
+        return json.loads(stored)
+
+    def reserve_call(self, run_id: str, call_id: str, base_key: str) -> int:
+        """The artifact sequence number of tool call ``call_id`` (file name base ``base_key``):
+        the same on every attempt, new ones numbered by a per-name counter (atomic, Lua)."""
+        return int(self.r.eval(_RESERVE_LUA, 2, keys.run_calls(run_id), keys.run_artseq(run_id), call_id, base_key))
+
+    def call_record(self, run_id: str, call_id: str) -> ArtifactRecord | None:
+        """The stored record of tool call ``call_id`` when it was committed, else None."""
+        raw = self.r.hget(keys.run_calls(run_id), f"{call_id}|rec")
+        return ArtifactRecord.model_validate_json(raw) if raw else None
+
+    def commit_call(self, run_id: str, call_id: str, record: ArtifactRecord) -> None:
+        """Store a keyed tool call's card and its "recorded" mark together (MULTI), so a crash
+        never doubles a card."""
+        pipe = self.r.pipeline(transaction=True)
+        pipe.rpush(keys.run_cards(run_id), record.model_dump_json())
+        pipe.hset(keys.run_calls(run_id), f"{call_id}|rec", record.model_dump_json())
+        pipe.execute()
+
+    def source_counts(self, run_ids: Sequence[str]) -> dict[str, int]:
+        """``run_id → number of sources`` saved by the collector (seed 000 list
+        ``source_collection:{run_id}:sources``), in one pipelined round trip; 0 when unreadable."""
+        pipe = self.r.pipeline(transaction=False)
+        for run_id in run_ids:
+            pipe.llen(keys.sources(run_id))
+        results = pipe.execute(raise_on_error=False)
+        return {rid: (0 if isinstance(n, Exception) else int(n)) for rid, n in zip(run_ids, results)}
+
+    def run_stats_raw(self, run_ids: Sequence[str]) -> list[tuple]:
+        """Per run ``(sources list length, usage cost_usd field, report JSON)`` in one pipelined
+        round trip (items may be exceptions or None; ``research.ui.history.run_stats`` parses)."""
+        pipe = self.r.pipeline(transaction=False)
+        for run_id in run_ids:
+            pipe.llen(keys.sources(run_id))
+            pipe.hget(keys.run_usage(run_id), "cost_usd")
+            pipe.get(keys.run_doc(run_id, "report"))
+        res = pipe.execute(raise_on_error=False)
+        return [tuple(res[3 * i: 3 * i + 3]) for i in range(len(run_ids))]
+
     # ------------------------------------------------------------------ helpers
     @staticmethod
     def _to_hash(state: RunState) -> dict[str, str]:
@@ -223,3 +365,38 @@ class RunStore:
         d["config"] = RunConfig.model_validate_json(d["config"])
         d["finished_at"] = float(d["finished_at"]) if d.get("finished_at") else None
         return RunState.model_validate(d)
+
+
+def reconcile(r: redis.Redis, run_ids: Iterable[str]) -> list[str]:
+    """Mark every listed run that is active without a lease (and not queued) ``interrupted``.
+
+    A ``pending`` run gets ``PENDING_GRACE_S`` after creation before it counts. Atomic per run
+    (Lua), so it never overrides a job that just took the lease. Emits ``run.interrupted``.
+
+    Returns:
+        The ids that were marked now.
+    """
+    script = r.register_script(_RECONCILE_LUA)
+    marked = []
+    t = time.time()
+    for run_id in run_ids:
+        if script(keys=[keys.run(run_id), keys.run_lease(run_id), keys.run_queued(run_id)],
+                  args=[t, PENDING_GRACE_S, *ACTIVE_STATUSES]) == 1:
+            marked.append(run_id)
+    if marked:
+        store = RunStore(r)
+        for run_id in marked:
+            phase = r.hget(keys.run(run_id), "interrupted_phase") or ""
+            store.emit(run_id, "run.interrupted", {"phase": phase, "reason": "the job's lease expired "
+                                                   "(its process stopped); resume the run to continue"})
+            store.emit(run_id, "status", {"status": "interrupted"})
+    return marked
+
+
+def reconcile_states(r: redis.Redis, states: list[RunState]) -> list[RunState]:
+    """``reconcile`` the active ones among ``states``; returns the states with statuses updated."""
+    active = [s.run_id for s in states if s.status in ACTIVE_STATUSES]
+    if not active:
+        return states
+    marked = set(reconcile(r, active))
+    return [s.model_copy(update={"status": "interrupted"}) if s.run_id in marked else s for s in states]

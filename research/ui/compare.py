@@ -16,7 +16,7 @@ import plotly.graph_objects as go
 
 from research.errors import InputError
 from research.models import Outline, Report, RunState, SourceRecord, Syllabus
-from research.store.collector import SourceCollector, dedup_key
+from research.store.collector import dedup_key
 from research.store.runs import RunStore
 from research.ui.history import duration_s, format_duration
 
@@ -54,7 +54,7 @@ def load_runs(store: RunStore, run_ids: list[str]) -> list[RunData]:
     out = []
     for rid in run_ids:
         state = store.get_run(rid)
-        col = SourceCollector(store.r, rid)
+        col = store.collector(rid)
         syllabus = store.get_doc(rid, "syllabus", Syllabus)
         try:
             counts = col.question_counts() if syllabus else {}

@@ -21,7 +21,7 @@ import streamlit as st
 
 from research.errors import InputError, RunNotFoundError, StoreError
 from research.models import RunState
-from research.store.connection import get_redis
+from research.store import open_store
 from research.store.keys import check_run_id
 from research.store.runs import RunStore
 from research.ui import nav
@@ -39,7 +39,7 @@ EXTRACTIVE_NOTE = ("every answer, summary and report sentence is extracted from 
 def get_store() -> RunStore:
     """The run store on the configured Redis; on StoreError shows the message and stops the page."""
     try:
-        return RunStore(get_redis())
+        return open_store()
     except StoreError as exc:
         st.error(f"Redis is not available: {exc.message}", icon=":material/error:")
         st.stop()

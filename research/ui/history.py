@@ -7,7 +7,6 @@ from datetime import datetime
 from typing import Mapping, Sequence
 
 from research.models import ACTIVE_STATUSES, RunState
-from research.store import keys
 
 STATUS_ICONS = {
     "pending": "⏳", "planning": "🧭", "awaiting_review": "📝", "conversations": "💬", "analyzing": "🔬", "synthesizing": "✍️",
@@ -59,14 +58,9 @@ def source_counts(store, run_ids: Sequence[str]) -> dict[str, int]:
     ``source_collection:{run_id}:sources``), in one pipelined round trip; 0 when unreadable.
 
     Args:
-        store: a ``RunStore`` (its ``r`` client is used).
+        store: a ``RunStore``.
     """
-    pipe = store.r.pipeline(transaction=False)
-    for run_id in run_ids:
-        pipe.llen(keys.sources(run_id))
-    results = pipe.execute(raise_on_error=False)
-    return {rid: (0 if isinstance(n, Exception) else int(n))
-            for rid, n in zip(run_ids, results)}
+    return store.source_counts(run_ids)
 
 
 def run_stats(store, run_ids: Sequence[str]) -> dict[str, dict]:
@@ -77,15 +71,8 @@ def run_stats(store, run_ids: Sequence[str]) -> dict[str, dict]:
     """
     import json
 
-    pipe = store.r.pipeline(transaction=False)
-    for run_id in run_ids:
-        pipe.llen(keys.sources(run_id))
-        pipe.hget(keys.run_usage(run_id), "cost_usd")
-        pipe.get(keys.run_doc(run_id, "report"))
-    res = pipe.execute(raise_on_error=False)
     out = {}
-    for i, rid in enumerate(run_ids):
-        n, cost, report = res[3 * i: 3 * i + 3]
+    for rid, (n, cost, report) in zip(run_ids, store.run_stats_raw(run_ids)):
         try:
             cites = len(json.loads(report).get("references", [])) if isinstance(report, str) else 0
         except ValueError:
@@ -148,22 +135,12 @@ def filter_rows(rows: Sequence[dict], query: str = "", statuses: Sequence[str] =
 
 
 def delete_run_everywhere(store, run_id: str, settings=None) -> list[str]:
-    """Delete a run: its Redis keys (``RunStore.delete_run``), its artifacts dir and its report
-    dir under the data dir. Returns the paths removed.
+    """Delete a run everywhere (``RunStore.delete_run_everywhere``: Redis keys, artifacts dir,
+    report dir). Returns the paths removed.
 
     Raises:
         InputError: ill-formed run id. StoreError: Redis unreachable.
     """
-    import shutil
-
     from research.config import load_settings
 
-    keys.check_run_id(run_id)
-    settings = settings or load_settings()
-    store.delete_run(run_id)
-    removed = []
-    for d in (settings.artifacts_root / run_id, settings.reports_dir / run_id):
-        if d.is_dir():
-            shutil.rmtree(d, ignore_errors=True)
-            removed.append(str(d))
-    return removed
+    return store.delete_run_everywhere(run_id, settings or load_settings())

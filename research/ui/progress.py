@@ -15,7 +15,6 @@ import streamlit as st
 
 from research.errors import InputError
 from research.models import PHASES, REVIEW_STATUS, Perspective, RunState, Syllabus, Usage
-from research.store.collector import SourceCollector
 from research.store.runs import RunStore
 from research.ui.citations import plain
 from research.ui.history import duration_s, format_duration, is_active
@@ -37,7 +36,7 @@ class ProgressInfo:
         usage: LLM calls, tokens and USD so far. elapsed_s: seconds since creation.
         costorm: Co-STORM runs only (else None): ``warm_start`` turns (not counted by the turn
             cap), ``queries_used`` / ``query_budget`` (search queries) and ``stop`` (the line
-            from ``research.costorm.views.stop_line``, '' while running).
+            from ``research.costorm.summary.stop_line``, '' while running).
     """
 
     steps: list[tuple[str, str]]
@@ -87,7 +86,7 @@ def progress_info(store: RunStore, state: RunState) -> ProgressInfo:
     syllabus = store.get_doc(state.run_id, "syllabus", Syllabus)
     if syllabus is not None:
         try:
-            counts = SourceCollector(store.r, state.run_id).question_counts()
+            counts = store.collector(state.run_id).question_counts()
         except InputError:
             counts = {}
         questions = [{"key": q.key, "label": q.label, "sources": int(counts.get(q.key, 0)),
@@ -103,10 +102,10 @@ def costorm_progress(store: RunStore, state: RunState) -> dict:
     the turn cap counts), ``warm_start``, ``queries_used``, ``query_budget`` and ``stop`` (why
     it ended, from ``RunState.stop_reason`` else the round-table's own record; '' while running)."""
     from research.costorm import get_meta, get_turns  # noqa: PLC0415 - Co-STORM pages only
-    from research.costorm.views import stop_line  # noqa: PLC0415
+    from research.costorm.summary import stop_line  # noqa: PLC0415
 
-    turns = get_turns(store.r, state.run_id)
-    meta = get_meta(store.r, state.run_id)
+    turns = get_turns(store, state.run_id)
+    meta = get_meta(store, state.run_id)
     settings = state.config.costorm
     roundtable = sum(not t.warm_start for t in turns)
     reason = state.stop_reason or meta.stop_reason

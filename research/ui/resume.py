@@ -9,10 +9,10 @@ the first page load) is logged and retried on a later page load (issue 15 §6).
 from __future__ import annotations
 
 import logging
-import os
 
 import streamlit as st
 
+from research.config import load_settings
 from research.errors import ResearchError
 from research.models import RunState
 from research.ui.citations import plain
@@ -27,7 +27,7 @@ def _resume_interrupted_once() -> list[str]:
     is not cached by ``st.cache_resource``, so the next page load tries again)."""
     from research import jobs  # noqa: PLC0415 - pulls in the pipeline
 
-    if os.environ.get("RESEARCH_AUTO_RESUME", "1") == "0" or jobs.job_backend() != "thread":
+    if not load_settings().auto_resume or jobs.job_backend() != "thread":
         return []
     return jobs.resume_interrupted(by="dashboard")
 

@@ -1,4 +1,4 @@
-"""Co-STORM steps without a model (seed 004; ``research.costorm.steps.CoStormSteps``), from
+"""Co-STORM steps without a model (seed 004; ``research.engines.costorm_steps.CoStormSteps``), from
 sentence embeddings and text statistics. Deterministic: the same input gives the same output.
 
 - experts: '<phrase> Expert' personas from the key phrases of the background results, after a
@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 from sklearn.cluster import AgglomerativeClustering
 
-from research.costorm.steps import (ExpertAnswerInput, ExpertQuestionInput, ExpertsInput,
+from research.engines.costorm_steps import (ExpertAnswerInput, ExpertQuestionInput, ExpertsInput,
                                     ExpertUpdateInput, IntentInput, IntentOutput, ModeratorInput,
                                     ModeratorOutput, PlacementInput, PlacementOutput, SubtopicInput,
                                     SubtopicOutput, TurnQueryInput, UtteranceInput)

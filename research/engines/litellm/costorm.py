@@ -1,4 +1,4 @@
-"""``LiteLLMCoStorm``: the Co-STORM steps (``research.costorm.steps.CoStormSteps``, seed 004;
+"""``LiteLLMCoStorm``: the Co-STORM steps (``research.engines.costorm_steps.CoStormSteps``, seed 004;
 Co-STORM paper §3 and appendix B) through litellm, for runs with ``--engine litellm``.
 
 One prompt template per step in ``prompts/costorm_*.md`` (our wording, the paper's intent);
@@ -24,7 +24,7 @@ from typing import Any, Callable
 
 from pydantic import BaseModel, Field
 
-from research.costorm.steps import (ExpertAnswerInput, ExpertQuestionInput, ExpertsInput, ExpertUpdateInput,
+from research.engines.costorm_steps import (ExpertAnswerInput, ExpertQuestionInput, ExpertsInput, ExpertUpdateInput,
                                     IntentInput, IntentOutput, ModeratorInput, ModeratorOutput, PlacementInput,
                                     PlacementOutput, SubtopicInput, SubtopicOutput, TurnQueryInput, UtteranceInput)
 from research.engines.base import AnswerInput, AnswerOutput, PersonaList, QueryList, TextOutput

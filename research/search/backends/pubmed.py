@@ -12,13 +12,13 @@ The efetch parser also reads PMC ``pmc-articleset`` bodies (JATS), keyed by PMID
 
 from __future__ import annotations
 
-import os
 
 from lxml import etree
 
 from research.errors import InputError
 from research.models import SearchResult
 from research.search.http import BackendError, clean_query, env_url, request
+from research.config import load_settings
 
 DEFAULT_URL = "https://eutils.ncbi.nlm.nih.gov/entrez/eutils"
 SNIPPET_CHARS = 600
@@ -165,7 +165,7 @@ class PubMedSearch:
         self.base_url = base_url or env_url("pubmed", DEFAULT_URL)
 
     def _params(self, **kw) -> dict:
-        key = os.environ.get("NCBI_API_KEY", "").strip()
+        key = (secret.get_secret_value().strip() if (secret := load_settings().ncbi_api_key) else "")
         return {**kw, "tool": "research-desk", **({"api_key": key} if key else {})}
 
     def search(self, query: str, k: int = 5) -> list[SearchResult]:

@@ -8,12 +8,12 @@ Reference: https://docs.searxng.org/dev/search_api.html. No default URL: ``SEARX
 
 from __future__ import annotations
 
-import os
 
 from research.errors import InputError
 from research.models import SearchResult
 from research.search.backends._web import web_result
 from research.search.http import BackendError, clean_query, get_json
+from research.config import load_settings
 
 URL_VAR = "SEARXNG_URL"
 
@@ -38,7 +38,7 @@ class SearxngSearch:
     name = "searxng"
 
     def __init__(self, base_url: str | None = None) -> None:
-        self.base_url = (base_url or os.environ.get("RESEARCH_SEARXNG_URL") or os.environ.get(URL_VAR) or "").rstrip("/")
+        self.base_url = (base_url or load_settings().searxng_url or "").rstrip("/")
 
     def search(self, query: str, k: int = 5) -> list[SearchResult]:
         """Up to ``k`` web results for ``query``."""

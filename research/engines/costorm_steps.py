@@ -1,7 +1,7 @@
 """The Co-STORM engine steps (seed 004; Co-STORM paper §3 and appendix B): IO models and the
-``CoStormSteps`` protocol, plus ``steps_for(engine)`` which finds the implementation for a run's
-engine (``research.engines.extractive.costorm`` offline, ``research.engines.litellm.costorm``
-with a model).
+``CoStormSteps`` protocol. It lives with the engines, which implement it
+(``research.engines.extractive.costorm`` offline, ``research.engines.litellm.costorm`` with a
+model); ``research.engines.factory.costorm_steps(engine)`` picks the implementation for a run.
 
 Citation convention as in ``research.engines.base``: numbered material (``results``,
 ``items``) is cited with ``[n]``, n being its 1-based number.
@@ -9,7 +9,7 @@ Citation convention as in ``research.engines.base``: numbered material (``result
 
 from __future__ import annotations
 
-from typing import Any, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
 
@@ -176,32 +176,3 @@ class CoStormSteps(Protocol):
     def update_experts(self, inp: ExpertUpdateInput) -> PersonaList: ...
     def choose_placement(self, inp: PlacementInput) -> PlacementOutput: ...
     def subtopics(self, inp: SubtopicInput) -> SubtopicOutput: ...
-
-
-def steps_for(engine: Any) -> CoStormSteps:
-    """The Co-STORM steps for a run's engine.
-
-    An engine that implements ``CoStormSteps`` itself is returned as is; the extractive engine
-    gets ``ExtractiveCoStorm`` (sharing its embedding cache); the litellm engine gets
-    ``LiteLLMCoStorm`` when that module exists.
-
-    Raises:
-        research.errors.InputError: no Co-STORM implementation for this engine.
-    """
-    from research.errors import InputError  # noqa: PLC0415
-
-    if isinstance(engine, CoStormSteps):
-        return engine
-    name = getattr(engine, "name", "")
-    if name == "extractive":
-        from research.engines.extractive.costorm import ExtractiveCoStorm  # noqa: PLC0415
-
-        return ExtractiveCoStorm(getattr(engine, "vectors", None))
-    if name == "litellm":
-        try:
-            from research.engines.litellm.costorm import LiteLLMCoStorm  # noqa: PLC0415
-        except ImportError:
-            raise InputError("Co-STORM mode is not available for the litellm engine yet; "
-                             "launch it with the extractive engine.", code="costorm_unsupported") from None
-        return LiteLLMCoStorm(engine)
-    raise InputError(f"Co-STORM mode has no steps for engine {name!r}.", code="costorm_unsupported")

@@ -1,0 +1,157 @@
+"""Layer boundaries of ``research/`` (issue 15, Done when), checked by walking the code with ``ast``:
+
+- no import cycles among ``research`` modules (module-level and function-level imports alike);
+- the raw Redis client (``.r`` of a RunStore / collector, ``get_redis()``) is used only inside
+  ``research/store/`` — everything else goes through the store's methods;
+- ``os.environ`` / ``os.getenv`` are read only by the settings module (``research/config.py``) and
+  the CLI entry point (``research/cli.py``).
+"""
+
+from __future__ import annotations
+
+import ast
+from functools import cache
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PKG = ROOT / "research"
+ENV_READERS = {"research/config.py", "research/cli.py"}
+
+
+@cache
+def _modules() -> dict[str, Path]:
+    """Dotted module name → file, for every module under ``research/``."""
+    out = {}
+    for path in PKG.rglob("*.py"):
+        parts = list(path.relative_to(ROOT).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        out[".".join(parts)] = path
+    return out
+
+
+def _resolve(name: str) -> str | None:
+    mods = _modules()
+    while name and name not in mods:
+        name = name.rpartition(".")[0]
+    return name or None
+
+
+def _imports(mod: str, path: Path) -> set[str]:
+    """``research`` modules imported anywhere in ``path`` (top level or inside functions)."""
+    pkg = mod if path.name == "__init__.py" else mod.rpartition(".")[0]
+    out: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            targets = [_resolve(a.name) for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                up = pkg.split(".")[: len(pkg.split(".")) - (node.level - 1)]
+                base = ".".join(up + ([node.module] if node.module else []))
+            targets = [_resolve(f"{base}.{a.name}") if f"{base}.{a.name}" in _modules() else _resolve(base)
+                       for a in node.names]
+        else:
+            continue
+        out |= {t for t in targets if t and t != mod}
+    return out
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                found.append(sorted(comp))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_no_import_cycles():
+    graph = {mod: _imports(mod, path) for mod, path in _modules().items()}
+    assert _cycles(graph) == []
+
+
+def _rel(path: Path) -> str:
+    return path.relative_to(ROOT).as_posix()
+
+
+def _raw_redis_uses(source: str, label: str) -> list[str]:
+    """Lines using the raw client: attribute ``.r`` (``store.r``, ``ctx.store.r``, ``self.r``)
+    or calling ``get_redis`` (the client factory)."""
+    hits = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Attribute) and node.attr == "r":
+            hits.append(f"{label}:{node.lineno} .r")
+        elif isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", "")) == "get_redis":
+            hits.append(f"{label}:{node.lineno} get_redis()")
+    return hits
+
+
+def test_raw_redis_client_only_inside_the_store():
+    outside = [p for p in sorted(PKG.rglob("*.py")) if not _rel(p).startswith("research/store/")]
+    pages = sorted((ROOT / "app_pages").glob("*.py")) + [ROOT / "streamlit_app.py"]
+    hits = [h for p in outside + pages for h in _raw_redis_uses(p.read_text(encoding="utf-8"), _rel(p))]
+    assert hits == []
+
+
+def _environ_reads(source: str, label: str) -> list[str]:
+    """Lines touching ``os.environ`` / ``os.getenv`` (``from os import environ`` counts too)."""
+    hits = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Attribute) and node.attr in ("environ", "getenv") \
+                and getattr(node.value, "id", "") == "os":
+            hits.append(f"{label}:{node.lineno} os.{node.attr}")
+        elif isinstance(node, ast.ImportFrom) and node.module == "os" \
+                and any(a.name in ("environ", "getenv") for a in node.names):
+            hits.append(f"{label}:{node.lineno} from os import")
+    return hits
+
+
+def test_environment_read_only_by_settings_and_cli():
+    files = [p for p in sorted(PKG.rglob("*.py")) if _rel(p) not in ENV_READERS]
+    pages = sorted((ROOT / "app_pages").glob("*.py")) + [ROOT / "streamlit_app.py"]
+    hits = [h for p in files + pages for h in _environ_reads(p.read_text(encoding="utf-8"), _rel(p))]
+    assert hits == []
+
+
+def test_checks_see_real_violations():
+    """The walkers are not vacuous: they find a cycle, a raw client use and an env read."""
+    assert _cycles({"a": {"b"}, "b": {"a"}, "c": set()}) == [["a", "b"]]
+    src = "import os\nv = os.environ.get('X')\nstore.r.get('k')\nget_redis()\nfrom os import getenv\n"
+    assert sorted(_environ_reads(src, "x")) == ["x:2 os.environ", "x:5 from os import"]
+    assert sorted(_raw_redis_uses(src, "x")) == ["x:3 .r", "x:4 get_redis()"]
+
+
+def test_only_pages_and_ui_import_the_ui_layer():
+    """Layers point down: nothing under ``research/`` outside ``research/ui/`` imports it (the
+    exports use the neutral ``research.rendering``)."""
+    graph = {mod: _imports(mod, path) for mod, path in _modules().items()}
+    up = sorted(f"{m} → {t}" for m, targets in graph.items() if not m.startswith("research.ui")
+                for t in targets if t == "research.ui" or t.startswith("research.ui."))
+    assert up == []
