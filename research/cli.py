@@ -9,16 +9,17 @@ them, so ``research --help`` stays fast.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import threading
 import time
 from pathlib import Path
 
+from research.cli_common import (EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, _err,  # noqa: F401
+                                 _print_json, _print_outcome, _store)
+
 _OFFLINE_ENV = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
                 "LITELLM_LOCAL_MODEL_COST_MAP": "True", "TOKENIZERS_PARALLELISM": "false"}
-EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
 _POLL_S = 0.25  # s between progress polls
 
 
@@ -135,19 +136,7 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_INTERRUPTED
 
 
-def _err(code: str, message: str) -> None:
-    sys.stderr.write(f"error [{code}]: {message}\n")
 
-
-def _print_json(obj) -> None:
-    sys.stdout.write(json.dumps(obj, ensure_ascii=False, indent=None) + "\n")
-    sys.stdout.flush()
-
-
-def _store():
-    from research.store import open_store
-
-    return open_store()
 
 
 # ---------------------------------------------------------------------------------- run
@@ -315,18 +304,6 @@ def _print_event(ev, elapsed: float) -> None:
         print(f"{stamp}   {ev.data.get('perspective', '?')} · turn {ev.data.get('turn', '?')} · "
               f"{ev.data.get('sources', 0)} sources · {q}", flush=True)
 
-
-def _print_outcome(s: dict, elapsed_s: float | None = None) -> None:
-    took = f" in {elapsed_s:.1f}s" if elapsed_s is not None else (f" in {s['wall_s']:.1f}s" if s["wall_s"] else "")
-    print(f"{s['status']}{took} · {s['sources']} sources · {s['citations']} citations · "
-          f"{s['llm_calls']} LLM calls (${s['cost_usd']:.4f})")
-    for key, count in (s.get("questions") or {}).items():
-        print(f"  {key}: {count} sources")
-    if s.get("report_path"):
-        print(f"report: {s['report_path']}")
-    if Path(s["artifacts_dir"]).is_dir():
-        print(f"artifacts: {s['artifacts_dir']}")
-    print(f"run id: {s['run_id']}")
 
 
 # ---------------------------------------------------------------------------------- list

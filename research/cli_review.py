@@ -19,7 +19,7 @@ from pathlib import Path
 def cmd_plan(args: argparse.Namespace) -> int:
     """``research plan RUN_ID``: the stored plan bundle (any status once planned)."""
     from research import review
-    from research.cli import EXIT_OK, _print_json, _store
+    from research.cli_common import EXIT_OK, _print_json, _store
     from research.store.keys import check_run_id
 
     store = _store()
@@ -61,7 +61,7 @@ def cmd_approve(args: argparse.Namespace) -> int:
     """``research approve RUN_ID``: validate, store, run (or enqueue and wait); exit 0 when the
     run completes, 1 when it fails or is cancelled, 2 on bad input."""
     from research import jobs, review
-    from research.cli import EXIT_FAILED, EXIT_OK, _err, _print_json, _print_outcome, _store
+    from research.cli_common import EXIT_FAILED, EXIT_OK, _err, _print_json, _print_outcome, _store
     from research.store.keys import check_run_id
 
     store = _store()

@@ -17,13 +17,12 @@ from research.errors import InputError
 from research.models import REVIEW_STATUS, Perspective, Plan, RunState, Syllabus
 from research.plan_edit import PlanBundle, apply_edit, diff
 from research.store import keys
-from research.store.collector import SourceCollector
-from research.store.connection import get_redis
+from research.store import open_store
 from research.store.runs import RunStore
 
 
 def _store(store: RunStore | None) -> RunStore:
-    return store or RunStore(get_redis())
+    return store or open_store()
 
 
 def awaiting(run_id: str, store: RunStore | None = None) -> RunState:
@@ -93,7 +92,7 @@ def approve(run_id: str, edit: dict | None = None, *, by: str = "cli", run: str 
     backend = jobs.job_backend() if run != "foreground" else "thread"  # a bad backend fails before writing
     new, changes = validate(run_id, edit, store)
     run_id = keys.check_run_id(run_id.strip())
-    SourceCollector(store.r, run_id).init(new.syllabus)  # no sources yet: the question set follows the edit
+    store.collector(run_id).init(new.syllabus)  # no sources yet: the question set follows the edit
     store.put_doc(run_id, "plan", new.plan)
     store.put_doc(run_id, "syllabus", new.syllabus)
     store.put_doc(run_id, "perspectives", new.perspectives)

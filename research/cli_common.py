@@ -1,0 +1,38 @@
+"""What every ``research`` subcommand shares (``research.cli``, ``research.cli_review``): exit
+codes, the one error line format, JSON output, the run store and the outcome summary."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+
+def _err(code: str, message: str) -> None:
+    sys.stderr.write(f"error [{code}]: {message}\n")
+
+
+def _print_json(obj) -> None:
+    sys.stdout.write(json.dumps(obj, ensure_ascii=False, indent=None) + "\n")
+    sys.stdout.flush()
+
+
+def _store():
+    from research.store import open_store
+
+    return open_store()
+
+
+def _print_outcome(s: dict, elapsed_s: float | None = None) -> None:
+    took = f" in {elapsed_s:.1f}s" if elapsed_s is not None else (f" in {s['wall_s']:.1f}s" if s["wall_s"] else "")
+    print(f"{s['status']}{took} · {s['sources']} sources · {s['citations']} citations · "
+          f"{s['llm_calls']} LLM calls (${s['cost_usd']:.4f})")
+    for key, count in (s.get("questions") or {}).items():
+        print(f"  {key}: {count} sources")
+    if s.get("report_path"):
+        print(f"report: {s['report_path']}")
+    if Path(s["artifacts_dir"]).is_dir():
+        print(f"artifacts: {s['artifacts_dir']}")
+    print(f"run id: {s['run_id']}")
