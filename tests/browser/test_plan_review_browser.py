@@ -45,6 +45,7 @@ def _type_cell(page, text: str) -> None:
     page.wait_for_timeout(250)
 
 
+@pytest.mark.timeout(1800)  # two pipeline phases on a shared, loaded machine
 def test_review_edit_approve_round_trip(served, page):
     base, run = served
     store = _store(run)
@@ -81,6 +82,8 @@ def test_review_edit_approve_round_trip(served, page):
             page.keyboard.press("ArrowUp")
             page.keyboard.press("ArrowRight")
             _type_cell(page, text)
+    page.keyboard.press("Escape")  # leave the grid: no selected cell in the screenshot
+    page.get_by_text("Question syllabus").first.click()
     page.wait_for_timeout(800)
     page.set_viewport_size({"width": 1440, "height": 1450})  # the whole editor in one screenshot
     page.evaluate("() => document.querySelectorAll('[data-testid=stMain], [data-testid=stAppViewContainer], "
