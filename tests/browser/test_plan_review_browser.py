@@ -45,6 +45,7 @@ def _type_cell(page, text: str) -> None:
     page.wait_for_timeout(250)
 
 
+@pytest.mark.timeout(1800)  # two pipeline phases on a shared, loaded machine
 def test_review_edit_approve_round_trip(served, page):
     base, run = served
     store = _store(run)
@@ -69,7 +70,7 @@ def test_review_edit_approve_round_trip(served, page):
 
     old = store.get_doc(run_id, "syllabus", Syllabus)
     n = len(old.questions)
-    grid = page.locator("[data-testid='stDataFrame']").first
+    grid = page.locator(f".st-key-edit_questions_{run_id}")  # the syllabus editor (keyed element)
     grid.scroll_into_view_if_needed()
     box = grid.bounding_box()
     for i, (key, label, desc) in enumerate(NEW):
@@ -81,6 +82,12 @@ def test_review_edit_approve_round_trip(served, page):
             page.keyboard.press("ArrowUp")
             page.keyboard.press("ArrowRight")
             _type_cell(page, text)
+    page.keyboard.press("Escape")  # leave the grid: no selected cell in the screenshot
+    page.get_by_text("Question syllabus").first.click()
+    page.wait_for_timeout(800)
+    page.set_viewport_size({"width": 1440, "height": 1450})  # the whole editor in one screenshot
+    page.evaluate("() => document.querySelectorAll('[data-testid=stMain], [data-testid=stAppViewContainer], "
+                  "section.main').forEach(el => el.scrollTo(0, 0))")
     page.wait_for_timeout(800)
     _shot(page, "plan_review")
     page.get_by_role("button", name="Approve and start research").click()

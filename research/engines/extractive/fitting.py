@@ -41,7 +41,7 @@ from research.syllabus import topic_kind
 
 MAX_FACETS = 6
 MAX_REPLACED = 2
-PHRASE_MIN_SIM = 0.20   # cosine of a survey phrase to the topic before it may become a question
+PHRASE_MIN_SIM = 0.30   # cosine of a survey phrase to the topic before it may become a question
 KEEP_MIN_SCORE = 0.45   # topic relevance + survey support under which a template question is weak
 GROUND_MIN_SIM = 0.35   # cosine of a survey phrase to a question before it is named in its description
 _CONTEXT = re.compile(r"\s+(?:in|for|among|during|with|after|versus|vs\.?|within|across)\s+", re.I)
