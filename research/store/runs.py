@@ -26,14 +26,6 @@ from research.store.lease import PENDING_GRACE_S, Lease, is_held
 
 M = TypeVar("M", bound=BaseModel)
 EVENT_STREAM_MAXLEN = 100_000
-# KEYS: run calls hash, artifact sequence hash. ARGV: call id, file name base.
-_RESERVE_LUA = """
-local seq = redis.call('HGET', KEYS[1], ARGV[1])
-if seq then return tonumber(seq) end
-seq = redis.call('HINCRBY', KEYS[2], ARGV[2], 1)
-redis.call('HSET', KEYS[1], ARGV[1], seq)
-return seq
-"""
 # KEYS: run hash, lease, queued. ARGV: now (s), pending grace (s), active statuses...
 _RECONCILE_LUA = """
 local status = redis.call('HGET', KEYS[1], 'status')
@@ -313,24 +305,6 @@ class RunStore:
             self.r.hsetnx(key, str(round_no), json.dumps(focus()))
             stored = self.r.hget(key, str(round_no))
         return json.loads(stored)
-
-    def reserve_call(self, run_id: str, call_id: str, base_key: str) -> int:
-        """The artifact sequence number of tool call ``call_id`` (file name base ``base_key``):
-        the same on every attempt, new ones numbered by a per-name counter (atomic, Lua)."""
-        return int(self.r.eval(_RESERVE_LUA, 2, keys.run_calls(run_id), keys.run_artseq(run_id), call_id, base_key))
-
-    def call_record(self, run_id: str, call_id: str) -> ArtifactRecord | None:
-        """The stored record of tool call ``call_id`` when it was committed, else None."""
-        raw = self.r.hget(keys.run_calls(run_id), f"{call_id}|rec")
-        return ArtifactRecord.model_validate_json(raw) if raw else None
-
-    def commit_call(self, run_id: str, call_id: str, record: ArtifactRecord) -> None:
-        """Store a keyed tool call's card and its "recorded" mark together (MULTI), so a crash
-        never doubles a card."""
-        pipe = self.r.pipeline(transaction=True)
-        pipe.rpush(keys.run_cards(run_id), record.model_dump_json())
-        pipe.hset(keys.run_calls(run_id), f"{call_id}|rec", record.model_dump_json())
-        pipe.execute()
 
     def source_counts(self, run_ids: Sequence[str]) -> dict[str, int]:
         """``run_id → number of sources`` saved by the collector (seed 000 list
