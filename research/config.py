@@ -210,6 +210,12 @@ class Settings(BaseSettings):
         return self.index_dir_override or self.data_dir / "indexes"
 
     @property
+    def preindex(self) -> bool:
+        """``RESEARCH_PREINDEX`` (default ``1``): the dashboard builds the default corpus's search
+        index in the background when the server starts; ``0`` turns that off (issue 14)."""
+        return _get("RESEARCH_PREINDEX", "1").strip() not in ("0", "false", "no", "off")
+
+    @property
     def reports_dir(self) -> Path:
         return self.data_dir / "reports"
 

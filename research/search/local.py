@@ -37,6 +37,7 @@ from research.embeddings import MODEL_NAME, Embedder, get_embedder
 from research.errors import CorpusError, InputError
 from research.models import SearchResult
 from research.search.base import external_id_for, source_type_for
+from research.search import index_progress
 from research.search.corpus import DOC_SUFFIXES, Document, read_corpus
 
 log = logging.getLogger(__name__)
@@ -47,6 +48,7 @@ CANDIDATES = 100  # top-N of each list that enter the fusion
 SNIPPET_BUDGET = 600  # characters over all snippets of one result
 MAX_SNIPPETS = 3
 _DENSE_CHARS = 2000  # > 256 word pieces for English text; the tokenizer truncates the rest
+EMBED_CHUNK = 128  # documents embedded between two progress reports
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[]?[A-Z0-9])|\n+")
 _local = threading.local()
 
@@ -102,12 +104,21 @@ class LocalSearch:
         if not path.exists():
             read_corpus(path)  # raises the CorpusError that says what to fix
         self.corpus_path = path.resolve()
-        self.embedder = embedder or get_embedder()
         self.index_path = Path(index_dir).expanduser().resolve() / corpus_fingerprint(self.corpus_path)
         t0 = time.monotonic()
-        self.built = not self._try_load()
-        if self.built:
-            self._build()
+        cached = (self.index_path / "meta.json").is_file()
+        if not cached:  # say at once that a build is starting: loading the model takes seconds
+            index_progress.report(self.index_path, "loading_model", corpus=str(self.corpus_path))
+        try:
+            self.embedder = embedder or get_embedder()
+            self.built = not self._try_load()
+            if self.built:
+                self._build()
+        except BaseException as exc:
+            index_progress.report(self.index_path, "failed", corpus=str(self.corpus_path), error=str(exc)[:300])
+            raise
+        index_progress.report(self.index_path, "ready", done=len(self.docs), total=len(self.docs),
+                              corpus=str(self.corpus_path))
         self.open_s = time.monotonic() - t0
         log.info("local index %s: %d docs %s in %.1f s", self.index_path.name, len(self.docs),
                  "built" if self.built else "loaded", self.open_s)
@@ -123,8 +134,9 @@ class LocalSearch:
         bm25.index(bm25s.tokenize([f"{d.title}\n{d.text}" for d in self.docs], stopwords="en",
                                   stemmer=_stemmer(), show_progress=False), show_progress=False)
         self.bm25 = bm25
-        self.embeddings = self.embedder.encode([_dense_text(d) for d in self.docs])
+        self.embeddings = self._embed_docs()
         self._prepare()
+        index_progress.report(self.index_path, "writing", done=len(self.docs), total=len(self.docs))
         tmp = self.index_path.with_name(f".{self.index_path.name}.{uuid.uuid4().hex[:8]}.tmp")
         try:
             tmp.mkdir(parents=True)
@@ -144,6 +156,18 @@ class LocalSearch:
             log.warning("index not cached at %s (%s)", self.index_path, exc)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
+
+    def _embed_docs(self) -> np.ndarray:
+        """Dense vectors of every document, ``(n_docs, dim)`` float32, embedded ``EMBED_CHUNK``
+        documents at a time with a progress report after each chunk (CLI bar, run events)."""
+        texts = [_dense_text(d) for d in self.docs]
+        total = len(texts)
+        parts = []
+        index_progress.report(self.index_path, "embedding", done=0, total=total)
+        for start in range(0, total, EMBED_CHUNK):
+            parts.append(self.embedder.encode(texts[start:start + EMBED_CHUNK]))
+            index_progress.report(self.index_path, "embedding", done=min(total, start + EMBED_CHUNK), total=total)
+        return np.concatenate(parts) if parts else np.zeros((0, self.embedder.dim), dtype=np.float32)
 
     def _try_load(self) -> bool:
         import bm25s  # noqa: PLC0415
