@@ -52,7 +52,7 @@ def _index_default_corpus_once() -> bool:
     """Start building (or loading) the default corpus's search index in a background thread
     once per server process, so an analyst's first run usually finds it ready (issue 14;
     ``RESEARCH_PREINDEX=0`` turns it off). The Corpora page and the run pages show its progress."""
-    from research.search.index_progress import start_background_build  # noqa: PLC0415
+    from research.search.local import start_background_build  # noqa: PLC0415
 
     s = load_settings()
     if not s.preindex or not s.default_corpus.exists():

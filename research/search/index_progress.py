@@ -8,8 +8,8 @@ its index folder: ``loading_model`` → ``embedding`` (``done`` / ``total`` docu
   there is one, else what is on disk (``ready`` with its document count, or ``missing``).
 * :func:`watch` — a thread that calls ``emit(state)`` whenever the build's state or count
   changes (at most every ``interval_s`` seconds); runs turn these into ``index.progress`` events.
-* :func:`start_background_build` — builds (or loads) an index in a daemon thread; the dashboard
-  calls it at server start for the default corpus so an analyst's first run finds it ready.
+* ``research.search.local.start_background_build`` builds (or loads) an index in a daemon
+  thread; the dashboard calls it at server start for the default corpus.
 
 States are plain dicts ``{state, done, total, corpus, index, started, updated, error}`` (times
 in Unix seconds), JSON-safe for event payloads.
@@ -17,6 +17,7 @@ in Unix seconds), JSON-safe for event payloads.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import threading
@@ -24,7 +25,12 @@ import time
 from pathlib import Path
 from typing import Callable
 
+from research.embeddings import MODEL_NAME
+from research.search.corpus import DOC_SUFFIXES
+
 log = logging.getLogger(__name__)
+
+INDEX_VERSION = 2  # 2: documents embedded with DOC_TOKENS = 128 word pieces (was the 256 window)
 
 ACTIVE = ("loading_model", "embedding", "writing")
 _LOCK = threading.Lock()
@@ -51,14 +57,26 @@ def live_state(index_path: Path | str) -> dict | None:
         return dict(s) if s else None
 
 
+def corpus_fingerprint(path: Path) -> str:
+    """sha1 over the index version, model, resolved path, mtime (ns) and size of the corpus
+    (for a folder: of every supported file in it). Hex string, 40 chars: the name of the
+    corpus's index folder."""
+    path = path.resolve()
+    parts = [str(INDEX_VERSION), MODEL_NAME, str(path)]
+    files = sorted(f for f in path.rglob("*") if f.suffix.lower() in DOC_SUFFIXES) \
+        if path.is_dir() else [path]
+    for f in files:
+        st = f.stat()
+        parts.append(f"{f.relative_to(path) if path.is_dir() else ''}|{st.st_mtime_ns}|{st.st_size}")
+    return hashlib.sha1("\n".join(parts).encode()).hexdigest()
+
+
 def index_path_for(corpus_path: Path | str, index_dir: Path | str) -> Path:
     """The folder the index of ``corpus_path`` is cached in under ``index_dir``.
 
     Raises:
         OSError: the corpus cannot be read (stat).
     """
-    from research.search.local import corpus_fingerprint  # noqa: PLC0415 - avoids an import cycle
-
     path = Path(corpus_path).expanduser().resolve()
     return Path(index_dir).expanduser().resolve() / corpus_fingerprint(path)
 
@@ -109,22 +127,5 @@ def watch(index_path: Path | str, emit: Callable[[dict], None], stop: threading.
             stop.wait(interval_s)
 
     t = threading.Thread(target=loop, name="index-progress", daemon=True)
-    t.start()
-    return t
-
-
-def start_background_build(corpus_path: Path | str, index_dir: Path | str) -> threading.Thread:
-    """Build (or load) the index of ``corpus_path`` in a daemon thread via
-    ``research.search.local.get_local_search`` (the process-wide cache, so a run that needs the
-    same index waits for this build instead of starting a second one). Errors are logged only."""
-    def build() -> None:
-        from research.search.local import get_local_search  # noqa: PLC0415
-
-        try:
-            get_local_search(corpus_path, index_dir)
-        except Exception:  # noqa: BLE001 - a background warm-up must never take the server down
-            log.exception("background indexing of %s failed", corpus_path)
-
-    t = threading.Thread(target=build, name="index-warmup", daemon=True)
     t.start()
     return t

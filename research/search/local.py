@@ -22,7 +22,6 @@ The index (BM25 arrays, embeddings, documents) is cached under
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import os
@@ -40,12 +39,12 @@ from research.errors import CorpusError, InputError
 from research.models import SearchResult
 from research.search.base import external_id_for, source_type_for
 from research.search import index_progress
-from research.search.corpus import DOC_SUFFIXES, Document, read_corpus
+from research.search.index_progress import INDEX_VERSION, corpus_fingerprint  # noqa: F401 - re-exported
+from research.search.corpus import Document, read_corpus
 
 log = logging.getLogger(__name__)
 
-INDEX_VERSION = 2  # 2: documents embedded with DOC_TOKENS = 128 word pieces (was the 256 window)
-DOC_TOKENS = 128
+DOC_TOKENS = 128  # word pieces of a document that are embedded (INDEX_VERSION 2)
 ALPHA = 0.5  # weight of the dense score in the convex fusion (tuned on SciFact train, NFCorpus dev)
 CANDIDATES = 100  # top-N of each list that enter the fusion
 SNIPPET_BUDGET = 600  # characters over all snippets of one result
@@ -71,19 +70,6 @@ def _tokens(texts: list[str]) -> list[list[str]]:
 
     return bm25s.tokenize(texts, stopwords="en", stemmer=_stemmer(), return_ids=False,
                           show_progress=False)
-
-
-def corpus_fingerprint(path: Path) -> str:
-    """sha1 over the index version, model, resolved path, mtime (ns) and size of the corpus
-    (for a folder: of every supported file in it). Hex string, 40 chars."""
-    path = path.resolve()
-    parts = [str(INDEX_VERSION), MODEL_NAME, str(path)]
-    files = sorted(f for f in path.rglob("*") if f.suffix.lower() in DOC_SUFFIXES) \
-        if path.is_dir() else [path]
-    for f in files:
-        st = f.stat()
-        parts.append(f"{f.relative_to(path) if path.is_dir() else ''}|{st.st_mtime_ns}|{st.st_size}")
-    return hashlib.sha1("\n".join(parts).encode()).hexdigest()
 
 
 class LocalSearch:
@@ -341,3 +327,18 @@ def get_local_search(corpus_path: str | Path, index_dir: str | Path) -> LocalSea
             _CACHE[key] = LocalSearch(path, index_dir)
         return _CACHE[key]
 
+
+def start_background_build(corpus_path: str | Path, index_dir: str | Path) -> threading.Thread:
+    """Build (or load) the index of ``corpus_path`` in a daemon thread through
+    ``get_local_search`` (the process-wide cache, so a run that needs the same index waits for
+    this build instead of starting a second one). Errors are logged only. The dashboard calls it
+    at server start for the default corpus (issue 14); progress: ``research.search.index_progress``."""
+    def build() -> None:
+        try:
+            get_local_search(corpus_path, index_dir)
+        except Exception:  # noqa: BLE001 - a background warm-up must never take the server down
+            log.exception("background indexing of %s failed", corpus_path)
+
+    t = threading.Thread(target=build, name="index-warmup", daemon=True)
+    t.start()
+    return t
