@@ -26,7 +26,8 @@ run: $(STAMP)
 
 # -rs: the summary lists every skipped test with its reason (e.g. shared data or chromium missing)
 test: $(STAMP)
-	$(BIN)/python -m pytest tests --durations=15 -rs
+	@start=$$(date +%s); $(BIN)/python -m pytest tests --durations=15 -rs; rc=$$?; \
+	echo "test suite wall time: $$(( $$(date +%s) - start )) s"; exit $$rc
 
 # Benchmarks (issue 8): table + bench/results/*.json; TOPICS=<FreshWiki-layout folder> to override.
 bench: $(STAMP)

@@ -46,6 +46,23 @@ if _auth_configured() and not _logged_in():
 
 resume_on_start()  # thread backend: this process is the worker (logged and retried on failure)
 
+
+@st.cache_resource(show_spinner=False)
+def _index_default_corpus_once() -> bool:
+    """Start building (or loading) the default corpus's search index in a background thread
+    once per server process, so an analyst's first run usually finds it ready (issue 14;
+    ``RESEARCH_PREINDEX=0`` turns it off). The Corpora page and the run pages show its progress."""
+    from research.search.local import start_background_build  # noqa: PLC0415
+
+    s = load_settings()
+    if not s.preindex or not s.default_corpus.exists():
+        return False
+    start_background_build(s.default_corpus, s.index_dir)
+    return True
+
+
+_index_default_corpus_once()
+
 pages = {p.key: st.Page(p.path, title=p.title, icon=p.icon, url_path=p.url_path, default=p.key == "launch")
          for p in PAGES}
 run_keys = {p.key for p in RUN_PAGES}

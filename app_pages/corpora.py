@@ -9,12 +9,27 @@ from research.errors import ResearchError
 from research.ingest import ingest, list_corpora, validate_corpus_name
 from research.ingest.extract import SUFFIXES
 from research.ingest.store import corpus_dir
-from research.ui.corpora import corpus_rows, file_rows
+from research.search.index_progress import ACTIVE, index_state
+from research.ui.corpora import corpus_rows, file_rows, index_status_line
 
 st.title("Corpora")
 st.caption("Your own documents, searchable in runs: choose them under *Corpora* on the Launch form "
            "or with `research run … --corpora NAME`. Each passage cites its file and page.")
 
+settings = load_settings()
+
+
+def default_index() -> None:
+    """The default corpus's search index: ready, or a progress bar while it is being built."""
+    frac, text = index_status_line(index_state(settings.default_corpus, settings.index_dir))
+    if frac is None:
+        st.caption(text)
+    else:
+        st.progress(frac, text=text)
+
+
+building = index_state(settings.default_corpus, settings.index_dir)["state"] in ACTIVE
+st.fragment(default_index, run_every=2 if building else None)()  # live only while it builds
 listing = st.container()  # filled last, so a corpus ingested below shows at once
 st.subheader("Add documents", anchor=False)
 with st.form("ingest"):
@@ -28,7 +43,7 @@ if submitted:
         corpus = validate_corpus_name(name)
         paths = []
         if uploads:
-            target = corpus_dir(corpus, load_settings()) / "files"
+            target = corpus_dir(corpus, settings) / "files"
             target.mkdir(parents=True, exist_ok=True)
             for up in uploads:
                 dest = target / up.name.replace("/", "_").lstrip(".")

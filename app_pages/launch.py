@@ -97,6 +97,8 @@ if submitted:
             st.session_state["launch_dropped"] = dropped
     except ResearchError as exc:
         st.error(exc.message, icon=":material/error:")
+    else:
+        nav.go_to("report", st.session_state["launched_run"])  # follow the run; Launch keeps its links
 
 if launched := st.session_state.get("launched_run"):
     st.success(f"Run `{launched}` started. It keeps running if you close this tab; follow it here:",

@@ -92,7 +92,7 @@ def build_and_latency(corpus: Path, n_queries: int = 100, max_docs: int | None =
     """Index build time (fresh temp dir) and query p50/p95 on ``corpus``; ``max_docs`` slices it."""
     from research.embeddings import get_embedder  # noqa: PLC0415
     from research.search.corpus import read_corpus  # noqa: PLC0415
-    from research.search.local import LocalSearch, _dense_text  # noqa: PLC0415
+    from research.search.local import DOC_TOKENS, LocalSearch, _dense_text  # noqa: PLC0415
 
     emb = get_embedder()
     tmp = Path(tempfile.mkdtemp(prefix="bench-index-"))
@@ -113,7 +113,7 @@ def build_and_latency(corpus: Path, n_queries: int = 100, max_docs: int | None =
         # scaled linearly to the whole corpus, so the big build is not paid twice
         sample = docs if len(docs) <= embed_sample else random.Random(8).sample(docs, embed_sample)
         t0 = time.perf_counter()
-        emb.encode([_dense_text(d) for d in sample])
+        emb.encode([_dense_text(d) for d in sample], max_tokens=DOC_TOKENS)
         embed_s = (time.perf_counter() - t0) * len(docs) / len(sample)
         titles = [d.title for d in random.Random(8).sample(docs, min(n_queries, len(docs))) if d.title.strip()]
         for q in titles[:5]:

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from research.cli_common import (EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, _err,  # noqa: F401
                                  _print_json, _print_outcome, _store)
+from research.cli_progress import IndexBar
 
 _OFFLINE_ENV = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
                 "LITELLM_LOCAL_MODEL_COST_MAP": "True", "TOKENIZERS_PARALLELISM": "false"}
@@ -269,12 +270,15 @@ def _run_with_progress(jobs, config, *, quiet: bool):
     worker = _Worker(jobs, run_id, backend)
     worker.start()
     last_event, cancelling = "-", False
+    index_bar = IndexBar()  # stderr only: --json stdout stays pure JSON
 
     def drain() -> None:
         nonlocal last_event
         for ev in store.events(run_id, after=last_event):
             last_event = ev.id
-            if not quiet:
+            if ev.type == "index.progress":
+                index_bar.update(ev.data)
+            elif not quiet:
                 _print_event(ev, ev.ts - t0)
 
     # Poll with time.sleep, not Thread.join: a Ctrl-C inside join() leaves the Thread object
@@ -290,8 +294,10 @@ def _run_with_progress(jobs, config, *, quiet: bool):
             store.request_cancel(run_id)
             sys.stderr.write(f"cancelling run {run_id} at the next step (Ctrl-C again to quit now)...\n")
     if worker.exc is not None:
+        index_bar.close()
         raise worker.exc
     drain()
+    index_bar.close()
     return worker.state
 
 

@@ -115,7 +115,8 @@ def _var(*names: str) -> Any:
     return AliasChoices(*names) if len(names) > 1 else names[0]
 
 
-_LENIENT = ("job_backend", "auto_resume", "lease_ttl_ms", "llm_concurrency", "llm_timeout_s", "llm_deadline_s",
+_LENIENT = ("job_backend", "auto_resume", "preindex",
+            "lease_ttl_ms", "llm_concurrency", "llm_timeout_s", "llm_deadline_s",
             "llm_max_attempts", "llm_backoff_s", "llm_rpm", "http_timeout_s", "http_retries")
 
 
@@ -130,6 +131,8 @@ class Settings(BaseSettings):
         index_dir_override: [``RESEARCH_INDEX_DIR``]; see ``index_dir``.
         job_backend: [``RESEARCH_JOB_BACKEND``] ``thread`` or ``rq`` (checked by ``jobs.job_backend``).
         auto_resume: [``RESEARCH_AUTO_RESUME``] the dashboard resumes interrupted runs at start.
+        preindex: [``RESEARCH_PREINDEX``] the dashboard builds the default corpus's search index
+            in the background when the server starts (issue 14).
         lease_ttl_ms: [``RESEARCH_LEASE_TTL_MS``] a job's lease on its run (ms).
         embed_precision: [``RESEARCH_EMBED_PRECISION``] ``auto`` / ``fp32`` / ``bf16``.
         llm_concurrency, llm_rpm: [``RESEARCH_LLM_CONCURRENCY``, ``RESEARCH_LLM_RPM``] calls at once
@@ -156,6 +159,7 @@ class Settings(BaseSettings):
     index_dir_override: Path | None = Field(None, validation_alias="RESEARCH_INDEX_DIR")
     job_backend: str = Field("thread", validation_alias="RESEARCH_JOB_BACKEND")
     auto_resume: bool = Field(True, validation_alias="RESEARCH_AUTO_RESUME")
+    preindex: bool = Field(True, validation_alias="RESEARCH_PREINDEX")
     lease_ttl_ms: int = Field(15_000, validation_alias="RESEARCH_LEASE_TTL_MS")
     embed_precision: str = Field("auto", validation_alias="RESEARCH_EMBED_PRECISION")
     llm_concurrency: int = Field(4, validation_alias="RESEARCH_LLM_CONCURRENCY")

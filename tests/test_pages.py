@@ -226,11 +226,15 @@ def test_ill_formed_run_id_shows_error(run, bad):
     assert "is not a run id" in err and "](javascript" not in err
 
 
-def test_no_run_points_to_launch(run):
+def test_no_run_opens_the_newest_run(run):
+    _, store = run
     at = _page("coverage")
     _no_exception(at)
-    assert any("No run selected" in i for i in _texts(at, "info"))
+    assert not any("No run selected" in i for i in _texts(at, "info"))  # issue 14: no dead end after a launch
     assert not at.error
+    newest = store.list_runs()[0].run_id
+    q = at.query_params["run"]
+    assert (q[0] if isinstance(q, list) else q) == newest  # written back: the URL is a share link
 
 
 def test_active_run_shows_progress_without_report(run):

@@ -33,7 +33,9 @@ body that is not JSON), ``"bad_json"`` (a valid completion whose content is not 
 
 from __future__ import annotations
 
+import hashlib
 import json
+import math
 import random
 import threading
 import time
@@ -128,13 +130,19 @@ def prompt_text(body: dict) -> str:
 
 class LoopbackLLM:
     """The server. Args: ``responder`` (request body → Reply; default: the engine responder),
-    ``latency_ms`` (fixed delay before every reply, ms), ``faults`` (Faults or None),
-    ``model`` (reported model name; default: the request's). Thread-safe counters."""
+    ``latency_ms`` (delay before every reply, ms), ``latency_sigma`` (0: the delay is fixed;
+    > 0: lognormal with median ``latency_ms`` and shape σ, i.e. ``latency_ms · exp(σ·Z)``,
+    Z ~ N(0, 1) drawn from ``latency_seed`` and the request's messages, so a given call gets the
+    same delay whatever the order calls arrive in), ``faults`` (Faults or None), ``model``
+    (reported model name; default: the request's). Thread-safe counters."""
 
     def __init__(self, responder: Callable[[dict], Reply] | None = None, *, latency_ms: float = 0.0,
+                 latency_sigma: float = 0.0, latency_seed: int = 0,
                  faults: Faults | None = None, model: str | None = None) -> None:
         self.responder = responder or default_responder
         self.latency_ms = latency_ms
+        self.latency_sigma = latency_sigma
+        self.latency_seed = latency_seed
         self.faults = faults or Faults()
         self.model = model
         self._rng = random.Random(self.faults.seed)
@@ -197,6 +205,16 @@ class LoopbackLLM:
             self.bodies.clear()
 
     # ------------------------------------------------------------------ per request
+    def delay_s(self, body: dict) -> float:
+        """Seconds to wait before answering ``body``: ``latency_ms`` / 1000, or with
+        ``latency_sigma`` > 0 a lognormal draw keyed by the seed and the request's messages."""
+        base = self.latency_ms / 1000
+        if self.latency_sigma <= 0:
+            return base
+        key = hashlib.sha256(f"{self.latency_seed}\n{prompt_text(body)}".encode()).digest()
+        z = random.Random(int.from_bytes(key[:8], "big")).gauss(0.0, 1.0)
+        return base * math.exp(self.latency_sigma * z)
+
     def _draw_fault(self) -> str | None:
         with self._lock:
             self.requests += 1
@@ -210,7 +228,7 @@ class LoopbackLLM:
         """(status, headers, payload) for one request body; used by the HTTP handler."""
         fault = self._draw_fault()
         if self.latency_ms:
-            time.sleep(self.latency_ms / 1000)
+            time.sleep(self.delay_s(body))
         json_h = {"Content-Type": "application/json"}
         if fault == "429":
             return 429, {**json_h, "Retry-After": f"{self.faults.retry_after_s:g}"}, json.dumps(real_429_body()).encode()

@@ -27,6 +27,7 @@ from research.errors import ResearchError, RunCancelled
 from research.models import REVIEW_STATUS, Outline, Perspective, Report, TopicOutline
 from research.pipeline import analysis, conversation, planning, reporter
 from research.pipeline.context import RunContext
+from research.pipeline.index_events import index_progress_events
 from research.pipeline.recorders import KeyedRecorder
 from research.search.local import get_local_search  # noqa: F401 - kept for callers importing it here
 from research.search.multi import build_retriever
@@ -160,7 +161,8 @@ def _execute(store: RunStore, run_id: str, settings: Settings, lease: Lease) -> 
     t0 = time.monotonic()
     try:
         store.set_status(run_id, "planning")
-        ctx = build_context(run_id, settings)
+        with index_progress_events(store, run_id, store.get_run(run_id).config, settings.index_dir):
+            ctx = build_context(run_id, settings)  # builds the local index on a fresh index dir
         _guard(ctx, lease)
         if ctx.config.mode == "costorm":
             from research.costorm.pipeline import run_costorm  # noqa: PLC0415 - mode-specific

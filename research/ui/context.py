@@ -62,11 +62,15 @@ def resolve_run(store: RunStore, raw: str | None) -> tuple[RunState | None, str 
 def select_run(store: RunStore) -> RunState | None:
     """The selected run, or None after rendering an error or a pointer to Launch.
 
-    Renders a run picker in the sidebar; picking a run writes ``?run=<id>`` and reruns.
+    Renders a run picker in the sidebar; picking a run writes ``?run=<id>`` and reruns. With no
+    ``?run=`` the newest run is shown (and written to the URL, so it is a share link).
     """
     raw = st.query_params.get("run")
     state, error = resolve_run(store, raw)
     runs = store.list_runs()
+    if not raw and runs:
+        state = runs[0]  # newest first: right after a launch, the run just started
+        st.query_params["run"] = state.run_id
     labels = {r.run_id: run_label(r) for r in runs}
     if state is not None and state.run_id not in labels:
         labels = {state.run_id: run_label(state), **labels}

@@ -46,3 +46,25 @@ def file_rows(corpus: dict) -> list[dict]:
     rows = [{"file": f.get("name") or "", "pages": f.get("pages") or 0, "chunks": f.get("chunks") or 0,
              "size": _kb(f.get("size")), "status": status(f)} for f in corpus.get("file_list") or []]
     return sorted(rows, key=lambda r: (r["status"] == "indexed", r["file"].lower()))
+
+
+def index_status_line(state: dict) -> tuple[float | None, str]:
+    """``(fraction or None, text)`` for the default corpus's search index (issue 14), from
+    ``research.search.index_progress.index_state``: a fraction while it is being built (the page
+    draws a progress bar), None when there is nothing to wait for."""
+    name = PurePath(state.get("corpus") or "").name or "default corpus"
+    done, total = int(state.get("done") or 0), int(state.get("total") or 0)
+    st_ = state.get("state")
+    if st_ == "ready":
+        return None, f"Search index of {name}: ready, {total:,} documents (built {_when(state.get('updated'))})."
+    if st_ == "loading_model":
+        return 0.0, f"Indexing {name}: loading the embedding model…"
+    if st_ == "embedding":
+        return (done / total if total else 0.0), f"Indexing {name}: {done:,} / {total:,} documents"
+    if st_ == "writing":
+        return 1.0, f"Indexing {name}: writing the index ({total:,} documents)"
+    if st_ == "failed":
+        return None, f"Indexing {name} failed: {state.get('error') or 'see the server log'}"
+    if st_ == "unavailable":
+        return None, f"Default corpus cannot be read: {state.get('error')}"
+    return None, f"Search index of {name}: not built yet (the first run that searches it builds it)."

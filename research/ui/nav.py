@@ -63,6 +63,16 @@ def page_link(key: str, run_id: str | None = None, label: str | None = None) -> 
         st.markdown(f"[{plain(text)}]({page_url(key, run_id)})")
 
 
+def go_to(key: str, run_id: str | None = None) -> None:
+    """Move the browser to a page of this app with ``?run=<id>`` (``st.switch_page``; the script
+    stops there). Does nothing when the page is not registered with ``st.navigation`` (a page
+    script run on its own, e.g. under ``AppTest``): the caller's links stay the way there."""
+    try:
+        st.switch_page(page(key).path, query_params={"run": run_id} if run_id else None)
+    except StreamlitAPIException:
+        return
+
+
 def run_page_links(run_id: str, exclude: str | None = None) -> None:
     """A row of links to every run page for ``run_id`` (skipping ``exclude``)."""
     specs = [p for p in RUN_PAGES if p.key != exclude]

@@ -37,6 +37,8 @@ class ProgressInfo:
         costorm: Co-STORM runs only (else None): ``warm_start`` turns (not counted by the turn
             cap), ``queries_used`` / ``query_budget`` (search queries) and ``stop`` (the line
             from ``research.costorm.summary.stop_line``, '' while running).
+        index: the newest ``index.progress`` event's data (``{state, done, total, corpus}``)
+            while the run waits for its local corpus index; None when it is not waiting.
     """
 
     steps: list[tuple[str, str]]
@@ -46,6 +48,7 @@ class ProgressInfo:
     usage: Usage = field(default_factory=Usage)
     elapsed_s: float = 0.0
     costorm: dict | None = None
+    index: dict | None = None
 
 
 def reached_phase(store: RunStore, state: RunState) -> str:
@@ -91,10 +94,33 @@ def progress_info(store: RunStore, state: RunState) -> ProgressInfo:
             counts = {}
         questions = [{"key": q.key, "label": q.label, "sources": int(counts.get(q.key, 0)),
                       "target": q.min_sources} for q in syllabus.questions]
-    return ProgressInfo(steps=phase_steps(state.status, reached_phase(store, state)),
+    return ProgressInfo(steps=phase_steps(state.status, reached_phase(store, state)), index=index_wait(store, state),
                         turns_done=costorm["turns"] if costorm else store.count_turns(state.run_id),
                         turns_planned=max(1, planned), questions=questions, usage=store.get_usage(state.run_id),
                         elapsed_s=duration_s(state), costorm=costorm)
+
+
+def index_wait(store: RunStore, state: RunState) -> dict | None:
+    """The newest ``index.progress`` data of a run still in ``planning`` whose index build has
+    not finished (state not ``ready``), else None. Reads the last ``_EVENT_SCAN`` events."""
+    if state.status not in ("pending", "planning"):
+        return None
+    for ev in reversed(store.tail_events(state.run_id, _EVENT_SCAN)):
+        if ev.type == "index.progress":
+            return None if ev.data.get("state") == "ready" else dict(ev.data)
+    return None
+
+
+def index_label(data: dict) -> tuple[float, str]:
+    """``(fraction done, label)`` for an index wait: "Indexing corpus: 1,200 / 2,972 documents"."""
+    state, done, total = data.get("state", ""), int(data.get("done") or 0), int(data.get("total") or 0)
+    if state == "loading_model":
+        return 0.0, "Indexing corpus: loading the embedding model…"
+    if state == "failed":
+        return 0.0, "Indexing corpus failed"
+    if state == "writing":
+        return 1.0, f"Indexing corpus: writing the index ({total:,} documents)"
+    return (min(1.0, done / total) if total else 0.0), f"Indexing corpus: {done:,} / {total:,} documents"
 
 
 def costorm_progress(store: RunStore, state: RunState) -> dict:
@@ -174,6 +200,10 @@ def progress_panel(store: RunStore, state: RunState) -> None:
     if not is_active(state.status):
         st.caption(totals_caption(info))
         return
+    if info.index:
+        frac, label = index_label(info.index)
+        st.progress(frac, text=label)
+        st.caption("The local corpus is indexed once (first run on a fresh data dir); later runs reuse it.")
     cols = st.columns([3, 1, 1, 1])
     cols[0].progress(min(1.0, info.turns_done / info.turns_planned),
                      text=f"{'round-table ' if info.costorm else ''}turns {info.turns_done} / {info.turns_planned}")
