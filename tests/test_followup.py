@@ -201,7 +201,7 @@ def test_research_more_adds_sources_and_updates_coverage(small_run):
     collector = SourceCollector(store.r, small_run)
     n_before, cov_before = len(collector.all_sources()), collector.question_counts()
     turns_before = store.count_turns(small_run)
-    f = ask(small_run, "Is subcutaneous trastuzumab as effective as intravenous dosing?", research=True, store=store)
+    f = ask(small_run, "How was cardiac function monitored in the long-term follow-up of adjuvant trastuzumab?", research=True, store=store)
     assert f.researched and f.sources_added >= 1
     assert len(collector.all_sources()) == n_before + f.sources_added
     assert collector.question_counts() != cov_before
@@ -213,3 +213,29 @@ def test_research_more_adds_sources_and_updates_coverage(small_run):
     assert new_ids & {r.source_id for r in f.new_references}, "the answer cites a source research-more found"
     types = [e.type for e in store.events(small_run)]
     assert {"followup.research.started", "followup.research.finished", "turn.finished"} <= set(types)
+
+
+def test_report_page_shows_chat_audit_and_read_only_followups(env, store, lvef):
+    """AppTest: the Report page has the chat under the report and the audit summary; the
+    read-only share view shows the stored follow-up without a chat input."""
+    from streamlit.testing.v1 import AppTest
+
+    from research.followup.ask import audit_run
+
+    audit_run(env.run_id, store=store)  # stored: the page shows it at once (else it computes in the background)
+    at = AppTest.from_file(str(ROOT / "app_pages" / "report.py"), default_timeout=120)
+    at.query_params["run"] = env.run_id
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert "Follow-up questions" in [s.value for s in at.subheader]
+    assert "Citation audit" in [s.value for s in at.subheader]
+    assert any("citations supported" in str(m.value) for m in at.markdown)
+    assert len(at.chat_input) == 1
+    assert any(LVEF in str(m.value) for m in at.markdown)
+    ro = AppTest.from_file(str(ROOT / "app_pages" / "report.py"), default_timeout=120)
+    ro.query_params["run"] = env.run_id
+    ro.query_params["view"] = "read"
+    ro.run()
+    assert not ro.exception, [e.value for e in ro.exception]
+    assert len(ro.chat_input) == 0
+    assert any(LVEF in str(m.value) for m in ro.markdown)

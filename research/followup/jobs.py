@@ -68,3 +68,27 @@ def pending(store: RunStore, run_id: str) -> list[dict]:
 def failures(store: RunStore, run_id: str, limit: int = 3) -> list[dict]:
     """The last ``limit`` ``followup.failed`` event payloads (question, code, message)."""
     return [ev.data for ev in store.events(run_id) if ev.type == "followup.failed"][-limit:]
+
+
+_AUDITS: dict[str, Future] = {}
+
+
+def ensure_audit(store: RunStore, run_id: str):
+    """The run's stored, up-to-date report audit, or None while it is being computed: a missing
+    or stale audit is started in the background (one job per run per process) so a page never
+    embeds passages in its script thread. A failed job is retried on the next call.
+
+    Returns:
+        ``AuditSummary`` or None.
+    """
+    from research.followup.ask import audit_run  # noqa: PLC0415
+    from research.store.followups import FollowupStore  # noqa: PLC0415
+
+    state = store.get_run(run_id)
+    audit = FollowupStore(store).get_audit(run_id)
+    if audit is not None and audit.created_at >= (state.finished_at or 0):
+        return audit
+    fut = _AUDITS.get(run_id)
+    if fut is None or (fut.done() and fut.exception() is not None) or (fut.done() and audit is None):
+        _AUDITS[run_id] = _POOL.submit(audit_run, run_id, store=store)
+    return None
