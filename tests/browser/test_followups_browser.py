@@ -66,7 +66,11 @@ def served(finished_run):
             time.sleep(0.3)
     yield base, finished_run
     proc.terminate()
-    proc.wait(timeout=10)
+    try:
+        proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(timeout=30)
     FollowupStore(_store(finished_run)).clear(finished_run.run_id)
 
 
@@ -92,18 +96,22 @@ def _answer(page):
     return msg
 
 
-def test_ask_on_report_page_reload_share_and_export(served, browser):
+def test_ask_on_report_page_reload_share_and_export(served, browser, monkeypatch):
     from docx import Document
 
     from research.export import render_export
+    from research.followup.ask import audit_run
     from research.store.followups import FollowupStore
 
     base, run = served
+    for k, v in run.env().items():  # in-process reads (audit, exports) see the run's data dir
+        monkeypatch.setenv(k, v)
+    audit_run(run.run_id, store=_store(run))  # stored now, so the page shows it at once (2 shared cores)
     ctx = browser.new_context(viewport=VIEWPORT, accept_downloads=True)
     page = ctx.new_page()
     page.goto(f"{base}/report?run={run.run_id}")
     page.get_by_text("Follow-up questions").first.wait_for(timeout=120_000)
-    page.get_by_text("citations supported", exact=False).first.wait_for(timeout=180_000)  # audit summary
+    page.get_by_text("citations supported", exact=False).first.wait_for(timeout=120_000)  # audit summary
     box = page.locator("[data-testid='stChatInputTextArea']")
     box.fill(QUESTION)
     box.press("Enter")
