@@ -110,8 +110,8 @@ def test_ask_on_report_page_reload_share_and_export(served, browser, monkeypatch
     ctx = browser.new_context(viewport=VIEWPORT, accept_downloads=True)
     page = ctx.new_page()
     page.goto(f"{base}/report?run={run.run_id}")
-    page.get_by_text("Follow-up questions").first.wait_for(timeout=120_000)
-    page.get_by_text("citations supported", exact=False).first.wait_for(timeout=120_000)  # audit summary
+    page.get_by_text("Follow-up questions").first.wait_for(timeout=300_000)
+    page.get_by_text("citations supported", exact=False).first.wait_for(timeout=300_000)  # audit summary
     box = page.locator("[data-testid='stChatInputTextArea']")
     box.fill(QUESTION)
     box.press("Enter")
