@@ -8,6 +8,7 @@ from research.export.bundle import ReportBundle, load_bundle
 from research.costorm.summary import INTENT_LABELS, run_summary
 from research.models import Analysis, Report, RunState
 from research.ui import context, nav, report_view
+from research.ui.followups import render_audit, render_followups
 from research.ui.citations import anchor_html, plain, report_body_markdown
 from research.ui.views import claims_markdown, contradictions_markdown, source_numbers
 from research.ui.warnings import render_search_warnings
@@ -86,6 +87,7 @@ def render(state: RunState) -> None:
             return
         context.engine_banner(state)
         report_text(bundle, bundle.report, title=True)
+        render_followups(store, state, bundle.report.references, bundle.tooltips(), read_only=True)
         return
     context.run_header(store, state, page_key="report")
     context.engine_banner(state)
@@ -102,7 +104,10 @@ def render(state: RunState) -> None:
         report_view.download_buttons(store, state, with_report=True)
         st.caption("Hover a citation for its source and the cited passage; click it to jump to the reference.")
         report_text(bundle, report, title=report.title != state.topic)  # the header already shows the topic
+        render_followups(store, state, report.references, bundle.tooltips())
     with side:
+        if state.status == "complete":
+            render_audit(store, state)
         if state.mode == "costorm":
             roundtable_panel(state)
         else:

@@ -110,6 +110,9 @@ def build_parser() -> argparse.ArgumentParser:
     wrk.add_argument("--burst", action="store_true", help="exit when the queue is empty")
     wrk.add_argument("--no-resume", action="store_true", help="do not resume interrupted runs at start")
     wrk.add_argument("--name", metavar="NAME", help="worker name (default: RQ's)")
+    from research.followup.cli import register  # issue 13: ask, audit
+
+    p.followup_handlers = register(sub)
     return p
 
 
@@ -117,13 +120,15 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of ``research``. Returns the exit code (see module docstring)."""
     for k, v in _OFFLINE_ENV.items():
         os.environ.setdefault(k, v)
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
     from research.errors import CorpusError, InputError, ResearchError, RunNotFoundError
 
     from research.cli_review import cmd_approve, cmd_plan
 
     handlers = {"run": cmd_run, "list": cmd_list, "show": cmd_show, "export": cmd_export, "resume": cmd_resume,
-                "worker": cmd_worker, "ingest": cmd_ingest, "plan": cmd_plan, "approve": cmd_approve}
+                "worker": cmd_worker, "ingest": cmd_ingest, "plan": cmd_plan, "approve": cmd_approve,
+                **parser.followup_handlers}
     try:
         return handlers[args.command](args)
     except (InputError, CorpusError, RunNotFoundError) as exc:

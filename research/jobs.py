@@ -325,7 +325,19 @@ def run_snapshot(run_id: str) -> dict:
         "llm": _llm_usage(store, run_id),
         "events": [e.model_dump(mode="json") for e in store.events(run_id)],
         "costorm": _costorm_snapshot(store, state) if state.mode == "costorm" else None,
+        **_followup_snapshot(store, state, docs["report"] is not None),
     }
+
+
+def _followup_snapshot(store: RunStore, state: m.RunState, has_report: bool) -> dict:
+    """Issue 13: ``followups`` (Followup dicts, oldest first) and ``audit`` (the report's citation
+    audit, computed and stored on first use; None without a report)."""
+    from research.followup.ask import audit_run  # noqa: PLC0415
+    from research.store.followups import FollowupStore  # noqa: PLC0415
+
+    audit = audit_run(state.run_id, store=store) if has_report else None
+    return {"followups": [f.model_dump(mode="json") for f in FollowupStore(store).list(state.run_id)],
+            "audit": audit.model_dump(mode="json") if audit else None}
 
 
 def _costorm_snapshot(store: RunStore, state: m.RunState) -> dict:

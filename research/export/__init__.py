@@ -1,7 +1,8 @@
 """Exporting a run: the report as Markdown, HTML, PDF or DOCX, or the whole run as a zip; safe
 file names for downloads.
 
-The Markdown export is exactly the stored report's ``markdown`` (``RunStore.get_doc(run_id,
+The Markdown export is exactly the stored report's ``markdown`` (plus the follow-ups appendix,
+``research.followup.appendix``, when the run was asked follow-up questions) (``RunStore.get_doc(run_id,
 "report", Report).markdown``), so the export, the dashboard and ``{data_dir}/reports/{run_id}/
 report.md`` never disagree. The other formats are built by ``research/export/{html,docx,
 zipper}.py`` from ``research.export.bundle.load_bundle``; :func:`render_export` and
@@ -95,7 +96,10 @@ def export_markdown(run_id: str, out: Path, *, store=None) -> Path:
     if report is None:
         raise InputError(f"Run {run_id} has no report yet (status: {state.status}); export it once it is "
                          "complete.", code="report_not_ready")
-    return _write_atomic(path, report.markdown)
+    from research.followup.appendix import with_appendix  # noqa: PLC0415 - issue 13
+    from research.store.followups import FollowupStore  # noqa: PLC0415
+
+    return _write_atomic(path, with_appendix(report.markdown, FollowupStore(store).list(run_id)))
 
 
 def _write_atomic(path: Path, data: str | bytes) -> Path:
@@ -148,7 +152,9 @@ def render_export(store, run_id: str, fmt: str) -> bytes:
     bundle = load_bundle(store, run_id)
     report = require_report(bundle)
     if fmt == "md":
-        return report.markdown.encode("utf-8")
+        from research.followup.appendix import with_appendix  # noqa: PLC0415 - issue 13
+
+        return with_appendix(report.markdown, bundle.followups).encode("utf-8")
     if fmt == "html":
         from research.export.html import report_html
 

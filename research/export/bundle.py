@@ -35,6 +35,12 @@ class ReportBundle:
     report: Report | None
     snippets: dict[str, str] = field(default_factory=dict)
     artifacts: dict[str, str] = field(default_factory=dict)
+    followups: list = field(default_factory=list)  # research.followup.models.Followup (issue 13 appendix)
+
+    def all_references(self) -> list[Reference]:
+        """The report's references, then those the follow-ups added (numbers continue)."""
+        return list(self.report.references if self.report else []) + \
+            [r for f in self.followups for r in f.new_references]
 
     def tooltip(self, ref: Reference) -> str:
         """Plain hover text for a citation: ``[n] title — type · id — “snippet”`` (one line)."""
@@ -49,7 +55,7 @@ class ReportBundle:
 
     def tooltips(self) -> dict[int, str]:
         """``reference number → tooltip`` for every reference of the report."""
-        return {r.number: self.tooltip(r) for r in (self.report.references if self.report else [])}
+        return {r.number: self.tooltip(r) for r in self.all_references()}
 
 
 def _clip(text: str, n: int = SNIPPET_CHARS) -> str:
@@ -65,7 +71,9 @@ def load_bundle(store: RunStore, run_id: str) -> ReportBundle:
     """
     state = store.get_run(run_id)
     report = store.get_doc(run_id, "report", Report)
-    bundle = ReportBundle(state=state, report=report)
+    from research.store.followups import FollowupStore  # noqa: PLC0415 - issue 13
+
+    bundle = ReportBundle(state=state, report=report, followups=FollowupStore(store).list(run_id))
     if report is None:
         return bundle
     wanted = {r.source_id for r in report.references}

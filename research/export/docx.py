@@ -99,6 +99,28 @@ def _markdown_block(doc, text: str, n_refs: int, tips: dict[int, str]) -> None:
             _inline(doc.add_paragraph(), " ".join(lines), n_refs, tips)
 
 
+def _appendix(doc, bundle: ReportBundle, tips: dict[int, str]) -> None:
+    """Issue 13: the follow-ups appendix; the references it added get bookmarks too."""
+    from research.followup.appendix import REFS_HEADING, appendix_markdown, new_references  # noqa: PLC0415
+
+    if not bundle.followups:
+        return
+    n = len(bundle.all_references())
+    _markdown_block(doc, appendix_markdown(bundle.followups, with_references=False), n, tips)
+    refs = new_references(bundle.followups)
+    if refs:
+        doc.add_heading(REFS_HEADING, level=2)
+    for ref in refs:
+        p = doc.add_paragraph()
+        p._p.append(_run(f"[{ref.number}] ", bold=True))
+        url = safe_url(ref.url)
+        if url:
+            _hyperlink(p, ref.title or "untitled", url=url)
+        else:
+            p._p.append(_run(ref.title or "untitled"))
+        _bookmark(p, f"ref_{ref.number}", ref.number)
+
+
 def report_docx(bundle: ReportBundle) -> bytes:
     """The report as DOCX bytes: title, engine line, lead, sections, references with bookmarks.
 
@@ -130,6 +152,7 @@ def report_docx(bundle: ReportBundle) -> bytes:
         if ident:
             p._p.append(_run(f" — {ident}"))
         _bookmark(p, f"ref_{ref.number}", ref.number)
+    _appendix(doc, bundle, tips)
     buf = io.BytesIO()
     doc.save(buf)
     return buf.getvalue()

@@ -62,7 +62,29 @@ def body_html(bundle: ReportBundle) -> str:
                    + (f' <span class="ident">— {ident}</span>' if ident else "")
                    + (f'<span class="snippet">“{escape(snippet)}”</span>' if snippet else "") + "</li>")
     out.append("</ol>")
+    out += _appendix_html(bundle)
     return "\n".join(out)
+
+
+def _appendix_html(bundle: ReportBundle) -> list[str]:
+    """Issue 13: the follow-ups appendix (questions, cited answers, the references they added)."""
+    from research.followup.appendix import REFS_HEADING, appendix_markdown, new_references  # noqa: PLC0415
+
+    if not bundle.followups:
+        return []
+    n = len(bundle.all_references())
+    out = [_md(appendix_markdown(bundle.followups, with_references=False), bundle, n)]
+    refs = new_references(bundle.followups)
+    if refs:
+        out.append(f"<h3>{REFS_HEADING}</h3>")
+        out.append('<ol class="refs">')
+        for ref in refs:
+            url = safe_url(ref.url)
+            title = escape(ref.title or "untitled")
+            link = f'<a href="{escape(url, quote=True)}">{title}</a>' if url else title
+            out.append(f'<li id="ref-{ref.number}" value="{ref.number}">{link}</li>')
+        out.append("</ol>")
+    return out
 
 
 def report_html(bundle: ReportBundle) -> str:

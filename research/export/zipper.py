@@ -10,7 +10,8 @@ Layout inside ``{topic}.zip``::
     sources.json          collector sources (seed 000) by question; sources.csv one row per source
     events.jsonl          the run's event stream, one JSON object per line
     usage.json            LLM calls, tokens, USD
-    report.md / report.html   the report (when the run has one)
+    followups.json        follow-up questions, answers, the references they added, their audit
+    report.md / report.html   the report (when the run has one), follow-ups appendix included
     artifacts/<file>      every raw tool output under {data_dir}/research_artifacts/{run_id}
 """
 
@@ -93,8 +94,11 @@ def run_zip(store: RunStore, run_id: str) -> bytes:
         z.writestr("sources.csv", _sources_csv(finalized["sources"]))
         z.writestr("events.jsonl", "".join(e.model_dump_json() + "\n" for e in store.events(run_id)))
         z.writestr("usage.json", _dump(store.get_usage(run_id)))
+        z.writestr("followups.json", _dump(bundle.followups))  # issue 13
         if bundle.report is not None:
-            z.writestr("report.md", bundle.report.markdown)
+            from research.followup.appendix import with_appendix  # noqa: PLC0415 - issue 13
+
+            z.writestr("report.md", with_appendix(bundle.report.markdown, bundle.followups))
             z.writestr("report.html", report_html(bundle))
         root = artifacts_dir(run_id)
         if root.is_dir():

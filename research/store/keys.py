@@ -69,7 +69,8 @@ def run_doc(run_id: str, name: str) -> str:
     return f"run:{check_run_id(run_id)}:{name}"
 
 
-RUN_DOCS = {"plan", "syllabus", "perspectives", "survey", "draft_outline", "outline", "analysis", "report", "draft_report"}
+RUN_DOCS = {"plan", "syllabus", "perspectives", "survey", "draft_outline", "outline", "analysis", "report", "draft_report",
+            "audit"}
 
 
 def run_turns(run_id: str) -> str:
@@ -127,6 +128,20 @@ def run_artseq(run_id: str) -> str:
     return f"run:{check_run_id(run_id)}:artseq"
 
 
+# -- follow-up questions (issue 13; research.store.followups)
+def run_followups(run_id: str) -> str:
+    """List of Followup JSON (question, answer, citations, new references, audit), oldest first."""
+    return f"run:{check_run_id(run_id)}:followups"
+
+
+def run_followup_lock(run_id: str) -> str:
+    """redis-py Lock name serialising follow-ups of one run (reference numbering)."""
+    return f"run:{check_run_id(run_id)}:followups:lock"
+
+
+FOLLOWUP_PARTS = (run_followups, run_followup_lock)
+
+
 RESILIENCE_PARTS = (run_lease, run_queued, run_rounds, run_calls, run_artseq)
 
 
@@ -151,4 +166,5 @@ def run_keys(run_id: str) -> list[str]:
         citations(run_id), *[run_doc(run_id, n) for n in sorted(RUN_DOCS)],
         *[costorm(run_id, p) for p in COSTORM_PARTS],
         *[part(run_id) for part in RESILIENCE_PARTS],
+        *[part(run_id) for part in FOLLOWUP_PARTS],
     ]

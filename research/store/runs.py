@@ -109,8 +109,9 @@ class RunStore:
         self.r.zrem(keys.RUNS_INDEX, run_id)
 
     def delete_run_everywhere(self, run_id: str, settings) -> list[str]:  # noqa: ANN001 - config.Settings
-        """Delete a run: its Redis keys (``delete_run``), its artifacts dir and its report dir
-        under ``settings.data_dir``. Returns the paths removed.
+        """Delete a run: its Redis keys (``delete_run``), its artifacts dir, its report dir and its
+        follow-up evidence index (``followups/{run_id}``, issue 13) under ``settings.data_dir``.
+        Returns the paths removed.
 
         Raises:
             InputError: ill-formed run id. StoreError: Redis unreachable.
@@ -118,7 +119,8 @@ class RunStore:
         keys.check_run_id(run_id)
         self.delete_run(run_id)
         removed = []
-        for d in (settings.artifacts_root / run_id, settings.reports_dir / run_id):
+        for d in (settings.artifacts_root / run_id, settings.reports_dir / run_id,
+                  settings.data_dir / "followups" / run_id):
             if d.is_dir():
                 shutil.rmtree(d, ignore_errors=True)
                 removed.append(str(d))

@@ -1,0 +1,161 @@
+"""Issue 13 in a real browser (headless Debian Chromium via Playwright): ask the session's finished
+trastuzumab run a follow-up on the Report page, see the answer with clickable citations, reload,
+open the read-only share link, and download exports carrying the follow-ups appendix. With
+``SCREENSHOTS_DIR`` set, ``report_followups.png`` is written there (README screenshot)."""
+
+from __future__ import annotations
+
+import io
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import zipfile
+from pathlib import Path
+
+import httpx
+import pytest
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+pytestmark = [pytest.mark.browser, pytest.mark.timeout(1800),
+              pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian chromium not installed")]
+ROOT = Path(__file__).resolve().parents[2]
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+VIEWPORT = {"width": 1440, "height": 1000}
+QUESTION = "Which trials monitored left ventricular ejection fraction?"
+ANSWER_TIMEOUT_MS = 300_000
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _store(run):
+    import redis
+
+    from research.store.runs import RunStore
+
+    return RunStore(redis.Redis.from_url(run.redis_url, decode_responses=True))
+
+
+@pytest.fixture(scope="module")
+def served(finished_run):
+    """``(base_url, finished_run)`` with the app served on a free port; the follow-ups this module
+    asks are removed afterwards (the run is shared by the session)."""
+    from research.store.followups import FollowupStore
+
+    port = _free_port()
+    env = {**os.environ, **finished_run.env()}
+    env.pop("RESEARCH_LLM_MODEL", None)
+    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", str(ROOT / "streamlit_app.py"),
+                             "--server.port", str(port), "--server.headless", "true",
+                             "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false"],
+                            cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(f"{base}/_stcore/health", timeout=1).status_code == 200:
+                break
+        except httpx.HTTPError:
+            time.sleep(0.3)
+    yield base, finished_run
+    proc.terminate()
+    try:
+        proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(timeout=30)
+    FollowupStore(_store(finished_run)).clear(finished_run.run_id)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield b
+        b.close()
+
+
+def _no_exception(page) -> None:
+    errors = page.locator("[data-testid='stException']")
+    assert errors.count() == 0, errors.first.inner_text()[:500]
+
+
+def _answer(page):
+    """The assistant chat message of the asked question, once it holds a citation link."""
+    msg = page.locator("[data-testid='stChatMessage']").filter(has=page.locator("a[href^='#ref-']")).last
+    msg.wait_for(timeout=ANSWER_TIMEOUT_MS)
+    return msg
+
+
+def test_ask_on_report_page_reload_share_and_export(served, browser, monkeypatch):
+    from docx import Document
+
+    from research.export import render_export
+    from research.followup.ask import audit_run
+    from research.store.followups import FollowupStore
+
+    base, run = served
+    for k, v in run.env().items():  # in-process reads (audit, exports) see the run's data dir
+        monkeypatch.setenv(k, v)
+    audit_run(run.run_id, store=_store(run))  # stored now, so the page shows it at once (2 shared cores)
+    ctx = browser.new_context(viewport=VIEWPORT, accept_downloads=True)
+    page = ctx.new_page()
+    page.goto(f"{base}/report?run={run.run_id}")
+    page.get_by_text("Follow-up questions").first.wait_for(timeout=300_000)
+    page.get_by_text("citations supported", exact=False).first.wait_for(timeout=300_000)  # audit summary
+    box = page.locator("[data-testid='stChatInputTextArea']")
+    box.fill(QUESTION)
+    box.press("Enter")
+    msg = _answer(page)
+    _no_exception(page)
+    followups = FollowupStore(_store(run)).list(run.run_id)
+    assert [f.question for f in followups] == [QUESTION]
+    f = followups[0]
+    links = msg.locator("a[href^='#ref-']")
+    assert links.count() >= len(f.citations) >= 1
+    first = links.first
+    href = first.get_attribute("href")
+    assert href and int(href.split("-")[-1]) in f.citations
+    assert "offline extractive mode" in msg.inner_text()
+    first.click()  # a citation jumps to its reference anchor
+    page.wait_for_timeout(500)
+    assert page.url.endswith(href)
+    msg.scroll_into_view_if_needed()
+    page.wait_for_timeout(800)
+    shots = os.environ.get("SCREENSHOTS_DIR")
+    if shots:
+        Path(shots).mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(Path(shots) / "report_followups.png"))
+
+    page.reload()  # the follow-up is stored with the run, not in the browser session
+    page.get_by_text(QUESTION).first.wait_for(timeout=120_000)
+    assert _answer(page).locator("a[href^='#ref-']").count() >= 1
+    ctx.close()
+
+    fresh = browser.new_context(viewport=VIEWPORT)  # the read-only share link
+    pg = fresh.new_page()
+    pg.goto(f"{base}/report?run={run.run_id}&view=read")
+    pg.get_by_text(QUESTION).first.wait_for(timeout=120_000)
+    assert pg.locator("[data-testid='stChatInputTextArea']").count() == 0
+    assert pg.locator("[data-testid='stChatMessage'] a[href^='#ref-']").count() >= 1
+    _no_exception(pg)
+    fresh.close()
+
+    store = _store(run)
+    md = render_export(store, run.run_id, "md").decode()
+    assert "Appendix: follow-up questions" in md and QUESTION in md and f.answer in md
+    html = render_export(store, run.run_id, "html").decode()
+    assert "Appendix: follow-up questions" in html and f'href="#ref-{f.citations[0]}"' in html.split("Appendix")[1]
+    doc = Document(io.BytesIO(render_export(store, run.run_id, "docx")))
+    assert any(QUESTION in p.text for p in doc.paragraphs)
+    z = zipfile.ZipFile(io.BytesIO(render_export(store, run.run_id, "zip")))
+    assert QUESTION in z.read("followups.json").decode() and "Appendix" in z.read("report.md").decode()
