@@ -104,8 +104,7 @@ def drug_run(corpus: Path, max_perspectives: int = 4, max_turns: int = 3) -> dic
         from research.devtools.report_quality import measure  # noqa: PLC0415
         from research.jobs import make_config, run_foreground, run_summary  # noqa: PLC0415
         from research.models import Report, Syllabus  # noqa: PLC0415
-        from research.store.connection import get_redis  # noqa: PLC0415
-        from research.store.runs import RunStore  # noqa: PLC0415
+        from research.store import open_store  # noqa: PLC0415
 
         state = run_foreground(make_config(DRUG_TOPIC, corpus=str(corpus), template="drug",
                                            max_perspectives=max_perspectives, max_turns=max_turns))
@@ -113,7 +112,7 @@ def drug_run(corpus: Path, max_perspectives: int = 4, max_turns: int = 3) -> dic
                "error": state.error}
         if state.status != "complete":
             return row
-        store = RunStore(get_redis())
+        store = open_store()
         report = store.get_doc(state.run_id, "report", Report)
         syllabus = store.get_doc(state.run_id, "syllabus", Syllabus)
         keys = syllabus.keys() if syllabus else []
