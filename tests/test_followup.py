@@ -239,3 +239,15 @@ def test_report_page_shows_chat_audit_and_read_only_followups(env, store, lvef):
     assert not ro.exception, [e.value for e in ro.exception]
     assert len(ro.chat_input) == 0
     assert any(LVEF in str(m.value) for m in ro.markdown)
+
+
+def test_audit_thresholds_match_the_calibration_result():
+    """The constants in research/followup/audit.py are the ones bench/audit_calibration.py chose,
+    and the precision written there is the held-out figure it measured."""
+    from research.followup import audit
+
+    result = json.loads((ROOT / "bench" / "results" / "audit_calibration.json").read_text())
+    assert (audit.W_COSINE, audit.SUPPORTED, audit.WEAK) == (result["W_COSINE"], result["SUPPORTED"], result["WEAK"])
+    assert audit.PRECISION["supported"] == result["test"]["supported_precision"] >= 0.95
+    assert audit.PRECISION["unsupported"] == result["test"]["unsupported_precision"]
+    assert f"{result['test']['supported_precision']:.3f}" in audit.__doc__
