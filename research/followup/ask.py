@@ -17,7 +17,6 @@ from research.followup.audit import SupportScorer, audit_report, audit_texts, su
 from research.followup.evidence import EvidenceIndex, load_evidence
 from research.followup.models import MAX_QUESTION_CHARS, AuditSummary, Followup
 from research.models import Report, RunState, now
-from research.store.collector import SourceCollector
 from research.store.followups import FollowupStore
 from research.store.keys import check_run_id
 from research.store.runs import RunStore
@@ -58,7 +57,7 @@ def check_askable(store: RunStore, run_id: str) -> RunState:
     if state.status in NOT_ASKABLE:
         raise InputError(NOT_ASKABLE[state.status].format(id=state.run_id, error=state.error or "no error stored"),
                          code="not_askable")
-    if not SourceCollector(store.r, state.run_id).all_sources():
+    if not store.collector(state.run_id).all_sources():
         raise InputError(f"Run {state.run_id} has no saved source yet ({state.status}); ask again once its "
                          "conversations have found sources.", code="no_evidence")
     return state
@@ -87,9 +86,9 @@ def ask(run_id: str, question: str, *, research: bool = False, store: RunStore |
     Raises:
         InputError / RunNotFoundError: see ``validate_question`` and ``check_askable``.
     """
-    from research.store.connection import get_redis  # noqa: PLC0415
+    from research.store import open_store  # noqa: PLC0415
 
-    store = store or RunStore(get_redis())
+    store = store or open_store()
     question = validate_question(question)
     state = check_askable(store, run_id)
     run_id = state.run_id
@@ -155,9 +154,9 @@ def audit_run(run_id: str, *, store: RunStore | None = None, settings=None, refr
     Raises:
         InputError (code ``report_not_ready``): the run has no report yet. RunNotFoundError.
     """
-    from research.store.connection import get_redis  # noqa: PLC0415
+    from research.store import open_store  # noqa: PLC0415
 
-    store = store or RunStore(get_redis())
+    store = store or open_store()
     state = store.get_run(check_run_id(run_id.strip() if isinstance(run_id, str) else run_id))
     fs = FollowupStore(store)
     stored = fs.get_audit(state.run_id)

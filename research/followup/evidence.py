@@ -26,7 +26,6 @@ from research.config import Settings, load_settings
 from research.embeddings import get_embedder
 from research.engines.extractive.text import clean, split_sentences
 from research.models import SourceRecord
-from research.store.collector import SourceCollector
 from research.store.keys import check_run_id
 from research.store.runs import RunStore
 
@@ -88,7 +87,7 @@ def load_evidence(store: RunStore, run_id: str, settings: Settings | None = None
             if s.snippet:
                 snippets.setdefault(s.source_id, []).append(s.snippet)
     docs = []
-    for src in SourceCollector(store.r, run_id).all_sources():
+    for src in store.collector(run_id).all_sources():
         full = texts.get(src.url, "")
         if full:
             docs.append(EvidenceDoc(src, full, True))
