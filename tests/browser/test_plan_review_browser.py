@@ -37,12 +37,16 @@ def _wait_status(store, run_id: str, want: str, timeout_s: float) -> str:
 
 
 def _type_cell(page, text: str) -> None:
-    """Type into the selected grid cell (typing opens its editor, replacing the value); Enter commits
-    and moves the selection one row down."""
-    page.keyboard.type(text, delay=5)
+    """Replace the selected grid cell's value: Enter opens its editor (wait for it), select all,
+    type, Enter commits and moves the selection one row down."""
+    page.keyboard.press("Enter")
+    editor = page.locator("textarea.gdg-input, #portal textarea, #portal input").first
+    editor.wait_for(timeout=10_000)
+    page.keyboard.press("Control+A")
+    page.keyboard.type(text, delay=10)
     page.wait_for_timeout(150)
     page.keyboard.press("Enter")
-    page.wait_for_timeout(250)
+    page.wait_for_timeout(300)
 
 
 @pytest.mark.timeout(1800)  # two pipeline phases on a shared, loaded machine
