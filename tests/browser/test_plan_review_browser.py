@@ -61,9 +61,8 @@ def test_review_edit_approve_round_trip(served, page):
     page.get_by_label("Max turns per conversation").fill("1")
     page.get_by_text("Review the plan before research").click()
     page.get_by_role("button", name="Start run").click()
-    msg = page.get_by_text("started. It keeps running", exact=False).first
-    msg.wait_for(timeout=30_000)
-    run_id = re.search(r"Run ([a-f0-9]{16,32}) started", msg.inner_text()).group(1)
+    page.wait_for_url(re.compile(r"run=[a-f0-9]{16,32}"), timeout=60_000)  # Launch moves to the run's page
+    run_id = re.search(r"run=([a-f0-9]{16,32})", page.url).group(1)
     status = _wait_status(store, run_id, "awaiting_review", 2 * RUN_TIMEOUT_MS / 1000)
     assert status == "awaiting_review", (status, [e.type for e in store.events(run_id)][-8:])
 
