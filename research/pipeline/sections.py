@@ -14,12 +14,13 @@ syllabus lacks, in outline order (they keep their sections).
 a sentence may go only to the section whose ``"topic: heading"`` is its nearest (argmax cosine,
 the section-fit criterion of issue 12 item 6), only when it is about the section's aspect
 (cosine to ``SectionPlan.aspect()`` — the question's label and description, or the heading
-without the topic — ≥ ``ASPECT_MIN``) and, for a question's section, only when its source is
-assigned to that question. Score = mean of the two cosines. Then one greedy pass over all
+without the topic — ≥ ``ASPECT_MIN`` and ≥ ``RELATIVE_MIN`` of the best in that section) and,
+for a question's section, only when its source is assigned to that question. Score = mean of the two cosines. Then one greedy pass over all
 (sentence, section) pairs best score first keeps a sentence when its section has room
 (``PER_SECTION``) and it is not a near-duplicate of any sentence already kept anywhere in the
 report (cosine ≥ ``DUPLICATE_SIM``, same words, or content-word overlap ≥ 0.7). A question section left empty may take up to
-``FALLBACK_MAX`` of its sources' best sentences whose nearest heading is within ``FIT_MARGIN``.
+``FALLBACK_MAX`` of its sources' sentences whose nearest heading is within ``FIT_MARGIN`` and
+whose cosine to the question is ≥ ``FALLBACK_ASPECT``.
 
 A question is ``insufficient`` when it has fewer than ``min_sources`` sources or no usable
 sentence; its section then opens with one explicit sentence giving the count
@@ -33,7 +34,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
-from research.engines.extractive.text import norm_key, overlap, subject_of
+from research.engines.extractive.text import norm_key, overlap
 from research.engines.extractive.vectors import Vectors
 from research.models import Outline, Question, Syllabus
 from research.pipeline.evidence import Unit
@@ -41,8 +42,10 @@ from research.pipeline.evidence import Unit
 MATCH_MIN = 0.50      # cosine(heading, "label: description" or label) for a section to answer a question
 ASPECT_MIN = 0.22     # cosine(sentence, section aspect) for a sentence to be written into it
 DUPLICATE_SIM = 0.90  # below the 0.92 near-duplicate bar of the quality metric, on purpose
+RELATIVE_MIN = 0.7    # ... and ≥ 70 % of the best such cosine in its section
 PER_SECTION = 7
 FALLBACK_MAX = 2
+FALLBACK_ASPECT = 0.30
 FIT_MARGIN = 0.03
 
 
@@ -62,9 +65,9 @@ class SectionPlan:
     units: list[Unit] = field(default_factory=list)
 
     def query(self, topic: str) -> str:
-        """The text a sentence is compared with: ``"topic: heading. subsections"``."""
-        subs = f". {', '.join(self.subsections)}" if self.subsections else ""
-        return f"{subject_of(topic)}: {self.heading}{subs}"
+        """The text a sentence's fit is measured against: ``"topic: heading"`` (exactly the
+        section-fit definition of ``research.devtools.report_quality``)."""
+        return f"{topic}: {self.heading}"
 
 
     def aspect(self) -> str:
@@ -132,7 +135,9 @@ def _assign(vectors: Vectors, topic: str, plans: list[SectionPlan], units: list[
         plans[j].units.append(units[i])
         return True
 
-    pairs = sorted(((i, int(best[i])) for i in range(len(units)) if allowed[i, best[i]]),
+    pairs = [(i, int(best[i])) for i in range(len(units)) if allowed[i, best[i]]]
+    top = {j: max(float(aspect[i, j]) for i, jj in pairs if jj == j) for j in {j for _, j in pairs}}
+    pairs = sorted((ij for ij in pairs if aspect[ij] >= RELATIVE_MIN * top[ij[1]]),
                    key=lambda ij: (-float(score[ij]), ij))
     for i, j in pairs:
         if len(plans[j].units) < PER_SECTION:
@@ -140,7 +145,7 @@ def _assign(vectors: Vectors, topic: str, plans: list[SectionPlan], units: list[
     for j, p in enumerate(plans):  # an empty question section: its sources' best near-fitting sentences
         if p.question is None or p.units:
             continue
-        near = [i for i in range(len(units)) if allowed[i, j] and i not in kept
+        near = [i for i in range(len(units)) if allowed[i, j] and i not in kept and aspect[i, j] >= FALLBACK_ASPECT
                 and fit[i, j] >= fit[i].max() - FIT_MARGIN]
         for i in sorted(near, key=lambda i: (-float(score[i, j]), i)):
             if len(p.units) >= FALLBACK_MAX:

@@ -164,12 +164,21 @@ def refine_outline(vectors: Vectors, topic: str, draft: Outline, conversations: 
     return Outline(sections=sections) if len(sections) >= 2 else draft
 
 
+_VERB_START = frozenset("""receive receives compare compares assess assesses evaluate evaluates determine
+determines investigate investigates examine examines show shows demonstrate demonstrates improve improves
+reduce reduces increase increases prevent prevents continue continues randomize randomise treat treats
+undergo undergoes achieve achieves include includes given give gives use uses report reports""".split())
+
+
 def names_subject(heading: str, sentences: list[str]) -> bool:
-    """A heading names a subject (issue 12): two or more words, or one word that is a name —
+    """A heading names a subject (issue 12): it does not open with a verb (``_VERB_START``:
+    "Receive Trastuzumab"), and has two or more words, or one word that is a name —
     an acronym or mixed-case word (``HER2``, ``mRNA``) or a word the sentences capitalise where
     a sentence does not start (``Herceptin``, ``Zelensky``). A lone common noun ("Cycles") is no
     heading."""
     words = heading.split()
+    if words and words[0].lower() in _VERB_START:
+        return False  # "Receive Trastuzumab" is an action, not a subject
     if len(words) != 1:
         return bool(words)
     w = words[0]
