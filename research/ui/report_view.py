@@ -105,7 +105,9 @@ def questions_markdown(report: Report) -> str:
     rows = ["| Question | Status | Answered in | Sources |", "|---|---|---|---|"]
     for q in report.questions:
         refs = " ".join(f"[[{n}]](#{anchor_id(n)})" for n in q.sources[:12]) + (" …" if len(q.sources) > 12 else "")
-        found = f"{q.sources_found} of {q.min_sources} needed" if q.status != "answered" else ""
+        found = "" if q.status == "answered" else (
+            f"{q.sources_found} of {q.min_sources} sources needed" if q.sources_found < q.min_sources
+            else f"{q.sources_found} sources, no usable sentence")
         rows.append(f"| {plain(q.label)} | {STATUS_LABELS.get(q.status, plain(q.status))} | "
                     f"[{plain(q.heading)}](#{heading_anchor(q.heading)}) | {refs or plain(found)} |")
     return "\n".join(rows)
