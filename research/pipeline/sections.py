@@ -5,18 +5,21 @@ question, and which sentences go into which section (item 4: global assignment, 
 syllabus question (seed 000) is matched one-to-one to the outline section closest to it
 (Hungarian assignment on the larger cosine of the heading to ``"label: description"`` and to
 the label — without the topic, which every heading shares — kept when ≥ ``MATCH_MIN``); a
-matched section keeps its STORM heading and answers the question from the sources assigned to
-it (seed 000 ``finalize_sources``). An unmatched question gets its own section, headed by its
-label. The report reads question by question (syllabus order), then the outline sections the
+matched outline section becomes the question's section, headed by the question's label and
+keeping its subsections, and answers it from the sources assigned to it (seed 000
+``finalize_sources``). An unmatched question gets its own section, also headed by its label. The report reads question by question (syllabus order), then the outline sections the
 syllabus lacks, in outline order (they keep their sections).
 
 ``allocate``: every usable sentence (``evidence.units_for``) is scored against every section;
 a sentence may go only to the section whose ``"topic: heading"`` is its nearest (argmax cosine,
 the section-fit criterion of issue 12 item 6), only when it is about the section's aspect
 (cosine to ``SectionPlan.aspect()`` — the question's label and description, or the heading
-without the topic — ≥ ``ASPECT_MIN`` and ≥ ``RELATIVE_MIN`` of the best in that section) and,
-for a question's section, only when its source is assigned to that question. Score = mean of the two cosines. Then one greedy pass over all
-(sentence, section) pairs best score first keeps a sentence when its section has room
+without the topic — ≥ ``ASPECT_MIN``, ``QUESTION_ASPECT_MIN`` for a question, and ≥ ``RELATIVE_MIN`` of the best in that section) and,
+for a question's section, only when its source is assigned to that question. Sentences that describe study design (``_DESIGN``: "were randomized to receive…") count
+``DESIGN_PENALTY`` less on the aspect. Score = mean of the two cosines. Question sections go
+first: they may also take their own sources' sentences whose fit to them is within
+``QUESTION_MARGIN`` of the sentence's best heading. Then one greedy pass over all (sentence,
+section) pairs, question sections first, best score first, keeps a sentence when its section has room
 (``PER_SECTION``) and it is not a near-duplicate of any sentence already kept anywhere in the
 report (cosine ≥ ``DUPLICATE_SIM``, same words, or content-word overlap ≥ 0.7). A question section left empty may take up to
 ``FALLBACK_MAX`` of its sources' sentences whose nearest heading is within ``FIT_MARGIN`` and
@@ -29,6 +32,7 @@ sentence; its section then opens with one explicit sentence giving the count
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -41,12 +45,17 @@ from research.pipeline.evidence import Unit
 
 MATCH_MIN = 0.50      # cosine(heading, "label: description" or label) for a section to answer a question
 ASPECT_MIN = 0.22     # cosine(sentence, section aspect) for a sentence to be written into it
+QUESTION_ASPECT_MIN = 0.25  # the same floor for a question's section (its label + description)
 DUPLICATE_SIM = 0.90  # below the 0.92 near-duplicate bar of the quality metric, on purpose
 RELATIVE_MIN = 0.7    # ... and ≥ 70 % of the best such cosine in its section
 PER_SECTION = 7
 FALLBACK_MAX = 2
 FALLBACK_ASPECT = 0.30
 FIT_MARGIN = 0.03
+QUESTION_MARGIN = 0.01  # fit a question's section may give up to take its own sources' sentence
+DESIGN_PENALTY = 0.10   # aspect cosine taken off sentences that describe study design, not findings
+_DESIGN = re.compile(r"\b(?:were (?:randomi[sz]ed|randomly assigned|enrolled)|was designed|will receive|"
+                     r"(?:is|was) a (?:prospective|multicenter|randomi[sz]ed)[^.]{0,40}trial)\b", re.I)
 
 
 @dataclass
@@ -94,7 +103,7 @@ def plan_sections(vectors: Vectors, topic: str, outline: Outline, syllabus: Syll
     answering = []
     for j, q in enumerate(questions):
         plan = plans[matched[j]] if j in matched else SectionPlan(heading=q.label)
-        plan.question = q
+        plan.heading, plan.question = q.label, q  # a question's section is headed by its label
         entry = finalized.get("questions", {}).get(q.key, {})
         plan.sources = [s["source_id"] for s in entry.get("sources", [])]
         answering.append(plan)
@@ -118,11 +127,14 @@ def allocate(vectors: Vectors, topic: str, plans: list[SectionPlan], units: list
 def _assign(vectors: Vectors, topic: str, plans: list[SectionPlan], units: list[Unit]) -> None:
     texts = [u.text for u in units]
     fit = vectors.sim(texts, [p.query(topic) for p in plans])  # (units, sections)
-    aspect = vectors.sim(texts, [p.aspect() for p in plans])
+    design = np.array([DESIGN_PENALTY * bool(_DESIGN.search(t)) for t in texts], dtype=np.float32)
+    aspect = vectors.sim(texts, [p.aspect() for p in plans]) - design[:, None]
     score = 0.5 * fit + 0.5 * aspect
-    allowed = np.array([[(p.sources is None or u.source_id in set(p.sources)) and aspect[i, j] >= ASPECT_MIN
+    floor = [QUESTION_ASPECT_MIN if p.question is not None else ASPECT_MIN for p in plans]
+    allowed = np.array([[(p.sources is None or u.source_id in set(p.sources)) and aspect[i, j] >= floor[j]
                          for j, p in enumerate(plans)] for i, u in enumerate(units)])
     best = fit.argmax(axis=1)
+    is_q = [p.question is not None for p in plans]
     vecs = vectors.encode(texts)
     kept: list[int] = []
 
@@ -135,12 +147,17 @@ def _assign(vectors: Vectors, topic: str, plans: list[SectionPlan], units: list[
         plans[j].units.append(units[i])
         return True
 
-    pairs = [(i, int(best[i])) for i in range(len(units)) if allowed[i, best[i]]]
-    top = {j: max(float(aspect[i, j]) for i, jj in pairs if jj == j) for j in {j for _, j in pairs}}
-    pairs = sorted((ij for ij in pairs if aspect[ij] >= RELATIVE_MIN * top[ij[1]]),
-                   key=lambda ij: (-float(score[ij]), ij))
+    # questions first: a question section may take its sources' sentences whose fit to it is
+    # within QUESTION_MARGIN of their best heading; then the outline's other sections
+    pairs = [(i, j) for i in range(len(units)) for j in range(len(plans)) if allowed[i, j]
+             and (j == best[i] or (is_q[j] and fit[i, j] >= fit[i, best[i]] - QUESTION_MARGIN))]
+    top: dict[int, float] = {}
     for i, j in pairs:
-        if len(plans[j].units) < PER_SECTION:
+        top[j] = max(top.get(j, -1.0), float(aspect[i, j]))
+    pairs = sorted((ij for ij in pairs if aspect[ij] >= RELATIVE_MIN * top[ij[1]]),
+                   key=lambda ij: (not is_q[ij[1]], -float(score[ij]), ij))
+    for i, j in pairs:
+        if len(plans[j].units) < PER_SECTION and i not in kept:
             take(i, j)
     for j, p in enumerate(plans):  # an empty question section: its sources' best near-fitting sentences
         if p.question is None or p.units:
