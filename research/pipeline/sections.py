@@ -22,8 +22,9 @@ first: they may also take their own sources' sentences whose fit to them is with
 section) pairs, question sections first, best score first, keeps a sentence when its section has room
 (``PER_SECTION``) and it is not a near-duplicate of any sentence already kept anywhere in the
 report (cosine ≥ ``DUPLICATE_SIM``, same words, or content-word overlap ≥ 0.7). A question section left empty may take up to
-``FALLBACK_MAX`` of its sources' sentences whose nearest heading is within ``FIT_MARGIN`` and
-whose cosine to the question is ≥ ``FALLBACK_ASPECT``.
+``FALLBACK_MAX`` of its sources' sentences (above ``QUESTION_ASPECT_MIN``) whose fit to it is
+within ``FIT_MARGIN`` of their nearest heading, so a question with sources is not left empty
+because a more specific cluster heading sits nearer.
 
 A question is ``insufficient`` when it has fewer than ``min_sources`` sources or no usable
 sentence; its section then opens with one explicit sentence giving the count
@@ -50,8 +51,7 @@ DUPLICATE_SIM = 0.90  # below the 0.92 near-duplicate bar of the quality metric,
 RELATIVE_MIN = 0.7    # ... and ≥ 70 % of the best such cosine in its section
 PER_SECTION = 7
 FALLBACK_MAX = 2
-FALLBACK_ASPECT = 0.30
-FIT_MARGIN = 0.03
+FIT_MARGIN = 0.08
 QUESTION_MARGIN = 0.01  # fit a question's section may give up to take its own sources' sentence
 DESIGN_PENALTY = 0.10   # aspect cosine taken off sentences that describe study design, not findings
 _DESIGN = re.compile(r"\b(?:were (?:randomi[sz]ed|randomly assigned|enrolled)|was designed|will receive|"
@@ -162,7 +162,7 @@ def _assign(vectors: Vectors, topic: str, plans: list[SectionPlan], units: list[
     for j, p in enumerate(plans):  # an empty question section: its sources' best near-fitting sentences
         if p.question is None or p.units:
             continue
-        near = [i for i in range(len(units)) if allowed[i, j] and i not in kept and aspect[i, j] >= FALLBACK_ASPECT
+        near = [i for i in range(len(units)) if allowed[i, j] and i not in kept
                 and fit[i, j] >= fit[i].max() - FIT_MARGIN]
         for i in sorted(near, key=lambda i: (-float(score[i, j]), i)):
             if len(p.units) >= FALLBACK_MAX:
