@@ -68,9 +68,22 @@ def analysis_panel(run_id: str, report: Report) -> None:
                f"cost ${usage.cost_usd:.4f}".replace("$", "\\$"))
 
 
+def questions_table(run_id: str, report: Report) -> None:
+    """Issue 12: how the report answers each syllabus question (links to sections and Coverage)."""
+    table = report_view.questions_markdown(report)
+    if not table:
+        return
+    answered = sum(q.status == "answered" for q in report.questions)
+    st.subheader(f"Questions ({answered} of {len(report.questions)} answered)", anchor=False)
+    st.markdown(table)
+    if not read_only:
+        nav.page_link("coverage", label="Sources per question on the Coverage page", run_id=run_id)
+
+
 def report_text(bundle: ReportBundle, report: Report, *, title: bool) -> None:
     if title:
         st.title(plain(report.title), anchor=False)
+    questions_table(bundle.state.run_id, report)
     st.markdown(report_body_markdown(report, bundle.tooltips()))
     st.subheader(f"References ({len(report.references)})", anchor=False)
     with st.container(gap=None):

@@ -280,8 +280,23 @@ class ReportSection(BaseModel):
                        "Co-STORM sets it from the mind-map depth")
 
 
+class ReportQuestion(BaseModel):
+    """How the report answers one syllabus question (issue 12): the section (``heading``) that
+    answers it, ``status`` "answered" (enough sources and usable sentences) or "insufficient"
+    (stated in that section), and ``sources``: the reference numbers its section cites."""
+
+    key: str
+    label: str
+    heading: str
+    status: Literal["answered", "insufficient"]
+    sources: list[int] = Field(default_factory=list)
+    sources_found: int = Field(default=0, ge=0, description="sources the collector assigned to the question")
+    min_sources: int = Field(default=1, ge=1)
+
+
 class Report(BaseModel):
-    """The final cited report. ``markdown`` is the whole rendered document."""
+    """The final cited report. ``markdown`` is the whole rendered document; ``questions``: one
+    entry per syllabus question in syllabus order ([] for reports stored before issue 12)."""
 
     title: str
     lead: str
@@ -289,6 +304,7 @@ class Report(BaseModel):
     references: list[Reference]
     markdown: str
     engine_label: str = ""
+    questions: list[ReportQuestion] = Field(default_factory=list)
 
     def section_levels(self) -> list[int]:
         """Nesting level (1–3) of each section: ``ReportSection.level``; for reports stored

@@ -14,7 +14,8 @@ import pytest
 
 from research import cli, jobs
 from research.costorm import get_meta, get_mindmap, get_turns, post_analyst_message
-from research.models import Report
+from research.costorm.report import OPEN_QUESTIONS
+from research.models import Report, Syllabus
 from research.pipeline import runner
 from research.pipeline.citations import check_integrity
 from research.store import keys
@@ -82,7 +83,14 @@ def test_report_from_mind_map_citations_resolve(cli_run):
     assert report.references and check_integrity(body, len(report.references)) == []
     assert "[-1]" not in report.markdown
     mm = get_mindmap(store.r, summary["run_id"])
-    assert {s.heading for s in report.sections} <= set(mm.node_names())
+    assert {s.heading for s in report.sections} - {OPEN_QUESTIONS} <= set(mm.node_names())
+    # issue 12: every syllabus question is answered by a section or stated as open
+    syllabus = store.get_doc(summary["run_id"], "syllabus", Syllabus)
+    assert [q.key for q in report.questions] == syllabus.keys()
+    for q in report.questions:
+        assert q.heading in {s.heading for s in report.sections}
+        if q.status == "insufficient":
+            assert f"{q.label}: {q.sources_found} " in report.markdown
     saved = {s.source_id for s in __import__("research.store.collector", fromlist=["x"]).SourceCollector(
         store.r, summary["run_id"]).all_sources()}
     assert {ref.source_id for ref in report.references} <= saved

@@ -6,7 +6,9 @@ Each node with information gets a section written by the engine from that node's
 (``write_section``, numbered snippets → local ``[n]`` → draft ``[@src_…]``); nodes that only
 group subtopics become headings; then a lead (``write_lead``); citations are renumbered 1..N by
 first appearance into one references list with ``research.pipeline.citations.renumber`` and
-checked with ``check_integrity`` (no out-of-range index, no gaps).
+checked with ``check_integrity`` (no out-of-range index, no gaps). ``Report.questions`` (issue
+12) says which section answers each syllabus question; unanswered ones are stated in an "Open
+Questions" section.
 """
 
 from __future__ import annotations
@@ -14,9 +16,11 @@ from __future__ import annotations
 from research.costorm.discourse import Table
 from research.costorm.mindmap import SEP
 from research.engines.base import LeadInput, PolishInput, SectionInput, Snippet
-from research.models import OutlineSection, Reference, Report, ReportSection
+from research.errors import InputError
+from research.models import OutlineSection, Reference, Report, ReportQuestion, ReportSection
 from research.pipeline import citations
 from research.pipeline.context import RunContext
+from research.pipeline.sections import insufficient_sentence
 
 
 def _sections(table: Table) -> list[tuple[int, ReportSection]]:
@@ -69,13 +73,53 @@ def write_report(table: Table) -> Report:
                       source_type=by_id[sid].source_type, external_id=by_id[sid].external_id)
             for i, sid in enumerate(order, start=1)]
     final = [(d, ReportSection(heading=s.heading, text=t)) for d, s, t in zip(depths, draft_sections, texts[1:])]
-    report = assemble(ctx, table.topic, texts[0], final, refs)
+    questions, open_section = _questions(ctx, final, {sid: r.number for sid, r in zip(order, refs)})
+    if open_section is not None:
+        final.append((1, open_section))
+    report = assemble(ctx, table.topic, texts[0], final, refs).model_copy(update={"questions": questions})
     problems = citations.check_integrity("\n\n".join([report.lead, *[s.text for s in report.sections]]), len(refs))
     if problems:
         raise AssertionError(f"citation integrity failed: {problems}")
     ctx.store.put_doc(ctx.run_id, "report", report)
     ctx.emit("report.ready", {"sections": len(final), "citations": len(refs), "from": "mind map"})
     return report
+
+
+OPEN_QUESTIONS = "Open Questions"
+
+
+def _questions(ctx: RunContext, final: list[tuple[int, ReportSection]],
+               number: dict[str, int]) -> tuple[list[ReportQuestion], ReportSection | None]:
+    """``Report.questions`` for a mind-map report (issue 12): per syllabus question, the section
+    citing most of the sources assigned to it (seed 000 ``finalize_sources``); "answered" when
+    the question has ``min_sources`` sources and that section cites one, else "insufficient",
+    stated in one sentence with the count in an "Open Questions" section (returned)."""
+    try:
+        syllabus = ctx.syllabus or ctx.collector.syllabus()
+        assigned = ctx.collector.finalize_sources()["questions"]
+    except InputError:  # a run without a syllabus: nothing to report per question
+        return [], None
+    out, statements = [], []
+    for q in syllabus.questions:
+        srcs = [s["source_id"] for s in assigned.get(q.key, {}).get("sources", [])]
+        refs = {number[sid] for sid in srcs if sid in number}
+        best, best_n = None, 0
+        for _, sec in final:
+            cited = {int(n) for n in citations.LOCAL_RE.findall(sec.text)} & refs
+            if len(cited) > best_n:
+                best, best_n = sec, len(cited)
+        if best is not None and len(srcs) >= q.min_sources:
+            cited = [int(n) for n in citations.LOCAL_RE.findall(best.text) if int(n) in refs]
+            out.append(ReportQuestion(key=q.key, label=q.label, heading=best.heading, status="answered",
+                                      sources=list(dict.fromkeys(cited)), sources_found=len(srcs),
+                                      min_sources=q.min_sources))
+            continue
+        statements.append(insufficient_sentence(q, len(srcs)) if len(srcs) < q.min_sources else
+                          f"{q.label}: {len(srcs)} sources found ({q.min_sources} needed), but no section of the "
+                          "mind map cites them; the evidence found does not establish it.")
+        out.append(ReportQuestion(key=q.key, label=q.label, heading=OPEN_QUESTIONS, status="insufficient",
+                                  sources=[], sources_found=len(srcs), min_sources=q.min_sources))
+    return out, (ReportSection(heading=OPEN_QUESTIONS, text=" ".join(statements)) if statements else None)
 
 
 def assemble(ctx: RunContext, topic: str, lead: str, sections: list[tuple[int, ReportSection]],

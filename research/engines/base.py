@@ -148,21 +148,43 @@ class Snippet(BaseModel):
     n: int
     source_id: str
     text: str
+    title: str = Field(default="", description="the source's title (shown to the litellm writer)")
 
 
 class SectionInput(BaseModel):
+    """One section to write. ``question``: the syllabus question the section answers (issue 12),
+    None for an outline section the syllabus lacks; ``snippets`` are whole sentences from the
+    sources assigned to it, the only material the writer may cite."""
+
     topic: str
     section: OutlineSection
     snippets: list[Snippet]
+    question: Question | None = None
 
 
 class TextOutput(BaseModel):
     text: str
 
 
+class LeadQuestion(BaseModel):
+    """A syllabus question as the lead sees it: where it is answered and whether it is."""
+
+    key: str
+    label: str
+    description: str = ""
+    heading: str
+    status: str = Field(description="'answered' | 'insufficient'")
+    sources_found: int = 0
+    min_sources: int = 1
+
+
 class LeadInput(BaseModel):
+    """The lead gives the key finding per answered question (with citations) and says which
+    questions the evidence leaves open (issue 12); ``questions`` is [] for a report with no syllabus."""
+
     topic: str
     sections: list[ReportSection]
+    questions: list[LeadQuestion] = Field(default_factory=list)
 
 
 class PolishInput(BaseModel):

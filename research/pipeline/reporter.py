@@ -1,20 +1,22 @@
 """Outline (seed 002 Phase 3: draft from the topic → refine with the conversations) and the
-Reporter (seed 001 §3, STORM paper §3.3): sections written from the facts most relevant to each
-heading, a lead, polishing, and a references list with citations renumbered 1..N."""
+Reporter (seed 001 §3, STORM paper §3.3; issue 12): a report organised by the syllabus questions
+(``sections.plan_sections``), each section written from whole sentences of its sources
+(``evidence``, ``sections.allocate``), a lead with the key finding per question, no sentence
+twice (``dedupe_report``), and a references list with citations renumbered 1..N."""
 
 from __future__ import annotations
 
-import numpy as np
+import re
 
-from research.embeddings import get_embedder
-from research.engines.base import (Fact, LeadInput, OutlineInput, PolishInput, RefineInput, SectionInput,
-                                   Snippet)
+from research.engines.base import (Fact, LeadInput, LeadQuestion, OutlineInput, PolishInput, RefineInput,
+                                   SectionInput, Snippet)
+from research.engines.extractive.text import norm_key, split_sentences, strip_citations
+from research.engines.extractive.vectors import Vectors
 from research.errors import EngineError, InvariantError
-from research.models import ConversationResult, Outline, Reference, Report, ReportSection
-from research.pipeline import citations
+from research.models import (ConversationResult, Outline, OutlineSection, Reference, Report, ReportQuestion,
+                             ReportSection)
+from research.pipeline import citations, evidence, sections
 from research.pipeline.context import RunContext
-
-SNIPPETS_PER_SECTION = 8
 
 
 def make_outline(ctx: RunContext, conversations: list[ConversationResult]) -> Outline:
@@ -36,66 +38,155 @@ def make_outline(ctx: RunContext, conversations: list[ConversationResult]) -> Ou
     return outline
 
 
-def allocate_facts(outline: Outline, facts: list[Fact], topic: str) -> list[list[Fact]]:
-    """Give each section the facts closest to its heading (each fact to its best section first).
+def write_report(ctx: RunContext, outline: Outline, facts: list[Fact] | None = None,
+                 conversations: list[ConversationResult] | None = None) -> Report:
+    """Sections (one per outline section, plus one per syllabus question the outline lacks) →
+    lead → dedupe → renumbered references; stores the draft and the final report.
 
-    Returns one list per section, at most ``SNIPPETS_PER_SECTION`` facts, best first. A section
-    left with fewer than 2 facts borrows its nearest ones. Similarity: cosine of all-MiniLM-L6-v2
-    embeddings.
+    Material (issue 12): whole sentences from the full text of the run's on-topic sources
+    (``evidence``), assigned globally to the section whose heading fits them best, a question's
+    section taking only sentences of the sources assigned to that question (``sections``).
+    ``facts`` (conversation answer spans) are no longer the material; kept for callers.
+    Returns the stored report; ``Report.questions`` has one entry per syllabus question.
     """
-    unique = list({(f.text, f.source_id): f for f in facts}.values())
-    if not unique or not outline.sections:
-        return [[] for _ in outline.sections]
-    emb = get_embedder()
-    heads = [f"{topic}: {s.heading}. {' '.join(s.subsections)}" for s in outline.sections]
-    sim = emb.encode([f.text for f in unique]) @ emb.encode(heads).T  # (facts, sections)
-    best = sim.argmax(axis=1)
-    out = []
-    for j in range(len(outline.sections)):
-        mine = [i for i in np.argsort(-sim[:, j]) if best[i] == j][:SNIPPETS_PER_SECTION]
-        if len(mine) < 2:
-            mine = list(np.argsort(-sim[:, j])[:3])
-        out.append([unique[i] for i in mine])
-    return out
-
-
-def write_report(ctx: RunContext, outline: Outline, facts: list[Fact]) -> Report:
-    """Sections → lead → polish → renumbered references; stores the draft and the final report."""
     topic = ctx.config.topic
-    draft_sections: list[ReportSection] = []
-    for section, chosen in zip(outline.sections, allocate_facts(outline, facts, topic)):
+    vectors = getattr(ctx.engine, "vectors", None) or Vectors()
+    sources = ctx.collector.all_sources()
+    syllabus = ctx.syllabus or ctx.collector.syllabus()
+    texts = evidence.source_texts(ctx.run_id, conversations or [], sources, ctx.settings)
+    units = evidence.units_for(vectors, topic, sources, texts)
+    plans = sections.plan_sections(vectors, topic, outline, syllabus, ctx.collector.finalize_sources())
+    sections.allocate(vectors, topic, plans, units)
+    titles = {s.source_id: s.title for s in sources}
+    written: list[tuple[sections.SectionPlan, ReportSection]] = []
+    for plan in plans:
         ctx.check_cancel()
-        snippets = [Snippet(n=i, source_id=f.source_id, text=f.text) for i, f in enumerate(chosen, start=1)]
-        out = ctx.engine.write_section(SectionInput(topic=topic, section=section, snippets=snippets))
-        polished = ctx.engine.polish(PolishInput(topic=topic, text=out.text)).text
-        text = citations.local_to_draft(polished, {s.n: s.source_id for s in snippets})
-        draft_sections.append(ReportSection(heading=section.heading, text=text))
-        ctx.emit("section.written", {"heading": section.heading})
-    # the lead sees draft markers; map them through local numbers so engines only ever see [n]
-    ids = sorted({sid for s in draft_sections for sid in citations.DRAFT_RE.findall(s.text)})
-    local = {sid: i for i, sid in enumerate(ids, start=1)}
-    as_local = [ReportSection(heading=s.heading, text=citations.DRAFT_RE.sub(lambda m: f"[{local[m.group(1)]}]", s.text))
-                for s in draft_sections]
-    lead_local = ctx.engine.write_lead(LeadInput(topic=topic, sections=as_local)).text
-    lead_draft = citations.local_to_draft(lead_local, {i: sid for sid, i in local.items()})
+        text = _write_section(ctx, topic, plan, titles)
+        if not text.strip():
+            ctx.emit("section.skipped", {"heading": plan.heading, "reason": "no usable sentence"})
+            continue
+        written.append((plan, ReportSection(heading=plan.heading, text=text)))
+        ctx.emit("section.written", {"heading": plan.heading})
+    draft_sections = [s for _, s in written]
+    lead_draft = _write_lead(ctx, topic, [p for p, _ in written], draft_sections)
+    lead_draft, draft_sections = dedupe_report(vectors, lead_draft, draft_sections)
 
     draft = _assemble(ctx, topic, lead_draft, draft_sections, [])
     ctx.store.put_doc(ctx.run_id, "draft_report", draft)
 
-    valid = {s.source_id for s in ctx.collector.all_sources()}
-    texts, order = citations.renumber([lead_draft, *[s.text for s in draft_sections]], valid)
-    sources = {s.source_id: s for s in ctx.collector.all_sources()}
-    refs = [Reference(number=i, source_id=sid, title=sources[sid].title, url=sources[sid].url,
-                      source_type=sources[sid].source_type, external_id=sources[sid].external_id)
+    valid = {s.source_id for s in sources}
+    texts_final, order = citations.renumber([lead_draft, *[s.text for s in draft_sections]], valid)
+    by_id = {s.source_id: s for s in sources}
+    refs = [Reference(number=i, source_id=sid, title=by_id[sid].title, url=by_id[sid].url,
+                      source_type=by_id[sid].source_type, external_id=by_id[sid].external_id)
             for i, sid in enumerate(order, start=1)]
-    final_sections = [ReportSection(heading=s.heading, text=t) for s, t in zip(draft_sections, texts[1:])]
-    report = _assemble(ctx, topic, texts[0], final_sections, refs)
+    final_sections = [ReportSection(heading=s.heading, text=t) for s, t in zip(draft_sections, texts_final[1:])]
+    questions = _questions([p for p, _ in written], final_sections)
+    report = _assemble(ctx, topic, texts_final[0], final_sections, refs, questions)
     problems = citations.check_integrity(_body(report), len(refs))
     if problems:
         raise InvariantError(f"Citation integrity failed: {problems}")
     ctx.store.put_doc(ctx.run_id, "report", report)
-    ctx.emit("report.ready", {"sections": len(final_sections), "citations": len(refs)})
+    ctx.emit("report.ready", {"sections": len(final_sections), "citations": len(refs),
+                              "questions": {q.key: q.status for q in questions}})
     return report
+
+
+def _write_section(ctx: RunContext, topic: str, plan: sections.SectionPlan, titles: dict[str, str]) -> str:
+    """Draft text (``[@src_…]`` citations) of one section: the engine writes from the section's
+    sentences grouped by source (one numbered snippet per source); an insufficient question's
+    section opens with the sentence that says so."""
+    by_source: dict[str, list[str]] = {}
+    for u in plan.units:
+        by_source.setdefault(u.source_id, []).append(u.text)
+    snippets = [Snippet(n=i, source_id=sid, text=" ".join(sents), title=titles.get(sid, ""))
+                for i, (sid, sents) in enumerate(by_source.items(), start=1)]
+    text = ""
+    if snippets:
+        out = ctx.engine.write_section(SectionInput(topic=topic, snippets=snippets, question=plan.question,
+                                                    section=OutlineSection(heading=plan.heading,
+                                                                           subsections=plan.subsections)))
+        polished = ctx.engine.polish(PolishInput(topic=topic, text=out.text)).text
+        text = citations.local_to_draft(polished, {s.n: s.source_id for s in snippets})
+        if not citations.DRAFT_RE.search(text):
+            text = ""
+    q = plan.question
+    if q is not None:
+        found = len(plan.sources or [])
+        if not text.strip():
+            plan.status = "insufficient"
+        if plan.status == "insufficient":
+            text = "\n\n".join(x for x in [sections.insufficient_sentence(q, found), text] if x.strip())
+    return text
+
+
+def _write_lead(ctx: RunContext, topic: str, plans: list[sections.SectionPlan],
+                draft_sections: list[ReportSection]) -> str:
+    """The lead: the engine sees local ``[n]`` numbers only, mapped through the draft ids."""
+    ids = sorted({sid for s in draft_sections for sid in citations.DRAFT_RE.findall(s.text)})
+    local = {sid: i for i, sid in enumerate(ids, start=1)}
+    as_local = [ReportSection(heading=s.heading, text=citations.DRAFT_RE.sub(lambda m: f"[{local[m.group(1)]}]", s.text))
+                for s in draft_sections]
+    questions = [LeadQuestion(key=p.question.key, label=p.question.label, description=p.question.description,
+                              heading=p.heading, status=p.status or "insufficient",
+                              sources_found=len(p.sources or []), min_sources=p.question.min_sources)
+                 for p in plans if p.question is not None]
+    lead_local = ctx.engine.write_lead(LeadInput(topic=topic, sections=as_local, questions=questions)).text
+    return citations.local_to_draft(lead_local, {i: sid for sid, i in local.items()})
+
+
+def dedupe_report(vectors: Vectors, lead: str, draft_sections: list[ReportSection],
+                  threshold: float = sections.DUPLICATE_SIM) -> tuple[str, list[ReportSection]]:
+    """No sentence twice in a report (issue 12): a sentence that repeats an earlier one (same
+    words, or cosine ≥ ``threshold`` without citations) is removed, reading lead first, then the
+    sections in order. A lead sentence that repeats the only sentence of a section is removed
+    from the lead instead, so no section loses its text. Paragraphs and citations are kept."""
+    sec_paras = [[_units(p) for p in re.split(r"\n\s*\n", s.text) if p.strip()] for s in draft_sections]
+    lead_units = _units(lead)
+    plain = lambda u: strip_citations(citations.DRAFT_RE.sub("", u))  # noqa: E731
+    all_units = [u for paras in sec_paras for p in paras for u in p]
+    if not all_units and not lead_units:
+        return lead, draft_sections
+    vec = {t: v for t, v in zip(all_units + lead_units, vectors.encode([plain(u) for u in all_units + lead_units]))}
+
+    def same(a: str, b: str) -> bool:
+        return norm_key(plain(a)) == norm_key(plain(b)) or float(vec[a] @ vec[b]) >= threshold
+
+    singles = [p[0][0] for p in sec_paras if sum(len(x) for x in p) == 1]
+    lead_units = [u for u in lead_units if not any(same(u, s) for s in singles)]
+    kept: list[str] = list(lead_units)
+    out_sections = []
+    for sec, paras in zip(draft_sections, sec_paras):
+        new_paras = []
+        for para in paras:
+            mine = [u for u in para if not any(same(u, k) for k in kept) and not kept.append(u)]
+            if mine:
+                new_paras.append(" ".join(mine))
+        out_sections.append(ReportSection(heading=sec.heading, text="\n\n".join(new_paras), level=sec.level))
+    return " ".join(lead_units), out_sections
+
+
+def _units(text: str) -> list[str]:
+    """Sentences of a draft text with their ``[@src_…]`` markers attached (split as local
+    ``[n]`` markers, which the sentence splitter knows, then mapped back)."""
+    local = citations.DRAFT_RE.sub(lambda m: f"[{int(m.group(1)[4:])}]", text)
+    return [citations.LOCAL_RE.sub(lambda m: f"[@src_{int(m.group(1)):03d}]", u)
+            for u in split_sentences(local, min_words=1)]
+
+
+def _questions(plans: list[sections.SectionPlan], final_sections: list[ReportSection]) -> list[ReportQuestion]:
+    """``Report.questions``: per syllabus question its section heading, status and the reference
+    numbers that section cites."""
+    out = []
+    for plan, sec in zip(plans, final_sections):
+        if plan.question is None:
+            continue
+        refs = list(dict.fromkeys(int(n) for n in citations.LOCAL_RE.findall(sec.text)))
+        status = plan.status if plan.status == "answered" and refs else "insufficient"
+        out.append(ReportQuestion(key=plan.question.key, label=plan.question.label, heading=sec.heading,
+                                  status=status, sources=refs, sources_found=len(plan.sources or []),
+                                  min_sources=plan.question.min_sources))
+    return out
 
 
 def _body(report: Report) -> str:
@@ -103,7 +194,7 @@ def _body(report: Report) -> str:
 
 
 def _assemble(ctx: RunContext, topic: str, lead: str, sections: list[ReportSection],
-              refs: list[Reference]) -> Report:
+              refs: list[Reference], questions: list[ReportQuestion] | None = None) -> Report:
     label = ctx.engine.label
     parts = [f"# {topic}", ""]
     if ctx.engine.name == "extractive":
@@ -123,4 +214,4 @@ def _assemble(ctx: RunContext, topic: str, lead: str, sections: list[ReportSecti
             ident = f" ({ref.source_type}: {ref.external_id})" if ref.external_id else f" ({ref.source_type})"
             parts.append(f"{ref.number}. [{ref.title}]({ref.url}){ident}")
     return Report(title=topic, lead=lead, sections=sections, references=refs,
-                  markdown="\n".join(parts).strip() + "\n", engine_label=label)
+                  markdown="\n".join(parts).strip() + "\n", engine_label=label, questions=questions or [])

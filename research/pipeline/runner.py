@@ -111,7 +111,7 @@ def run_storm(ctx: RunContext) -> Report:
 
     store.set_status(run_id, "synthesizing")
     outline = store.get_doc(run_id, "outline", Outline) or reporter.make_outline(ctx, convs)
-    return store.get_doc(run_id, "report", Report) or reporter.write_report(ctx, outline, facts)
+    return store.get_doc(run_id, "report", Report) or reporter.write_report(ctx, outline, facts, convs)
 
 
 def _guard(ctx: RunContext, lease: Lease) -> None:

@@ -1,8 +1,10 @@
-"""Report page pieces: reference lines (URL + artifact links), download buttons for every export
-format, and the read-only view's chrome hiding."""
+"""Report page pieces: the question table (issue 12), reference lines (URL + artifact links),
+download buttons for every export format, and the read-only view's chrome hiding."""
 
 from __future__ import annotations
 
+import re
+import unicodedata
 from functools import partial
 from urllib.parse import urlencode
 
@@ -10,9 +12,13 @@ import streamlit as st
 
 from research.export import FORMATS, MIME_TYPES, render_export, safe_filename
 from research.export.bundle import ReportBundle
-from research.models import Reference, RunState
+from research.models import Reference, Report, RunState
 from research.store.runs import RunStore
-from research.ui.citations import plain, reference_markdown
+from research.ui.citations import anchor_id, plain, reference_markdown
+
+STATUS_LABELS = {"answered": "✅ answered", "insufficient": "⚠️ insufficient evidence"}
+_DECAMEL = (re.compile(r"([A-Z]{2,})(\d+)"), re.compile(r"([a-z\d]+)([A-Z]{2,})"),
+            re.compile(r"([a-z\d])([A-Z])"), re.compile(r"([A-Z]+)([A-Z][a-rt-z\d]+)"))
 
 FORMAT_LABELS = {"md": "Markdown", "html": "HTML", "pdf": "PDF", "docx": "Word", "zip": "Run (.zip)"}
 # Static CSS only (no text from sources or models): hides the sidebar, top bar and nav.
@@ -77,3 +83,31 @@ def download_buttons(store: RunStore, state: RunState, *, with_report: bool) -> 
 def hide_chrome() -> None:
     """Hide the sidebar, header and navigation (the read-only report view)."""
     st.html(_READ_CSS)
+
+
+def heading_anchor(heading: str) -> str:
+    """The id Streamlit gives a Markdown heading (its frontend slugifies the heading text with
+    ``@sindresorhus/slugify`` defaults): ASCII-folded, camel case split, ``&`` → "and", a
+    possessive 's kept with its word, lower case, runs of other characters → ``-``."""
+    text = unicodedata.normalize("NFKD", heading.replace("&", " and ")).encode("ascii", "ignore").decode()
+    for rx in _DECAMEL:
+        text = rx.sub(r"\1 \2", text)
+    text = re.sub(r"([a-z\d])['’]([ts])(?![a-z\d])", r"\1\2", text.lower())
+    return re.sub(r"[^a-z\d]+", "-", text).strip("-")
+
+
+def questions_markdown(report: Report) -> str:
+    """The syllabus questions as a small Markdown table: question, status, the section that
+    answers it (a link to its heading's anchor) and the references that section cites (links to
+    ``#ref-n``). Empty string for a report without ``questions`` (stored before issue 12)."""
+    if not report.questions:
+        return ""
+    rows = ["| Question | Status | Answered in | Sources |", "|---|---|---|---|"]
+    for q in report.questions:
+        refs = " ".join(f"[[{n}]](#{anchor_id(n)})" for n in q.sources[:12]) + (" …" if len(q.sources) > 12 else "")
+        found = "" if q.status == "answered" else (
+            f"{q.sources_found} of {q.min_sources} sources needed" if q.sources_found < q.min_sources
+            else f"{q.sources_found} sources, no usable sentence")
+        rows.append(f"| {plain(q.label)} | {STATUS_LABELS.get(q.status, plain(q.status))} | "
+                    f"[{plain(q.heading)}](#{heading_anchor(q.heading)}) | {refs or plain(found)} |")
+    return "\n".join(rows)

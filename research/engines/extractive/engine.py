@@ -121,8 +121,9 @@ class ExtractiveEngine:
                                                      inp.section.subsections, [(s.n, s.text) for s in inp.snippets]))
 
     def write_lead(self, inp: LeadInput) -> TextOutput:
-        """2–4 sentence lead from the sections' top sentences, citations verbatim."""
-        return TextOutput(text=writing.write_lead(self.vectors, inp.topic, inp.sections))
+        """Lead from the sections' sentences, citations verbatim: the key finding per syllabus
+        question and the questions left open (``writing.question_lead``), else 2–4 top sentences."""
+        return TextOutput(text=writing.write_lead(self.vectors, inp.topic, inp.sections, inp.questions))
 
     def polish(self, inp: PolishInput) -> TextOutput:
         """Duplicate sentences and whitespace problems removed; citations verbatim."""

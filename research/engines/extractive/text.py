@@ -286,7 +286,8 @@ def word_key(word: str) -> str:
 
 _BOILERPLATE = re.compile(
     r"^(?:discover|learn|explore|click|tap|subscribe|sign up|sign in|log in|read more|follow us|share|copy|"
-    r"watch|listen|download|advertisement|outdated browser|this article is|all rights reserved)\b", re.I)
+    r"watch|listen|download|advertisement|outdated browser|this article is|all rights reserved|support our|"
+    r"subscribe to|get the latest)\b|\bsubscription to receive\b", re.I)
 
 
 def is_boilerplate(sentence: str) -> bool:

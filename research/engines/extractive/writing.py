@@ -4,8 +4,15 @@
   kind (biomedical, event, technology, general) from keyword lists.
 - ``refine_outline`` (WritePageOutlineFromConv): KMeans over the conversations' answer
   sentences (4–7 clusters); each cluster's heading is its top c-TF-IDF key phrase; draft
-  sections that the conversations support are kept.
-- ``write_section`` / ``write_lead`` / ``polish``: extractive, citations kept verbatim.
+  sections that the conversations support are kept. Headings name a subject (``names_subject``):
+  a multi-word phrase or a name, never a lone common noun such as "Cycles".
+- ``write_section`` / ``write_lead`` / ``polish``: extractive, citations kept verbatim. The
+  sentences a section gets are chosen by the reporter (``research.pipeline.evidence`` /
+  ``sections``): whole sentences of the sources' full text (no ``…`` snippet cuts), off-topic
+  sources and sentences left out, each sentence assigned once to the section whose heading is
+  its nearest, near-duplicates (cosine ≥ 0.9) removed across the whole report; ``write_lead``
+  takes the key finding per syllabus question (``question_lead``) and the reporter removes it
+  from its section (``reporter.dedupe_report``).
 """
 
 from __future__ import annotations
@@ -137,7 +144,8 @@ def refine_outline(vectors: Vectors, topic: str, draft: Outline, conversations: 
         if len(groups[c]) < 2:
             continue
         cands = [title_case(p) for p in phrases[c] if not set(map(word_key, p.split())) <= weak]
-        cands = [p for p in cands if not any(_same(p, h) for h in heads) and not re.search(r"\d", p)]
+        cands = [p for p in cands if not any(_same(p, h) for h in heads) and not re.search(r"\d", p)
+                 and names_subject(p, groups[c])]
         if heads and cands:
             taken = vectors.sim(cands, heads).max(axis=1)
             cands = [p for p, t in zip(cands, taken) if t < SAME_HEADING]
@@ -154,6 +162,32 @@ def refine_outline(vectors: Vectors, topic: str, draft: Outline, conversations: 
         clustered.append(OutlineSection(heading=head, subsections=subs))
     sections = kept + clustered
     return Outline(sections=sections) if len(sections) >= 2 else draft
+
+
+_VERB_START = frozenset("""receive receives compare compares assess assesses evaluate evaluates determine
+determines investigate investigates examine examines show shows demonstrate demonstrates improve improves
+reduce reduces increase increases prevent prevents continue continues randomize randomise treat treats
+undergo undergoes achieve achieves include includes given give gives use uses report reports""".split())
+
+
+def names_subject(heading: str, sentences: list[str]) -> bool:
+    """A heading names a subject (issue 12): it does not open with a verb (``_VERB_START``:
+    "Receive Trastuzumab"), and has two or more words, or one word that is a name —
+    an acronym or mixed-case word (``HER2``, ``mRNA``) or a word the sentences capitalise where
+    a sentence does not start (``Herceptin``, ``Zelensky``). A lone common noun ("Cycles") is no
+    heading."""
+    words = heading.split()
+    if words and words[0].lower() in _VERB_START:
+        return False  # "Receive Trastuzumab" is an action, not a subject
+    if len(words) != 1:
+        return bool(words)
+    w = words[0]
+    if any(c.isupper() for c in w[1:]) or any(c.isdigit() for c in w):
+        return True
+    inner = re.compile(rf"(?<=[a-z,;:] ){re.escape(w[:1].upper() + w[1:].lower())}\b")
+    lower = re.compile(rf"\b{re.escape(w.lower())}\b")
+    capitalised = sum(bool(inner.search(s)) for s in sentences)
+    return capitalised > 0 and capitalised >= sum(bool(lower.search(s)) for s in sentences)
 
 
 def _same(a: str, b: str) -> bool:
@@ -202,10 +236,13 @@ def write_section(vectors: Vectors, topic: str, heading: str, subsections: list[
     return "\n\n".join(" ".join(f"{ensure_period(sents[i])}[{owner[i]}]" for i in p) for p in paras)
 
 
-def write_lead(vectors: Vectors, topic: str, sections: list[ReportSection]) -> str:
-    """2–4 sentence lead: the 2 cited units (sentences with their ``[n]``) of each section closest
-    to the topic; the best 4 distinct ones (cosine < 0.9 to each other, same words only once),
-    in section order, citations verbatim."""
+def write_lead(vectors: Vectors, topic: str, sections: list[ReportSection], questions: list | None = None) -> str:
+    """The lead. With syllabus ``questions`` (``base.LeadQuestion``): ``question_lead``.
+    Without: 2–4 sentences, the 2 cited units (sentences with their ``[n]``) of each section
+    closest to the topic; the best 4 distinct ones (cosine < 0.9 to each other, same words only
+    once), in section order, citations verbatim."""
+    if questions:
+        return question_lead(vectors, topic, sections, questions)
     subject = subject_of(topic)
     pool: list[tuple[int, int, str]] = []
     for si, sec in enumerate(sections):
@@ -225,6 +262,41 @@ def write_lead(vectors: Vectors, topic: str, sections: list[ReportSection]) -> s
     if len(chosen) < 2:
         chosen = list(range(min(2, len(pool))))
     return " ".join(pool[i][2] for i in sorted(chosen, key=lambda i: pool[i][:2]))
+
+
+_DESIGN = re.compile(r"\b(?:were (?:randomi[sz]ed|randomly assigned|evaluated|enrolled)|we (?:evaluated|assessed|"
+                     r"investigated|compared|aimed|examined|hypothesi[sz]ed)|was designed|is a (?:randomi[sz]ed|"
+                     r"prospective)|(?:will|to) (?:receive|determine|evaluate))\b", re.I)
+DESIGN_PENALTY = 0.15  # a key finding states a result, not how a study was set up
+
+
+def question_lead(vectors: Vectors, topic: str, sections: list[ReportSection], questions: list) -> str:
+    """Key finding per question (issue 12): for each answered question, in syllabus order, the
+    cited sentence of its section closest to ``"topic: label. description"`` (a sentence that
+    describes study design rather than a result, ``_DESIGN``, scores ``DESIGN_PENALTY`` less; citations
+    verbatim; a sentence already taken is not repeated); then one sentence naming the questions
+    the evidence leaves open, with their source counts. The reporter removes the chosen
+    sentences from their sections (no sentence twice in a report)."""
+    subject = subject_of(topic)
+    by_heading = {s.heading: s for s in sections}
+    parts: list[str] = []
+    for q in questions:
+        sec = by_heading.get(q.heading)
+        if q.status != "answered" or sec is None:
+            continue
+        cited = [u for u in cited_units(sec.text) if CITE.search(u) and norm_key(u) not in map(norm_key, parts)]
+        if not cited:
+            continue
+        sims = vectors.sim([f"{subject}: {q.label}. {q.description}"], [strip_citations(u) for u in cited])[0]
+        sims = sims - np.array([DESIGN_PENALTY * bool(_DESIGN.search(u)) for u in cited])
+        parts.append(cited[rank(sims)[0]])
+    open_qs = [q for q in questions if q.status != "answered"]
+    if open_qs:
+        names = [f"{q.label.lower()} ({q.sources_found} of {q.min_sources} sources)" if q.sources_found < q.min_sources
+                 else f"{q.label.lower()} (no usable sentence in {q.sources_found} sources)" for q in open_qs]
+        listed = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+        parts.append(f"The evidence found leaves open {listed}.")
+    return " ".join(parts)
 
 
 def _dedupe_prose(lines: list[str], seen: set[str]) -> str:

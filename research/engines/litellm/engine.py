@@ -18,6 +18,8 @@ import re
 import threading
 from typing import Any, Callable
 
+from pydantic import field_validator
+
 from research.engines.base import (AnalysisInput, AnswerInput, AnswerOutput, AskInput, AskOutput, AssignInput,
                                    AssignOutput, CompressInput, FitInput, LeadInput, OutlineInput, PersonaInput, PersonaList,
                                    PlanInput, PolishInput, QueryInput, QueryList, RefineInput, RelatedInput,
@@ -48,6 +50,26 @@ def _keep_cites(text: str, valid: set[int]) -> str:
     """Drop ``[n]`` markers whose n is not in ``valid``; tidy spaces."""
     text = CITE_RE.sub(lambda m: m.group(0) if int(m.group(1)) in valid else "", text)
     return re.sub(r"[ \t]+([.,;:])", r"\1", re.sub(r"[ \t]{2,}", " ", text)).strip()
+
+
+def cited_only(valid: set[int]) -> type[TextOutput]:
+    """A ``TextOutput`` reply model whose validation fails (so ``call_structured`` re-asks once)
+    when the text cites a number outside ``valid`` or cites nothing while ``valid`` is non-empty."""
+    allowed = sorted(valid)
+
+    class SectionText(TextOutput):
+        @field_validator("text")
+        @classmethod
+        def _cites_only_material(cls, text: str) -> str:
+            used = {int(n) for n in CITE_RE.findall(text)}
+            bad = sorted(used - valid)
+            if bad:
+                raise ValueError(f"the text cites {bad}, which are not snippet numbers; cite only {allowed}")
+            if allowed and not used:
+                raise ValueError(f"the text cites nothing; support each sentence with a snippet number from {allowed}")
+            return text
+
+    return SectionText
 
 
 def _h(text: str) -> str:
@@ -92,10 +114,12 @@ class LiteLLMEngine:
             return self._fallback_engine
 
     def _run(self, step: str, material: dict, fallback: Callable[[], Any], post: Callable[[Any], Any] = lambda x: x,
-             *, semantic: str = "", tool_tokens: int = 0, tools: list[dict] | None = None, run_tool=None) -> Any:
-        """Call the step's model and post-process, or answer with ``fallback()`` (module doc)."""
+             *, semantic: str = "", tool_tokens: int = 0, tools: list[dict] | None = None, run_tool=None,
+             reply: type | None = None) -> Any:
+        """Call the step's model and post-process, or answer with ``fallback()`` (module doc).
+        ``reply``: a stricter reply model than ``REPLY[step]`` (its validation errors re-ask)."""
         try:
-            reply = call_structured(self.session, step, ROLE[step], material, REPLY[step], semantic=semantic,
+            reply = call_structured(self.session, step, ROLE[step], material, reply or REPLY[step], semantic=semantic,
                                     tool_tokens=tool_tokens, tools=tools, run_tool=run_tool)
             return post(reply)
         except BudgetExhausted:
@@ -269,18 +293,22 @@ class LiteLLMEngine:
         return self._guard("refine_outline", mat.refine(inp), lambda: self._fallback().refine_outline(inp), _outline)
 
     def write_section(self, inp: SectionInput) -> TextOutput:
-        """A section citing ``[snippet.n]`` only."""
-        m = {"topic": inp.topic, "heading": inp.section.heading, "subsections": inp.section.subsections,
-             "snippets": [{"n": s.n, "text": s.text[:mat.SECTION_SNIPPET_CHARS]} for s in inp.snippets]}
+        """A section answering its syllabus question (when it has one) from the snippets of the
+        sources assigned to it (issue 12, ``material.section``), citing ``[snippet.n]`` only: a
+        reply citing any other number is re-asked once with the allowed numbers
+        (``cited_only``); if the re-ask still cites outside them, the extractive engine writes
+        the section from the same snippets. Stray markers are dropped as a last guard."""
         valid = {s.n for s in inp.snippets}
-        return self._run("write_section", m, lambda: self._fallback().write_section(inp),
-                         lambda t: TextOutput(text=_keep_cites(t.text, valid)), semantic=f"write_section|{inp.section.heading}")
+        return self._run("write_section", mat.section(inp), lambda: self._fallback().write_section(inp),
+                         lambda t: TextOutput(text=_keep_cites(t.text, valid)), semantic=f"write_section|{inp.section.heading}",
+                         reply=cited_only(valid))
 
     def write_lead(self, inp: LeadInput) -> TextOutput:
-        """2–4 sentence lead; only citation numbers present in the sections survive."""
+        """Lead: the key finding per answered syllabus question with its citations, and the
+        questions the evidence leaves open (``material.lead``); only citation numbers present in
+        the sections survive."""
         valid = {int(n) for s in inp.sections for n in CITE_RE.findall(s.text)}
-        m = {"topic": inp.topic, "sections": [{"heading": s.heading, "text": s.text[:mat.LEAD_SECTION_CHARS]} for s in inp.sections]}
-        return self._run("write_lead", m, lambda: self._fallback().write_lead(inp),
+        return self._run("write_lead", mat.lead(inp), lambda: self._fallback().write_lead(inp),
                          lambda t: TextOutput(text=_keep_cites(t.text, valid)))
 
     def polish(self, inp: PolishInput) -> TextOutput:

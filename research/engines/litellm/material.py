@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from research.engines.base import AnswerInput, AskInput, AssignInput, RefineInput
+from research.engines.base import AnswerInput, AskInput, AssignInput, LeadInput, RefineInput, SectionInput
 from research.models import ArtifactRecord, SearchResult, Syllabus
 
 SNIPPET_CHARS = 240      # per result in answer prompts
@@ -71,3 +71,24 @@ def refine(inp: RefineInput) -> dict:
             "conversations": [{"perspective": c.perspective.name,
                                "turns": [{"question": t.question, "answer": uncite(t.answer)[:ANSWER_CHARS]} for t in c.turns]}
                               for c in inp.conversations]}
+
+
+def section(inp: SectionInput) -> dict:
+    """Section material (issue 12): the heading, the syllabus question it answers (``null`` for
+    an outline section the syllabus lacks) and one numbered snippet per source assigned to it
+    (title + whole sentences, ≤ ``SECTION_SNIPPET_CHARS``); only these numbers may be cited."""
+    q = inp.question
+    return {"topic": inp.topic, "heading": inp.section.heading, "subsections": inp.section.subsections,
+            "question": {"key": q.key, "label": q.label, "description": q.description} if q else None,
+            "snippets": [{"n": s.n, "title": s.title[:TITLE_CHARS], "text": s.text[:SECTION_SNIPPET_CHARS]}
+                         for s in inp.snippets],
+            "allowed_citations": [s.n for s in inp.snippets]}
+
+
+def lead(inp: LeadInput) -> dict:
+    """Lead material: the sections (≤ ``LEAD_SECTION_CHARS`` each) and the syllabus questions
+    with the heading that answers each and its status (issue 12)."""
+    return {"topic": inp.topic,
+            "sections": [{"heading": s.heading, "text": s.text[:LEAD_SECTION_CHARS]} for s in inp.sections],
+            "questions": [{"label": q.label, "heading": q.heading, "status": q.status,
+                           "sources_found": q.sources_found, "min_sources": q.min_sources} for q in inp.questions]}

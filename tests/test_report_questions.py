@@ -1,0 +1,85 @@
+"""A report organised by question (issue 12, Done when, first bullet) on the session's finished
+trastuzumab run: every syllabus question in ``report.questions`` answered or stated as
+insufficient, no repeated or cut sentence, sentences in their best-fitting section, sound
+citations; ``research show --json`` carries the same ``report.questions``."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from research.devtools.report_quality import measure
+from research.models import Report, Syllabus
+from research.store.connection import get_redis
+from research.store.runs import RunStore
+from research.ui.report_view import heading_anchor, questions_markdown
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def stored(finished_run):
+    mp = pytest.MonkeyPatch()
+    for k, v in finished_run.env().items():
+        mp.setenv(k, v)
+    store = RunStore(get_redis())
+    report = store.get_doc(finished_run.run_id, "report", Report)
+    syllabus = store.get_doc(finished_run.run_id, "syllabus", Syllabus)
+    yield report, syllabus
+    mp.undo()
+
+
+def test_every_question_answered_or_stated(stored, finished_run):
+    report, syllabus = stored
+    assert [q.key for q in report.questions] == syllabus.keys()
+    headings = [s.heading for s in report.sections]
+    for q in report.questions:
+        assert q.status in ("answered", "insufficient")
+        assert q.heading in headings
+        section = report.sections[headings.index(q.heading)]
+        if q.status == "insufficient":  # one explicit sentence with the count, in its section
+            assert f"{q.label}: " in section.text and "the evidence found does not establish" in section.text
+            assert f"{q.sources_found} " in section.text
+        else:
+            assert q.sources and q.sources_found >= q.min_sources
+            assert all(f"[{n}]" in section.text for n in q.sources)
+    cited = {int(n) for n in __import__("re").findall(r"\[(\d+)\]", report.lead)}
+    assert cited, "the lead gives key findings with citations"
+
+
+def test_report_reads_cleanly(stored, finished_run):
+    report, syllabus = stored
+    m = measure(report, finished_run.topic, syllabus_keys=syllabus.keys())
+    assert m["near_duplicate_rate"] == 0, m["near_duplicates"]
+    assert m["truncated_fragment_rate"] == 0, m["truncated_fragments"]
+    assert m["section_fit"] >= 0.85, m["misplaced"]
+    assert m["citation_integrity"], m["citation_problems"]
+    assert m["questions"]["missing"] == [] and m["questions"]["addressed_share"] == 1.0
+    assert "…" not in report.markdown
+    assert not any(len(s.heading.split()) == 1 and s.heading.islower() for s in report.sections)
+
+
+def test_show_json_has_report_questions_and_page_table_links(stored, finished_run):
+    report, _ = stored
+    env = {**os.environ, **finished_run.env(), "PYTHONPATH": str(ROOT)}
+    out = subprocess.run([sys.executable, "-m", "research.cli", "show", finished_run.run_id, "--json"], cwd=ROOT,
+                         env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-500:]
+    shown = json.loads(out.stdout)["report"]["questions"]
+    assert shown == [q.model_dump(mode="json") for q in report.questions]
+    table = questions_markdown(report)
+    assert table.count("\n") == len(report.questions) + 1
+    for q in report.questions:
+        assert f"](#{heading_anchor(q.heading)})" in table
+
+
+def test_heading_anchor_matches_streamlit_slugs():
+    assert heading_anchor("Safety and Adverse Effects") == "safety-and-adverse-effects"
+    assert heading_anchor("Background & Overview") == "background-and-overview"
+    assert heading_anchor("HER2 Testing") == "her-2-testing"
+    assert heading_anchor("Zelensky's Visit") == "zelenskys-visit"

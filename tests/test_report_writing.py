@@ -1,0 +1,134 @@
+"""Clean extractive writing rules (issue 12, item 4) on real sentences of the shared corpus:
+whole sentences only, off-topic sources left out, no sentence twice, each sentence in the
+section it fits best, headings that name a subject, and the insufficient-evidence sentence."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from research.engines.extractive.text import split_sentences
+from research.engines.extractive.vectors import Vectors
+from research.engines.extractive.writing import names_subject
+from research.models import Outline, OutlineSection, Question, ReportSection, SourceRecord, Syllabus
+from research.pipeline import evidence, sections
+from research.pipeline.reporter import dedupe_report
+from research.search.local import _truncate
+
+TOPIC = "Trastuzumab in HER2-positive breast cancer"
+
+
+@pytest.fixture(scope="module")
+def docs(corpus_path) -> dict[str, dict]:
+    wanted = {"pubmed:28355372", "pubmed:22987084", "pubmed:16236737", "pubmed:27348762", "pubmed:20113825",
+              "pubmed:31171092"}
+    out = {}
+    with corpus_path.open(encoding="utf-8") as fh:
+        for line in fh:
+            d = json.loads(line)
+            if d["id"] in wanted:
+                out[d["id"]] = d
+    assert set(out) == wanted
+    return out
+
+
+@pytest.fixture(scope="module")
+def vectors() -> Vectors:
+    return Vectors()
+
+
+def _source(n: int, doc: dict) -> SourceRecord:
+    return SourceRecord(source_id=f"src_{n:03d}", citation_id=f"cit_{n}", source_type="pubmed",
+                        external_id=doc["id"].split(":")[1], url=doc["url"], title=doc["title"])
+
+
+def test_snippet_cuts_are_not_sentences_full_text_sentences_are(docs):
+    doc = docs["pubmed:22987084"]  # NSABP B-31 cardiac follow-up
+    snippet = _truncate(doc["text"], 180)  # what the local search shows an engine
+    assert snippet.endswith("…")
+    assert not any(evidence.is_whole(s) for s in split_sentences(snippet)[-1:])
+    whole = evidence.clean_sentences(doc["text"], doc["title"])
+    assert len(whole) >= 4
+    assert all(evidence.is_whole(s) and "…" not in s for s in whole)
+    assert all(s[0].isupper() or s[0].isdigit() for s in whole)
+    # the title that opens a PubMed text is not a sentence of the report
+    assert not any(s.rstrip(".") == doc["title"].rstrip(".") for s in whole)
+    assert not evidence.is_whole("To evaluate the efficacy and safety of trastuzumab.") or \
+        evidence._PURPOSE.match("To evaluate the efficacy and safety of trastuzumab.")
+
+
+def test_off_topic_source_is_left_out(docs, vectors):
+    blue, b31 = docs["pubmed:28355372"], docs["pubmed:22987084"]  # methylene blue SLN vs trastuzumab
+    sources = [_source(1, blue), _source(2, b31)]
+    texts = {"src_001": blue["text"], "src_002": b31["text"]}
+    assert evidence.on_topic_sources(vectors, TOPIC, sources, texts) == {"src_002"}
+    units = evidence.units_for(vectors, TOPIC, sources, texts)
+    assert units and {u.source_id for u in units} == {"src_002"}
+    assert not any("methylene" in u.text.lower() for u in units)
+
+
+def test_no_sentence_twice_across_lead_and_sections(docs, vectors):
+    sents = evidence.clean_sentences(docs["pubmed:16236737"]["text"], docs["pubmed:16236737"]["title"])
+    a, b, c = sents[:3]
+    near = a.replace("trastuzumab", "Trastuzumab", 1).rstrip(".") + " overall."  # same sentence, slightly edited
+    lone = evidence.clean_sentences(docs["pubmed:22987084"]["text"], docs["pubmed:22987084"]["title"])[0]
+    lead = f"{a}[@src_001] {lone}[@src_002]"
+    secs = [ReportSection(heading="Efficacy", text=f"{a}[@src_001] {b}[@src_001]\n\n{near}[@src_003]"),
+            ReportSection(heading="Design", text=f"{c}[@src_001] {a}[@src_004]"),
+            ReportSection(heading="Cardiac Safety", text=f"{lone}[@src_002]")]
+    new_lead, out = dedupe_report(vectors, lead, secs)
+    body = [new_lead, *[s.text for s in out]]
+    assert sum(t.count(a) for t in body) == 1 and a in new_lead
+    assert all(near not in t for t in body)
+    assert b in out[0].text and c in out[1].text
+    # a lead sentence that is a section's only sentence leaves the lead, not the section
+    assert lone not in new_lead and lone in out[2].text
+    assert "[@src_002]" in out[2].text and out[0].text.count("\n\n") == 0
+
+
+def test_each_sentence_goes_once_to_its_nearest_fitting_section(docs, vectors):
+    ids = ["pubmed:22987084", "pubmed:27348762", "pubmed:31171092", "pubmed:16236737", "pubmed:20113825"]
+    sources = [_source(i + 1, docs[d]) for i, d in enumerate(ids)]
+    texts = {s.source_id: docs[d]["text"] for s, d in zip(sources, ids)}
+    units = evidence.units_for(vectors, TOPIC, sources, texts)
+    assert len(units) >= 15
+    efficacy = Question(key="clinical.efficacy", label="Clinical Efficacy",
+                        description="Trial results, patient outcomes, response rates", min_sources=2)
+    outline = Outline(sections=[OutlineSection(heading="Cardiotoxicity Prevention"),
+                                OutlineSection(heading="Clinical Efficacy")])
+    finalized = {"questions": {"clinical.efficacy": {"sources": [{"source_id": "src_004"}, {"source_id": "src_005"}]}}}
+    plans = sections.plan_sections(vectors, TOPIC, outline, Syllabus(name="t", questions=[efficacy]), finalized)
+    assert [p.heading for p in plans] == ["Clinical Efficacy", "Cardiotoxicity Prevention"]
+    sections.allocate(vectors, TOPIC, plans, units)
+    eff, cardio = plans
+    assert eff.status == "answered" and eff.units and cardio.units
+    assert {u.source_id for u in eff.units} <= {"src_004", "src_005"}  # only the question's sources
+    placed = [u for p in plans for u in p.units]
+    assert len(placed) == len(set(placed))  # no sentence in two sections
+    fit = vectors.sim([u.text for u in placed], [p.query(TOPIC) for p in plans]).argmax(axis=1)
+    owner = [j for j, p in enumerate(plans) for _ in p.units]
+    assert np.mean(fit == np.array(owner)) >= 0.85
+    assert any("cardi" in u.text.lower() for u in cardio.units)
+    vecs = vectors.encode([u.text for u in placed])
+    sims = vecs @ vecs.T - np.eye(len(placed)) * 2
+    assert float(sims.max()) < 0.92
+
+
+def test_unanswered_question_gets_one_sentence_with_the_count():
+    q = Question(key="market.status", label="Market Status",
+                 description="Development stage, approvals, commercialization", min_sources=3)
+    s = sections.insufficient_sentence(q, 1)
+    assert s == ("Market Status: 1 of 3 sources needed; the evidence found does not establish market status "
+                 "(development stage, approvals, commercialization).")
+    assert "5 sources found (3 needed)" in sections.insufficient_sentence(q, 5)
+
+
+def test_headings_name_a_subject(docs):
+    sents = split_sentences(docs["pubmed:16236737"]["text"])
+    with_cycles = [s for s in sents if "cycles" in s.lower()]
+    assert with_cycles and not names_subject("Cycles", with_cycles)  # "four cycles of chemotherapy"
+    assert names_subject("HER2", sents) and names_subject("Cardiac Safety", [])
+    assert names_subject("Trastuzumab", ["Patients given Trastuzumab had fewer relapses."])
+    assert not names_subject("Patients", sents)
