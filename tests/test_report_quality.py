@@ -159,7 +159,7 @@ def test_citation_problems_are_reported():
 
 
 def test_questions_answered_from_report_questions():
-    class QuestionReport(Report):  # the shape issue 12 item 3 adds to Report
+    class QuestionReport(Report):  # report.questions as plain dicts (the metric reads either shape)
         questions: list[dict]
 
     base = _trastuzumab_report()
@@ -168,12 +168,13 @@ def test_questions_answered_from_report_questions():
           {"key": "clinical.efficacy", "label": "Efficacy", "heading": "Disease-free survival",
            "status": "answered", "sources": [2]},
           {"key": "market.status", "label": "Market status", "heading": "", "status": "insufficient", "sources": []}]
-    report = QuestionReport(**base.model_dump(), questions=qs)
+    report = QuestionReport(**{**base.model_dump(), "questions": qs})
     q = rq.questions_answered(report, ["safety.cardiac", "clinical.efficacy", "market.status", "dosing.regimen"])
     assert q["total"] == 3 and q["answered"] == 2 and q["insufficient"] == 1 and q["missing"] == ["dosing.regimen"]
     assert q["stated_insufficient"] == 0 and q["answered_share"] == pytest.approx(2 / 4)
-    stated = QuestionReport(**{**base.model_dump(), "markdown": base.markdown + "\n\nMarket status: 0 of 2 sources "
-                               "needed; the evidence found does not establish approval status.\n"}, questions=qs)
+    stated = QuestionReport(**{**base.model_dump(), "questions": qs,
+                               "markdown": base.markdown + "\n\nMarket status: 0 of 2 sources needed; the "
+                               "evidence found does not establish approval status.\n"})
     assert rq.questions_answered(stated)["stated_insufficient"] == 1
     assert rq.questions_answered(stated)["addressed_share"] == pytest.approx(1.0)
     assert rq.questions_answered(base) is None

@@ -45,9 +45,15 @@ def test_every_question_answered_or_stated(stored, finished_run):
         if q.status == "insufficient":  # one explicit sentence with the count, in its section
             assert f"{q.label}: " in section.text and "the evidence found does not establish" in section.text
             assert f"{q.sources_found} " in section.text
-        else:
+        else:  # the question's section and the subsections nested under it cite its sources
+            i = headings.index(q.heading)
+            body = [section.text]
+            for sub in report.sections[i + 1:]:
+                if sub.level <= section.level:
+                    break
+                body.append(sub.text)
             assert q.sources and q.sources_found >= q.min_sources
-            assert all(f"[{n}]" in section.text for n in q.sources)
+            assert all(f"[{n}]" in " ".join(body) for n in q.sources)
     cited = {int(n) for n in __import__("re").findall(r"\[(\d+)\]", report.lead)}
     assert cited, "the lead gives key findings with citations"
 

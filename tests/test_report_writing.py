@@ -122,7 +122,9 @@ def test_unanswered_question_gets_one_sentence_with_the_count():
     s = sections.insufficient_sentence(q, 1)
     assert s == ("Market Status: 1 of 3 sources needed; the evidence found does not establish market status "
                  "(development stage, approvals, commercialization).")
-    assert "5 sources found (3 needed)" in sections.insufficient_sentence(q, 5)
+    assert "5 sources were assigned to this question (3 needed)" in sections.insufficient_sentence(q, 5)
+    pointed = sections.insufficient_sentence(q, 5, ["Clinical Efficacy", "Adjuvant Chemotherapy"])
+    assert "quoted under “Clinical Efficacy” and “Adjuvant Chemotherapy”" in pointed
 
 
 def test_headings_name_a_subject(docs):

@@ -187,7 +187,7 @@ def _field(q: object, name: str) -> object:
 
 
 def questions_answered(report: Report, syllabus_keys: Iterable[str] | None = None) -> dict | None:
-    """Counts from ``report.questions`` (None when the Report has no such field).
+    """Counts from ``report.questions`` (None when the Report has no such field or it is empty).
 
     Returns:
         ``{total, answered, insufficient, other, stated_insufficient, missing, answered_share,
@@ -195,7 +195,7 @@ def questions_answered(report: Report, syllabus_keys: Iterable[str] | None = Non
         ``addressed_share`` = (answered + stated insufficient) / (total + missing).
     """
     qs = getattr(report, "questions", None)
-    if qs is None:
+    if not qs:  # no such field, or a report written without a syllabus (stored before issue 12)
         return None
     text = report.markdown.lower()
     status = [str(_field(q, "status") or "") for q in qs]

@@ -59,13 +59,14 @@ def write_report(ctx: RunContext, outline: Outline, facts: list[Fact] | None = N
     sections.allocate(vectors, topic, plans, units)
     titles = {s.source_id: s.title for s in sources}
     written: list[tuple[sections.SectionPlan, ReportSection]] = []
-    for plan in plans:
+    for plan, level in sections.reading_order(plans):
         ctx.check_cancel()
         text = _write_section(ctx, topic, plan, titles)
-        if not text.strip():
+        nested = any(c.parent is plan and c.units for c in plans)
+        if not text.strip() and not nested:
             ctx.emit("section.skipped", {"heading": plan.heading, "reason": "no usable sentence"})
             continue
-        written.append((plan, ReportSection(heading=plan.heading, text=text)))
+        written.append((plan, ReportSection(heading=plan.heading, text=text, level=level)))
         ctx.emit("section.written", {"heading": plan.heading})
     draft_sections = [s for _, s in written]
     lead_draft = _write_lead(ctx, topic, [p for p, _ in written], draft_sections)
@@ -80,7 +81,8 @@ def write_report(ctx: RunContext, outline: Outline, facts: list[Fact] | None = N
     refs = [Reference(number=i, source_id=sid, title=by_id[sid].title, url=by_id[sid].url,
                       source_type=by_id[sid].source_type, external_id=by_id[sid].external_id)
             for i, sid in enumerate(order, start=1)]
-    final_sections = [ReportSection(heading=s.heading, text=t) for s, t in zip(draft_sections, texts_final[1:])]
+    final_sections = [ReportSection(heading=s.heading, text=t, level=s.level)
+                      for s, t in zip(draft_sections, texts_final[1:])]
     questions = _questions([p for p, _ in written], final_sections)
     report = _assemble(ctx, topic, texts_final[0], final_sections, refs, questions)
     problems = citations.check_integrity(_body(report), len(refs))
@@ -113,10 +115,10 @@ def _write_section(ctx: RunContext, topic: str, plan: sections.SectionPlan, titl
     q = plan.question
     if q is not None:
         found = len(plan.sources or [])
-        if not text.strip():
+        if not text.strip() and plan.status != "answered":  # answered by its nested sections only
             plan.status = "insufficient"
         if plan.status == "insufficient":
-            text = "\n\n".join(x for x in [sections.insufficient_sentence(q, found), text] if x.strip())
+            text = "\n\n".join(x for x in [sections.insufficient_sentence(q, found, plan.elsewhere), text] if x.strip())
     return text
 
 
@@ -125,8 +127,11 @@ def _write_lead(ctx: RunContext, topic: str, plans: list[sections.SectionPlan],
     """The lead: the engine sees local ``[n]`` numbers only, mapped through the draft ids."""
     ids = sorted({sid for s in draft_sections for sid in citations.DRAFT_RE.findall(s.text)})
     local = {sid: i for i, sid in enumerate(ids, start=1)}
-    as_local = [ReportSection(heading=s.heading, text=citations.DRAFT_RE.sub(lambda m: f"[{local[m.group(1)]}]", s.text))
-                for s in draft_sections]
+    by_plan = {id(p): s for p, s in zip(plans, draft_sections)}
+    merged = [" ".join([s.text, *[by_plan[id(c)].text for c in plans if c.parent is p and id(c) in by_plan]])
+              for p, s in zip(plans, draft_sections)]  # a question's section with its nested sections
+    as_local = [ReportSection(heading=s.heading, text=citations.DRAFT_RE.sub(lambda m: f"[{local[m.group(1)]}]", t))
+                for s, t in zip(draft_sections, merged)]
     questions = [LeadQuestion(key=p.question.key, label=p.question.label, description=p.question.description,
                               heading=p.heading, status=p.status or "insufficient",
                               sources_found=len(p.sources or []), min_sources=p.question.min_sources)
@@ -178,10 +183,12 @@ def _questions(plans: list[sections.SectionPlan], final_sections: list[ReportSec
     """``Report.questions``: per syllabus question its section heading, status and the reference
     numbers that section cites."""
     out = []
+    text_of = {id(p): s.text for p, s in zip(plans, final_sections)}
     for plan, sec in zip(plans, final_sections):
         if plan.question is None:
             continue
-        refs = list(dict.fromkeys(int(n) for n in citations.LOCAL_RE.findall(sec.text)))
+        body = " ".join([sec.text, *[text_of[id(c)] for c in plans if c.parent is plan and id(c) in text_of]])
+        refs = list(dict.fromkeys(int(n) for n in citations.LOCAL_RE.findall(body)))
         status = plan.status if plan.status == "answered" and refs else "insufficient"
         out.append(ReportQuestion(key=plan.question.key, label=plan.question.label, heading=sec.heading,
                                   status=status, sources=refs, sources_found=len(plan.sources or []),
@@ -207,7 +214,7 @@ def _assemble(ctx: RunContext, topic: str, lead: str, sections: list[ReportSecti
                   "missing from this report.", ""]
     parts += [lead, ""]
     for s in sections:
-        parts += [f"## {s.heading}", "", s.text, ""]
+        parts += [f"{'#' * (s.level + 1)} {s.heading}", "", s.text, ""]
     if refs:
         parts += ["## References", ""]
         for ref in refs:

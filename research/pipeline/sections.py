@@ -15,20 +15,24 @@ a sentence may go only to the section whose ``"topic: heading"`` is its nearest 
 the section-fit criterion of issue 12 item 6), only when it is about the section's aspect
 (cosine to ``SectionPlan.aspect()`` — the question's label and description, or the heading
 without the topic — ≥ ``ASPECT_MIN``, ``QUESTION_ASPECT_MIN`` for a question, and ≥ ``RELATIVE_MIN`` of the best in that section) and,
-for a question's section, only when its source is assigned to that question. Sentences that describe study design (``_DESIGN``: "were randomized to receive…") count
-``DESIGN_PENALTY`` less on the aspect. Score = mean of the two cosines. Question sections go
-first: they may also take their own sources' sentences whose fit to them is within
-``QUESTION_MARGIN`` of the sentence's best heading. Then one greedy pass over all (sentence,
-section) pairs, question sections first, best score first, keeps a sentence when its section has room
+for a question's section, only when its source is assigned to that question. Sentences that describe
+study design (``_DESIGN``: "were randomized to receive…") count ``DESIGN_PENALTY`` less on the
+aspect. Score = mean of the two cosines. One greedy pass over all (sentence, section) pairs,
+question sections first, best score first, keeps a sentence when its section has room
 (``PER_SECTION``) and it is not a near-duplicate of any sentence already kept anywhere in the
-report (cosine ≥ ``DUPLICATE_SIM``, same words, or content-word overlap ≥ 0.7). A question section left empty may take up to
-``FALLBACK_MAX`` of its sources' sentences (above ``QUESTION_ASPECT_MIN``) whose fit to it is
-within ``FIT_MARGIN`` of their nearest heading, so a question with sources is not left empty
-because a more specific cluster heading sits nearer.
+report (cosine ≥ ``DUPLICATE_SIM``, same words, or content-word overlap ≥ 0.7). A question's
+section never takes a sentence that fits another heading better (``QUESTION_MARGIN`` and
+``FIT_MARGIN`` are 0: an earlier version let empty question sections borrow near-fitting
+sentences, which filed ACE-inhibitor trials under "Mechanism of Action").
+
+``nest``: an outline section that answers no question itself is shown as a subsection of the
+question whose sources it quotes and whose label + description its sentences are closest to
+(cosine ≥ ``NEST_MIN``), so a specific section ("Tropical Wave") answers a general question
+("History & Timeline") without moving any sentence; ``reading_order`` gives the levels.
 
 A question is ``insufficient`` when it has fewer than ``min_sources`` sources or no usable
 sentence; its section then opens with one explicit sentence giving the count
-(``insufficient_sentence``).
+(``insufficient_sentence``), naming the sections where its sources are quoted instead.
 """
 
 from __future__ import annotations
@@ -51,8 +55,9 @@ DUPLICATE_SIM = 0.90  # below the 0.92 near-duplicate bar of the quality metric,
 RELATIVE_MIN = 0.7    # ... and ≥ 70 % of the best such cosine in its section
 PER_SECTION = 7
 FALLBACK_MAX = 2
-FIT_MARGIN = 0.03
-QUESTION_MARGIN = 0.01  # fit a question's section may give up to take its own sources' sentence
+FIT_MARGIN = 0.0
+QUESTION_MARGIN = 0.0  # a question section takes only sentences whose nearest heading is its own
+NEST_MIN = 0.20        # cosine(section sentences' centroid, question aspect) to nest a section under a question
 DESIGN_PENALTY = 0.10   # aspect cosine taken off sentences that describe study design, not findings
 _DESIGN = re.compile(r"\b(?:were (?:randomi[sz]ed|randomly assigned|enrolled)|was designed|will receive|"
                      r"(?:is|was) a (?:prospective|multicenter|randomi[sz]ed)[^.]{0,40}trial)\b", re.I)
@@ -72,6 +77,8 @@ class SectionPlan:
     sources: list[str] | None = None
     status: str = ""
     units: list[Unit] = field(default_factory=list)
+    parent: "SectionPlan | None" = None
+    elsewhere: list[str] = field(default_factory=list)
 
     def query(self, topic: str) -> str:
         """The text a sentence's fit is measured against: ``"topic: heading"`` (exactly the
@@ -118,10 +125,52 @@ def allocate(vectors: Vectors, topic: str, plans: list[SectionPlan], units: list
         p.units = []
     if units and plans:
         _assign(vectors, topic, plans, units)
+    nest(vectors, plans)
     for p in plans:
         if p.question is not None:
             enough = len(p.sources or []) >= p.question.min_sources
-            p.status = "answered" if enough and p.units else "insufficient"
+            has_text = bool(p.units) or any(c.units for c in plans if c.parent is p)
+            p.status = "answered" if enough and has_text else "insufficient"
+            mine = set(p.sources or [])  # where this question's sources are quoted instead
+            p.elsewhere = [o.heading for o in plans if o is not p and any(u.source_id in mine for u in o.units)]
+
+
+def nest(vectors: Vectors, plans: list[SectionPlan]) -> None:
+    """Put each outline section that answers no question itself under the question it serves,
+    as a subsection (issue 12: "a section or subsection whose text answers it"): among the
+    questions that share at least one source with the section's sentences, the one whose
+    ``aspect`` (label: description) is closest (cosine) to the centroid of those sentences,
+    when that cosine is ≥ ``NEST_MIN``. The sentences stay where the global assignment put
+    them (their nearest heading), so nesting never moves a sentence; it only tells the reader
+    which question a specific section (e.g. "Tropical Wave" under "History & Timeline")
+    answers. Deterministic for the same input."""
+    questions = [p for p in plans if p.question is not None]
+    for p in plans:
+        p.parent = None
+        if p.question is not None or not p.units or not questions:
+            continue
+        ids = {u.source_id for u in p.units}
+        cands = [q for q in questions if ids & set(q.sources or [])]
+        if not cands:
+            continue
+        centroid = vectors.encode([u.text for u in p.units]).mean(axis=0)
+        centroid = centroid / max(float(np.linalg.norm(centroid)), 1e-9)
+        sims = vectors.encode([q.aspect() for q in cands]) @ centroid
+        best = int(np.argmax(sims))
+        if float(sims[best]) >= NEST_MIN:
+            p.parent = cands[best]
+
+
+def reading_order(plans: list[SectionPlan]) -> list[tuple[SectionPlan, int]]:
+    """``(section, level)`` in reading order: each question's section (level 1) followed by the
+    sections nested under it (level 2, outline order), then the sections that serve no question."""
+    out: list[tuple[SectionPlan, int]] = []
+    for p in plans:
+        if p.question is not None:
+            out.append((p, 1))
+            out += [(c, 2) for c in plans if c.parent is p]
+    out += [(p, 1) for p in plans if p.question is None and p.parent is None]
+    return out
 
 
 def _assign(vectors: Vectors, topic: str, plans: list[SectionPlan], units: list[Unit]) -> None:
@@ -173,7 +222,7 @@ def _assign(vectors: Vectors, topic: str, plans: list[SectionPlan], units: list[
         p.units.sort(key=lambda u: order[u])
 
 
-def insufficient_sentence(q: Question, found: int) -> str:
+def insufficient_sentence(q: Question, found: int, elsewhere: list[str] | None = None) -> str:
     """The one explicit sentence for an unanswered question, with the count, e.g. "Market
     Status: 1 of 3 sources needed; the evidence found does not establish market status
     (development stage, approvals, commercialization)."."""
@@ -183,5 +232,9 @@ def insufficient_sentence(q: Question, found: int) -> str:
     if found < q.min_sources:
         return (f"{q.label}: {found} of {q.min_sources} sources needed; the evidence found does not "
                 f"establish {what}.")
-    return (f"{q.label}: {found} sources found ({q.min_sources} needed), but none of them has a usable "
-            f"sentence on it; the evidence found does not establish {what}.")
+    where = ""
+    if elsewhere:
+        names = [f"“{h}”" for h in elsewhere[:3]]
+        where = f" (they are quoted under {', '.join(names[:-1]) + ' and ' + names[-1] if len(names) > 1 else names[0]})"
+    return (f"{q.label}: {found} sources were assigned to this question ({q.min_sources} needed), but their "
+            f"sentences fit other sections better{where}; the evidence found does not establish {what}.")

@@ -293,7 +293,7 @@ def question_lead(vectors: Vectors, topic: str, sections: list[ReportSection], q
     open_qs = [q for q in questions if q.status != "answered"]
     if open_qs:
         names = [f"{q.label.lower()} ({q.sources_found} of {q.min_sources} sources)" if q.sources_found < q.min_sources
-                 else f"{q.label.lower()} (no usable sentence in {q.sources_found} sources)" for q in open_qs]
+                 else f"{q.label.lower()} ({q.sources_found} sources, none addressing it directly)" for q in open_qs]
         listed = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
         parts.append(f"The evidence found leaves open {listed}.")
     return " ".join(parts)
