@@ -92,7 +92,7 @@ def test_launch_lists_history(run):
     row = history[history["run_id"] == state.run_id].iloc[0]
     assert row["topic"] == TOPIC and row["status"].endswith("complete") and row["sources"] > 0
     assert row["report"] == f"report?run={state.run_id}"
-    assert "drug" in at.selectbox[0].options and at.selectbox[0].value == "auto"
+    assert any(o.startswith("drug") for o in at.selectbox[0].options) and at.selectbox[0].value == "auto"
 
 
 def test_launch_empty_topic_shows_validation_message(run):
