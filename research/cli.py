@@ -324,6 +324,7 @@ def cmd_list(args: argparse.Namespace) -> int:
 
     limit = validate_int("--limit", args.limit, 1, 100_000)
     store = _store()
+    store.reconcile_dead_runs()  # explicit: reads are pure (issue 15); listing persists dead runs as interrupted
     runs = store.list_runs(limit=limit)
     counts = store.source_counts([st.run_id for st in runs])
     rows = [{"run_id": st.run_id, "status": st.status, "topic": st.topic, "created": _iso(st.created_at),
