@@ -60,13 +60,13 @@ def make_config(topic: str, *, corpus: str | Path | None = None, template: str =
     """
     settings = load_settings()
     check_data_dir(settings.data_dir)
-    if engine not in ("extractive", "litellm"):
+    if engine not in m.ENGINES:
         raise InputError(f"Unknown engine {str(engine)[:40]!r}: use 'extractive' (offline) or 'litellm'.",
                          code="unknown_engine")
     template = check_template(template)  # raises with the valid names
-    ints = {"max_perspectives": validate_int("max perspectives", max_perspectives, 1, 12),
-            "max_turns": validate_int("max turns", max_turns, 1, 10),
-            "min_databases": validate_int("min databases", min_databases, 1, 8)}
+    ints = {"max_perspectives": validate_int("max perspectives", max_perspectives, *m.PERSPECTIVES_RANGE),
+            "max_turns": validate_int("max turns", max_turns, *m.TURNS_RANGE),
+            "min_databases": validate_int("min databases", min_databases, *m.MIN_DATABASES_RANGE)}
     choice = _search_choice(search, corpora, settings)
     # a corpora-only run (no 'local' backend) needs no default corpus; an explicit one is still checked
     corpus_path = validate_corpus(corpus or settings.default_corpus) \
