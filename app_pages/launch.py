@@ -10,7 +10,8 @@ from research.syllabus import template_choices
 from research.ui import context, nav
 from research.ui.citations import plain
 from research.ui.history import (delete_run_everywhere, filter_rows, history_rows, is_active, run_label, run_stats)
-from research.ui.launch_form import (COSTORM_HELP, MODE_HELP, MODE_LABELS, MODES, ROLES, SEARCH_BACKENDS, TEMPLATE_LABELS,
+from research.ui.launch_form import (COSTORM_HELP, MODE_HELP, MODE_LABELS, MODES, PERSPECTIVES_RANGE, ROLES,
+                                     SEARCH_BACKENDS, TEMPLATE_LABELS, TURNS_RANGE,
                                      config_kwargs,
                                      default_models,
                                      form_values, named_corpora)
@@ -40,9 +41,11 @@ with st.form("launch"):
                                  "survey); drug = seed 000's six drug questions; general = six questions for any topic")
     c3, c4 = st.columns(2)
     storm_only = "STORM mode only (Co-STORM uses N experts and the turn cap below)" if mode == "costorm" else None
-    max_perspectives = c3.number_input("Max perspectives", min_value=1, max_value=12, value=4,
+    max_perspectives = c3.number_input("Max perspectives", min_value=PERSPECTIVES_RANGE[0],
+                                       max_value=PERSPECTIVES_RANGE[1], value=4,
                                        disabled=mode == "costorm", help=storm_only)
-    max_turns = c4.number_input("Max turns per conversation", min_value=1, max_value=10, value=3,
+    max_turns = c4.number_input("Max turns per conversation", min_value=TURNS_RANGE[0],
+                                max_value=TURNS_RANGE[1], value=3,
                                 disabled=mode == "costorm", help=storm_only)
     s1, s2, s3 = st.columns([3, 3, 1])
     search = s1.multiselect("Search backends", SEARCH_BACKENDS, default=["local"],

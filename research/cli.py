@@ -18,6 +18,7 @@ from pathlib import Path
 from research.cli_common import (EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, _err,  # noqa: F401
                                  _print_json, _print_outcome, _store)
 from research.cli_progress import IndexBar
+from research.models import ENGINES, MIN_DATABASES_RANGE, MODES, PERSPECTIVES_RANGE, TURNS_RANGE
 
 _OFFLINE_ENV = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
                 "LITELLM_LOCAL_MODEL_COST_MAP": "True", "TOKENIZERS_PARALLELISM": "false"}
@@ -46,11 +47,13 @@ def build_parser() -> argparse.ArgumentParser:
                      "to the topic), drug or general")
     run.add_argument("--review", action="store_true", help="stop after planning for plan review "
                      "(status awaiting_review; then `research plan` / `research approve`)")
-    run.add_argument("--max-perspectives", default="4", metavar="N", help="personas, 1–12 (default 4)")
-    run.add_argument("--max-turns", default="3", metavar="N", help="dialogue turns per persona, 1–10 (default 3)")
-    run.add_argument("--engine", choices=["extractive", "litellm"], default=None,
+    run.add_argument("--max-perspectives", default="4", metavar="N",
+                     help="personas, {}–{} (default 4)".format(*PERSPECTIVES_RANGE))
+    run.add_argument("--max-turns", default="3", metavar="N",
+                     help="dialogue turns per persona, {}–{} (default 3)".format(*TURNS_RANGE))
+    run.add_argument("--engine", choices=list(ENGINES), default=None,
                      help="engine (default: the offline extractive engine)")
-    run.add_argument("--mode", choices=["storm", "costorm"], default="storm",
+    run.add_argument("--mode", choices=list(MODES), default="storm",
                      help="storm (perspective conversations) or costorm (round-table with moderator and mind map)")
     run.add_argument("--experts", metavar="N", help="Co-STORM experts, 1–8 (default 3)")
     run.add_argument("--max-node-items", metavar="K", help="Co-STORM items before a mind-map node is "
@@ -152,8 +155,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     from research.validation import validate_corpus, validate_int, validate_topic
 
     topic = validate_topic(args.topic)
-    max_p = validate_int("--max-perspectives", args.max_perspectives, 1, 12)
-    max_t = validate_int("--max-turns", args.max_turns, 1, 10)
+    max_p = validate_int("--max-perspectives", args.max_perspectives, *PERSPECTIVES_RANGE)
+    max_t = validate_int("--max-turns", args.max_turns, *TURNS_RANGE)
     from research.syllabus import check_template
 
     check_template(args.template)  # a bad template name is reported before any corpus problem
@@ -172,7 +175,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.search or args.corpora:
         extra.update(search=args.search, corpora=args.corpora)
     if args.min_databases:
-        extra["min_databases"] = validate_int("--min-databases", args.min_databases, 1, 8)
+        extra["min_databases"] = validate_int("--min-databases", args.min_databases, *MIN_DATABASES_RANGE)
     extra.update(_llm_options(args))
     config = jobs.make_config(topic, corpus=str(corpus) if corpus else None, template=args.template, max_perspectives=max_p,
                               max_turns=max_t, **extra)
@@ -324,6 +327,7 @@ def cmd_list(args: argparse.Namespace) -> int:
 
     limit = validate_int("--limit", args.limit, 1, 100_000)
     store = _store()
+    store.reconcile_dead_runs()  # explicit: reads are pure (issue 15); listing persists dead runs as interrupted
     runs = store.list_runs(limit=limit)
     counts = store.source_counts([st.run_id for st in runs])
     rows = [{"run_id": st.run_id, "status": st.status, "topic": st.topic, "created": _iso(st.created_at),

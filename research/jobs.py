@@ -60,13 +60,13 @@ def make_config(topic: str, *, corpus: str | Path | None = None, template: str =
     """
     settings = load_settings()
     check_data_dir(settings.data_dir)
-    if engine not in ("extractive", "litellm"):
+    if engine not in m.ENGINES:
         raise InputError(f"Unknown engine {str(engine)[:40]!r}: use 'extractive' (offline) or 'litellm'.",
                          code="unknown_engine")
     template = check_template(template)  # raises with the valid names
-    ints = {"max_perspectives": validate_int("max perspectives", max_perspectives, 1, 12),
-            "max_turns": validate_int("max turns", max_turns, 1, 10),
-            "min_databases": validate_int("min databases", min_databases, 1, 8)}
+    ints = {"max_perspectives": validate_int("max perspectives", max_perspectives, *m.PERSPECTIVES_RANGE),
+            "max_turns": validate_int("max turns", max_turns, *m.TURNS_RANGE),
+            "min_databases": validate_int("min databases", min_databases, *m.MIN_DATABASES_RANGE)}
     choice = _search_choice(search, corpora, settings)
     # a corpora-only run (no 'local' backend) needs no default corpus; an explicit one is still checked
     corpus_path = validate_corpus(corpus or settings.default_corpus) \
@@ -213,8 +213,9 @@ def resume_run(run_id: str, *, foreground: bool = False, by: str = "cli", backen
         RunNotFoundError: no such run.
     """
     store = open_store()
-    state = store.get_run(keys.check_run_id(run_id.strip() if isinstance(run_id, str) else run_id))
-    run_id = state.run_id
+    run_id = keys.check_run_id(run_id.strip() if isinstance(run_id, str) else run_id)
+    store.reconcile_dead_runs([run_id])  # a dead job's run is stored interrupted (+ run.interrupted) first
+    state = store.get_run(run_id)
     if store.is_held(run_id):
         raise InputError(f"Run {run_id} is still running ({state.status}); wait for it or cancel it.",
                          code="not_resumable")
@@ -240,6 +241,7 @@ def resume_interrupted(by: str = "worker", backend: str | None = None) -> list[s
     skipped (the lease decides who executes); a run that cannot be resumed is logged and
     skipped, so one bad run never stops a worker."""
     store = open_store()
+    store.reconcile_dead_runs()
     resumed = []
     for state in store.list_runs(limit=10_000):
         if state.status == "interrupted":

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 import time
-from typing import Literal
+from typing import Literal, get_args
 
 from pydantic import BaseModel, Field
 
@@ -375,6 +375,40 @@ class RunConfig(BaseModel):
     def cassette_replay(self) -> bool:
         """True when this run answers its LLM calls from a cassette (no provider key needed)."""
         return self.cassette_mode == "replay" and bool(self.cassette_path)
+
+
+def config_bounds(name: str) -> tuple[int, int]:
+    """``(ge, le)`` of the numeric ``RunConfig`` field ``name`` (its ``Field(ge=, le=)``), so the CLI,
+    the launch form and ``jobs.make_config`` state no limit of their own (issue 15).
+
+    Raises:
+        KeyError: no such field. ValueError: the field has no lower and upper bound.
+    """
+    meta = RunConfig.model_fields[name].metadata
+    lo = next((m.ge for m in meta if hasattr(m, "ge")), None)
+    hi = next((m.le for m in meta if hasattr(m, "le")), None)
+    if lo is None or hi is None:
+        raise ValueError(f"RunConfig.{name} has no ge/le bounds")
+    return lo, hi
+
+
+def config_choices(name: str) -> tuple[str, ...]:
+    """The values of the ``Literal`` ``RunConfig`` field ``name`` (e.g. ``mode``, ``engine``).
+
+    Raises:
+        KeyError: no such field. ValueError: the field is not a Literal.
+    """
+    values = tuple(a for a in get_args(RunConfig.model_fields[name].annotation) if a is not None)
+    if not values or not all(isinstance(v, str) for v in values):
+        raise ValueError(f"RunConfig.{name} is not a Literal of strings")
+    return values
+
+
+PERSPECTIVES_RANGE = config_bounds("max_perspectives")  # (1, 12)
+TURNS_RANGE = config_bounds("max_turns")  # (1, 10)
+MIN_DATABASES_RANGE = config_bounds("min_databases")  # (1, 8)
+ENGINES = config_choices("engine")  # ("extractive", "litellm")
+MODES = config_choices("mode")  # ("storm", "costorm")
 
 
 class RunState(BaseModel):

@@ -23,10 +23,11 @@ import re
 from urllib.parse import urlsplit
 
 from research.models import Reference, Report, TurnSource
+from research.pipeline.citations import RENDER_RE
 
 ANCHOR_PREFIX = "ref-"
 # [n] that is not already link text ("[[3]](#ref-3)") nor the text of a link ("[3](http://…)").
-_CITE_RE = re.compile(r"(?<!\[)\[(\d{1,4})\](?![\(\]])")
+_CITE_RE = RENDER_RE
 _PLAIN_SPECIALS = re.compile(r"([\\`*_{}\[\]()#+\-.!|~<>$&:])")
 _URL_UNSAFE = {" ": "%20", "(": "%28", ")": "%29", "<": "%3C", ">": "%3E", '"': "%22"}
 

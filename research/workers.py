@@ -63,5 +63,6 @@ def start_worker(*, burst: bool = False, name: str | None = None) -> None:
     """Run an RQ worker on the ``research`` queue until stopped (or, with ``burst``, until the
     queue is empty). Interrupted runs are resumed by the caller first
     (``research.jobs.resume_interrupted(by="worker", backend="rq")``, done by ``research worker``)."""
+    open_store().reconcile_dead_runs()  # runs of a worker that died are stored interrupted (issue 7/15)
     worker = SimpleWorker([queue()], connection=rq_connection(), name=name)
     worker.work(burst=burst, with_scheduler=False, logging_level="WARNING")

@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from functools import cache
 from pathlib import Path
 
@@ -161,3 +162,12 @@ def test_only_pages_and_ui_import_the_ui_layer():
     up = sorted(f"{m} → {t}" for m, targets in graph.items() if not m.startswith("research.ui")
                 for t in targets if t == "research.ui" or t.startswith("research.ui."))
     assert up == []
+
+
+def test_one_citation_regex():
+    """Every citation-marker regex (``[n]``) is built in research/pipeline/citations.py (issue 15)."""
+    marker = re.compile(r"""re\.(?:compile|sub|findall|fullmatch|match|search|finditer|split)\(\s*r?["'][^"']*\\\[\(?\\d""")
+    files = [p for p in sorted(PKG.rglob("*.py")) if _rel(p) != "research/pipeline/citations.py"]
+    hits = [f"{_rel(p)}:{n}" for p in files for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
+            if marker.search(line)]
+    assert hits == []

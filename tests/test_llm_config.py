@@ -56,3 +56,12 @@ def test_make_config_errors_say_what_to_set(env, monkeypatch):
 def test_retry_after_parsing():
     assert parse_retry_after("0.5") == 0.5 and parse_retry_after("7") == 7.0
     assert parse_retry_after(None) is None and parse_retry_after("soon") is None
+    # the search backends' HTTP layer uses the same parser (issue 15), with its own 30 s cap
+    import httpx
+
+    from research.search.http import MAX_RETRY_AFTER_S, retry_after_s
+
+    assert retry_after_s(httpx.Response(429, headers={"Retry-After": "soon"})) is None  # before: ValueError
+    assert retry_after_s(httpx.Response(429, headers={"Retry-After": "2.5"})) == 2.5
+    assert retry_after_s(httpx.Response(429, headers={"Retry-After": "3600"})) == MAX_RETRY_AFTER_S
+    assert retry_after_s(httpx.Response(429)) is None

@@ -57,6 +57,10 @@ def test_active_run_without_lease_becomes_interrupted(r, data_dir, corpus_path):
     held.release()
     assert store.get_run(state.run_id).status == "interrupted"  # its job is gone
     assert [s.status for s in store.list_runs()] == ["interrupted"]
+    assert store.stored_status(state.run_id) == "conversations"  # reads are pure (issue 15)
+    assert store.reconcile_dead_runs() == [state.run_id]  # worker/dashboard start, `research list`
+    assert store.stored_status(state.run_id) == "interrupted"
+    assert store.reconcile_dead_runs() == []
     types = [e.type for e in store.events(state.run_id)]
     assert types.count("run.interrupted") == 1
     # an old pending run (its process died before the job started) is interrupted too
@@ -68,6 +72,24 @@ def test_active_run_without_lease_becomes_interrupted(r, data_dir, corpus_path):
     r.set(keys.run_queued(queued.run_id), "1")
     r.hset(keys.run(queued.run_id), "created_at", time.time() - lease.PENDING_GRACE_S - 1)
     assert store.get_run(queued.run_id).status == "pending"
+
+
+def _snapshot(r) -> dict:
+    """Every key with its serialized value (DUMP) and TTL state: equal snapshots, equal Redis."""
+    return {k: (r.dump(k), r.ttl(k) > 0) for k in sorted(r.scan_iter("*"))}
+
+
+def test_reads_of_a_dead_run_write_nothing(r, data_dir, corpus_path):
+    """get_run / list_runs on a run whose lease expired show it ``interrupted`` but change
+    nothing in Redis (issue 15: reads are pure; reconciliation is explicit)."""
+    store = RunStore(r)
+    state = store.create_run(_config(corpus_path))
+    store.set_status(state.run_id, "synthesizing")
+    before = _snapshot(r)
+    assert store.get_run(state.run_id).status == "interrupted"
+    assert [s.status for s in store.list_runs()] == ["interrupted"]
+    assert _snapshot(r) == before
+    assert "run.interrupted" not in [e.type for e in store.events(state.run_id)]
 
 
 def test_resume_refuses_running_and_finished_runs(r, data_dir, corpus_path):

@@ -14,15 +14,15 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-
 from dataclasses import dataclass
 
 from research.devtools.loopback_costorm import COSTORM_HANDLERS
+from research.pipeline.citations import CITE_RE as _CITE_RE
 
 STEP_RE = re.compile(r"\[research-desk step: ([a-z_]+)\]")
 MAT_RE = re.compile(r"<material>\s*(.*?)\s*</material>", re.S)
 SENT_RE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9])")
-CITE_RE = re.compile(r"\[\d+\]")
+CITE_RE = _CITE_RE  # the one citation pattern (research/pipeline/citations.py)
 
 
 @dataclass

@@ -19,9 +19,10 @@ from docx.oxml import OxmlElement
 from docx.oxml.ns import qn
 
 from research.export.bundle import ReportBundle, require_report
+from research.pipeline.citations import CITE_PATTERN, LOCAL_RE
 from research.rendering import safe_url
 
-_TOKEN_RE = re.compile(r"(\*\*[^*]+\*\*|\[\d{1,4}\])")
+_TOKEN_RE = re.compile(r"(\*\*[^*]+\*\*|" + CITE_PATTERN + ")")
 _LINK_COLOR = "1F5FBF"
 
 
@@ -75,7 +76,7 @@ def _inline(paragraph, text: str, n_refs: int, tips: dict[int, str]) -> None:
             continue
         if tok.startswith("**") and tok.endswith("**") and len(tok) > 4:
             paragraph._p.append(_run(tok[2:-2], bold=True))
-        elif (m := re.fullmatch(r"\[(\d{1,4})\]", tok)) and 1 <= int(m.group(1)) <= n_refs:
+        elif (m := LOCAL_RE.fullmatch(tok)) and 1 <= int(m.group(1)) <= n_refs:
             n = int(m.group(1))
             _hyperlink(paragraph, f"[{n}]", anchor=f"ref_{n}", tooltip=tips.get(n, ""), superscript=True)
         else:

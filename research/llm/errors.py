@@ -10,10 +10,8 @@ provider's ``Retry-After`` (s) when it sent one.
 
 from __future__ import annotations
 
-import email.utils
-import time
-
 from research.errors import EngineError
+from research.retry_after import parse_retry_after  # noqa: F401 - the one parser (re-exported)
 
 
 class LLMError(EngineError):
@@ -40,21 +38,6 @@ class InvalidOutput(LLMError):
     """The model's reply did not validate against the step's schema (after one re-ask)."""
 
     code = "invalid_output"
-
-
-def parse_retry_after(value: str | None) -> float | None:
-    """``Retry-After`` header → seconds: a number (may be fractional) or an HTTP date; None when
-    absent or unparseable. ``retry-after-ms`` style values are handled by the caller."""
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        return max(0.0, email.utils.parsedate_to_datetime(value).timestamp() - time.time())
-    except (TypeError, ValueError):
-        return None
 
 
 def _headers(exc: BaseException) -> dict:

@@ -12,7 +12,12 @@ from __future__ import annotations
 
 import re
 
-LOCAL_RE = re.compile(r"\[(\d{1,4})\]")
+CITE_PATTERN = r"\[\d{1,4}\]"  # one citation marker [n]; the one pattern every module builds on (issue 15)
+LOCAL_RE = re.compile(r"\[(\d{1,4})\]")  # [n], group 1 = n
+CITE_RE = re.compile(CITE_PATTERN)  # [n], no group (sub / search)
+CITES_WS_RE = re.compile(r"\s*" + CITE_PATTERN)  # [n] with the space before it (stripping citations)
+# [n] that is not part of a markdown link or a nested bracket ([[n]], [n](url), [n]]): for rendering
+RENDER_RE = re.compile(r"(?<!\[)\[(\d{1,4})\](?![\(\]])")
 DRAFT_RE = re.compile(r"\[@(src_\d+)\]")
 CITED_SPAN_RE = re.compile(r"(.+?)((?:\s*\[\d{1,4}\])+)", re.S)
 

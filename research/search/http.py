@@ -18,7 +18,6 @@ query string.
 
 from __future__ import annotations
 
-import email.utils
 import threading
 import time
 from collections.abc import Callable
@@ -29,6 +28,7 @@ from tenacity import wait_exponential_jitter
 
 from research.errors import ResearchError, InputError
 from research.config import backend_url_overrides, load_settings
+from research.retry_after import parse_retry_after
 
 USER_AGENT = "ResearchDesk/0.1 (+https://github.com/; research tool)"
 MAX_RETRY_AFTER_S = 30.0
@@ -141,17 +141,8 @@ def _attempts() -> int:
 def retry_after_s(response: httpx.Response) -> float | None:
     """Seconds from a ``Retry-After`` header (delta-seconds or HTTP date), capped at 30 s;
     None when absent or unreadable."""
-    value = response.headers.get("Retry-After", "").strip()
-    if not value:
-        return None
-    try:
-        secs = float(value)
-    except ValueError:
-        parsed = email.utils.parsedate_to_datetime(value) if value else None
-        if parsed is None:
-            return None
-        secs = parsed.timestamp() - time.time()
-    return max(0.0, min(MAX_RETRY_AFTER_S, secs))
+    secs = parse_retry_after(response.headers.get("Retry-After"))
+    return None if secs is None else min(MAX_RETRY_AFTER_S, secs)
 
 
 def _retryable(response: httpx.Response) -> bool:

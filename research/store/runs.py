@@ -77,18 +77,53 @@ class RunStore:
         data = self.r.hgetall(keys.run(run_id))
         if not data:
             raise RunNotFoundError(f"No run '{run_id}' in this store. Pick one from the run history.")
-        return reconcile_states(self.r, [self._from_hash(data)])[0]  # dead job → interrupted (issue 7)
+        return self._with_liveness([self._from_hash(data)])[0]  # dead job shown interrupted (issue 7)
 
     def exists(self, run_id: str) -> bool:
         return bool(self.r.exists(keys.run(run_id)))
 
     def list_runs(self, limit: int = 200) -> list[RunState]:
-        """Newest first, at most ``limit``."""
+        """Newest first, at most ``limit``. A pure read, like ``get_run``."""
         ids = self.r.zrevrange(keys.RUNS_INDEX, 0, limit - 1)
         pipe = self.r.pipeline()
         for run_id in ids:
             pipe.hgetall(keys.run(run_id))
-        return reconcile_states(self.r, [self._from_hash(d) for d in pipe.execute() if d])
+        return self._with_liveness([self._from_hash(d) for d in pipe.execute() if d])
+
+    def dead_run_ids(self, states: Sequence[RunState]) -> set[str]:
+        """Ids among ``states`` whose job is gone: active status, no lease, not queued (a
+        ``pending`` one only ``PENDING_GRACE_S`` s after creation). Reads only (one pipelined
+        round trip); the same test as the ``reconcile`` Lua script, which persists it."""
+        active = [s for s in states if s.status in ACTIVE_STATUSES]
+        if not active:
+            return set()
+        pipe = self.r.pipeline(transaction=False)
+        for s in active:
+            pipe.exists(keys.run_lease(s.run_id), keys.run_queued(s.run_id))
+        t = time.time()
+        return {s.run_id for s, alive in zip(active, pipe.execute())
+                if not alive and not (s.status == "pending" and t - s.created_at < PENDING_GRACE_S)}
+
+    def _with_liveness(self, states: list[RunState]) -> list[RunState]:
+        """``states`` with a dead run's status shown as ``interrupted`` (nothing written; the
+        stored status changes only in ``reconcile_dead_runs``)."""
+        dead = self.dead_run_ids(states)
+        return [s.model_copy(update={"status": "interrupted"}) if s.run_id in dead else s for s in states]
+
+    def reconcile_dead_runs(self, run_ids: Iterable[str] | None = None) -> list[str]:
+        """Persist what reads show: mark each dead run (``dead_run_ids``) ``interrupted`` in Redis
+        and emit ``run.interrupted`` (``reconcile``). ``run_ids`` default: every indexed run.
+        Called explicitly at worker start, dashboard start, ``research list`` and before a resume.
+
+        Returns:
+            The ids marked now.
+        """
+        ids = list(self.r.zrange(keys.RUNS_INDEX, 0, -1) if run_ids is None else run_ids)
+        pipe = self.r.pipeline(transaction=False)
+        for run_id in ids:
+            pipe.hget(keys.run(run_id), "status")
+        active = [rid for rid, st in zip(ids, pipe.execute()) if st in ACTIVE_STATUSES]
+        return reconcile(self.r, active) if active else []
 
     def set_status(self, run_id: str, status: RunStatus, **fields: str | float) -> None:
         """Change status (plus optional hash fields) and emit ``status`` event."""
@@ -368,11 +403,3 @@ def reconcile(r: redis.Redis, run_ids: Iterable[str]) -> list[str]:
             store.emit(run_id, "status", {"status": "interrupted"})
     return marked
 
-
-def reconcile_states(r: redis.Redis, states: list[RunState]) -> list[RunState]:
-    """``reconcile`` the active ones among ``states``; returns the states with statuses updated."""
-    active = [s.run_id for s in states if s.status in ACTIVE_STATUSES]
-    if not active:
-        return states
-    marked = set(reconcile(r, active))
-    return [s.model_copy(update={"status": "interrupted"}) if s.run_id in marked else s for s in states]

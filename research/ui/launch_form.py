@@ -12,9 +12,10 @@ import inspect
 from pathlib import Path
 from typing import Any, Callable
 
+from research.models import MODES, PERSPECTIVES_RANGE, TURNS_RANGE  # noqa: F401 - the form's limits (RunConfig)
+
 ROLES = ("planner", "question_asker", "expert", "compressor", "outline", "writer", "polish")
 SEARCH_BACKENDS = ("local", "wikipedia", "pubmed", "clinicaltrials", "brave", "tavily", "serper", "searxng")
-MODES = ("storm", "costorm")
 TEMPLATE_LABELS = {"auto": "auto (fitted to the question)", "drug": "drug (seed 000)", "general": "general"}
 MODE_LABELS = {"storm": "STORM", "costorm": "Co-STORM"}
 MODE_HELP = ("STORM: perspective-guided WikiWriter ↔ expert conversations, then an outline and a cited report. "

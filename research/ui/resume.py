@@ -15,6 +15,7 @@ import streamlit as st
 from research.config import load_settings
 from research.errors import ResearchError
 from research.models import RunState
+from research.store import open_store
 from research.ui.citations import plain
 
 RESUMABLE = ("interrupted", "failed")
@@ -27,6 +28,7 @@ def _resume_interrupted_once() -> list[str]:
     is not cached by ``st.cache_resource``, so the next page load tries again)."""
     from research import jobs  # noqa: PLC0415 - pulls in the pipeline
 
+    open_store().reconcile_dead_runs()  # reads are pure: dead runs are stored interrupted here (issue 15)
     if not load_settings().auto_resume or jobs.job_backend() != "thread":
         return []
     return jobs.resume_interrupted(by="dashboard")

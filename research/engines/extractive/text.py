@@ -17,6 +17,7 @@ import numpy as np
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS, CountVectorizer
 
 from research.models import SearchResult
+from research.pipeline.citations import CITE_PATTERN, CITE_RE
 
 # Words that carry no topic in questions, queries and headings (added to sklearn's list).
 GENERIC = frozenset("""
@@ -46,8 +47,8 @@ _LABELS = (r"Background|Objectives?|Methods?|Results?|Conclusions?|Purpose|Aims?
            r"Primary outcomes?|Secondary outcomes?|"
            r"(?:Patients|Materials|Subjects|Methods) (?:and|&) (?:Methods|Results)")
 _LABEL = re.compile(rf"^(?:(?:[A-Z][A-Z &/-]{{2,30}}|(?i:{_LABELS}))\s*:\s+(?=\S)|(?i:{_LABELS})\s+(?=[A-Z][a-z]))")
-_BOUNDARY = re.compile(r"[.!?…]+[\"'”’)\]]*(?:\[\d{1,4}\])*(?=\s+[A-Z0-9\"'“(\[]|\s*$)")
-CITE = re.compile(r"\[\d{1,4}\]")
+_BOUNDARY = re.compile(r"[.!?…]+[\"'”’)\]]*(?:" + CITE_PATTERN + r")*(?=\s+[A-Z0-9\"'“(\[]|\s*$)")
+CITE = CITE_RE
 _ELLIPSIS_AFTER_END = re.compile(r"([.!?])\s*(?:\.\s?\.\s?\.|…)(?=\s|$)")  # "morning. ..." -> "morning."
 _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9+\-/']*[A-Za-z0-9+]|[A-Za-z0-9]")
 _TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9+\-']*[A-Za-z0-9+]|[A-Za-z0-9]|[^\sA-Za-z0-9]")

@@ -29,12 +29,13 @@ from research.engines.litellm.prompts import compact
 from research.engines.litellm.schemas import REPLY, ROLE
 from research.engines.litellm.structured import call_structured
 from research.llm.errors import BudgetExhausted, InvalidOutput, LLMError
+from research.pipeline.citations import LOCAL_RE
 from research.llm.session import LLMSession
 from research.models import (Analysis, Claim, Contradiction, Outline, Plan, RunConfig, Step, SummaryCard,
                              Syllabus, TopicOutline)
 from research.tokens import count_tokens
 
-CITE_RE = re.compile(r"\[(\d{1,4})\]")
+CITE_RE = LOCAL_RE  # [n], group 1 = n
 READ_ARTIFACT_TOOL = {"type": "function", "function": {
     "name": "read_artifact",
     "description": "Read or grep a stored raw tool output (artifact) when its summary is not enough. "

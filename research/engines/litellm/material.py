@@ -12,6 +12,7 @@ import re
 
 from research.engines.base import AnswerInput, AskInput, AssignInput, LeadInput, RefineInput, SectionInput
 from research.models import ArtifactRecord, SearchResult, Syllabus
+from research.pipeline.citations import CITES_WS_RE
 
 SNIPPET_CHARS = 240      # per result in answer prompts
 SHORT_CHARS = 110        # per result in assign / related prompts
@@ -24,7 +25,7 @@ CARD_SUMMARY_CHARS = 400
 FACT_CHARS = 200         # per fact in the analysis prompt
 SECTION_SNIPPET_CHARS = 450  # per snippet in a section-writing prompt
 LEAD_SECTION_CHARS = 800     # per section in the lead prompt
-_CITES = re.compile(r"\s*\[\d{1,4}\]")
+_CITES = CITES_WS_RE
 
 
 def uncite(text: str) -> str:
