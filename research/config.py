@@ -134,7 +134,8 @@ class Settings(BaseSettings):
         preindex: [``RESEARCH_PREINDEX``] the dashboard builds the default corpus's search index
             in the background when the server starts (issue 14).
         lease_ttl_ms: [``RESEARCH_LEASE_TTL_MS``] a job's lease on its run (ms).
-        embed_precision: [``RESEARCH_EMBED_PRECISION``] ``auto`` / ``fp32`` / ``bf16``.
+        embed_precision: [``RESEARCH_EMBED_PRECISION``] ``auto`` (= ``fp32``) / ``fp32`` / ``bf16``
+            (opt-in; batch-dependent rounding, see ``research.embeddings``).
         llm_concurrency, llm_rpm: [``RESEARCH_LLM_CONCURRENCY``, ``RESEARCH_LLM_RPM``] calls at once
             per run; requests per minute per model.
         llm_timeout_s, llm_deadline_s, llm_backoff_s, llm_max_attempts: [``RESEARCH_LLM_TIMEOUT_S``,

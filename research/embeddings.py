@@ -8,10 +8,14 @@ Vectors are float32, 384-dimensional and L2-normalised, so the cosine similarity
 vectors is their dot product (Reimers & Gurevych 2019, Sentence-BERT, §3; the model card of
 sentence-transformers/all-MiniLM-L6-v2 recommends cosine similarity).
 
-Precision: on CPUs with native bfloat16 (AVX512-BF16 / AMX, as reported by oneDNN) the forward
-pass runs under ``torch.autocast(bfloat16)``: 2.2x faster on 2 cores, and the vectors agree with
-float32 ones to cosine >= 0.99997 (measured on the shared corpus). Set
-``RESEARCH_EMBED_PRECISION=fp32`` to force float32; output arrays are always float32.
+Precision: float32 by default. ``RESEARCH_EMBED_PRECISION=bf16`` runs the forward pass under
+``torch.autocast(bfloat16)`` on CPUs with native bfloat16 (as reported by oneDNN); vectors agree
+with float32 ones to cosine >= 0.99997, but bf16 results depend on the batch a text is encoded
+in (padding length and kernel blocking change the rounding by ~1e-3), which made a resumed run's
+summary cards differ from an uninterrupted run's (tests/test_resilience.py) — float32 keeps that
+noise below the 1e-4 rounding of every similarity the engines rank by. On this project's 2-core
+AVX512-BF16 machines without AMX bf16 was also 1.5x *slower* per document than float32 (README,
+issue 14 measurements). Output arrays are always float32.
 """
 
 from __future__ import annotations
@@ -41,11 +45,12 @@ def model_path() -> Path:
 
 
 def _pick_precision() -> str:
-    """``"bf16"`` when the CPU runs bfloat16 natively (and not overridden), else ``"fp32"``."""
+    """``"bf16"`` only when asked for (``RESEARCH_EMBED_PRECISION=bf16``) and the CPU runs bfloat16
+    natively; else ``"fp32"`` (``auto``, the default, is float32: deterministic across batches)."""
     from research.config import load_settings  # noqa: PLC0415
 
     wanted = load_settings().embed_precision.strip().lower()
-    if wanted in ("fp32", "float32"):
+    if wanted not in ("bf16", "bfloat16"):
         return "fp32"
     import torch  # noqa: PLC0415
 

@@ -60,9 +60,21 @@ def test_batching_gives_the_same_vectors_as_one_by_one(embedder):
     big = embedder.encode(texts, batch_size=64)
     single = np.stack([embedder.encode_one(t) for t in texts])
     assert batched.shape == (21, 384)
-    # bf16 autocast (when the CPU has it) makes padding-dependent noise far below 1e-3
     assert np.min(np.sum(batched * single, axis=1)) > 0.999
     assert np.min(np.sum(big * single, axis=1)) > 0.999
+    if embedder.precision == "fp32":  # the default: a text's vector does not depend on its batch
+        # (below the 1e-4 rounding of every ranked similarity, so resumed runs rank alike)
+        assert float(np.max(np.abs(batched - single))) < 1e-5
+        assert float(np.max(np.abs(big - single))) < 1e-5
+
+
+def test_default_precision_is_float32(monkeypatch):
+    from research.embeddings import _pick_precision
+
+    monkeypatch.delenv("RESEARCH_EMBED_PRECISION", raising=False)
+    assert _pick_precision() == "fp32"
+    monkeypatch.setenv("RESEARCH_EMBED_PRECISION", "auto")
+    assert _pick_precision() == "fp32"
 
 
 def test_similarity_is_semantic(embedder):
