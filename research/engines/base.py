@@ -89,6 +89,9 @@ class AnswerInput(BaseModel):
     topic: str
     question: str
     results: list[SearchResult] = Field(description="numbered 1..k in this order")
+    known_cards: int | None = Field(default=None, description="how many of the run's stored summary cards "
+                                    "(in commit order) the answer may draw on; None = all (issue 14: a "
+                                    "conversation turn sees the same cards whatever the thread timing)")
 
 
 class AnswerOutput(BaseModel):

@@ -7,17 +7,29 @@ question into queries, searches (every search is an offloaded tool call, seed 00
 question is saved to the collector with its questions (seed 000). The writer ends with
 "Thank you so much for your help!" or the turn cap stops it.
 
-Determinism and resume (issue 7): conversations advance in rounds (round r = every live
-conversation's turn r). Within a round the turns are computed in parallel from the same
-coverage snapshot (stored per round in ``run:{id}:rounds``), then committed one by one in
-perspective order — artifact files, ``save_source`` numbering (``src_NNN``), stored turns and
-events never depend on thread timing. A resumed run rebuilds each conversation from its stored
-turns and redoes only unfinished turns.
+Scheduling, determinism and resume (issues 7 and 14): each conversation runs in its own thread
+and starts its next turn as soon as its previous one is computed — conversations never wait for
+each other's turns (real LLM latency varies several-fold from call to call). What the old
+lockstep rounds bought is kept by two rules:
+
+* Commit order: computed turns are committed by the calling thread in (turn number, perspective)
+  order — artifact files, ``save_source`` numbering (``src_NNN``), stored turns and events never
+  depend on thread timing. A conversation computes ahead on its own uncommitted turns.
+* Steering and grounding: turn r of every conversation is steered by the collector's
+  ``next_focus`` as it was after every turn ``<= r-2`` was committed (turns 1 and 2: the
+  coverage at the start), and its answer may draw only on the summary cards stored by then
+  (``AnswerInput.known_cards``); both are stored per turn number in ``run:{id}:rounds`` (HSETNX)
+  *before* any turn ``r-1`` is committed, so a resumed run steers exactly like the interrupted
+  one. The one-turn slack is what lets a conversation run ahead of a slow one.
+
+A resumed run rebuilds each conversation from its stored turns (a prefix of the commit order)
+and redoes only unfinished turns.
 """
 
 from __future__ import annotations
 
 import copy
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
@@ -72,10 +84,18 @@ def _save_sources(ctx: RunContext, pending: PendingTurn) -> list[TurnSource]:
     return sources
 
 
-def round_focus(ctx: RunContext, round_no: int) -> list[str]:
-    """The collector's ``next_focus`` keys at the start of round ``round_no``, stored on first
-    use (HSETNX) so a resumed round steers its turns exactly like the interrupted one."""
-    return ctx.store.round_focus(ctx.run_id, round_no, lambda: ctx.collector.get_progress().get("next_focus", []))
+def round_focus(ctx: RunContext, round_no: int) -> tuple[list[str], int | None]:
+    """``(next_focus keys, cards count)`` for turn number ``round_no``: the collector's
+    ``next_focus`` and how many summary cards the run had stored, read on first use and stored
+    (``RunStore.round_focus``, HSETNX) so a resumed run steers and grounds its turns exactly like
+    the interrupted one. The caller decides when that is (``run_conversations``: before any turn
+    ``round_no - 1`` is committed). Runs stored before issue 14 kept the focus list alone
+    (cards count None = all)."""
+    value = ctx.store.round_focus(ctx.run_id, round_no, lambda: {
+        "focus": ctx.collector.get_progress().get("next_focus", []), "cards": ctx.store.count_cards(ctx.run_id)})
+    if isinstance(value, list):
+        return value, None
+    return list(value["focus"]), int(value["cards"])
 
 
 def _focus(ctx: RunContext, focus_keys: list[str], slot: int) -> list:
@@ -89,11 +109,12 @@ def _focus(ctx: RunContext, focus_keys: list[str], slot: int) -> list:
 
 
 def compute_turn(ctx: RunContext, perspective: Perspective, history: list[DialogueTurn],
-                 focus_keys: list[str], slot: int = 0) -> PendingTurn | None:
+                 focus_keys: list[str], slot: int = 0, known_cards: int | None = None) -> PendingTurn | None:
     """One dialogue turn, computed but not committed; None when the writer says thanks.
 
     Thread-safe: writes nothing (tool outputs are compressed and queued). ``slot``: the
-    conversation's index; its tool calls get ids ``conv{slot}.t{turn}.{n}``.
+    conversation's index; its tool calls get ids ``conv{slot}.t{turn}.{n}``. ``known_cards``:
+    how many of the run's stored cards the answer may use (None = all).
     """
     started = now()
     turn_number = len(history) + 1
@@ -116,7 +137,8 @@ def compute_turn(ctx: RunContext, perspective: Perspective, history: list[Dialog
         results += tctx.search(q, step, perspective=perspective.name, memory=memory, exclude=seen)
         seen |= {r.url for r in results}
     results = _dedupe(results)
-    answer = ctx.engine.answer_question(AnswerInput(topic=ctx.config.topic, question=ask.question, results=results))
+    answer = ctx.engine.answer_question(AnswerInput(topic=ctx.config.topic, question=ask.question, results=results,
+                                                       known_cards=known_cards))
     assigned = ctx.engine.assign_questions(AssignInput(syllabus=ctx.syllabus, question=ask.question, focus=focus,
                                                        results=results)) if results else None
     turn = DialogueTurn(perspective=perspective.name, turn_number=turn_number, question=ask.question,
@@ -139,34 +161,116 @@ def commit_turn(ctx: RunContext, pending: PendingTurn) -> DialogueTurn:
     return turn
 
 
-def run_conversations(ctx: RunContext, perspectives: list[Perspective]) -> list[ConversationResult]:
-    """Seed 002 §2.4/§4.3: all perspectives in parallel, round by round; results in perspective
-    order. Turns already stored for the run (a resume) are kept and not redone.
+def provisional(pending: PendingTurn) -> DialogueTurn:
+    """The turn as its own conversation sees it before it is committed: the URLs of the
+    results that will become its sources (the same rule as ``_save_sources``), no collector ids
+    yet. Engines read questions, answers and source URLs from a history, never collector ids."""
+    sources = []
+    if pending.assigned is not None:
+        for n, (res, qkeys) in enumerate(zip(pending.results, pending.assigned.relevant_questions), start=1):
+            if qkeys or n in pending.cited:
+                sources.append(TurnSource(n=n, source_id="", title=res.title, url=res.url,
+                                          source_type=res.source_type, external_id=res.external_id))
+    return pending.turn.model_copy(update={"sources": sources})
 
-    An exception in any conversation propagates after the round's threads finish (the first in
-    perspective order); nothing of that round after the failing conversation is committed.
+
+class _Schedule:
+    """Hand-over between conversation threads and the committing thread: steering focus per
+    turn number (published by the committer) and computed turns per (turn number, slot)."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._focus: dict[int, tuple[list[str], int | None]] = {}
+        self._done: dict[tuple[int, int], object] = {}
+        self.stopped = False
+
+    def publish_focus(self, round_no: int, focus: tuple[list[str], int | None]) -> None:
+        with self._cond:
+            self._focus[round_no] = focus
+            self._cond.notify_all()
+
+    def focus(self, round_no: int) -> tuple[list[str], int | None] | None:
+        """Wait for turn ``round_no``'s ``(focus keys, cards count)``; None when stopped."""
+        with self._cond:
+            self._cond.wait_for(lambda: round_no in self._focus or self.stopped)
+            return None if self.stopped else self._focus[round_no]
+
+    def put(self, round_no: int, slot: int, outcome: object) -> None:
+        with self._cond:
+            self._done[(round_no, slot)] = outcome
+            self._cond.notify_all()
+
+    def take(self, round_no: int, slot: int) -> object:
+        with self._cond:
+            self._cond.wait_for(lambda: (round_no, slot) in self._done)
+            return self._done.pop((round_no, slot))
+
+    def stop(self) -> None:
+        with self._cond:
+            self.stopped = True
+            self._cond.notify_all()
+
+
+def _converse(ctx: RunContext, perspective: Perspective, history: list[DialogueTurn], slot: int,
+              sched: _Schedule) -> None:
+    """One conversation's thread: compute its turns one after another (each as soon as the
+    previous one is computed and its focus is published) and hand them to the committer.
+    Ends at thanks (hands over None), at the turn cap, on an exception (handed over) or stop."""
+    history = list(history)
+    for round_no in range(len(history) + 1, ctx.config.max_turns + 1):
+        snapshot = sched.focus(round_no)
+        if snapshot is None:
+            return
+        try:
+            ctx.check_cancel()
+            pending = compute_turn(ctx, perspective, history, snapshot[0], slot, known_cards=snapshot[1])
+        except BaseException as exc:  # noqa: BLE001 - re-raised by the committer, in commit order
+            sched.put(round_no, slot, exc)
+            return
+        sched.put(round_no, slot, pending)
+        if pending is None:
+            return
+        history.append(provisional(pending))
+
+
+def run_conversations(ctx: RunContext, perspectives: list[Perspective]) -> list[ConversationResult]:
+    """Seed 002 §2.4/§4.3: all perspectives in parallel, each at its own pace (see the module
+    docstring); results in perspective order. Turns already stored for the run (a resume) are
+    kept and not redone.
+
+    An exception in any conversation propagates when its turn comes up in commit order (the
+    first in that order); nothing after it is committed, and the other conversations stop after
+    their current turn.
     """
     stored = ctx.store.get_turns(ctx.run_id)
     histories: list[list[DialogueTurn]] = [[t for t in stored if t.perspective == p.name] for p in perspectives]
     memories: list[list[dict]] = [[] for _ in perspectives]
     ended: dict[int, str] = {}
+    max_turns = ctx.config.max_turns
+    sched = _Schedule()
+    for r in (1, 2):  # turns 1 and 2 are steered by the coverage at the start
+        if r <= max_turns:
+            sched.publish_focus(r, round_focus(ctx, r))
     with ThreadPoolExecutor(max_workers=max(1, len(perspectives)), thread_name_prefix="conv") as pool:
-        for round_no in range(1, ctx.config.max_turns + 1):
-            todo = [i for i in range(len(perspectives)) if i not in ended and len(histories[i]) == round_no - 1]
-            if not todo:
-                continue
-            ctx.check_cancel()
-            focus_keys = round_focus(ctx, round_no)
-            futures = [pool.submit(compute_turn, ctx, perspectives[i], histories[i], focus_keys, i) for i in todo]
-            done = [(i, f.exception() or f.result()) for i, f in zip(todo, futures)]
-            for i, outcome in done:
-                if isinstance(outcome, BaseException):
-                    raise outcome
-                if outcome is None:
-                    ended[i] = "thanks"
-                    continue
-                histories[i].append(commit_turn(ctx, outcome))
-                memories[i] += outcome.memory
+        for i, p in enumerate(perspectives):
+            pool.submit(_converse, ctx, p, histories[i], i, sched)
+        try:
+            for round_no in range(1, max_turns + 1):
+                for i in range(len(perspectives)):
+                    if i in ended or len(histories[i]) >= round_no:
+                        continue  # ended, or committed before an interruption
+                    outcome = sched.take(round_no, i)
+                    if isinstance(outcome, BaseException):
+                        raise outcome
+                    if outcome is None:
+                        ended[i] = "thanks"
+                        continue
+                    histories[i].append(commit_turn(ctx, outcome))
+                    memories[i] += outcome.memory
+                if round_no + 2 <= max_turns:  # every turn <= round_no is committed: steer round_no + 2
+                    sched.publish_focus(round_no + 2, round_focus(ctx, round_no + 2))
+        finally:
+            sched.stop()
     results = []
     for i, p in enumerate(perspectives):
         ended_by = ended.get(i, "max_turns")

@@ -206,6 +206,10 @@ class RunStore:
     def count_turns(self, run_id: str) -> int:
         return int(self.r.llen(keys.run_turns(run_id)))
 
+    def count_cards(self, run_id: str) -> int:
+        """How many tool-call records (summary cards) the run has stored."""
+        return int(self.r.llen(keys.run_cards(run_id)))
+
     def append_card(self, run_id: str, record: ArtifactRecord) -> None:
         """Store the record of one tool call (raw file + summary card)."""
         self.r.rpush(keys.run_cards(run_id), record.model_dump_json())
@@ -333,9 +337,10 @@ class RunStore:
         """Count LLM retries of a call that failed after them (run usage hash)."""
         self.r.hincrby(keys.run_usage(run_id), "retries", retries)
 
-    def round_focus(self, run_id: str, round_no: int, focus: Callable[[], list[str]]) -> list[str]:
-        """The focus keys of conversation round ``round_no``: stored on first use (HSETNX, value
-        from ``focus()``), so a resumed round reads exactly what the interrupted one used."""
+    def round_focus(self, run_id: str, round_no: int, focus: Callable[[], object]) -> object:
+        """The steering snapshot of conversation turn ``round_no`` (JSON: the focus keys, or
+        since issue 14 ``{"focus": [...], "cards": n}``): stored on first use (HSETNX, value from
+        ``focus()``), so a resumed run reads exactly what the interrupted one used."""
         key = keys.run_rounds(run_id)
         stored = self.r.hget(key, str(round_no))
         if stored is None:

@@ -146,10 +146,13 @@ class LiteLLMEngine:
         return read_artifact(self.run_id, str(args.get("file", "")), str(args.get("pattern") or "") or None,
                              max_chars=1500, settings=self.settings) or "(no matching lines)"
 
-    def _cards_for(self, queries: set[str]) -> list:
-        if not (self.store and self.run_id and queries):
+    def _cards_for(self, queries: set[str], known: int | None = None) -> list:
+        """Stored cards of the run whose tool input is one of ``queries``; only the first
+        ``known`` cards in commit order when given."""
+        if not (self.store and self.run_id and queries) or known == 0:
             return []
-        return [c for c in self.store.get_cards(self.run_id) if c.tool_input in queries]
+        cards = self.store.get_cards(self.run_id)
+        return [c for c in (cards if known is None else cards[:known]) if c.tool_input in queries]
 
     # ------------------------------------------------------------------ planning
     def plan(self, inp: PlanInput) -> Plan:
@@ -219,7 +222,7 @@ class LiteLLMEngine:
 
     def answer_question(self, inp: AnswerInput) -> AnswerOutput:
         """AnswerQuestion grounded in the numbered results (+ their cards, read_artifact tool)."""
-        cards = self._cards_for({r.query for r in inp.results if r.query})
+        cards = self._cards_for({r.query for r in inp.results if r.query}, inp.known_cards)
         m = mat.answer(inp, cards)
         valid = set(range(1, len(inp.results) + 1))
 
