@@ -243,6 +243,10 @@ def test_cli_review_round_trip(data_dir, r, finished_corpus, capsys, tmp_path):
     ev = next(e for e in store.events(run_id) if e.type == "plan.edited")
     assert set(ev.data["questions"]["added"]) == {"cardiac.lvef", "cardiac.heart_failure", "cardiac.recovery"}
     assert len(ev.data["questions"]["removed"]) == 3
+    # the report is organised by the edited syllabus: one entry per edited question, in order
+    shown = json.loads(_cli(capsys, "show", run_id, "--json")[1])
+    assert [q["key"] for q in shown["report"]["questions"]] == want
+    assert all(q["status"] in ("answered", "insufficient") for q in shown["report"]["questions"])
 
     code, _, err = _cli(capsys, "approve", run_id)  # no longer awaiting review
     assert code == 2 and "not awaiting review" in err
