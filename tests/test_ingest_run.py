@@ -92,7 +92,9 @@ def test_run_over_ingested_corpus_cites_file_and_page(data_dir, tmp_path):
             words = " ".join(piece.split())[:80]
             if len(words) >= 20:
                 assert words in texts[page - 1], (page, words)
-    assert len(set(cited_pages)) >= 2, [r.title for r in refs]
+    # the question-organised report (issue 12) quotes a sentence only in the section it fits
+    # best, so this 3-document run cites fewer passages than before: one PDF page at least
+    assert cited_pages, [r.title for r in refs]
     assert any(r.title.startswith(("memo.docx", "overview.html")) for r in refs), [r.title for r in refs]
     assert f"[{pdf.name} p. " in report.markdown or f"{pdf.name} p. " in report.markdown
 

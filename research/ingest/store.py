@@ -148,12 +148,16 @@ class CachingEmbedder:
                 self.cache = {}
         self.embedded = 0
 
-    def encode(self, texts: list[str], batch_size: int = 64) -> np.ndarray:
-        keys = [hashlib.sha1(t.encode("utf-8", "replace")).hexdigest() for t in texts]
+    def encode(self, texts: list[str], batch_size: int = 64, max_tokens: int | None = None) -> np.ndarray:
+        """``inner.encode`` with a persistent cache keyed by sha1 of the text (and of the
+        ``max_tokens`` cut, which changes the vector; the index embeds documents' first
+        ``search.local.DOC_TOKENS`` word pieces). Returns float32 ``(len(texts), dim)``."""
+        prefix = "" if max_tokens is None else f"{int(max_tokens)}:"
+        keys = [hashlib.sha1((prefix + t).encode("utf-8", "replace")).hexdigest() for t in texts]
         missing = list(dict.fromkeys(k for k in keys if k not in self.cache))
         if missing:
             by_key = dict(zip(keys, texts))
-            vecs = self.inner.encode([by_key[k] for k in missing], batch_size=batch_size)
+            vecs = self.inner.encode([by_key[k] for k in missing], batch_size=batch_size, max_tokens=max_tokens)
             self.cache.update(zip(missing, vecs))
             self.embedded += len(missing)
             tmp = self.cache_file.with_suffix(".tmp.npz")

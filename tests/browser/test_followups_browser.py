@@ -51,6 +51,7 @@ def served(finished_run):
 
     port = _free_port()
     env = {**os.environ, **finished_run.env()}
+    env["RESEARCH_PREINDEX"] = "0"  # pages under test need no default-corpus index; building it at server start takes the CPU
     env.pop("RESEARCH_LLM_MODEL", None)
     proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", str(ROOT / "streamlit_app.py"),
                              "--server.port", str(port), "--server.headless", "true",
