@@ -215,10 +215,13 @@ def test_research_more_adds_sources_and_updates_coverage(small_run):
     assert {"followup.research.started", "followup.research.finished", "turn.finished"} <= set(types)
 
 
-def test_report_page_shows_chat_audit_and_read_only_followups(env, store, lvef):
+def test_report_page_shows_chat_audit_and_read_only_followups(env, store, lvef, monkeypatch):
     """AppTest: the Report page has the chat under the report and the audit summary; the
     read-only share view shows the stored follow-up without a chat input."""
     from streamlit.testing.v1 import AppTest
+
+    for k, v in env.env().items():  # small_run (module-scoped) points the env at its own Redis
+        monkeypatch.setenv(k, v)
 
     from research.followup.ask import audit_run
 

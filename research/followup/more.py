@@ -51,7 +51,8 @@ def research_more(store: RunStore, state: RunState, question: str, followup_id: 
     from research.errors import InputError  # noqa: PLC0415
     from research.pipeline.conversation import PendingTurn, _dedupe, commit_turn  # noqa: PLC0415
     from research.pipeline.recorders import DeferredRecorder  # noqa: PLC0415
-    from research.pipeline.runner import build_context, restore_plan  # noqa: PLC0415
+    from research.pipeline.planning import restore_plan  # noqa: PLC0415
+    from research.pipeline.runner import build_context  # noqa: PLC0415
 
     ctx = build_context(state.run_id, settings)
     if not restore_plan(ctx):
