@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 from research.cli_common import (EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, _err,  # noqa: F401
-                                 _print_json, _print_outcome, _store)
+                                 _print_json, _print_outcome, _store, report_run_outcome)
 from research.cli_progress import IndexBar
 from research.models import ENGINES, MIN_DATABASES_RANGE, MODES, PERSPECTIVES_RANGE, TURNS_RANGE
 
@@ -398,15 +398,7 @@ def cmd_resume(args: argparse.Namespace) -> int:
     from research import jobs
 
     status = jobs.resume_run(run_id, foreground=True, by="cli")
-    summary = jobs.run_summary(run_id)
-    if args.json:
-        _print_json(summary)
-    else:
-        _print_outcome(summary)
-    if status == "complete":
-        return EXIT_OK
-    _err(status, summary.get("error") or f"run {run_id} ended {status}")
-    return EXIT_FAILED
+    return report_run_outcome(run_id, status, args.json)
 
 
 def cmd_worker(args: argparse.Namespace) -> int:

@@ -36,3 +36,20 @@ def _print_outcome(s: dict, elapsed_s: float | None = None) -> None:
     if Path(s["artifacts_dir"]).is_dir():
         print(f"artifacts: {s['artifacts_dir']}")
     print(f"run id: {s['run_id']}")
+
+
+def report_run_outcome(run_id: str, status: str, as_json: bool) -> int:
+    """Print a finished run's summary (``--json`` or the outcome lines) and return the exit code:
+    ``EXIT_OK`` when ``status`` is ``"complete"``, else an error line and ``EXIT_FAILED``.
+    Shared by ``research resume`` and ``research approve``."""
+    from research import jobs  # noqa: PLC0415 - heavy; only commands that ran a job get here
+
+    summary = jobs.run_summary(run_id)
+    if as_json:
+        _print_json(summary)
+    else:
+        _print_outcome(summary)
+    if status == "complete":
+        return EXIT_OK
+    _err(status, summary.get("error") or f"run {run_id} ended {status}")
+    return EXIT_FAILED

@@ -61,7 +61,7 @@ def cmd_approve(args: argparse.Namespace) -> int:
     """``research approve RUN_ID``: validate, store, run (or enqueue and wait); exit 0 when the
     run completes, 1 when it fails or is cancelled, 2 on bad input."""
     from research import jobs, review
-    from research.cli_common import EXIT_FAILED, EXIT_OK, _err, _print_json, _print_outcome, _store
+    from research.cli_common import EXIT_OK, _print_json, _store, report_run_outcome
     from research.store.keys import check_run_id
 
     store = _store()
@@ -78,13 +78,5 @@ def cmd_approve(args: argparse.Namespace) -> int:
         status = jobs.wait_for(run_id).status
     else:
         status = review.approve(run_id, edit, by="cli", run="foreground", store=store)
-    summary = jobs.run_summary(run_id)
-    if args.json:
-        _print_json(summary)
-    else:
-        _print_outcome(summary)
-    if status == "complete":
-        return EXIT_OK
-    _err(status, summary.get("error") or f"run {run_id} ended {status}")
-    return EXIT_FAILED
+    return report_run_outcome(run_id, status, args.json)
 
