@@ -10,6 +10,7 @@ of every page are written there (the README's ``docs/screenshots/`` come from th
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import re
@@ -63,9 +64,10 @@ def _settle(page, text: str, timeout: int = 30_000) -> None:
     assert errors.count() == 0, errors.first.inner_text()[:500]
 
 
-@pytest.fixture(scope="module")
-def served(finished_run):
-    """``(base_url, finished_run)`` with the app served on a free port."""
+@contextlib.contextmanager
+def serve_app(finished_run, health_timeout_s: float = 60):
+    """``streamlit run streamlit_app.py`` on a free port against ``finished_run``'s Redis and data
+    dir; yields the base URL; stops the server (SIGTERM, then SIGKILL after 30 s) on exit."""
     port = _free_port()
     env = {**os.environ, **finished_run.env()}
     env["RESEARCH_PREINDEX"] = "0"  # pages under test need no default-corpus index; building it at server start takes the CPU
@@ -75,20 +77,29 @@ def served(finished_run):
                              "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false"],
                             cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + health_timeout_s
     while time.monotonic() < deadline:
         try:
             if httpx.get(f"{base}/_stcore/health", timeout=1).status_code == 200:
                 break
         except httpx.HTTPError:
             time.sleep(0.3)
-    yield base, finished_run
-    proc.terminate()
     try:
-        proc.wait(timeout=30)
-    except subprocess.TimeoutExpired:  # a loaded machine: background threads may outlive SIGTERM
-        proc.kill()
-        proc.wait(timeout=30)
+        yield base
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:  # a loaded machine: background threads may outlive SIGTERM
+            proc.kill()
+            proc.wait(timeout=30)
+
+
+@pytest.fixture(scope="module")
+def served(finished_run):
+    """``(base_url, finished_run)`` with the app served on a free port."""
+    with serve_app(finished_run) as base:
+        yield base, finished_run
 
 
 @pytest.fixture(scope="module")

@@ -7,40 +7,17 @@ from __future__ import annotations
 
 import io
 import os
-import shutil
-import socket
-import subprocess
-import sys
-import time
 import zipfile
 from pathlib import Path
 
-import httpx
 import pytest
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+from browser.test_dashboard_browser import ARGS, CHROMIUM, VIEWPORT, _store, serve_app
+
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(1800),
               pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian chromium not installed")]
-ROOT = Path(__file__).resolve().parents[2]
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-VIEWPORT = {"width": 1440, "height": 1000}
 QUESTION = "Which trials monitored left ventricular ejection fraction?"
 ANSWER_TIMEOUT_MS = 300_000
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _store(run):
-    import redis
-
-    from research.store.runs import RunStore
-
-    return RunStore(redis.Redis.from_url(run.redis_url, decode_responses=True))
 
 
 @pytest.fixture(scope="module")
@@ -49,29 +26,8 @@ def served(finished_run):
     asks are removed afterwards (the run is shared by the session)."""
     from research.store.followups import FollowupStore
 
-    port = _free_port()
-    env = {**os.environ, **finished_run.env()}
-    env["RESEARCH_PREINDEX"] = "0"  # pages under test need no default-corpus index; building it at server start takes the CPU
-    env.pop("RESEARCH_LLM_MODEL", None)
-    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", str(ROOT / "streamlit_app.py"),
-                             "--server.port", str(port), "--server.headless", "true",
-                             "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false"],
-                            cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 90
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(f"{base}/_stcore/health", timeout=1).status_code == 200:
-                break
-        except httpx.HTTPError:
-            time.sleep(0.3)
-    yield base, finished_run
-    proc.terminate()
-    try:
-        proc.wait(timeout=30)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait(timeout=30)
+    with serve_app(finished_run, health_timeout_s=90) as base:
+        yield base, finished_run
     FollowupStore(_store(finished_run)).clear(finished_run.run_id)
 
 
