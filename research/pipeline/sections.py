@@ -16,7 +16,7 @@ the section-fit criterion of issue 12 item 6), only when it is about the section
 (cosine to ``SectionPlan.aspect()`` — the question's label and description, or the heading
 without the topic — ≥ ``ASPECT_MIN``, ``QUESTION_ASPECT_MIN`` for a question, and ≥ ``RELATIVE_MIN`` of the best in that section) and,
 for a question's section, only when its source is assigned to that question. Sentences that describe
-study design (``_DESIGN``: "were randomized to receive…") count ``DESIGN_PENALTY`` less on the
+study design (``text.STUDY_DESIGN``: "were randomized to receive…", "we aimed to…") count ``DESIGN_PENALTY`` less on the
 aspect. Score = mean of the two cosines. One greedy pass over all (sentence, section) pairs,
 question sections first, best score first, keeps a sentence when its section has room
 (``PER_SECTION``) and it is not a near-duplicate of any sentence already kept anywhere in the
@@ -26,8 +26,8 @@ section never takes a sentence that fits another heading better (``QUESTION_MARG
 sentences, which filed ACE-inhibitor trials under "Mechanism of Action").
 
 ``nest``: an outline section that answers no question itself is shown as a subsection of the
-question whose sources it quotes and whose label + description its sentences are closest to
-(cosine ≥ ``NEST_MIN``), so a specific section ("Tropical Wave") answers a general question
+question whose sources it quotes and whose label + description is closest to it (mean of the
+cosines to its sentences' centroid and to its heading, ≥ ``NEST_MIN``), so a specific section ("Tropical Wave") answers a general question
 ("History & Timeline") without moving any sentence; ``reading_order`` gives the levels.
 
 A question is ``insufficient`` when it has fewer than ``min_sources`` sources or no usable
@@ -37,13 +37,12 @@ sentence; its section then opens with one explicit sentence giving the count
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
-from research.engines.extractive.text import norm_key, overlap
+from research.engines.extractive.text import STUDY_DESIGN, norm_key, overlap
 from research.engines.extractive.vectors import Vectors
 from research.models import Outline, Question, Syllabus
 from research.pipeline.evidence import Unit
@@ -57,10 +56,9 @@ PER_SECTION = 7
 FALLBACK_MAX = 2
 FIT_MARGIN = 0.0
 QUESTION_MARGIN = 0.0  # a question section takes only sentences whose nearest heading is its own
-NEST_MIN = 0.20        # cosine(section sentences' centroid, question aspect) to nest a section under a question
+NEST_MIN = 0.20        # mean cosine(section sentences' centroid / heading, question aspect) to nest under a question
 DESIGN_PENALTY = 0.10   # aspect cosine taken off sentences that describe study design, not findings
-_DESIGN = re.compile(r"\b(?:were (?:randomi[sz]ed|randomly assigned|enrolled)|was designed|will receive|"
-                     r"(?:is|was) a (?:prospective|multicenter|randomi[sz]ed)[^.]{0,40}trial)\b", re.I)
+
 
 
 @dataclass
@@ -139,8 +137,8 @@ def nest(vectors: Vectors, plans: list[SectionPlan]) -> None:
     """Put each outline section that answers no question itself under the question it serves,
     as a subsection (issue 12: "a section or subsection whose text answers it"): among the
     questions that share at least one source with the section's sentences, the one whose
-    ``aspect`` (label: description) is closest (cosine) to the centroid of those sentences,
-    when that cosine is ≥ ``NEST_MIN``. The sentences stay where the global assignment put
+    ``aspect`` (label: description) is closest to the section: the mean of its cosine to the
+    centroid of those sentences and to the section's heading, when that is ≥ ``NEST_MIN``. The sentences stay where the global assignment put
     them (their nearest heading), so nesting never moves a sentence; it only tells the reader
     which question a specific section (e.g. "Tropical Wave" under "History & Timeline")
     answers. Deterministic for the same input."""
@@ -155,7 +153,10 @@ def nest(vectors: Vectors, plans: list[SectionPlan]) -> None:
             continue
         centroid = vectors.encode([u.text for u in p.units]).mean(axis=0)
         centroid = centroid / max(float(np.linalg.norm(centroid)), 1e-9)
-        sims = vectors.encode([q.aspect() for q in cands]) @ centroid
+        aspects = vectors.encode([q.aspect() for q in cands])
+        # what the section says (its sentences) and what it is called (its heading) count alike:
+        # "Adverse Events" belongs under "Safety Profile" even when its sentences also mention efficacy
+        sims = 0.5 * (aspects @ centroid) + 0.5 * (aspects @ vectors.encode([p.heading])[0])
         best = int(np.argmax(sims))
         if float(sims[best]) >= NEST_MIN:
             p.parent = cands[best]
@@ -176,7 +177,7 @@ def reading_order(plans: list[SectionPlan]) -> list[tuple[SectionPlan, int]]:
 def _assign(vectors: Vectors, topic: str, plans: list[SectionPlan], units: list[Unit]) -> None:
     texts = [u.text for u in units]
     fit = vectors.sim(texts, [p.query(topic) for p in plans])  # (units, sections)
-    design = np.array([DESIGN_PENALTY * bool(_DESIGN.search(t)) for t in texts], dtype=np.float32)
+    design = np.array([DESIGN_PENALTY * bool(STUDY_DESIGN.search(t)) for t in texts], dtype=np.float32)
     aspect = vectors.sim(texts, [p.aspect() for p in plans]) - design[:, None]
     score = 0.5 * fit + 0.5 * aspect
     floor = [QUESTION_ASPECT_MIN if p.question is not None else ASPECT_MIN for p in plans]

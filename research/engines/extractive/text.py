@@ -58,6 +58,14 @@ _NEGATION = re.compile(
     r"no (?:significant|statistically|difference|benefit|evidence|improvement|effect|association|"
     r"increase|reduction|change|advantage|impact|role|correlation|relationship))\b", re.I)
 _VERBISH = re.compile(r"[a-z]{3,}(?:ed|ing)$")
+# A sentence that says how a study was set up or what it aimed at, not what it found ("were
+# randomized to receive…", "we aimed to assess…", "the purpose of this study was…"): report
+# writing ranks such sentences lower wherever it looks for findings (sections, lead).
+STUDY_DESIGN = re.compile(
+    r"\b(?:were (?:randomi[sz]ed|randomly assigned|evaluated|enrolled)|we (?:evaluated|assessed|investigated|"
+    r"compared|aimed|examined|hypothesi[sz]ed?)|(?:was|is) designed|the (?:purpose|aim|objective) of this study|"
+    r"(?:is|was) a (?:prospective|multicenter|randomi[sz]ed)[^.]{0,40}trial|(?:will|to) (?:receive|determine|"
+    r"evaluate))\b", re.I)
 SMALL_WORDS = frozenset("a an and as at but by for from in into of on or over the to vs with".split())
 
 

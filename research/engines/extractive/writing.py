@@ -24,6 +24,7 @@ import numpy as np
 from sklearn.cluster import KMeans
 
 from research.engines.extractive.text import (
+    STUDY_DESIGN,
     CITE,
     WEAK_HEAD,
     ensure_period,
@@ -264,16 +265,13 @@ def write_lead(vectors: Vectors, topic: str, sections: list[ReportSection], ques
     return " ".join(pool[i][2] for i in sorted(chosen, key=lambda i: pool[i][:2]))
 
 
-_DESIGN = re.compile(r"\b(?:were (?:randomi[sz]ed|randomly assigned|evaluated|enrolled)|we (?:evaluated|assessed|"
-                     r"investigated|compared|aimed|examined|hypothesi[sz]ed)|was designed|is a (?:randomi[sz]ed|"
-                     r"prospective)|(?:will|to) (?:receive|determine|evaluate))\b", re.I)
 DESIGN_PENALTY = 0.15  # a key finding states a result, not how a study was set up
 
 
 def question_lead(vectors: Vectors, topic: str, sections: list[ReportSection], questions: list) -> str:
     """Key finding per question (issue 12): for each answered question, in syllabus order, the
     cited sentence of its section closest to ``"topic: label. description"`` (a sentence that
-    describes study design rather than a result, ``_DESIGN``, scores ``DESIGN_PENALTY`` less; citations
+    describes study design rather than a result, ``text.STUDY_DESIGN``, scores ``DESIGN_PENALTY`` less; citations
     verbatim; a sentence already taken is not repeated); then one sentence naming the questions
     the evidence leaves open, with their source counts. The reporter removes the chosen
     sentences from their sections (no sentence twice in a report)."""
@@ -288,7 +286,7 @@ def question_lead(vectors: Vectors, topic: str, sections: list[ReportSection], q
         if not cited:
             continue
         sims = vectors.sim([f"{subject}: {q.label}. {q.description}"], [strip_citations(u) for u in cited])[0]
-        sims = sims - np.array([DESIGN_PENALTY * bool(_DESIGN.search(u)) for u in cited])
+        sims = sims - np.array([DESIGN_PENALTY * bool(STUDY_DESIGN.search(u)) for u in cited])
         parts.append(cited[rank(sims)[0]])
     open_qs = [q for q in questions if q.status != "answered"]
     if open_qs:
