@@ -104,10 +104,10 @@ def questions_markdown(report: Report) -> str:
         return ""
     rows = ["| Question | Status | Answered in | Sources |", "|---|---|---|---|"]
     for q in report.questions:
-        refs = " ".join(f"[[{n}]](#{anchor_id(n)})" for n in q.sources[:12]) + (" …" if len(q.sources) > 12 else "")
+        refs = " ".join(f"[[{n}]](#{anchor_id(n)})" for n in sorted(q.sources)[:12]) + (" …" if len(q.sources) > 12 else "")
         found = "" if q.status == "answered" else (
             f"{q.sources_found} of {q.min_sources} sources needed" if q.sources_found < q.min_sources
-            else f"{q.sources_found} sources, no usable sentence")
+            else f"{q.sources_found} sources, quoted in other sections")
         rows.append(f"| {plain(q.label)} | {STATUS_LABELS.get(q.status, plain(q.status))} | "
                     f"[{plain(q.heading)}](#{heading_anchor(q.heading)}) | {refs or plain(found)} |")
     return "\n".join(rows)
