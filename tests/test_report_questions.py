@@ -89,3 +89,19 @@ def test_heading_anchor_matches_streamlit_slugs():
     assert heading_anchor("Background & Overview") == "background-and-overview"
     assert heading_anchor("HER2 Testing") == "her-2-testing"
     assert heading_anchor("Zelensky's Visit") == "zelenskys-visit"
+
+
+def test_parallel_conversations_chase_different_questions(stored, finished_run):
+    """Turn 2's coverage snapshot is read before turn 1 is committed (issue 14 scheduling); the
+    conversations still steer to different syllabus questions than turn 1 and than each other
+    while there are more unmet questions than conversations (6 questions, 3 conversations)."""
+    report, syllabus = stored
+    turns = RunStore(get_redis()).get_turns(finished_run.run_id)
+    by_turn: dict[int, list[str]] = {}
+    for t in turns:
+        by_turn.setdefault(t.turn_number, []).extend(t.focus_questions)
+    first, second = by_turn.get(1, []), by_turn.get(2, [])
+    assert second, [(t.perspective, t.turn_number, t.question) for t in turns]
+    assert len(set(second)) == len(second), second  # no two conversations ask the same question
+    assert not set(second) & set(first), (first, second)  # nor one turn 1 already asked
+    assert set(first + second) <= set(syllabus.keys())

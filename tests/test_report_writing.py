@@ -23,7 +23,7 @@ TOPIC = "Trastuzumab in HER2-positive breast cancer"
 @pytest.fixture(scope="module")
 def docs(corpus_path) -> dict[str, dict]:
     wanted = {"pubmed:28355372", "pubmed:22987084", "pubmed:16236737", "pubmed:27348762", "pubmed:20113825",
-              "pubmed:31171092"}
+              "pubmed:31171092", "pubmed:28577685"}
     out = {}
     with corpus_path.open(encoding="utf-8") as fh:
         for line in fh:
@@ -57,6 +57,14 @@ def test_snippet_cuts_are_not_sentences_full_text_sentences_are(docs):
     assert not any(s.rstrip(".") == doc["title"].rstrip(".") for s in whole)
     assert not evidence.is_whole("To evaluate the efficacy and safety of trastuzumab.") or \
         evidence._PURPOSE.match("To evaluate the efficacy and safety of trastuzumab.")
+
+
+def test_a_protocols_hypothesis_is_not_a_sentence_of_the_report(docs):
+    doc = docs["pubmed:28577685"]  # Lisinopril or Coreg CR: a trial's rationale and design
+    whole = evidence.clean_sentences(doc["text"], doc["title"])
+    assert not any(s.startswith("We hypothesize") for s in whole)  # a hypothesis states no finding
+    assert any("cardiotoxicity" in s for s in whole)  # the rest of the abstract stays usable
+    assert not evidence.clean_sentences("Patients will be randomized to lisinopril or carvedilol for one year.")
 
 
 def test_off_topic_source_is_left_out(docs, vectors):

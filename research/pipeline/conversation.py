@@ -85,36 +85,47 @@ def _save_sources(ctx: RunContext, pending: PendingTurn) -> list[TurnSource]:
 
 
 def round_focus(ctx: RunContext, round_no: int) -> tuple[list[str], int | None]:
-    """``(next_focus keys, cards count)`` for turn number ``round_no``: the collector's
-    ``next_focus`` and how many summary cards the run had stored, read on first use and stored
+    """``(focus keys, cards count)`` for turn number ``round_no``: the collector's unmet
+    questions, largest deficit first (``coverage_gaps``: ``next_focus`` uncapped, so that every
+    conversation can take a different gap) and how many summary cards the run had stored, read on first use and stored
     (``RunStore.round_focus``, HSETNX) so a resumed run steers and grounds its turns exactly like
     the interrupted one. The caller decides when that is (``run_conversations``: before any turn
     ``round_no - 1`` is committed). Runs stored before issue 14 kept the focus list alone
     (cards count None = all)."""
     value = ctx.store.round_focus(ctx.run_id, round_no, lambda: {
-        "focus": ctx.collector.get_progress().get("next_focus", []), "cards": ctx.store.count_cards(ctx.run_id)})
+        "focus": ctx.collector.coverage_gaps(), "cards": ctx.store.count_cards(ctx.run_id)})
     if isinstance(value, list):
         return value, None
     return list(value["focus"]), int(value["cards"])
 
 
-def _focus(ctx: RunContext, focus_keys: list[str], slot: int) -> list:
-    """``focus_keys`` rotated by ``slot`` so that conversations running in parallel chase
-    different coverage gaps instead of all asking about the same one."""
+def focus_shift(slot: int, round_no: int, conversations: int) -> int:
+    """How far conversation ``slot`` rotates the focus list at turn ``round_no``: by its slot, so
+    that conversations running in parallel chase different coverage gaps, plus one turn's worth of
+    conversations from turn 2 on. A turn's focus snapshot is read before the previous turn is
+    committed (``run_conversations``), so its first gaps are the ones that previous turn was
+    already chasing; without the extra shift the second turns repeat the first turns' questions."""
+    return slot + (conversations if round_no >= 2 else 0)
+
+
+def _focus(ctx: RunContext, focus_keys: list[str], shift: int) -> list:
+    """``focus_keys`` rotated left by ``shift`` (``focus_shift``)."""
     qkeys = list(focus_keys)
     if qkeys:
-        shift = slot % len(qkeys)
+        shift = shift % len(qkeys)
         qkeys = qkeys[shift:] + qkeys[:shift]
     return [q for q in (ctx.syllabus.get(k) for k in qkeys) if q is not None]
 
 
 def compute_turn(ctx: RunContext, perspective: Perspective, history: list[DialogueTurn],
-                 focus_keys: list[str], slot: int = 0, known_cards: int | None = None) -> PendingTurn | None:
+                 focus_keys: list[str], slot: int = 0, known_cards: int | None = None,
+                 shift: int | None = None) -> PendingTurn | None:
     """One dialogue turn, computed but not committed; None when the writer says thanks.
 
     Thread-safe: writes nothing (tool outputs are compressed and queued). ``slot``: the
     conversation's index; its tool calls get ids ``conv{slot}.t{turn}.{n}``. ``known_cards``:
-    how many of the run's stored cards the answer may use (None = all).
+    how many of the run's stored cards the answer may use (None = all). ``shift``: rotation of
+    ``focus_keys`` (``focus_shift``; default ``slot``).
     """
     started = now()
     turn_number = len(history) + 1
@@ -122,7 +133,7 @@ def compute_turn(ctx: RunContext, perspective: Perspective, history: list[Dialog
     tctx = copy.copy(ctx)
     tctx.artifacts = recorder
     ask = ctx.engine.ask_question(AskInput(topic=ctx.config.topic, perspective=perspective, history=history,
-                                           next_focus=_focus(ctx, focus_keys, slot), max_turns=ctx.config.max_turns))
+                                           next_focus=_focus(ctx, focus_keys, slot if shift is None else shift), max_turns=ctx.config.max_turns))
     if THANKS.lower() in ask.question.lower():
         return None
     focus = [ask.focus_question] if ask.focus_question else []
@@ -212,7 +223,7 @@ class _Schedule:
 
 
 def _converse(ctx: RunContext, perspective: Perspective, history: list[DialogueTurn], slot: int,
-              sched: _Schedule) -> None:
+              sched: _Schedule, conversations: int = 1) -> None:
     """One conversation's thread: compute its turns one after another (each as soon as the
     previous one is computed and its focus is published) and hand them to the committer.
     Ends at thanks (hands over None), at the turn cap, on an exception (handed over) or stop."""
@@ -223,7 +234,8 @@ def _converse(ctx: RunContext, perspective: Perspective, history: list[DialogueT
             return
         try:
             ctx.check_cancel()
-            pending = compute_turn(ctx, perspective, history, snapshot[0], slot, known_cards=snapshot[1])
+            pending = compute_turn(ctx, perspective, history, snapshot[0], slot, known_cards=snapshot[1],
+                                   shift=focus_shift(slot, round_no, conversations))
         except BaseException as exc:  # noqa: BLE001 - re-raised by the committer, in commit order
             sched.put(round_no, slot, exc)
             return
@@ -253,7 +265,7 @@ def run_conversations(ctx: RunContext, perspectives: list[Perspective]) -> list[
             sched.publish_focus(r, round_focus(ctx, r))
     with ThreadPoolExecutor(max_workers=max(1, len(perspectives)), thread_name_prefix="conv") as pool:
         for i, p in enumerate(perspectives):
-            pool.submit(_converse, ctx, p, histories[i], i, sched)
+            pool.submit(_converse, ctx, p, histories[i], i, sched, len(perspectives))
         try:
             for round_no in range(1, max_turns + 1):
                 for i in range(len(perspectives)):

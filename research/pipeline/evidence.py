@@ -54,6 +54,10 @@ _WHOLE_START = re.compile(r"^[A-Z0-9\"'“(\[]")
 _WHOLE_END = re.compile(r"[.!?][\"'”’)]?$")
 _CUT = re.compile(r"…|\.\.\.|\. \. \.")
 _PURPOSE = re.compile(r"^To [a-z]+\b(?!,)")
+# a protocol's hypothesis or plan, not a finding: "We hypothesize that patients … will maintain …",
+# "Patients will be randomized to …"
+_PROTOCOL = re.compile(r"^(?:We|It is|It was) hypothesi[sz]ed?\b|\bwill be (?:randomi[sz]ed|enrolled|recruited|"
+                       r"assigned|allocated)\b", re.I)
 
 
 @dataclass(frozen=True)
@@ -164,10 +168,11 @@ def clean_sentences(text: str, title: str = "") -> list[str]:
     """Whole sentences (``is_whole``) of ``text``, in order, exact repeats removed, citation
     markers stripped; the document's own title (PubMed texts open with it) and bare purpose
     clauses ("To evaluate the efficacy of …", an abstract's objective without a main clause)
-    are not sentences. At most the first ``SENTENCES_PER_SOURCE`` sentences are read."""
+    and a protocol's hypothesis or plan ("We hypothesize that …", "… will be randomized …")
+    are not sentences: they state no finding. At most the first ``SENTENCES_PER_SOURCE`` sentences are read."""
     skip = norm_key(title)
     sents = [strip_citations(s) for s in split_sentences(text)[:SENTENCES_PER_SOURCE]]
-    return list(dict.fromkeys(s for s in sents if is_whole(s) and not _PURPOSE.match(s)
+    return list(dict.fromkeys(s for s in sents if is_whole(s) and not _PURPOSE.match(s) and not _PROTOCOL.search(s)
                               and not (skip and norm_key(s) == skip)))
 
 

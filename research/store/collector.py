@@ -28,7 +28,7 @@ import redis
 from research.errors import InputError, UnknownQuestionError
 from research.models import SourceRecord, Syllabus, now
 from research.store import keys
-from research.store.coverage import (completion_report, display_type, fit_response, plural,
+from research.store.coverage import (completion_report, deficits, display_type, fit_response, plural,
                                      progress_report)
 
 MAX_QUESTION_KEY_CHARS = 64
@@ -346,6 +346,12 @@ class SourceCollector:
         ``progress_report``). One round trip of LLENs: cost grows with questions, not sources."""
         syl, total, counts = self._snapshot(lists=False)
         return progress_report(syl, dict(zip(syl.keys(), counts)), int(total))
+
+    def coverage_gaps(self) -> list[str]:
+        """Every unmet question key, largest deficit first (ties: syllabus order): ``next_focus``
+        without seed 000's cap of 3, for steering parallel conversations (one per gap)."""
+        syl, _, counts = self._snapshot(lists=False)
+        return list(deficits(syl, dict(zip(syl.keys(), counts))))
 
     def check_completion(self, min_databases: int = 1) -> dict:
         """Seed 000 ``check_completion``: ``{"ready", "progress", "missing", "suggestion"}`` (see

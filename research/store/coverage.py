@@ -64,7 +64,7 @@ def fit_response(resp: dict, trims: list[tuple[str, list]], limit: int = MAX_RES
     return resp
 
 
-def _deficits(syllabus: Syllabus, counts: dict[str, int]) -> dict[str, int]:
+def deficits(syllabus: Syllabus, counts: dict[str, int]) -> dict[str, int]:
     """``key → sources still needed`` for unmet questions, largest first (ties: syllabus order)."""
     need = {q.key: q.min_sources - counts.get(q.key, 0) for q in syllabus.questions}
     return dict(sorted(((k, n) for k, n in need.items() if n > 0), key=lambda kv: -kv[1]))
@@ -82,7 +82,7 @@ def progress_report(syllabus: Syllabus, counts: dict[str, int], total: int) -> d
     "summary": "3/6 questions complete, 22 more sources needed", "next_focus": [keys]}`` where
     ``next_focus`` holds up to 3 unmet keys with the largest deficit first.
     """
-    gaps = _deficits(syllabus, counts)
+    gaps = deficits(syllabus, counts)
     lines = {}
     for q in syllabus.questions:
         have = plural(counts.get(q.key, 0), "source")
@@ -108,7 +108,7 @@ def completion_report(syllabus: Syllabus, counts: dict[str, int], *, source_type
     (distinct types saved) must number at least that; ``"databases": "1/2 databases (PubMed)"``
     is added and ``ready`` is False below it.
     """
-    gaps = _deficits(syllabus, counts)
+    gaps = deficits(syllabus, counts)
     n = len(syllabus.questions)
     done = n - len(gaps)
     missing = {q.key: f"Need {plural(gaps[q.key], 'more source')} (currently {counts.get(q.key, 0)}/{q.min_sources})"
