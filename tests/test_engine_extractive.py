@@ -389,6 +389,26 @@ def test_refine_outline_reflects_conversation_clusters(engine, her):
     assert engine.refine_outline(RefineInput(topic=TOPIC, draft=draft, conversations=[])) == draft
 
 
+def test_terse_answers_outline_from_what_the_experts_read(engine, her):
+    """Answers that matched few sentences (FreshWiki 'Georgia Guidestones' kept the generic draft)
+    still give an outline of the research: the saved sources' snippets join the answer sentences."""
+    draft = engine.draft_outline(OutlineInput(topic=TOPIC))
+    convs = _conversations(engine, her)
+    terse = []
+    for c in convs:
+        turns = [t.model_copy(update={"answer": t.answer.split("]", 1)[0] + "]" if i == 0 else t.answer[:0],
+                                      "sources": [s.model_copy(update={"snippet": r.snippets[0] if r.snippets else ""})
+                                                  for s, r in zip(t.sources, her)]})
+                 for i, t in enumerate(c.turns)]
+        terse.append(c.model_copy(update={"turns": turns}))
+    assert sum(t.answer.count("[") for c in terse for t in c.turns) < 8
+    refined = engine.refine_outline(RefineInput(topic=TOPIC, draft=draft, conversations=terse))
+    assert refined != draft
+    snippets = " ".join(r.snippets[0] for r in her if r.snippets).lower()
+    new = [s for s in refined.sections if s.heading not in {d.heading for d in draft.sections}]
+    assert len(new) >= 2 and all(s.heading.lower() in snippets for s in new)
+
+
 # ---------------------------------------------------------------- writing
 def test_write_section_cites_only_given_snippets(engine, her):
     snippets = [Snippet(n=i, source_id=f"src_{i}", text=r.snippets[0]) for i, r in enumerate(her[:5], start=3)]

@@ -57,6 +57,7 @@ _KINDS = (
 GENERAL = ["Overview", "Background", "Key Aspects", "Developments", "Reception and Debate", "Outlook"]
 SUPPORT_MIN = 3           # answer sentences (at least) that must vote for a draft section to keep it
 SAME_HEADING = 0.75       # cosine at which a cluster phrase repeats a heading already taken
+MIN_SENTENCES = 8        # distinct sentences refine_outline needs to cluster
 SECTION_MIN_SIM = 0.15    # snippet sentence vs heading to be written into the section
 
 
@@ -83,6 +84,20 @@ def _answer_sentences(conversations: list[ConversationResult]) -> list[str]:
                 s = strip_citations(s)
                 if len(s.split()) >= 5:
                     out.append(s)
+    return list(dict.fromkeys(out))
+
+
+def _source_sentences(conversations: list[ConversationResult]) -> list[str]:
+    """Sentences (≥ 5 words, citation markers stripped, none ending in a ``…`` cut) of the
+    snippets of the sources the conversations saved, in turn order: what the experts read."""
+    out: list[str] = []
+    for conv in conversations:
+        for turn in conv.turns:
+            for src in turn.sources:
+                for s in split_sentences(src.snippet):
+                    s = strip_citations(s)
+                    if len(s.split()) >= 5 and not s.rstrip().endswith(("…", "...")):
+                        out.append(s)
     return list(dict.fromkeys(out))
 
 
@@ -125,10 +140,14 @@ def refine_outline(vectors: Vectors, topic: str, draft: Outline, conversations: 
     only of topic words or generic nouns; not repeating a heading already taken: sub-phrase or
     cosine ≥ ``SAME_HEADING``), up to two more phrases as subsections. Draft sections the
     conversations support (``_supported``) come first, in draft order, then clusters by size.
-    Fewer than 8 distinct answer sentences → the draft unchanged.
+    Fewer than ``MIN_SENTENCES`` distinct answer sentences (terse answers: the questions matched
+    few sentences) → the sentences of the saved sources' snippets join them, as STORM's outline
+    reads the whole conversation, search results included; still fewer → the draft unchanged.
     """
     sents = _answer_sentences(conversations)
-    if len(sents) < 8:
+    if len(sents) < MIN_SENTENCES:
+        sents = list(dict.fromkeys(sents + _source_sentences(conversations)))
+    if len(sents) < MIN_SENTENCES:
         return draft
     subject = subject_of(topic)
     vecs = vectors.encode(sents)
