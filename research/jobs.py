@@ -198,10 +198,12 @@ def start_run(config: RunConfig) -> str:
 
 
 def resume_run(run_id: str, *, foreground: bool = False, by: str = "cli", backend: str | None = None) -> str:
-    """Continue an interrupted (or failed, or stuck pending) run from its stored state.
+    """Continue an interrupted (or failed, or stuck pending) run from its stored state, and its
+    follow-ups whose job died (issue 13: ``research.followup.jobs.resume_followups``).
 
     Background by default (``submit``); ``foreground`` executes it in this thread. Emits
-    ``resume.requested``; the job emits ``run.resumed`` when it starts.
+    ``resume.requested``; the job emits ``run.resumed`` when it starts. A run that cannot be
+    resumed itself (complete, running...) but has interrupted follow-ups only resumes those.
 
     Returns:
         The run's status after the call (``pending`` when queued, the final status in the
@@ -209,13 +211,16 @@ def resume_run(run_id: str, *, foreground: bool = False, by: str = "cli", backen
 
     Raises:
         InputError: malformed id, the run is still running (a job holds its lease), or it
-            already ended complete/cancelled (code ``not_resumable``).
-        RunNotFoundError: no such run.
+            already ended complete/cancelled (code ``not_resumable``), and it has no
+            interrupted follow-up. RunNotFoundError: no such run.
     """
     store = open_store()
     run_id = keys.check_run_id(run_id.strip() if isinstance(run_id, str) else run_id)
     store.reconcile_dead_runs([run_id])  # a dead job's run is stored interrupted (+ run.interrupted) first
     state = store.get_run(run_id)
+    if _has_dead_followups(store, run_id) and (store.is_held(run_id) or state.status not in RESUMABLE):
+        _resume_followups(store, [run_id], by, backend, foreground)
+        return state.status
     if store.is_held(run_id):
         raise InputError(f"Run {run_id} is still running ({state.status}); wait for it or cancel it.",
                          code="not_resumable")
@@ -228,14 +233,31 @@ def resume_run(run_id: str, *, foreground: bool = False, by: str = "cli", backen
     store.set_status(run_id, "pending")
     store.emit(run_id, "resume.requested", {"from": state.status, "by": by})
     if foreground:
-        return runner.execute(run_id)
+        status = runner.execute(run_id)
+        _resume_followups(store, [run_id], by, backend, foreground)
+        return status
     submit(run_id, backend)
+    _resume_followups(store, [run_id], by, backend, foreground)
     return "pending"
+
+
+def _has_dead_followups(store: RunStore, run_id: str) -> bool:
+    from research.store.followups import FollowupStore  # noqa: PLC0415 - issue 13
+
+    return bool(FollowupStore(store).dead_pending(run_id))
+
+
+def _resume_followups(store: RunStore, run_ids: list[str] | None, by: str, backend: str | None,
+                      foreground: bool = False) -> list[str]:
+    """Issue 13: resume the follow-ups whose job died (``research.followup.jobs.resume_followups``)."""
+    from research.followup.jobs import resume_followups  # noqa: PLC0415
+
+    return resume_followups(store, run_ids, by=by, backend=backend, foreground=foreground)
 
 
 def resume_interrupted(by: str = "worker", backend: str | None = None) -> list[str]:
     """Resume (in the background: ``backend``, default ``job_backend()``) every run that is
-    ``interrupted``; returns their ids.
+    ``interrupted``, then every follow-up whose job died (issue 13); returns the runs' ids.
 
     Called when a worker or the dashboard starts. Runs another process resumes first are
     skipped (the lease decides who executes); a run that cannot be resumed is logged and
@@ -252,6 +274,12 @@ def resume_interrupted(by: str = "worker", backend: str | None = None) -> list[s
                 continue
             except ResearchError as exc:
                 log.warning("could not resume run %s: %s", state.run_id, exc)
+    try:
+        followups = _resume_followups(store, None, by, backend)
+        if followups:
+            log.info("resumed %d interrupted follow-up(s): %s", len(followups), ", ".join(followups))
+    except ResearchError as exc:
+        log.warning("could not resume interrupted follow-ups: %s", exc)
     return resumed
 
 

@@ -1,22 +1,19 @@
 """Ask a run a follow-up question; audit its citations (issue 13 §1, §3, §4, §6).
 
-``ask`` validates (nothing is stored for bad input), optionally researches more
-(``research.followup.more``), answers from the run's evidence (``research.followup.answer``),
-audits the answer's citations and stores the ``Followup`` with the run (events
-``followup.asked`` / ``followup.answered``). ``audit_run`` audits the report's citations and
+``ask`` validates (nothing is stored for bad input), stores the follow-up pending and answers it
+in this process (``research.followup.execute``: optional research-more, the answer from the
+run's evidence, the audit of its citations; events ``followup.asked`` / ``followup.answered``).
+The dashboard and RQ workers run the same job in the background (``research.followup.jobs``). ``audit_run`` audits the report's citations and
 stores the result (event ``audit.finished``).
 """
 
 from __future__ import annotations
 
-import secrets
-
 from research.errors import InputError
-from research.followup.answer import NOT_FOUND, Numbering, extractive_answer, llm_answer, retrieve
-from research.followup.audit import SupportScorer, audit_report, audit_texts, summarize
-from research.followup.evidence import EvidenceIndex, load_evidence
+from research.followup.audit import audit_report, summarize
+from research.followup.evidence import load_evidence
 from research.followup.models import MAX_QUESTION_CHARS, AuditSummary, Followup
-from research.models import Report, RunState, now
+from research.models import Report, RunState
 from research.store.followups import FollowupStore
 from research.store.keys import check_run_id
 from research.store.runs import RunStore
@@ -27,6 +24,10 @@ NOT_ASKABLE = {
     "cancelled": "Run {id} was cancelled; follow-up questions are answered only for runs that finished "
                  "or are still running. Start a new run on this topic to ask it questions.",
 }
+
+
+NO_REPORT = ("Run {id} has no report yet ({status}). Follow-up answers cite into the report's reference list, "
+             "whose numbers exist only once the report is written; ask again when the run is complete.")
 
 
 def validate_question(question: object) -> str:
@@ -47,23 +48,28 @@ def validate_question(question: object) -> str:
 
 
 def check_askable(store: RunStore, run_id: str) -> RunState:
-    """The run, if follow-ups can be asked of it (complete, interrupted or running with sources).
+    """The run, if follow-ups can be asked of it: it has its report (so a follow-up's new
+    references are numbered after the report's and no number ever means two sources) and
+    saved sources, and it did not fail or get cancelled.
 
     Raises:
-        InputError: malformed id; a failed or cancelled run (code ``not_askable``); a run with no
-            saved source yet (code ``no_evidence``). RunNotFoundError: no such run.
+        InputError: malformed id; a failed or cancelled run (code ``not_askable``); a run whose
+            report is not written yet (code ``report_not_ready``); a run with no saved source
+            (code ``no_evidence``). RunNotFoundError: no such run.
     """
     state = store.get_run(check_run_id(run_id.strip() if isinstance(run_id, str) else run_id))
     if state.status in NOT_ASKABLE:
         raise InputError(NOT_ASKABLE[state.status].format(id=state.run_id, error=state.error or "no error stored"),
                          code="not_askable")
+    if not store.has_doc(state.run_id, "report"):
+        raise InputError(NO_REPORT.format(id=state.run_id, status=state.status), code="report_not_ready")
     if not store.collector(state.run_id).all_sources():
         raise InputError(f"Run {state.run_id} has no saved source yet ({state.status}); ask again once its "
                          "conversations have found sources.", code="no_evidence")
     return state
 
 
-def _queries(store: RunStore, run_id: str) -> dict[str, str]:
+def search_queries(store: RunStore, run_id: str) -> dict[str, str]:
     """source id → a search query that found it (so litellm's ``read_artifact`` sees its card)."""
     out: dict[str, str] = {}
     for turn in store.get_turns(run_id):
@@ -75,8 +81,11 @@ def _queries(store: RunStore, run_id: str) -> dict[str, str]:
 
 def ask(run_id: str, question: str, *, research: bool = False, store: RunStore | None = None,
         settings=None, on_progress=None) -> Followup:
-    """Answer ``question`` from the run's evidence and store it with the run.
+    """Answer ``question`` from the run's evidence in this process and store it with the run.
 
+    The follow-up is stored pending first (``research.followup.execute.new_pending``) and
+    answered under its lease (``execute``), so a process killed mid-answer leaves a follow-up
+    that ``research resume RUN`` (or a worker / the dashboard starting) finishes.
     ``research``: first run one research-more dialogue turn (``research.followup.more``).
     ``on_progress``: optional ``callable(str)`` told each stage (for the CLI / job progress).
 
@@ -84,66 +93,20 @@ def ask(run_id: str, question: str, *, research: bool = False, store: RunStore |
         The stored ``Followup`` (answer, cited numbers, new references, audit of its citations).
 
     Raises:
-        InputError / RunNotFoundError: see ``validate_question`` and ``check_askable``.
+        InputError / RunNotFoundError: see ``validate_question`` and ``check_askable``
+            (nothing stored).
     """
+    from research.followup.execute import execute, new_pending  # noqa: PLC0415 - execute imports this module
     from research.store import open_store  # noqa: PLC0415
 
     store = store or open_store()
     question = validate_question(question)
     state = check_askable(store, run_id)
-    run_id = state.run_id
-    fs = FollowupStore(store)
-    say = on_progress or (lambda _msg: None)
-    fid = secrets.token_hex(6)
-    asked_at = now()
-    with fs.lock(run_id):
-        store.emit(run_id, "followup.asked", {"id": fid, "question": question[:200], "research": research})
-        try:
-            followup = _answer(store, state, fs, fid, question, research, asked_at, settings, say)
-        except Exception as exc:
-            code = getattr(exc, "code", "internal_error")
-            message = getattr(exc, "message", None) or f"{type(exc).__name__}: {exc}"
-            store.emit(run_id, "followup.failed", {"id": fid, "question": question[:200], "code": code,
-                                                   "message": str(message)[:500]})
-            raise
-    return followup
-
-
-def _answer(store: RunStore, state: RunState, fs: FollowupStore, fid: str, question: str, research: bool,
-            asked_at: float, settings, say) -> Followup:
-    """The body of ``ask`` (under the run's follow-up lock): research, retrieve, answer, audit, store."""
-    run_id = state.run_id
-    added = 0
-    if research:
-        from research.followup.more import research_more  # noqa: PLC0415
-
-        say("researching more: one Analyst follow-up dialogue turn")
-        added = research_more(store, state, question, fid, settings=settings)
-    say("retrieving from the run's evidence")
-    index = EvidenceIndex(store, run_id, settings)
-    report = store.get_doc(run_id, "report", Report)
-    numbering = Numbering(fs.references(run_id, report))
-    ranked = retrieve(index, question)
-    extractive = state.config.engine != "litellm"
-    if extractive:
-        text, cited, docs = extractive_answer(question, ranked, numbering)
-        label = "offline extractive mode"
-    else:
-        from research.engines.factory import make_engine  # noqa: PLC0415
-
-        engine = make_engine(state.config, run_id, store, settings)
-        text, cited, docs = llm_answer(engine, state.topic, question, ranked, numbering, _queries(store, run_id))
-        label = getattr(engine, "label", "litellm")
-    found = bool(cited)
-    if not found:
-        text, numbering.new = NOT_FOUND.format(n=len(index.docs)), []
-    say("auditing the answer's citations")
-    checks = audit_texts(SupportScorer(), fid, [text], docs) if found else []
-    followup = Followup(id=fid, question=question, answer=text, citations=cited,
-                        new_references=[r for r in numbering.new if r.number in cited], sources_added=added,
-                        researched=research, found=found, engine_label=label, extractive=extractive,
-                        audit=checks, asked_at=asked_at, answered_at=now())
-    fs.append(run_id, followup)
+    pending = new_pending(store, state, question, research)
+    followup = execute(store, state.run_id, pending.id, settings=settings, on_progress=on_progress)
+    if followup is None:  # cannot happen for a new id: no other job knows it
+        raise InputError(f"Follow-up {pending.id} on run {state.run_id} is being answered by another job.",
+                         code="followup_busy")
     return followup
 
 

@@ -1,68 +1,148 @@
-"""Follow-ups as background jobs (issue 13 §2): the dashboard submits a question and returns at
-once; the answer (and any research-more) runs in a thread of the server process, like a run
-with the ``thread`` job backend (``research.jobs``), so closing the tab does not stop it. Its
-progress is the run's event stream (``followup.asked`` → ``followup.research.*`` →
-``followup.answered``, or ``followup.failed`` with the message)."""
+"""Follow-ups as jobs like any other work (issue 13 §2).
+
+The dashboard submits a question (``submit_ask``) and returns at once: the follow-up is stored
+pending in Redis and its job (``research.followup.execute.execute``) runs on the configured job
+backend (``research.jobs.job_backend``, ``RESEARCH_JOB_BACKEND``): a thread of this process
+(``thread``, default) or the RQ queue that ``research worker`` processes consume (``rq``;
+``research.workers``). Closing the tab stops nothing; the Report page shows progress from the
+stored record and events (``pending``), never from the thread. A follow-up whose job died
+(no lease, not queued) is resumed by ``resume_followups`` — called where interrupted runs are
+resumed: worker start and dashboard start (``research.jobs.resume_interrupted``) and
+``research resume RUN`` (``research.jobs.resume_run``).
+"""
 
 from __future__ import annotations
 
 import logging
-import secrets
 from concurrent.futures import Future, ThreadPoolExecutor
 
 from research.errors import ResearchError
+from research.followup.models import PendingFollowup
+from research.store.followups import FollowupStore
 from research.store.runs import RunStore
 
 log = logging.getLogger(__name__)
 _POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="followup")
 FUTURES: dict[str, Future] = {}
+QUEUED_MARKER_TTL_S = 7 * 24 * 3600  # as research.workers: outlives any sane queue wait
+THREAD_QUEUED_TTL_S = 120  # s: a thread job waits for a free pool thread at most about this long
+STAGES = {"queued": "queued", "researching": "researching more", "answering": "answering"}
+INTERRUPTED = ("interrupted: its job stopped; it resumes when a worker or the dashboard starts, or with "
+               "`research resume {run_id}`")
 
 
-def submit_ask(store: RunStore, run_id: str, question: str, *, research: bool = False) -> str:
-    """Validate now (bad input raises, nothing stored), then answer in the background.
+def submit_ask(store: RunStore, run_id: str, question: str, *, research: bool = False,
+               backend: str | None = None) -> str:
+    """Validate now (bad input raises, nothing stored), store the follow-up pending and start
+    its job on ``backend`` ("thread" or "rq"; default ``research.jobs.job_backend()``).
 
     Returns:
-        A ticket id (the job's key in ``FUTURES``).
+        The follow-up id.
 
     Raises:
-        InputError / RunNotFoundError: as ``research.followup.ask.ask``'s checks.
+        InputError / RunNotFoundError: as ``research.followup.ask.ask``'s checks; InputError
+            (code ``invalid_config``) for an unknown job backend.
     """
-    from research.followup.ask import ask, check_askable, validate_question  # noqa: PLC0415
+    from research.followup.ask import check_askable, validate_question  # noqa: PLC0415
+    from research.followup.execute import new_pending  # noqa: PLC0415
+    from research.jobs import job_backend  # noqa: PLC0415 - research.jobs imports this module lazily
 
     question = validate_question(question)
-    run_id = check_askable(store, run_id).run_id
-    ticket = secrets.token_hex(6)
+    state = check_askable(store, run_id)
+    backend = backend or job_backend()  # a bad backend fails before anything is stored
+    pending = new_pending(store, state, question, research)
+    dispatch(store, state.run_id, pending.id, backend)
+    return pending.id
 
-    def job() -> None:
-        try:
-            ask(run_id, question, research=research, store=store)
-        except ResearchError as exc:  # ask recorded it on the run (event followup.failed)
-            log.warning("follow-up on run %s failed: %s", run_id, exc.message)
-        except Exception:  # noqa: BLE001 - recorded on the run by ask; logged here with the traceback
-            log.exception("follow-up on run %s failed", run_id)
 
-    FUTURES[ticket] = _POOL.submit(job)
-    return ticket
+def dispatch(store: RunStore, run_id: str, followup_id: str, backend: str) -> None:
+    """Start the job of a pending follow-up: a thread here, or a job on the RQ queue. Either way
+    it is marked queued until the job takes its lease (so it is not taken for a dead one while it
+    waits; a thread's marker lasts ``THREAD_QUEUED_TTL_S`` s, as its process may die)."""
+    fs = FollowupStore(store)
+    if backend == "rq":
+        from research import workers  # noqa: PLC0415 - rq only when used
+
+        fs.mark_queued(run_id, followup_id, QUEUED_MARKER_TTL_S)
+        workers.queue().enqueue("research.followup.jobs.followup_job", run_id, followup_id, job_timeout=-1,
+                                result_ttl=24 * 3600, failure_ttl=7 * 24 * 3600,
+                                description=f"follow-up {followup_id} on run {run_id}")
+        return
+    fs.mark_queued(run_id, followup_id, THREAD_QUEUED_TTL_S)
+    FUTURES[followup_id] = _POOL.submit(_run, store, run_id, followup_id)
+
+
+def _run(store: RunStore, run_id: str, followup_id: str) -> str:
+    """Execute one follow-up job; returns ``answered``, ``skipped`` (another job has it or it is
+    no longer pending), ``failed`` (recorded on the run) or ``interrupted`` (Redis lost)."""
+    import redis  # noqa: PLC0415
+
+    from research.followup.execute import execute  # noqa: PLC0415 - heavy; only in the job
+
+    try:
+        return "answered" if execute(store, run_id, followup_id) is not None else "skipped"
+    except redis.RedisError as exc:
+        log.warning("follow-up %s on run %s stopped (Redis unreachable; it resumes later): %s",
+                    followup_id, run_id, exc)
+        return "interrupted"
+    except ResearchError as exc:  # recorded on the run (event followup.failed)
+        log.warning("follow-up %s on run %s failed: %s", followup_id, run_id, exc.message)
+        return "failed"
+    except Exception:  # noqa: BLE001 - recorded on the run by execute; logged here with the traceback
+        log.exception("follow-up %s on run %s failed", followup_id, run_id)
+        return "failed"
+
+
+def followup_job(run_id: str, followup_id: str) -> str:
+    """The RQ job body (``research worker``): answer or resume one follow-up; returns the outcome
+    of ``_run``."""
+    from research.store import open_store  # noqa: PLC0415
+
+    return _run(open_store(), run_id, followup_id)
+
+
+def resume_followups(store: RunStore, run_ids: list[str] | None = None, *, by: str = "worker",
+                     backend: str | None = None, foreground: bool = False) -> list[str]:
+    """Resume every pending follow-up whose job died (``FollowupStore.dead_pending``) on the
+    runs ``run_ids`` (default: every run): in this thread when ``foreground``, else on
+    ``backend`` (default ``job_backend()``). Emits ``followup.resume.requested`` {id, by} each.
+
+    Returns:
+        The ids of the follow-ups resumed.
+    """
+    from research.jobs import job_backend  # noqa: PLC0415
+
+    fs = FollowupStore(store)
+    ids = [s.run_id for s in store.list_runs(limit=10_000)] if run_ids is None else run_ids
+    resumed = []
+    for run_id in fs.runs_with_pending(ids):
+        for p in fs.dead_pending(run_id):
+            store.emit(run_id, "followup.resume.requested", {"id": p.id, "by": by, "stage": p.stage})
+            if foreground:
+                _run(store, run_id, p.id)
+            else:
+                dispatch(store, run_id, p.id, backend or job_backend())
+            resumed.append(p.id)
+    return resumed
 
 
 def pending(store: RunStore, run_id: str) -> list[dict]:
-    """Follow-ups asked but not yet answered or failed: ``[{question, research, stage}]`` from
-    the run's events (oldest first). ``stage`` is the last progress event's type."""
-    open_: dict[str, dict] = {}
-    for ev in store.events(run_id):
-        fid = ev.data.get("id")
-        if ev.type == "followup.asked":
-            open_[fid] = {"question": ev.data.get("question", ""), "research": ev.data.get("research", False),
-                          "stage": "answering"}
-        elif ev.type == "followup.research.started" and fid in open_:
-            open_[fid]["stage"] = "researching more"
-        elif ev.type == "followup.research.finished" and fid in open_:
-            open_[fid]["stage"] = f"answering ({ev.data.get('sources_added', 0)} new sources)"
-        elif ev.type == "followup.answered":
-            open_.pop(fid, None)
-        elif ev.type == "followup.failed":
-            open_.pop(fid, None)
-    return list(open_.values())
+    """Follow-ups asked but not yet answered or failed, from their stored records (oldest
+    first): ``[{id, question, research, stage, alive}]``; ``alive`` is False (and ``stage`` says
+    ``interrupted``) when the job died."""
+    fs = FollowupStore(store)
+    dead = {p.id for p in fs.dead_pending(run_id)}
+    out = []
+    for p in fs.list_pending(run_id):
+        stage = INTERRUPTED.format(run_id=run_id) if p.id in dead else _stage(p)
+        out.append({"id": p.id, "question": p.question, "research": p.research, "stage": stage,
+                    "alive": p.id not in dead})
+    return out
+
+
+def _stage(p: PendingFollowup) -> str:
+    label = STAGES[p.stage]
+    return f"{label} (resumed, attempt {p.attempts})" if p.attempts > 1 else label
 
 
 def failures(store: RunStore, run_id: str, limit: int = 3) -> list[dict]:

@@ -85,3 +85,25 @@ class Followup(BaseModel):
                 "sources_added": self.sources_added, "researched": self.researched, "found": self.found,
                 "engine_label": self.engine_label, "extractive": self.extractive,
                 "audit": [c.model_dump(mode="json") for c in self.audit]}
+
+
+class PendingFollowup(BaseModel):
+    """A follow-up asked but not yet answered (or failed): the job's resumable state, stored in
+    ``run:{id}:followups:pending`` until the answer is appended (issue 13 §2).
+
+    ``stage``: ``queued`` (no job has started it; a dead one is only taken for dead after
+    ``PENDING_GRACE_S`` s) → ``researching`` → ``answering``. ``sources_before``: collector size
+    (sources) when research-more started, so a resumed job excludes the same URLs and counts
+    what its turn added. ``turn_number``: the Analyst follow-up turn number reserved for it; a
+    stored turn with that number and this question is the job's own (not searched again).
+    """
+
+    id: str
+    question: str
+    research: bool = False
+    stage: Literal["queued", "researching", "answering"] = "queued"
+    asked_at: float = Field(default_factory=now)
+    updated_at: float = Field(default_factory=now)
+    sources_before: int | None = None
+    turn_number: int | None = None
+    attempts: int = Field(default=0, description="how many jobs started on it (1 = never resumed)")

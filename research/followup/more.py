@@ -13,7 +13,11 @@ saves the sources (seed 000 ``save_source``: coverage counts update) and stores 
 once it is spent and answers extractively (``LLMSession``).
 
 Idempotent per follow-up id: tool calls are keyed ``followup.{id}.n`` and ``save_source``
-dedups, so a retried follow-up reuses its artifacts and saves nothing twice.
+dedups, so a retried follow-up reuses its artifacts and saves nothing twice. A resumed job
+(``research.followup.execute``) passes the collector size it started from (``before``) so its
+searches exclude the same URLs as the interrupted attempt (sources that attempt saved are found
+again and deduplicated, not skipped), and the turn number it reserved; a turn it finds stored
+(``stored_turn``) is not searched again.
 """
 
 from __future__ import annotations
@@ -39,8 +43,31 @@ def focus_keys(syllabus, question: str, n: int = FOCUS_QUESTIONS) -> list[str]:
     return [syllabus.questions[i].key for i in np.argsort(-sims)[:n]]
 
 
-def research_more(store: RunStore, state: RunState, question: str, followup_id: str, *, settings=None) -> int:
+def stored_turn(store: RunStore, run_id: str, question: str, turn_number: int | None) -> DialogueTurn | None:
+    """The stored Analyst follow-up turn number ``turn_number`` asking ``question``, or None."""
+    if turn_number is None:
+        return None
+    return next((t for t in store.get_turns(run_id) if t.perspective == PERSPECTIVE
+                 and t.turn_number == turn_number and t.question == question), None)
+
+
+def next_turn_number(store: RunStore, run_id: str) -> int:
+    """1 + the number of Analyst follow-up turns stored on the run."""
+    return 1 + sum(t.perspective == PERSPECTIVE for t in store.get_turns(run_id))
+
+
+def added_by(store: RunStore, run_id: str, turn: DialogueTurn, before: int) -> int:
+    """How many of ``turn``'s sources are new in the collector since it held ``before`` sources."""
+    new_ids = {s.source_id for s in store.collector(run_id).all_sources()[before:]}
+    return len({s.source_id for s in turn.sources} & new_ids)
+
+
+def research_more(store: RunStore, state: RunState, question: str, followup_id: str, *, settings=None,
+                  before: int | None = None, turn_number: int | None = None) -> int:
     """Run the Analyst follow-up dialogue turn; returns how many new sources were saved.
+
+    ``before``: exclude the URLs of the collector's first ``before`` sources (default: all it
+    holds now); ``turn_number``: the turn's number (default ``next_turn_number``).
 
     Emits ``followup.research.started`` / ``followup.research.finished`` {queries, results,
     sources_added, coverage_before, coverage_after}.
@@ -58,19 +85,19 @@ def research_more(store: RunStore, state: RunState, question: str, followup_id: 
     if not restore_plan(ctx):
         raise InputError(f"Run {state.run_id} is still planning; research more once its conversations started.",
                          code="not_askable")
-    before_sources = len(ctx.collector.all_sources())
-    before = ctx.collector.question_counts()
+    saved = ctx.collector.all_sources()
+    before_sources = len(saved) if before is None else before
+    coverage_before = ctx.collector.question_counts()
     perspective = Perspective(name=PERSPECTIVE, focus=question, questions=[question])
     ctx.emit("followup.research.started", {"id": followup_id, "question": question[:200]})
     started = now()
-    history = [t for t in ctx.store.get_turns(state.run_id) if t.perspective == PERSPECTIVE]
     focus = focus_keys(ctx.syllabus, question)
     step = ctx.step_for(question)
     queries = ctx.engine.question_to_queries(QueryInput(topic=state.topic, question=question,
                                                         perspective=perspective)).queries[:MAX_QUERIES]
     recorder = DeferredRecorder(ctx.artifacts, f"followup.{followup_id}")
     ctx.artifacts = recorder
-    seen = {s.url for s in ctx.collector.all_sources()}
+    seen = {s.url for s in saved[:before_sources]}
     results, memory = [], []
     for q in queries:
         results += ctx.search(q, step, perspective=PERSPECTIVE, memory=memory, exclude=seen)
@@ -79,14 +106,14 @@ def research_more(store: RunStore, state: RunState, question: str, followup_id: 
     answer = ctx.engine.answer_question(AnswerInput(topic=state.topic, question=question, results=results))
     assigned = ctx.engine.assign_questions(AssignInput(syllabus=ctx.syllabus, question=question, focus=focus,
                                                        results=results)) if results else None
-    turn = DialogueTurn(perspective=PERSPECTIVE, turn_number=len(history) + 1, question=question,
-                        answer=answer.answer, search_queries=queries, focus_questions=focus,
+    turn = DialogueTurn(perspective=PERSPECTIVE, turn_number=turn_number or next_turn_number(store, state.run_id),
+                        question=question, answer=answer.answer, search_queries=queries, focus_questions=focus,
                         started_at=started, ended_at=now())
-    commit_turn(ctx, PendingTurn(turn=turn, results=results, assigned=assigned, cited=set(answer.cited),
-                                 recorder=recorder, memory=memory))
-    added = len(ctx.collector.all_sources()) - before_sources
+    stored = commit_turn(ctx, PendingTurn(turn=turn, results=results, assigned=assigned, cited=set(answer.cited),
+                                          recorder=recorder, memory=memory))
+    added = added_by(store, state.run_id, stored, before_sources)
     after = ctx.collector.question_counts()
     ctx.emit("followup.research.finished", {"id": followup_id, "queries": queries, "results": len(results),
-                                            "sources_added": added, "coverage_before": before,
+                                            "sources_added": added, "coverage_before": coverage_before,
                                             "coverage_after": after})
     return added

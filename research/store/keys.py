@@ -12,6 +12,7 @@ from research.errors import InputError
 
 RUN_ID_RE = re.compile(r"^[a-f0-9]{16,32}$")
 QUESTION_KEY_RE = re.compile(r"^[a-z0-9_]+(\.[a-z0-9_]+)*$")
+FOLLOWUP_ID_RE = re.compile(r"^[a-f0-9]{12}$")
 
 RUNS_INDEX = "runs"  # sorted set: run_id scored by created_at (s)
 
@@ -135,11 +136,34 @@ def run_followups(run_id: str) -> str:
 
 
 def run_followup_lock(run_id: str) -> str:
-    """redis-py Lock name serialising follow-ups of one run (reference numbering)."""
+    """Lease (``research.store.lease.Lease``) serialising follow-ups of one run (reference
+    numbering); it expires ``lease_ttl_ms`` after its holder died."""
     return f"run:{check_run_id(run_id)}:followups:lock"
 
 
-FOLLOWUP_PARTS = (run_followups, run_followup_lock)
+def run_followups_pending(run_id: str) -> str:
+    """Hash follow-up id → PendingFollowup JSON: asked, not yet answered or failed (resumable)."""
+    return f"run:{check_run_id(run_id)}:followups:pending"
+
+
+def check_followup_id(followup_id: str) -> str:
+    """Return ``followup_id`` if it is 12 lowercase hex characters, else raise InputError."""
+    if not isinstance(followup_id, str) or not FOLLOWUP_ID_RE.fullmatch(followup_id):
+        raise InputError(f"'{str(followup_id)[:40]}' is not a follow-up id: expected 12 lowercase hex characters.")
+    return followup_id
+
+
+def followup_lease(run_id: str, followup_id: str) -> str:
+    """String holding the token of the job answering one follow-up (SET NX PX, renewed)."""
+    return f"run:{check_run_id(run_id)}:followup:{check_followup_id(followup_id)}:lease"
+
+
+def followup_queued(run_id: str, followup_id: str) -> str:
+    """String flag: the follow-up's job waits in a job queue (so it is not taken for a dead one)."""
+    return f"run:{check_run_id(run_id)}:followup:{check_followup_id(followup_id)}:queued"
+
+
+FOLLOWUP_PARTS = (run_followups, run_followup_lock, run_followups_pending)
 
 
 RESILIENCE_PARTS = (run_lease, run_queued, run_rounds, run_calls, run_artseq)

@@ -63,14 +63,16 @@ class Lease:
         r: Redis client (``decode_responses=True``).
         run_id: the run.
         ttl_ms: time-to-live (ms); renewed every ``ttl_ms / 3``.
+        key: the lease key (default the run's ``run:{id}:lease``; follow-up jobs lease
+            ``keys.followup_lease`` and the run's follow-up lock, issue 13).
 
     Attributes:
         lost: set when another process holds the lease (the job must stop touching the run).
     """
 
-    def __init__(self, r: redis.Redis, run_id: str, ttl_ms: int | None = None) -> None:
+    def __init__(self, r: redis.Redis, run_id: str, ttl_ms: int | None = None, *, key: str | None = None) -> None:
         self.r = r
-        self.key = keys.run_lease(run_id)
+        self.key = key or keys.run_lease(run_id)
         self.ttl_ms = ttl_ms or lease_ttl_ms()
         self.token = f"{holder_name()}:{secrets.token_hex(8)}"
         self.lost = threading.Event()

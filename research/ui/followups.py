@@ -3,8 +3,9 @@
 ``render_followups`` draws the stored follow-ups as a chat (``st.chat_message``) under the report
 with citations linked to the reference anchors (``#ref-n``; references a follow-up added are
 listed with their own anchors), a research-more button on each answer, and, unless read-only,
-``st.chat_input``. Answers run as background jobs (``research.followup.jobs``); while one is
-pending the chat polls Redis every ``POLL_S`` s. ``render_audit`` shows the audit summary
+``st.chat_input``. Answers run as background jobs (``research.followup.jobs``: a thread or an RQ
+worker); while one is pending (asked in this session or stored pending, e.g. after the tab was
+closed) the chat polls the stored records every ``POLL_S`` s. ``render_audit`` shows the audit summary
 ("41 of 43 citations supported; 2 weak") with a filter to the weak / unsupported ones, each
 with its best-matching passage. Logic lives in ``research.followup``; this only renders.
 """
@@ -82,8 +83,10 @@ def render_followups(store: RunStore, state: RunState, report_refs: list[Referen
     st.subheader("Follow-up questions", anchor=False)
     fs = FollowupStore(store)
     waiting_key = f"followup-waiting-{state.run_id}"
+    alive = not read_only and any(p["alive"] for p in pending(store, state.run_id))
+    busy = st.session_state.get(waiting_key) or alive
 
-    @st.fragment(run_every=POLL_S if st.session_state.get(waiting_key) else None)
+    @st.fragment(run_every=POLL_S if busy else None)
     def chat() -> None:
         followups = fs.list(state.run_id)
         n_refs = len(report_refs) + sum(len(f.new_references) for f in followups)
@@ -101,7 +104,7 @@ def render_followups(store: RunStore, state: RunState, report_refs: list[Referen
                 st.caption(f"{p['stage']}…")
         for fail in failures(store, state.run_id, 1) if not waiting else []:
             st.caption(f"Last failed follow-up: {plain(fail.get('message', ''))}")
-        if not waiting and st.session_state.get(waiting_key):
+        if not any(p["alive"] for p in waiting) and st.session_state.get(waiting_key):
             st.session_state[waiting_key] = False
             st.rerun()
 

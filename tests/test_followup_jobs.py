@@ -1,0 +1,194 @@
+"""Issue 13 §2: follow-ups run as jobs like any other work — on the RQ backend a real
+``research worker`` process answers them; a ``research ask --research`` process killed mid
+follow-up leaves it pending, and resuming answers it once, with one stored turn and no source
+saved twice. Issue 13 numbering: a run without its report refuses follow-ups.
+
+Real parts: a private redis-server, the 60-document real corpus, the offline extractive
+engine, real subprocesses (``research ask``, ``research worker``) killed with SIGKILL."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+
+import pytest
+
+from research.errors import InputError
+from resilience_helpers import research_cmd, subprocess_env
+
+pytestmark = pytest.mark.timeout(1800)
+LEASE_TTL_MS = "2000"  # short, so a killed job's follow-up shows interrupted quickly
+TOPIC = "Trastuzumab in HER2-positive breast cancer"
+
+
+@pytest.fixture(scope="module")
+def small(tmp_path_factory, finished_corpus):
+    """A finished 1-perspective × 1-turn drug run in its own redis-server and data dir (its
+    follow-ups research more, so it is not the session's shared run). Yields
+    ``(store, run_id, data_dir, redis_url)``."""
+    from research import jobs
+    from research.store.connection import get_redis
+    from research.store.runs import RunStore
+    from research.store.server import EmbeddedRedis
+
+    server = EmbeddedRedis(tmp_path_factory.mktemp("fj_redis"))
+    url = server.start()
+    data = tmp_path_factory.mktemp("fj_data")
+    mp = pytest.MonkeyPatch()
+    mp.setenv("RESEARCH_DATA_DIR", str(data))
+    mp.setenv("REDIS_URL", url)
+    mp.setenv("RESEARCH_LEASE_TTL_MS", LEASE_TTL_MS)
+    mp.setenv("RESEARCH_JOB_BACKEND", "thread")
+    mp.delenv("RESEARCH_LLM_MODEL", raising=False)
+    state = jobs.run_foreground(jobs.make_config(TOPIC, corpus=str(finished_corpus), template="drug",
+                                                 max_perspectives=1, max_turns=1))
+    assert state.status == "complete", state.error
+    yield RunStore(get_redis()), state.run_id, data, url
+    mp.undo()
+    server.stop()
+
+
+def _analyst_turns(store, run_id, question):
+    from research.followup.more import PERSPECTIVE
+
+    return [t for t in store.get_turns(run_id) if t.perspective == PERSPECTIVE and t.question == question]
+
+
+def _assert_clean(store, run_id):
+    """No URL saved twice; one reference list 1..N, each number one source and each source one number."""
+    from research.models import Report
+    from research.store.followups import FollowupStore
+
+    urls = [s.url for s in store.collector(run_id).all_sources()]
+    assert len(urls) == len(set(urls)), "a source was saved twice"
+    refs = FollowupStore(store).references(run_id, store.get_doc(run_id, "report", Report))
+    assert [r.number for r in refs] == list(range(1, len(refs) + 1))
+    assert len({r.source_id for r in refs}) == len(refs)
+
+
+def test_rq_worker_answers_a_queued_followup(small, monkeypatch):
+    """RESEARCH_JOB_BACKEND=rq: submit_ask stores the follow-up pending and queues it; a real
+    ``research worker --burst`` process researches more and answers it."""
+    from rq import Queue
+
+    from research import workers
+    from research.followup.jobs import pending, submit_ask
+    from research.store.followups import FollowupStore
+
+    store, run_id, data, url = small
+    monkeypatch.setenv("RESEARCH_JOB_BACKEND", "rq")
+    Queue(workers.QUEUE, connection=workers.rq_connection()).empty()
+    question = "What did trials report about trastuzumab and brain metastases?"
+    n_sources, n_turns = len(store.collector(run_id).all_sources()), store.count_turns(run_id)
+    fid = submit_ask(store, run_id, question, research=True)
+    waiting = pending(store, run_id)
+    assert [(p["id"], p["stage"], p["alive"]) for p in waiting] == [(fid, "queued", True)]
+    assert workers.queue().count == 1  # queued for a worker, nothing ran here
+    env = subprocess_env(data, url, RESEARCH_JOB_BACKEND="rq", RESEARCH_LEASE_TTL_MS=LEASE_TTL_MS)
+    proc = subprocess.run(research_cmd("worker", "--burst", "--no-resume", "--name", f"fj-{os.getpid()}"),
+                          env=env, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    f = FollowupStore(store).answered(run_id, fid)
+    assert f is not None, (proc.stderr[-2000:], [e.data for e in store.events(run_id) if e.type == "followup.failed"])
+    assert f.researched and f.sources_added >= 1 and f.found
+    assert len(store.collector(run_id).all_sources()) == n_sources + f.sources_added
+    assert store.count_turns(run_id) == n_turns + 1 and len(_analyst_turns(store, run_id, question)) == 1
+    assert pending(store, run_id) == [] and FollowupStore(store).list_pending(run_id) == []
+    types = [e.type for e in store.events(run_id)]
+    assert {"followup.asked", "followup.research.started", "followup.research.finished",
+            "followup.answered"} <= set(types)
+    _assert_clean(store, run_id)
+
+
+@pytest.mark.parametrize("kill_after", ["followup.research.started", "turn.finished"])
+def test_killed_followup_resumes_once(small, kill_after):
+    """SIGKILL a ``research ask --research`` process while it researches (before its turn is
+    stored) or after its turn was stored (before the answer); ``research resume RUN`` answers
+    it once, with one Analyst follow-up turn and no source saved twice; a turn stored before
+    the kill is reused, not searched again."""
+    from research import jobs
+    from research.followup.jobs import pending
+    from research.store import keys
+    from research.store.followups import FollowupStore
+
+    store, run_id, data, url = small
+    fs = FollowupStore(store)
+    question = {"followup.research.started": "Which cardiac events were seen with trastuzumab plus anthracyclines?",
+                "turn.finished": "What is known about subcutaneous trastuzumab dosing?"}[kill_after]
+    n_sources, n_turns = len(store.collector(run_id).all_sources()), store.count_turns(run_id)
+    mark = _nth_id(store, run_id, store.r.xlen(keys.run_events(run_id)))
+    env = subprocess_env(data, url, RESEARCH_LEASE_TTL_MS=LEASE_TTL_MS, RESEARCH_JOB_BACKEND="thread")
+    proc = subprocess.Popen(research_cmd("ask", run_id, question, "--research", "--json"), env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 600
+        while proc.poll() is None and time.monotonic() < deadline:
+            if any(e.type == kill_after for e in store.events(run_id, after=mark)):
+                break
+            time.sleep(0.02)
+        os.kill(proc.pid, signal.SIGKILL)
+    finally:
+        proc.wait(timeout=30)
+    assert proc.returncode == -signal.SIGKILL, proc.stderr.read()[-2000:]
+    [p] = fs.list_pending(run_id)
+    assert fs.answered(run_id, p.id) is None, "the process answered before it was killed"
+    stored_before = len(_analyst_turns(store, run_id, question))
+    assert stored_before == (1 if kill_after == "turn.finished" else 0)
+    deadline = time.monotonic() + 10
+    while pending(store, run_id)[0]["alive"] and time.monotonic() < deadline:
+        time.sleep(0.1)  # the dead process's lease expires after LEASE_TTL_MS
+    assert pending(store, run_id)[0]["stage"].startswith("interrupted")
+
+    assert jobs.resume_run(run_id, foreground=True, by="cli") == "complete"  # `research resume RUN`
+
+    [f] = [x for x in fs.list(run_id) if x.id == p.id]
+    assert f.found and f.researched and f.citations
+    assert fs.list_pending(run_id) == []
+    assert len(_analyst_turns(store, run_id, question)) == 1 and store.count_turns(run_id) == n_turns + 1
+    assert len(store.collector(run_id).all_sources()) == n_sources + f.sources_added
+    events = store.events(run_id, after=mark)
+    mine = [e for e in events if e.data.get("id") == p.id]
+    types = [e.type for e in mine]
+    assert types.count("followup.answered") == 1 and "followup.resumed" in types
+    assert "followup.resume.requested" in types
+    finished = [e.data for e in mine if e.type == "followup.research.finished"]
+    assert finished[-1].get("reused", False) == (kill_after == "turn.finished")
+    with pytest.raises(InputError, match="only interrupted or failed"):
+        jobs.resume_run(run_id, by="cli")  # nothing left to resume
+    _assert_clean(store, run_id)
+
+
+def _nth_id(store, run_id, n):
+    """The stream id of the run's ``n``-th event (events after it are the test's)."""
+    from research.store import keys
+
+    rows = store.r.xrange(keys.run_events(run_id), count=n)
+    return rows[-1][0] if rows else "-"
+
+
+@pytest.mark.parametrize("status", ["conversations", "interrupted"])
+def test_run_without_report_refuses_followups(small, status):
+    """A run whose report is not written yet: asking is refused with a clear message (its
+    reference numbers do not exist yet, so a follow-up's [1] would later mean another source);
+    nothing is stored."""
+    from research.followup.ask import ask
+    from research.followup.jobs import submit_ask
+    from research.models import RunConfig
+    from research.store.followups import FollowupStore
+
+    store, run_id, _, _ = small
+    state = store.create_run(RunConfig(topic=TOPIC))
+    store.set_status(state.run_id, status)
+    n_events = len(store.events(state.run_id))
+    for call in (lambda: ask(state.run_id, "Which trials monitored LVEF?", store=store),
+                 lambda: submit_ask(store, state.run_id, "Which trials monitored LVEF?", research=True)):
+        with pytest.raises(InputError) as exc:
+            call()
+        assert exc.value.code == "report_not_ready"
+        assert "no report yet" in exc.value.message and "ask again when the run is complete" in exc.value.message
+    fs = FollowupStore(store)
+    assert fs.list(state.run_id) == [] and fs.list_pending(state.run_id) == []
+    assert len(store.events(state.run_id)) == n_events
+    store.delete_run(state.run_id)
