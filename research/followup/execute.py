@@ -26,6 +26,7 @@ import secrets
 
 import redis
 
+from research import OFFLINE_LABEL
 from research.followup.answer import NOT_FOUND, Numbering, extractive_answer, llm_answer, retrieve
 from research.followup.audit import SupportScorer, audit_texts
 from research.followup.evidence import EvidenceIndex
@@ -33,6 +34,8 @@ from research.followup.models import Followup, PendingFollowup
 from research.models import Report, RunState, now
 from research.store.followups import FollowupStore
 from research.store.runs import RunStore
+
+EXTRACTIVE = OFFLINE_LABEL  # the one label of the offline engine (research/__init__.py)
 
 
 def new_pending(store: RunStore, state: RunState, question: str, research: bool) -> PendingFollowup:
@@ -122,6 +125,27 @@ def _research(store: RunStore, state: RunState, fs: FollowupStore, pending: Pend
     return added
 
 
+def _compose(store: RunStore, state: RunState, question: str, ranked, numbering: Numbering, settings):
+    """``(text, cited numbers, number → EvidenceDoc, engine label)``: the litellm engine's answer,
+    or the extractive one (labelled ``EXTRACTIVE``) for an extractive run and for a litellm run
+    whose LLM budget is spent (no model is called: the run's budget holds for follow-ups too)."""
+    if state.config.engine == "litellm":
+        from research.engines.factory import make_engine  # noqa: PLC0415
+        from research.followup.ask import search_queries  # noqa: PLC0415
+
+        engine = make_engine(state.config, state.run_id, store, settings)
+        spent = "reached during the run" if state.budget_exhausted else \
+            (engine.session.budget.exhausted() if hasattr(engine, "session") else "")
+        if not spent:
+            text, cited, docs = llm_answer(engine, state.topic, question, ranked, numbering,
+                                           search_queries(store, state.run_id))
+            return text, cited, docs, getattr(engine, "label", "litellm")
+        text, cited, docs = extractive_answer(question, ranked, numbering)
+        return text, cited, docs, f"{EXTRACTIVE} (the run's LLM budget is spent: {spent})"
+    text, cited, docs = extractive_answer(question, ranked, numbering)
+    return text, cited, docs, EXTRACTIVE
+
+
 def _answer(store: RunStore, state: RunState, fs: FollowupStore, pending: PendingFollowup, settings,
             say) -> Followup:
     """Research (optional), retrieve, answer, audit, store in place of the pending record."""
@@ -134,18 +158,8 @@ def _answer(store: RunStore, state: RunState, fs: FollowupStore, pending: Pendin
     report = store.get_doc(run_id, "report", Report)
     numbering = Numbering(fs.references(run_id, report))
     ranked = retrieve(index, pending.question)
-    extractive = state.config.engine != "litellm"
-    if extractive:
-        text, cited, docs = extractive_answer(pending.question, ranked, numbering)
-        label = "offline extractive mode"
-    else:
-        from research.engines.factory import make_engine  # noqa: PLC0415
-        from research.followup.ask import search_queries  # noqa: PLC0415
-
-        engine = make_engine(state.config, run_id, store, settings)
-        text, cited, docs = llm_answer(engine, state.topic, pending.question, ranked, numbering,
-                                       search_queries(store, run_id))
-        label = getattr(engine, "label", "litellm")
+    text, cited, docs, label = _compose(store, state, pending.question, ranked, numbering, settings)
+    extractive = label.startswith(EXTRACTIVE)
     found = bool(cited)
     if not found:
         text, numbering.new = NOT_FOUND.format(n=len(index.docs)), []

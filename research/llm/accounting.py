@@ -20,14 +20,19 @@ from research.llm.models import cost_usd
 
 class Accountant:
     """Accounts one run's calls. ``store``/``run_id`` None → in-memory totals only (standalone
-    engine use). ``totals`` (thread-safe): calls, prompt_tokens, completion_tokens, cost_usd,
-    retries."""
+    engine use). ``totals`` (thread-safe): calls, prompt_tokens, completion_tokens, cost_usd
+    (USD), retries — for a run, starting from what the run's usage hash already holds (so its
+    budget holds across resumes and follow-ups)."""
 
     def __init__(self, run_id: str | None = None, store=None, artifacts_root: Path | None = None) -> None:
         self.run_id, self.store = run_id, store
         self.log_path = (artifacts_root / run_id / "llm_calls.jsonl") if (run_id and artifacts_root) else None
         self._lock = threading.Lock()
         self.totals = {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0, "cost_usd": 0.0, "retries": 0}
+        if store is not None and run_id:  # a run's budget counts what it spent before this session:
+            spent = store.usage_totals(run_id)  # a resumed run or a follow-up (issue 13) starts from it
+            self.totals.update({"calls": int(spent.get("llm_calls", 0)), "cost_usd": float(spent.get("cost_usd", 0.0)),
+                                **{k: int(spent.get(k, 0)) for k in ("prompt_tokens", "completion_tokens", "retries")}})
 
     def phase(self) -> str:
         """The run's status now ("standalone" without a run)."""
