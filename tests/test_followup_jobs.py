@@ -140,6 +140,8 @@ def test_killed_followup_resumes_once(small, kill_after):
     while pending(store, run_id)[0]["alive"] and time.monotonic() < deadline:
         time.sleep(0.1)  # the dead process's lease expires after LEASE_TTL_MS
     assert pending(store, run_id)[0]["stage"].startswith("interrupted")
+    if kill_after == "turn.finished":  # the Report page shows it from the stored record
+        _assert_report_page_shows_interrupted(run_id, question)
 
     assert jobs.resume_run(run_id, foreground=True, by="cli") == "complete"  # `research resume RUN`
 
@@ -158,6 +160,20 @@ def test_killed_followup_resumes_once(small, kill_after):
     with pytest.raises(InputError, match="only interrupted or failed"):
         jobs.resume_run(run_id, by="cli")  # nothing left to resume
     _assert_clean(store, run_id)
+
+
+def _assert_report_page_shows_interrupted(run_id, question):
+    from pathlib import Path
+
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(Path(__file__).resolve().parents[1] / "app_pages" / "report.py"), default_timeout=120)
+    at.query_params["run"] = run_id
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any(question in str(m.value) for m in at.markdown)
+    assert any(str(c.value).startswith("interrupted: its job stopped") for c in at.caption), \
+        [c.value for c in at.caption]
 
 
 def _nth_id(store, run_id, n):

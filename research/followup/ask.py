@@ -21,8 +21,8 @@ from research.store.runs import RunStore
 NOT_ASKABLE = {
     "failed": "Run {id} failed ({error}); it has no trustworthy evidence to answer from. Resume it "
               "(`research resume {id}`) or start a new run.",
-    "cancelled": "Run {id} was cancelled; follow-up questions are answered only for runs that finished "
-                 "or are still running. Start a new run on this topic to ask it questions.",
+    "cancelled": "Run {id} was cancelled; follow-up questions are answered only for runs that wrote their "
+                 "report. Start a new run on this topic to ask it questions.",
 }
 
 
