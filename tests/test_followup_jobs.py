@@ -105,8 +105,8 @@ def test_rq_worker_answers_a_queued_followup(small, monkeypatch):
 @pytest.mark.parametrize("kill_after", ["followup.research.started", "turn.finished"])
 def test_killed_followup_resumes_once(small, kill_after):
     """SIGKILL a ``research ask --research`` process while it researches (before its turn is
-    stored) or after its turn was stored (before the answer); ``research resume RUN`` answers
-    it once, with one Analyst follow-up turn and no source saved twice; a turn stored before
+    stored) or after its turn was stored (before the answer); ``research resume RUN`` (or the
+    Report page's Resume button, a thread job of the dashboard) answers it once, with one Analyst follow-up turn and no source saved twice; a turn stored before
     the kill is reused, not searched again."""
     from research import jobs
     from research.followup.jobs import pending
@@ -140,10 +140,15 @@ def test_killed_followup_resumes_once(small, kill_after):
     while pending(store, run_id)[0]["alive"] and time.monotonic() < deadline:
         time.sleep(0.1)  # the dead process's lease expires after LEASE_TTL_MS
     assert pending(store, run_id)[0]["stage"].startswith("interrupted")
-    if kill_after == "turn.finished":  # the Report page shows it from the stored record
-        _assert_report_page_shows_interrupted(run_id, question)
-
-    assert jobs.resume_run(run_id, foreground=True, by="cli") == "complete"  # `research resume RUN`
+    if kill_after == "turn.finished":  # the Report page shows it from the stored record; its button resumes it
+        at = _report_page_showing_interrupted(run_id, question)
+        at.button(key=f"resume-followup-{p.id}").click().run()
+        assert not at.exception, [e.value for e in at.exception]
+        deadline = time.monotonic() + 600
+        while fs.answered(run_id, p.id) is None and time.monotonic() < deadline:
+            time.sleep(0.5)  # answered by the dashboard's thread job
+    else:
+        assert jobs.resume_run(run_id, foreground=True, by="cli") == "complete"  # `research resume RUN`
 
     [f] = [x for x in fs.list(run_id) if x.id == p.id]
     assert f.found and f.researched and f.citations
@@ -155,6 +160,8 @@ def test_killed_followup_resumes_once(small, kill_after):
     types = [e.type for e in mine]
     assert types.count("followup.answered") == 1 and "followup.resumed" in types
     assert "followup.resume.requested" in types
+    by = "dashboard" if kill_after == "turn.finished" else "cli"
+    assert [e.data["by"] for e in mine if e.type == "followup.resume.requested"] == [by]
     finished = [e.data for e in mine if e.type == "followup.research.finished"]
     assert finished[-1].get("reused", False) == (kill_after == "turn.finished")
     with pytest.raises(InputError, match="only interrupted or failed"):
@@ -162,7 +169,8 @@ def test_killed_followup_resumes_once(small, kill_after):
     _assert_clean(store, run_id)
 
 
-def _assert_report_page_shows_interrupted(run_id, question):
+def _report_page_showing_interrupted(run_id, question):
+    """The Report page (AppTest) after asserting it shows the interrupted follow-up."""
     from pathlib import Path
 
     from streamlit.testing.v1 import AppTest
@@ -174,6 +182,7 @@ def _assert_report_page_shows_interrupted(run_id, question):
     assert any(question in str(m.value) for m in at.markdown)
     assert any(str(c.value).startswith("interrupted: its job stopped") for c in at.caption), \
         [c.value for c in at.caption]
+    return at
 
 
 def _nth_id(store, run_id, n):

@@ -27,8 +27,8 @@ FUTURES: dict[str, Future] = {}
 QUEUED_MARKER_TTL_S = 7 * 24 * 3600  # as research.workers: outlives any sane queue wait
 THREAD_QUEUED_TTL_S = 120  # s: a thread job waits for a free pool thread at most about this long
 STAGES = {"queued": "queued", "researching": "researching more", "answering": "answering"}
-INTERRUPTED = ("interrupted: its job stopped; it resumes when a worker or the dashboard starts, or with "
-               "`research resume {run_id}`")
+INTERRUPTED = ("interrupted: its job stopped. Resume it here; it also resumes when a worker or the dashboard "
+               "starts, or with `research resume {run_id}`")
 
 
 def submit_ask(store: RunStore, run_id: str, question: str, *, research: bool = False,

@@ -75,6 +75,15 @@ def _submit(store: RunStore, state: RunState, question: str, *, research: bool) 
         st.error(exc.message, icon=":material/error:")
 
 
+def _resume(store: RunStore, state: RunState) -> None:
+    """Resume the run's interrupted follow-ups on the job backend (``resume_followups``)."""
+    from research.followup.jobs import resume_followups  # noqa: PLC0415
+
+    resume_followups(store, [state.run_id], by="dashboard")
+    st.session_state[f"followup-waiting-{state.run_id}"] = True
+    st.rerun()
+
+
 def render_followups(store: RunStore, state: RunState, report_refs: list[Reference], titles: dict[int, str],
                      *, read_only: bool = False) -> None:
     """The follow-up chat under the report (see module docstring)."""
@@ -101,7 +110,10 @@ def render_followups(store: RunStore, state: RunState, report_refs: list[Referen
             with st.chat_message("user"):
                 st.markdown(plain(p["question"]))
             with st.chat_message("assistant"):
-                st.caption(f"{p['stage']}…")
+                st.caption(f"{p['stage']}…" if p["alive"] else p["stage"])
+                if not p["alive"] and st.button("Resume follow-up", key=f"resume-followup-{p['id']}",
+                                                icon=":material/play_circle:"):
+                    _resume(store, state)
         for fail in failures(store, state.run_id, 1) if not waiting else []:
             st.caption(f"Last failed follow-up: {plain(fail.get('message', ''))}")
         if not any(p["alive"] for p in waiting) and st.session_state.get(waiting_key):
