@@ -61,13 +61,23 @@ def golden_headings(txt: str) -> list[str]:
     return out
 
 
+def _terminated(sentence: str) -> str:
+    """The sentence with the full stop FreshWiki's json dropped: its section sentences were split
+    on ". " and stored without it ("… entered the far eastern Pacific"), unlike the article's
+    txt; a document of the bench corpus carries the sentence as the article prints it."""
+    s = sentence.strip()
+    return s if not s or s[-1] in ".!?\"'”’)" else s + "."
+
+
 def article_sentences(article: dict) -> list[str]:
-    """Every sentence of a FreshWiki json article (lead, then sections depth-first), no headings."""
-    out = [s.strip() for s in _SENT.split(article.get("summary") or "") if s.strip()]
+    """Every sentence of a FreshWiki json article (lead, then sections depth-first), no headings,
+    each ending in its full stop (``_terminated``)."""
+    out = [_terminated(s) for s in _SENT.split(article.get("summary") or "") if s.strip()]
 
     def walk(sections: list[dict]) -> None:
         for sec in sections:
-            out.extend(x["sentence"].strip() for x in sec.get("section_content", []) if x.get("sentence", "").strip())
+            out.extend(_terminated(x["sentence"]) for x in sec.get("section_content", [])
+                       if x.get("sentence", "").strip())
             walk(sec.get("subsections", []))
 
     walk(article.get("content", []))
