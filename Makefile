@@ -24,9 +24,12 @@ install: $(STAMP)
 run: $(STAMP)
 	$(BIN)/streamlit run streamlit_app.py
 
-# -rs: the summary lists every skipped test with its reason (e.g. shared data or chromium missing)
+# -rs: the summary lists every skipped test with its reason (e.g. shared data or chromium missing).
+# TEST_WORKERS pytest-xdist processes (0 = one process); --dist loadfile keeps a module on one
+# worker, so its module fixtures (a baseline run, a served dashboard) are built once.
+TEST_WORKERS ?= 2
 test: $(STAMP)
-	@start=$$(date +%s); $(BIN)/python -m pytest tests --durations=15 -rs; rc=$$?; \
+	@start=$$(date +%s); $(BIN)/python -m pytest tests -n $(TEST_WORKERS) --dist loadfile --durations=15 -rs; rc=$$?; \
 	echo "test suite wall time: $$(( $$(date +%s) - start )) s"; exit $$rc
 
 # Benchmarks (issue 8): table + bench/results/*.json; TOPICS=<FreshWiki-layout folder> to override.

@@ -69,11 +69,29 @@ def data_dir(tmp_path, monkeypatch, redis_server):
 
 
 @pytest.fixture(scope="session")
-def corpus_path():
-    """The shared 2,972-document corpus (skips when the shared data is absent)."""
+def corpus_path(shared_index_dir):
+    """The shared 2,972-document corpus (skips when the shared data is absent).
+
+    Under pytest-xdist (``make test`` runs 2 workers) the first worker to ask builds the corpus's
+    search index while the others wait on a file lock, instead of each building it at once
+    (minutes of CPU on a fresh clone); alone, a test builds it when it first needs it."""
     if not CORPUS.is_file():
         pytest.skip(f"shared corpus not found at {CORPUS}")
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        _index_once(CORPUS, shared_index_dir)
     return CORPUS
+
+
+def _index_once(corpus: Path, index_dir: Path) -> None:
+    """Build (or find) ``corpus``'s index in ``index_dir``, one process at a time."""
+    from filelock import FileLock
+
+    from research.search.index_progress import index_state
+    from research.search.local import get_local_search
+
+    with FileLock(str(index_dir / ".build.lock"), timeout=1800):
+        if index_state(corpus, index_dir)["state"] != "ready":
+            get_local_search(corpus, index_dir)
 
 
 # ---------------------------------------------------------------- one finished run per session

@@ -81,11 +81,11 @@ def _all_redis_values(r) -> list[str]:
 
 
 @pytest.mark.slow
-def test_canary_key_appears_nowhere(data_dir, redis_server, r, corpus_path, tmp_path):
+def test_canary_key_appears_nowhere(data_dir, redis_server, r, finished_corpus, tmp_path):
     with LoopbackLLM() as llm:
         env = subprocess_env(data_dir, redis_server, OPENAI_API_KEY=CANARY, OPENAI_API_BASE=llm.url,
                              LITELLM_LOG="DEBUG", RESEARCH_LLM_BACKOFF_S="0.01")
-        run = subprocess.run(research_cmd("run", TOPIC, "--corpus", str(corpus_path), "--template", "drug",
+        run = subprocess.run(research_cmd("run", TOPIC, "--corpus", str(finished_corpus), "--template", "drug",
                                           "--engine", "litellm", "--model", "openai/gpt-4o-mini",
                                           "--max-perspectives", "1", "--max-turns", "1", "--json"),
                              env=env, capture_output=True, text=True, timeout=600)

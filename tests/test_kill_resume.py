@@ -1,7 +1,9 @@
 """Issue 7 §7: kill -9 a `research run` process at 10 random points, resume each run, compare
 with an uninterrupted run of the same input; 2 RQ worker processes serve 4 queued runs.
 
-Real processes, the session redis-server, the real corpus, the offline extractive engine.
+Real processes, the session redis-server, 60 real documents of the shared corpus (the session's
+``finished_corpus``: the runs need a few trastuzumab documents, not the 2,972-document index, and
+each of the 10 trials is a whole run), the offline extractive engine.
 """
 
 from __future__ import annotations
@@ -25,13 +27,19 @@ TRIALS = int(os.environ.get("RESEARCH_KILL_TRIALS", "10"))  # issue 7 asks for 1
 
 
 @pytest.fixture(scope="module")
-def env_and_baseline(redis_server, corpus_path, tmp_path_factory):
+def env_and_baseline(redis_server, finished_corpus, tmp_path_factory):
+    from research.config import load_settings
+    from research.search.local import get_local_search
+
     mp = pytest.MonkeyPatch()
     data = tmp_path_factory.mktemp("kill_data")
     mp.setenv("RESEARCH_DATA_DIR", str(data))
     mp.setenv("REDIS_URL", redis_server)
     mp.setenv("RESEARCH_LEASE_TTL_MS", LEASE_TTL_MS)
-    config = jobs.make_config(TOPIC, corpus=str(corpus_path), **SMALL)
+    # the index on disk first, so the baseline's event count has no index-build events that the
+    # killed subprocesses (which find the index ready) would never reach
+    get_local_search(finished_corpus, load_settings().index_dir)
+    config = jobs.make_config(TOPIC, corpus=str(finished_corpus), **SMALL)
     state = jobs.run_foreground(config)
     assert state.status == "complete", state.error
     store = RunStore(get_redis())
@@ -52,12 +60,12 @@ def _new_run(store: RunStore, known: set[str], proc: subprocess.Popen, timeout_s
 
 @pytest.mark.slow
 @pytest.mark.timeout(1800)
-def test_kill9_at_random_points_then_resume_gives_the_same_run(env_and_baseline, redis_server, corpus_path):
+def test_kill9_at_random_points_then_resume_gives_the_same_run(env_and_baseline, redis_server, finished_corpus):
     store, data, base, n_events = env_and_baseline
     rng = random.Random(20240607)
     points = sorted(rng.sample(range(3, n_events - 2), TRIALS))
     env = subprocess_env(data, redis_server, RESEARCH_LEASE_TTL_MS=LEASE_TTL_MS)
-    cmd = research_cmd("run", TOPIC, "--corpus", str(corpus_path), "--template", SMALL["template"],
+    cmd = research_cmd("run", TOPIC, "--corpus", str(finished_corpus), "--template", SMALL["template"],
                        "--max-perspectives", str(SMALL["max_perspectives"]),
                        "--max-turns", str(SMALL["max_turns"]), "--json")
     killed_at = []
@@ -88,7 +96,7 @@ def test_kill9_at_random_points_then_resume_gives_the_same_run(env_and_baseline,
 
 
 @pytest.mark.slow
-def test_two_rq_workers_serve_four_queued_runs(env_and_baseline, redis_server, corpus_path, monkeypatch):
+def test_two_rq_workers_serve_four_queued_runs(env_and_baseline, redis_server, finished_corpus, monkeypatch):
     store, data, _, _ = env_and_baseline
     monkeypatch.setenv("RESEARCH_JOB_BACKEND", "rq")
     monkeypatch.delenv("RESEARCH_LEASE_TTL_MS")  # the default: busy workers must not look dead
@@ -97,7 +105,7 @@ def test_two_rq_workers_serve_four_queued_runs(env_and_baseline, redis_server, c
     from research import workers
 
     Queue(workers.QUEUE, connection=workers.rq_connection()).empty()
-    config = jobs.make_config(TOPIC, corpus=str(corpus_path), template="drug", max_perspectives=1, max_turns=1)
+    config = jobs.make_config(TOPIC, corpus=str(finished_corpus), template="drug", max_perspectives=1, max_turns=1)
     ids = [jobs.start_run(config) for _ in range(4)]
     assert all(store.get_run(i).status == "pending" for i in ids)  # queued, not started here
     env = subprocess_env(data, redis_server, RESEARCH_JOB_BACKEND="rq")

@@ -1,5 +1,7 @@
-"""Whole runs with the litellm engine over the shared corpus, through real litellm and real
-HTTP to the loopback server: CLI run + show, cost, faults, budget, replay, canary key."""
+"""Whole runs with the litellm engine through real litellm and real HTTP to the loopback server:
+CLI run + show, cost, faults, budget, replay, canary key. The accounting run searches the shared
+2,972-document corpus (its context reduction is the figure the README quotes); the others, whose
+point does not depend on the corpus, search the session's 60-document ``finished_corpus``."""
 
 from __future__ import annotations
 
@@ -66,7 +68,7 @@ def test_full_run_accounting_and_context_reduction(llm_env, capsys, corpus_path,
     assert metrics["LLM calls"] == str(llm["llm_calls"]) and metrics["Context reduction"].endswith("%")
 
 
-def test_ten_runs_in_a_row_complete_with_20pct_faults(llm_env, capsys, corpus_path, monkeypatch):
+def test_ten_runs_in_a_row_complete_with_20pct_faults(llm_env, capsys, finished_corpus, monkeypatch):
     """Issue 3: with 20% of calls failing (429 with Retry-After, 500, timeout, bad JSON, malformed,
     truncated) 10 runs in a row complete, and every transport fault shows up as a counted retry."""
     faults = Faults(rate=0.2, kinds=("429", "500", "timeout", "bad_json", "malformed", "truncated"), seed=11,
@@ -76,7 +78,7 @@ def test_ten_runs_in_a_row_complete_with_20pct_faults(llm_env, capsys, corpus_pa
         monkeypatch.setenv("RESEARCH_LLM_TIMEOUT_S", "0.8")
         retries = calls = 0
         for _ in range(10):
-            s = _run(capsys, corpus_path, persp="1", turns="1")
+            s = _run(capsys, finished_corpus, persp="1", turns="1")
             assert s["status"] == "complete", s
             llm = _show(capsys, s["run_id"])["llm"]
             retries, calls = retries + llm["retries"], calls + llm["llm_calls"]
@@ -86,31 +88,31 @@ def test_ten_runs_in_a_row_complete_with_20pct_faults(llm_env, capsys, corpus_pa
     assert calls == stats["ok"]
 
 
-def test_budget_ends_run_early_with_report_and_flag(llm_env, capsys, corpus_path, data_dir):
-    s = _run(capsys, corpus_path, "--budget-usd", "0.001", persp="1", turns="1")
+def test_budget_ends_run_early_with_report_and_flag(llm_env, capsys, finished_corpus, data_dir):
+    s = _run(capsys, finished_corpus, "--budget-usd", "0.001", persp="1", turns="1")
     assert s["status"] == "complete" and s["report_path"], s
     snap = _show(capsys, s["run_id"])
     assert snap["run"]["budget_exhausted"] is True and snap["run"]["stop_reason"] == "budget_exhausted"
     assert [e for e in snap["events"] if e["type"] == "budget.exhausted"]
     assert snap["llm"]["cost_usd"] < 0.002 and snap["llm"]["budget_exhausted"] is True
     assert snap["report"]["sections"]
-    s2 = _run(capsys, corpus_path, "--budget-tokens", "3000", persp="1", turns="1")
+    s2 = _run(capsys, finished_corpus, "--budget-tokens", "3000", persp="1", turns="1")
     snap2 = _show(capsys, s2["run_id"])
     assert s2["status"] == "complete" and snap2["run"]["budget_exhausted"] is True
     assert snap2["llm"]["llm_calls"] < 10
 
 
-def test_replay_reproduces_report_byte_for_byte_offline(llm_env, capsys, corpus_path, tmp_path, monkeypatch, data_dir):
+def test_replay_reproduces_report_byte_for_byte_offline(llm_env, capsys, finished_corpus, tmp_path, monkeypatch, data_dir):
     cassette = tmp_path / "run.cassette.jsonl"
     with LoopbackLLM() as srv:
         monkeypatch.setenv("OPENAI_API_BASE", srv.url)
-        first = _run(capsys, corpus_path, "--record", str(cassette))
+        first = _run(capsys, finished_corpus, "--record", str(cassette))
         recorded = srv.stats()["ok"]
     assert first["status"] == "complete"
     assert len(cassette.read_text().splitlines()) == recorded
     monkeypatch.setenv("RESEARCH_LLM_RECORD", "")
     monkeypatch.setenv("OPENAI_API_KEY", "")  # no key, no server: nothing can reach a network
-    second = _run(capsys, corpus_path, "--replay", str(cassette))
+    second = _run(capsys, finished_corpus, "--replay", str(cassette))
     assert second["status"] == "complete", second
     a = (data_dir / "reports" / first["run_id"] / "report.md").read_bytes()
     b = (data_dir / "reports" / second["run_id"] / "report.md").read_bytes()
@@ -118,8 +120,8 @@ def test_replay_reproduces_report_byte_for_byte_offline(llm_env, capsys, corpus_
     assert _show(capsys, second["run_id"])["llm"]["llm_calls"] == recorded
 
 
-def test_canary_key_is_nowhere(llm_env, capsys, corpus_path, data_dir, r, tmp_path):
-    s = _run(capsys, corpus_path, persp="1", turns="1")
+def test_canary_key_is_nowhere(llm_env, capsys, finished_corpus, data_dir, r, tmp_path):
+    s = _run(capsys, finished_corpus, persp="1", turns="1")
     assert s["status"] == "complete"
     out = tmp_path / "export.md"
     assert cli.main(["export", s["run_id"], "--out", str(out)]) == 0

@@ -1,7 +1,9 @@
 """Issue 7: leases, interrupted runs, deterministic resumable runs, Redis restart, concurrency.
 
-Real parts only: the session redis-server (or a private one for the restart test), the real
-corpus, the offline extractive engine. Kill -9 trials and RQ workers: tests/test_kill_resume.py.
+Real parts only: the session redis-server (or a private one for the restart test), real
+documents (the whole runs use the session's 60-document ``finished_corpus``: determinism and
+resume do not need the 2,972-document index, and these tests do a dozen runs), the offline
+extractive engine. Kill -9 trials and RQ workers: tests/test_kill_resume.py.
 """
 
 from __future__ import annotations
@@ -130,12 +132,12 @@ def test_keyed_tool_call_reuses_its_file(r, data_dir, corpus_path):
 
 # ---------------------------------------------------------------------------- whole runs
 @pytest.fixture(scope="module")
-def baseline(redis_server, corpus_path, tmp_path_factory):
+def baseline(redis_server, finished_corpus, tmp_path_factory):
     """One uninterrupted small run (module data dir) and its fingerprint."""
     mp = pytest.MonkeyPatch()
     mp.setenv("RESEARCH_DATA_DIR", str(tmp_path_factory.mktemp("resilience_data")))
     mp.setenv("REDIS_URL", redis_server)
-    state = jobs.run_foreground(_config(corpus_path))
+    state = jobs.run_foreground(_config(finished_corpus))
     assert state.status == "complete", state.error
     store = RunStore(get_redis())
     yield store, state.run_id, fingerprint(store, state.run_id)
@@ -143,20 +145,20 @@ def baseline(redis_server, corpus_path, tmp_path_factory):
 
 
 @pytest.mark.slow
-def test_same_input_gives_identical_run(baseline, corpus_path):
+def test_same_input_gives_identical_run(baseline, finished_corpus):
     store, _, base = baseline
-    again = jobs.run_foreground(_config(corpus_path))
+    again = jobs.run_foreground(_config(finished_corpus))
     fp = fingerprint(store, again.run_id)
     assert diff_keys(base, fp) == []
     assert len(base["sources"]) > 5 and len(base["turns"]) == 4
 
 
 @pytest.mark.slow
-def test_resume_after_a_stop_mid_conversations_redoes_nothing(baseline, corpus_path):
+def test_resume_after_a_stop_mid_conversations_redoes_nothing(baseline, finished_corpus):
     """A run stopped after its first committed turn (the job's process 'dies': lease dropped,
     status left active) resumes to the same run; finished turns are not redone."""
     store, _, base = baseline
-    run_id = jobs.create_run(_config(corpus_path))
+    run_id = jobs.create_run(_config(finished_corpus))
     stop = threading.Event()
 
     def watch() -> None:  # cancel right after the first stored turn, as a crash would stop it
@@ -187,7 +189,7 @@ def test_resume_after_a_stop_mid_conversations_redoes_nothing(baseline, corpus_p
 
 
 @pytest.mark.slow
-def test_redis_restart_mid_run_completes(baseline, corpus_path, tmp_path, monkeypatch):
+def test_redis_restart_mid_run_completes(baseline, finished_corpus, tmp_path, monkeypatch):
     """Stop and restart a private redis-server (same socket, AOF) during the conversations: the
     run reconnects with backoff and ends complete with the same report and sources."""
     _, _, base = baseline
@@ -195,7 +197,7 @@ def test_redis_restart_mid_run_completes(baseline, corpus_path, tmp_path, monkey
     url = server.start()
     monkeypatch.setenv("REDIS_URL", url)
     try:
-        run_id = jobs.start_run(_config(corpus_path))
+        run_id = jobs.start_run(_config(finished_corpus))
         store = RunStore(get_redis())
         deadline = time.monotonic() + 120
         while store.count_turns(run_id) < 1 and time.monotonic() < deadline:
@@ -211,12 +213,12 @@ def test_redis_restart_mid_run_completes(baseline, corpus_path, tmp_path, monkey
 
 
 @pytest.mark.slow
-def test_eight_concurrent_runs_do_not_interfere(baseline, corpus_path):
+def test_eight_concurrent_runs_do_not_interfere(baseline, finished_corpus):
     """8 runs at once (4 of the same topic): all complete; same input → identical runs."""
     store = baseline[0]
     other = "Pembrolizumab in non-small cell lung cancer"
-    configs = [_config(corpus_path, max_perspectives=2, max_turns=1)] * 4 + \
-              [_config(corpus_path, topic=other, max_perspectives=1, max_turns=1)] * 4
+    configs = [_config(finished_corpus, max_perspectives=2, max_turns=1)] * 4 + \
+              [_config(finished_corpus, topic=other, max_perspectives=1, max_turns=1)] * 4
     ids = [jobs.start_run(c) for c in configs]
     states = [jobs.wait_for(i, timeout_s=600) for i in ids]
     assert [s.status for s in states] == ["complete"] * 8, [s.error for s in states]

@@ -44,17 +44,29 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _shot(page, name: str) -> None:
+# Streamlit marks its root element with the state of the script run ("running", "notRunning", ...)
+SCRIPT_DONE = ("() => { const el = document.querySelector('[data-test-script-state]');"
+               " return el !== null && el.getAttribute('data-test-script-state') === 'notRunning'; }")
+
+
+def _shot(page, name: str, settle_ms: int = 0) -> None:
+    """With ``SCREENSHOTS_DIR`` set: wait ``settle_ms`` (charts and fragments drawing after the
+    script run) and write ``name.png`` there. Without it: nothing, not even the wait."""
     shots = os.environ.get("SCREENSHOTS_DIR")
     if shots:
+        page.wait_for_timeout(settle_ms)
         Path(shots).mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(Path(shots) / f"{name}.png"), full_page=False)
 
 
 def _settle(page, text: str, timeout: int = 30_000) -> None:
+    """Wait until the page shows ``text`` and the script run that drew it has finished (so every
+    element and any exception is on the page), then assert no exception is shown."""
     page.wait_for_selector("[data-testid='stAppViewContainer']", timeout=timeout)
     page.get_by_text(text, exact=False).first.wait_for(timeout=timeout)
-    page.wait_for_timeout(1500)  # let charts and fragments settle
+    page.wait_for_function(SCRIPT_DONE, timeout=timeout)
+    if os.environ.get("SCREENSHOTS_DIR"):
+        page.wait_for_timeout(1500)  # let charts draw before a screenshot
     try:  # data grids draw into a canvas a moment after the page
         page.wait_for_function("[...document.querySelectorAll('[data-testid=stDataFrame]')].every("
                                "d => d.querySelector('canvas'))", timeout=10_000)
@@ -190,8 +202,7 @@ def test_launch_from_form_and_watch_it_finish(served, page):
     page.goto(f"{base}/report?run={run_id}")
     page.get_by_text("Cardiotoxicity of trastuzumab").first.wait_for(timeout=30_000)
     page.get_by_text("turns ", exact=False).first.wait_for(timeout=60_000)  # the live progress bar
-    page.wait_for_timeout(1000)
-    _shot(page, "report_live")
+    _shot(page, "report_live", settle_ms=1000)
     page.get_by_text("References (").first.wait_for(timeout=RUN_TIMEOUT_MS)  # the live page updates itself
     assert _store(run).get_run(run_id).status == "complete"
     assert page.locator("[data-testid='stException']").count() == 0
@@ -204,8 +215,7 @@ def test_cancel_a_run(served, page):
     page.get_by_role("button", name="Cancel run").click(timeout=60_000)
     page.get_by_text("Run cancelled", exact=False).first.wait_for(timeout=RUN_TIMEOUT_MS)
     assert _store(run).get_run(run_id).status == "cancelled"
-    page.wait_for_timeout(2500)  # the full-page rerun after the fragment saw the final status
-    _shot(page, "cancelled")
+    _shot(page, "cancelled", settle_ms=2500)  # the full-page rerun after the fragment saw the final status
 
 
 def test_compare_two_runs(served, page):

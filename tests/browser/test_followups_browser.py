@@ -84,12 +84,12 @@ def test_ask_on_report_page_reload_share_and_export(served, browser, monkeypatch
     assert href and int(href.split("-")[-1]) in f.citations
     assert "offline extractive mode" in msg.inner_text()
     first.click()  # a citation jumps to its reference anchor
-    page.wait_for_timeout(500)
+    page.wait_for_function("h => location.hash === h", arg=href, timeout=10_000)
     assert page.url.endswith(href)
     msg.scroll_into_view_if_needed()
-    page.wait_for_timeout(800)
     shots = os.environ.get("SCREENSHOTS_DIR")
     if shots:
+        page.wait_for_timeout(800)
         Path(shots).mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(Path(shots) / "report_followups.png"))
 
