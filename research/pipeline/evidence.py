@@ -14,7 +14,8 @@ What a usable sentence is (``clean_sentences``):
 - **on the topic** (``on_topic_sources`` + ``TOPIC_SENT_MIN``): its source mentions more than
   half of the topic's content words (hyphen parts count as the word: ``HER2`` for
   ``HER2-positive``) or its title has cosine ≥ ``TOPIC_TITLE_MIN`` to the topic, and the sentence
-  itself has cosine ≥ ``TOPIC_SENT_MIN`` to the topic. This keeps out e.g. a sentinel-lymph-node
+  itself has cosine ≥ ``TOPIC_SENT_MIN`` to the topic (``TITLED_SENT_MIN`` when its source's
+  title is about the topic: such a page's sentences need not name it). This keeps out e.g. a sentinel-lymph-node
   (methylene blue) study that a breast-cancer query found for a trastuzumab topic.
 
 Similarity is cosine of all-MiniLM-L6-v2 embeddings (``research.embeddings``).
@@ -48,6 +49,7 @@ log = logging.getLogger(__name__)
 
 TOPIC_SENT_MIN = 0.30     # cosine(sentence, topic) for a sentence to be about the topic
 TOPIC_TITLE_MIN = 0.55    # cosine(source title, topic) that makes a source on-topic by itself
+TITLED_SENT_MIN = 0.15    # the sentence bar inside such a source (its sentences need not name the topic)
 MIN_WORDS, MAX_WORDS = 6, 80
 SENTENCES_PER_SOURCE = 60  # first sentences of a source's full text considered
 _WHOLE_START = re.compile(r"^[A-Z0-9\"'“(\[]")
@@ -178,14 +180,22 @@ def clean_sentences(text: str, title: str = "") -> list[str]:
 
 def units_for(vectors: Vectors, topic: str, sources: list[SourceRecord], texts: dict[str, str]) -> list[Unit]:
     """Every usable sentence of every on-topic source: whole (``clean_sentences``) and with
-    cosine ≥ ``TOPIC_SENT_MIN`` to the topic. Source order, then text order (deterministic)."""
+    cosine ≥ ``TOPIC_SENT_MIN`` to the topic — ``TITLED_SENT_MIN`` in a source whose title is
+    about the topic (cosine ≥ ``TOPIC_TITLE_MIN``): a page about Hurricane Hilary says "Water
+    rescues occurred across the San Diego area" without naming the storm, and 40–65 % of a
+    FreshWiki article's sentences sit below 0.30. Source order, then text order (deterministic)."""
     keep = on_topic_sources(vectors, topic, sources, texts)
-    units = [Unit(s, src.source_id) for src in sources if src.source_id in keep
-             for s in clean_sentences(texts.get(src.source_id, ""), src.title)]
+    kept = [s for s in sources if s.source_id in keep]
+    if not kept:
+        return []
+    titled = vectors.sim([subject_of(topic)], [s.title or s.url for s in kept])[0]
+    floor = {s.source_id: TITLED_SENT_MIN if float(t) >= TOPIC_TITLE_MIN else TOPIC_SENT_MIN
+             for s, t in zip(kept, titled)}
+    units = [Unit(s, src.source_id) for src in kept for s in clean_sentences(texts.get(src.source_id, ""), src.title)]
     if not units:
         return []
     sims = vectors.sim([subject_of(topic)], [u.text for u in units])[0]
-    return [u for u, v in zip(units, sims) if float(v) >= TOPIC_SENT_MIN]
+    return [u for u, v in zip(units, sims) if float(v) >= floor[u.source_id]]
 
 
 def near_duplicates(vectors: Vectors, texts: list[str], threshold: float = 0.92) -> np.ndarray:
