@@ -129,7 +129,7 @@ class Settings(BaseSettings):
         corpus: [``RESEARCH_CORPUS``]; see ``default_corpus``.
         llm_model: [``RESEARCH_LLM_MODEL``] litellm model string or None → extractive engine.
         index_dir_override: [``RESEARCH_INDEX_DIR``]; see ``index_dir``.
-        job_backend: [``RESEARCH_JOB_BACKEND``] ``thread`` or ``rq`` (checked by ``jobs.job_backend``).
+        job_backend: [``RESEARCH_JOB_BACKEND``] ``thread`` or ``rq`` (checked by ``job_backend``).
         auto_resume: [``RESEARCH_AUTO_RESUME``] the dashboard resumes interrupted runs at start.
         preindex: [``RESEARCH_PREINDEX``] the dashboard builds the default corpus's search index
             in the background when the server starts (issue 14).
@@ -266,3 +266,21 @@ def _secrets_key() -> int | None:
         return SECRETS_FILE.stat().st_mtime_ns
     except OSError:
         return None
+
+
+JOB_BACKENDS = ("thread", "rq")
+
+
+def job_backend() -> str:
+    """``RESEARCH_JOB_BACKEND``: ``thread`` (default) or ``rq`` (read through ``load_settings``).
+
+    Raises:
+        InputError: any other value (the message lists the valid ones).
+    """
+    from research.errors import InputError  # noqa: PLC0415 - errors is a leaf; kept out of settings' import
+
+    name = load_settings().job_backend
+    if name not in JOB_BACKENDS:
+        raise InputError(f"RESEARCH_JOB_BACKEND={name[:40]!r} is not a job backend; use one of "
+                         f"{', '.join(JOB_BACKENDS)}.", code="invalid_config")
+    return name

@@ -18,7 +18,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 from research import artifacts
-from research.config import load_settings
+from research.config import job_backend, load_settings
 from research import models as m
 from research.models import ACTIVE_STATUSES, Report, RunConfig, RunState, Syllabus
 from research.pipeline import runner
@@ -31,7 +31,6 @@ from research.validation import validate_corpus, validate_int, validate_topic
 
 log = logging.getLogger(__name__)
 MAX_CONCURRENT_RUNS = 8
-JOB_BACKENDS = ("thread", "rq")
 RESUMABLE = ("interrupted", "failed", "pending")
 
 
@@ -160,19 +159,6 @@ def create_run(config: RunConfig) -> str:
 
 
 _create = create_run  # the old private name, kept for callers on other branches
-
-
-def job_backend() -> str:
-    """``RESEARCH_JOB_BACKEND``: ``thread`` (default) or ``rq``.
-
-    Raises:
-        InputError: any other value (the message lists the valid ones).
-    """
-    name = load_settings().job_backend
-    if name not in JOB_BACKENDS:
-        raise InputError(f"RESEARCH_JOB_BACKEND={name[:40]!r} is not a job backend; use one of "
-                         f"{', '.join(JOB_BACKENDS)}.", code="invalid_config")
-    return name
 
 
 def submit(run_id: str, backend: str | None = None) -> None:

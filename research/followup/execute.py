@@ -81,7 +81,7 @@ def execute(store: RunStore, run_id: str, followup_id: str, *, settings=None, on
 
 def _attempt(store: RunStore, fs: FollowupStore, run_id: str, pending: PendingFollowup, settings, say) -> Followup:
     """One attempt at a pending follow-up (under its lease and the run's follow-up lock)."""
-    from research.followup.ask import check_askable  # noqa: PLC0415 - ask imports this module
+    from research.followup.checks import check_askable  # noqa: PLC0415
 
     pending.attempts += 1
     if pending.attempts > 1:
@@ -131,7 +131,7 @@ def _compose(store: RunStore, state: RunState, question: str, ranked, numbering:
     whose LLM budget is spent (no model is called: the run's budget holds for follow-ups too)."""
     if state.config.engine == "litellm":
         from research.engines.factory import make_engine  # noqa: PLC0415
-        from research.followup.ask import search_queries  # noqa: PLC0415
+        from research.followup.checks import search_queries  # noqa: PLC0415
 
         engine = make_engine(state.config, state.run_id, store, settings)
         spent = "reached during the run" if state.budget_exhausted else \

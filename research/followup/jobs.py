@@ -2,7 +2,7 @@
 
 The dashboard submits a question (``submit_ask``) and returns at once: the follow-up is stored
 pending in Redis and its job (``research.followup.execute.execute``) runs on the configured job
-backend (``research.jobs.job_backend``, ``RESEARCH_JOB_BACKEND``): a thread of this process
+backend (``research.config.job_backend``, ``RESEARCH_JOB_BACKEND``): a thread of this process
 (``thread``, default) or the RQ queue that ``research worker`` processes consume (``rq``;
 ``research.workers``). Closing the tab stops nothing; the Report page shows progress from the
 stored record and events (``pending``), never from the thread. A follow-up whose job died
@@ -34,7 +34,7 @@ INTERRUPTED = ("interrupted: its job stopped. Resume it here; it also resumes wh
 def submit_ask(store: RunStore, run_id: str, question: str, *, research: bool = False,
                backend: str | None = None) -> str:
     """Validate now (bad input raises, nothing stored), store the follow-up pending and start
-    its job on ``backend`` ("thread" or "rq"; default ``research.jobs.job_backend()``).
+    its job on ``backend`` ("thread" or "rq"; default ``research.config.job_backend()``).
 
     Returns:
         The follow-up id.
@@ -43,9 +43,9 @@ def submit_ask(store: RunStore, run_id: str, question: str, *, research: bool = 
         InputError / RunNotFoundError: as ``research.followup.ask.ask``'s checks; InputError
             (code ``invalid_config``) for an unknown job backend.
     """
-    from research.followup.ask import check_askable, validate_question  # noqa: PLC0415
+    from research.followup.checks import check_askable, validate_question  # noqa: PLC0415
     from research.followup.execute import new_pending  # noqa: PLC0415
-    from research.jobs import job_backend  # noqa: PLC0415 - research.jobs imports this module lazily
+    from research.config import job_backend  # noqa: PLC0415
 
     question = validate_question(question)
     state = check_askable(store, run_id)
@@ -110,7 +110,7 @@ def resume_followups(store: RunStore, run_ids: list[str] | None = None, *, by: s
     Returns:
         The ids of the follow-ups resumed.
     """
-    from research.jobs import job_backend  # noqa: PLC0415
+    from research.config import job_backend  # noqa: PLC0415
 
     fs = FollowupStore(store)
     ids = [s.run_id for s in store.list_runs(limit=10_000)] if run_ids is None else run_ids
