@@ -1,10 +1,11 @@
 """The loopback server's default responder: valid JSON for every litellm-engine step.
 
-The engine marks each system prompt with ``[research-desk step: NAME]`` and puts the step's
-material as JSON between ``<material>`` and ``</material>`` in the user prompt (see
-``research/engines/litellm/prompts/``). This responder reads both and builds a grounded,
-deterministic reply from the material alone (same request → same reply), shaped like the
-step's reply schema in ``research/engines/litellm/schemas.py``. For ``answer_question`` with a
+The engine marks each system prompt with its step's marker ``[research-desk step: NAME]``
+(``StepSpec.marker``) and puts the step's material as JSON between ``<material>`` and
+``</material>`` in the user prompt (see ``research/engines/litellm/prompts/``). This responder
+reads both and builds a grounded, deterministic reply from the material alone (same request →
+same reply), shaped like the step's declared reply model (``research.engines.steps.STEPS``;
+``HANDLERS`` has one case per declared step, checked by ``tests/test_steps.py``). For ``answer_question`` with a
 ``read_artifact`` tool offered and an artifact listed, it first asks for the tool once per
 question (a real function call), then answers after the tool result arrives.
 """
@@ -17,9 +18,11 @@ import re
 from dataclasses import dataclass
 
 from research.devtools.loopback_costorm import COSTORM_HANDLERS
+from research.engines.steps import STEPS
+from research.llm.steps import MARKER
 from research.pipeline.citations import CITE_RE as _CITE_RE
 
-STEP_RE = re.compile(r"\[research-desk step: ([a-z_]+)\]")
+STEP_RE = re.compile(re.escape(MARKER).replace(re.escape("{}"), "([a-z_]+)"))
 MAT_RE = re.compile(r"<material>\s*(.*?)\s*</material>", re.S)
 SENT_RE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9])")
 CITE_RE = _CITE_RE  # the one citation pattern (research/pipeline/citations.py)
@@ -212,7 +215,8 @@ HANDLERS.update(COSTORM_HANDLERS)  # Co-STORM steps of the litellm engine (loopb
 
 
 def default_responder(body: dict) -> Reply:
-    """Reply for one request (module doc); unknown steps get ``{"text": "ok"}``."""
+    """Reply for one request (module doc); a step that is not declared in
+    ``research.engines.steps`` (or has no case here) gets ``{"text": "ok"}``."""
     step = step_of(body)
     m = material_of(body)
     msgs = body.get("messages", [])
@@ -221,5 +225,5 @@ def default_responder(body: dict) -> Reply:
         art = m["artifacts"][0]
         return Reply(tool_calls=[{"name": "read_artifact",
                                   "arguments": {"file": art.get("artifact_file", ""), "pattern": _words(m.get("question", ""), 1)}}])
-    handler = HANDLERS.get(step or "")
+    handler = HANDLERS.get(step or "") if step in STEPS else None
     return Reply(content=json.dumps(handler(m) if handler else {"text": "ok"}), finish_reason="stop")
