@@ -141,7 +141,8 @@ def _answer(m: dict) -> dict:
 
 
 def _assign(m: dict) -> dict:
-    keys = [q["key"] for q in m.get("questions", [])]
+    qs = m.get("questions", [])
+    keys = list(qs) if isinstance(qs, dict) else [q["key"] for q in qs]  # {key: label} or [{key, label}]
     focus = [k for k in m.get("focus", []) if k in keys]
     rel, exc = [], []
     for r in m.get("results", []):
@@ -208,7 +209,8 @@ HANDLERS = {"plan": _plan, "survey_queries": lambda m: {"queries": [f"{m.get('to
                                                                     f"{m.get('topic', '')} safety"]},
             "related_outline": _related, "personas": _personas, "fit_syllabus": _fit_syllabus, "ask_question": _ask,
             "question_to_queries": lambda m: {"queries": [_words(m.get("question", ""), 12)]},
-            "answer_question": _answer, "assign_questions": _assign, "compress": _compress, "analyze": _analyze,
+            "answer_question": _answer, "assign_questions": _assign,
+            "answer_and_assign": lambda m: {**_answer(m), **_assign(m)}, "compress": _compress, "analyze": _analyze,
             "draft_outline": _outline, "refine_outline": _outline, "write_section": _section,
             "write_lead": _lead, "polish": _polish}
 HANDLERS.update(COSTORM_HANDLERS)  # Co-STORM steps of the litellm engine (loopback_costorm.py)
@@ -220,9 +222,10 @@ def default_responder(body: dict) -> Reply:
     step = step_of(body)
     m = material_of(body)
     msgs = body.get("messages", [])
-    if step in ("answer_question", "costorm_answer") and body.get("tools") and m.get("artifacts") \
+    files = [x for x in m.get("artifacts", []) if x.get("artifact_file")]
+    if step in ("answer_question", "answer_and_assign", "costorm_answer") and body.get("tools") and files \
             and not any(x.get("role") == "tool" for x in msgs) and _h(m.get("question", "")) % 3 == 0:
-        art = m["artifacts"][0]
+        art = files[0]
         return Reply(tool_calls=[{"name": "read_artifact",
                                   "arguments": {"file": art.get("artifact_file", ""), "pattern": _words(m.get("question", ""), 1)}}])
     handler = HANDLERS.get(step or "") if step in STEPS else None

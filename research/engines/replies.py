@@ -43,6 +43,16 @@ class AnalysisReply(BaseModel):
     contradictions: list[ContradictionReply] = Field(default_factory=list)
 
 
+class AnswerAssignReply(BaseModel):
+    """Issue 14: the answer (cited ``[n]``) and, per numbered result, its syllabus keys and a key
+    excerpt — one reply over one copy of the results (was two calls: answer, assign)."""
+
+    answer: str
+    cited: list[int] = Field(default_factory=list)
+    relevant_questions: list[list[str]] = Field(default_factory=list, description="per result, syllabus keys")
+    key_excerpts: list[str] = Field(default_factory=list, description="per result, its most relevant sentence")
+
+
 class PlacementReply(BaseModel):
     """Mind-map placement reply: ``choice`` = 1-based number of the chosen candidate;
     ``new_node`` = a new concept to create under it ('' = place it in the candidate itself)."""

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from research.engines import costorm_steps as cs
 from research.engines import base as b
-from research.engines.replies import AnalysisReply, PlacementReply, RelatedReply, SyllabusReply
+from research.engines.replies import AnalysisReply, AnswerAssignReply, PlacementReply, RelatedReply, SyllabusReply
 from research.llm.steps import StepSpec, digest
 from research.models import Outline, Plan, SummaryCard
 
@@ -34,6 +34,7 @@ _DECLARED = [
     StepSpec("question_to_queries", "expert", b.QueryInput, b.QueryList, key=lambda i: (i.question,)),
     StepSpec("answer_question", "expert", b.AnswerInput, b.AnswerOutput, key=lambda i: (i.question,)),
     StepSpec("assign_questions", "expert", b.AssignInput, b.AssignOutput, key=lambda i: (i.question,)),
+    StepSpec("answer_and_assign", "expert", b.AnswerAssignInput, AnswerAssignReply, key=lambda i: (i.answer.question,)),
     StepSpec("compress", "compressor", b.CompressInput, SummaryCard, key=lambda i: (digest(i.raw_output),),
              in_context=False),
     # ---------------------------------------------------------------- STORM (analysis, report)

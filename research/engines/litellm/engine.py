@@ -20,7 +20,7 @@ from typing import Any, Callable
 
 from pydantic import field_validator
 
-from research.engines.base import (AnalysisInput, AnswerInput, AnswerOutput, AskInput, AskOutput, AssignInput,
+from research.engines.base import (AnalysisInput, AnswerAssignInput, AnswerAssignOutput, AnswerInput, AnswerOutput, AskInput, AskOutput, AssignInput,
                                    AssignOutput, CompressInput, FitInput, LeadInput, OutlineInput, PersonaInput, PersonaList,
                                    PlanInput, PolishInput, QueryInput, QueryList, RefineInput, RelatedInput,
                                    SectionInput, SurveyInput, TextOutput)
@@ -235,16 +235,32 @@ class LiteLLMEngine:
     def assign_questions(self, inp: AssignInput) -> AssignOutput:
         """Seed 000 assignment: per result, valid syllabus keys and a ≤ 300-char excerpt."""
         m = mat.assign(inp)
-        keys, n = set(inp.syllabus.keys()), len(inp.results)
 
         def post(a: AssignOutput) -> AssignOutput:
-            rel = [[k for k in dict.fromkeys(ks) if k in keys] for ks in a.relevant_questions][:n]
-            rel += [[] for _ in range(n - len(rel))]
-            exc = [str(x)[:300] for x in a.key_excerpts][:n]
-            exc += [(" ".join(r.snippets) or r.title)[:300] for r in inp.results[len(exc):]]
-            return AssignOutput(relevant_questions=rel, key_excerpts=exc)
+            return _assignment(a.relevant_questions, a.key_excerpts, inp.results, set(inp.syllabus.keys()))
         return self._run("assign_questions", m, lambda: self._fallback().assign_questions(inp), post,
                          inp=inp, tool_tokens=count_tokens(compact(m["results"])))
+
+    def answer_and_assign(self, inp: AnswerAssignInput) -> AnswerAssignOutput:
+        """Issue 14: answer + seed 000 assignment in ONE call over one copy of the numbered
+        results (``prompts/answer_and_assign.md``, ``material.answer_assign``: the turn's cards stand
+        in for long snippets); sanitised as ``answer_question`` and ``assign_questions`` are.
+        No results → ``answer_question`` alone (nothing to assign)."""
+        a = inp.answer
+        if not a.results:
+            return AnswerAssignOutput(answer=self.answer_question(a))
+        m = mat.answer_assign(inp, self._cards_for({r.query for r in a.results if r.query}, a.known_cards))
+        valid = set(range(1, len(a.results) + 1))
+
+        def post(r) -> AnswerAssignOutput:
+            text = _keep_cites(r.answer, valid)
+            answer = AnswerOutput(answer=text, cited=sorted({int(n) for n in CITE_RE.findall(text)}))
+            return AnswerAssignOutput(answer=answer, assigned=_assignment(r.relevant_questions, r.key_excerpts,
+                                                                          a.results, set(inp.syllabus.keys())))
+        tools = [READ_ARTIFACT_TOOL] if (self.run_id and any("artifact_file" in x for x in m["artifacts"])) else None
+        return self._run("answer_and_assign", m, lambda: self._fallback().answer_and_assign(inp), post, inp=inp,
+                         tools=tools, run_tool=self._read_artifact,
+                         tool_tokens=count_tokens(compact(m["results"]) + compact(m["artifacts"])))
 
     # ------------------------------------------------------------------ artifacts & analysis
     def compress(self, inp: CompressInput) -> SummaryCard:
@@ -256,7 +272,7 @@ class LiteLLMEngine:
 
     def analyze(self, inp: AnalysisInput) -> Analysis:
         """Cross-validation (claims from ≥ 2 sources) and contradictions, facts named F1..Fn."""
-        ids = {f"F{i}": f for i, f in enumerate(inp.facts[:60], start=1)}
+        ids = {f"F{i}": f for i, f in enumerate(inp.facts[:mat.MAX_FACTS], start=1)}
         src_label = {sid: f"S{i}" for i, sid in enumerate(dict.fromkeys(f.source_id for f in ids.values()), start=1)}
         m = {"topic": inp.topic, "facts": [{"id": k, "text": f.text[:mat.FACT_CHARS], "source": src_label[f.source_id]}
                                            for k, f in ids.items()]}
@@ -328,6 +344,17 @@ class LiteLLMEngine:
                 self._emit("llm.fallback", {"step": step, "code": exc.code})
                 return fallback()
         return self._run(step, material, fallback, safe_post)
+
+
+def _assignment(relevant: list[list[str]], excerpts: list[str], results: list, keys: set[str]) -> AssignOutput:
+    """A reply's assignment made whole: per result, valid syllabus keys (deduplicated) and a
+    ≤ 300-char excerpt (the result's snippet where the reply has none)."""
+    n = len(results)
+    rel = [[k for k in dict.fromkeys(ks) if k in keys] for ks in relevant][:n]
+    rel += [[] for _ in range(n - len(rel))]
+    exc = [str(x)[:300] for x in excerpts][:n]
+    exc += [(" ".join(r.snippets) or r.title)[:300] for r in results[len(exc):]]
+    return AssignOutput(relevant_questions=rel, key_excerpts=exc)
 
 
 def _outline(o: Outline) -> Outline:

@@ -6,7 +6,7 @@ material). The system prompt starts with the step's marker ``[research-desk step
 Context economy (seed 001 §10): the material is serialised compactly (``compact``: no indent,
 no spaces after separators), and the template's closing ``Return {...}`` shape line is sent only
 when the model has no native structured output (with native ``response_format`` the schema
-already travels there, so the prompt does not repeat it)."""
+already travels there, so the prompt repeats neither it nor "Reply with one JSON object only")."""
 
 from __future__ import annotations
 
@@ -38,7 +38,9 @@ def render(spec: StepSpec, material: dict, schema: dict | None = None, *, native
     in the system prompt (for models without native structured output). ``native``: the schema
     goes as ``response_format``, so the template's ``Return …`` shape line is left out."""
     system, user = template(spec.prompt)
-    system = f"{spec.marker}\n{system}\nReply with one JSON object only."
+    system = f"{spec.marker}\n{system}"
+    if not native:  # with native structured output the response_format already asks for JSON
+        system += "\nReply with one JSON object only."
     if schema is not None:
         system += "\nIt must validate against this JSON schema:\n" + json.dumps(schema, separators=(",", ":"))
     if native:
