@@ -32,7 +32,7 @@ from bench.redis_env import private_redis
 
 MODEL = "openai/gpt-4o-mini"
 TOPIC = "Trastuzumab in HER2-positive breast cancer"
-CONV_STEPS = ("ask_question", "question_to_queries", "answer_question", "assign_questions")
+CONV_STEPS = ("ask_question", "question_to_queries", "answer_and_assign", "answer_question", "assign_questions")
 LOGNORMAL_SIGMA = 0.8
 LOGNORMAL_SEED = 14
 

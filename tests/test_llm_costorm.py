@@ -16,7 +16,8 @@ from research.engines.factory import costorm_steps as steps_for
 from research.devtools.loopback_llm import LoopbackLLM, Reply
 from research.devtools.loopback_responder import default_responder, step_of
 from research.engines.litellm import LiteLLMEngine
-from research.engines.litellm.costorm import REPLY, ROLE, LiteLLMCoStorm
+from research.engines.litellm.costorm import LiteLLMCoStorm
+from research.engines.steps import family
 from research.models import CoStormTurn, Perspective, RunConfig, SearchResult
 from research.syllabus import get_template
 from tests.llm_fixtures import MODEL, llm_env, loopback_llm  # noqa: F401
@@ -79,7 +80,7 @@ def test_every_costorm_step_parses(steps, llm_env):
                                             items=[f"Cardiotoxicity finding {i} in adjuvant cohorts." for i in range(11)]))
     assert 2 <= len(subs.names) <= 4 and len({n.lower() for n in subs.names}) == len(subs.names)
     by_step = llm_env.stats()["by_step"]
-    assert set(by_step) == set(REPLY) == set(ROLE) and len(REPLY) == 10
+    assert set(by_step) == set(family("costorm")) and len(family("costorm")) == 10
     assert steps.engine.session.accountant.totals["calls"] == sum(by_step.values())
 
 

@@ -7,12 +7,12 @@ import json
 import pytest
 
 from research.devtools.loopback_llm import LoopbackLLM, Reply
-from research.devtools.loopback_responder import default_responder, step_of
+from research.devtools.loopback_responder import default_responder, material_of, step_of
 from research.engines import base as b
 from research.engines.litellm import LiteLLMEngine
 from research.engines.litellm.structured import extract_json
 from research.models import (ConversationResult, DialogueTurn, Outline, OutlineSection, Perspective, ReportSection,
-                             RunConfig, SearchResult)
+                             RunConfig, SearchResult, SummaryCard)
 from research.syllabus import get_template
 from tests.llm_fixtures import CANARY_KEY, MODEL, llm_env, loopback_llm  # noqa: F401
 
@@ -51,6 +51,18 @@ def test_every_step_parses(engine, llm_env):
                                                 results=_results()))
     assert len(asg.relevant_questions) == len(asg.key_excerpts) == 3
     assert all(set(k) <= set(syl.keys()) for k in asg.relevant_questions)
+    card_of_search = b.TurnCard(query="trastuzumab survival", card=SummaryCard(
+        summary_title="Trials of trastuzumab", summary="Three trials report improved survival.",
+        extraction=["Trial 1: survival improved"], is_useful=True))
+    both = engine.answer_and_assign(b.AnswerAssignInput(  # issue 14: one call, one copy of the results
+        answer=b.AnswerInput(topic=TOPIC, question=ask.question, results=_results(), turn_cards=[card_of_search]),
+        syllabus=syl, focus=[syl.keys()[0]]))
+    assert both.answer.cited and set(both.answer.cited) <= {1, 2, 3}
+    assert both.assigned and len(both.assigned.relevant_questions) == len(both.assigned.key_excerpts) == 3
+    assert all(set(k) <= set(syl.keys()) for k in both.assigned.relevant_questions)
+    sent = material_of(next(x for x in reversed(llm_env.bodies) if step_of(x) == "answer_and_assign"))
+    assert sent["artifacts"][0]["summary_title"] == "Trials of trastuzumab"  # the turn's card is in the prompt
+    assert all(len(r["snippet"]) <= 110 for r in sent["results"])  # … and stands in for long snippets
     card = engine.compress(b.CompressInput(plan_title="p", step_title="s", step_description="d", tool_name="search_local",
                                            raw_output=json.dumps({"query": "q", "results": [r.model_dump() for r in _results()]})))
     assert card.is_useful and card.summary_title
@@ -69,9 +81,9 @@ def test_every_step_parses(engine, llm_env):
     lead = engine.write_lead(b.LeadInput(topic=TOPIC, sections=[ReportSection(heading="Efficacy", text=sec.text)]))
     assert lead.text
     assert engine.polish(b.PolishInput(topic=TOPIC, text=sec.text)).text == sec.text
-    assert engine.session.accountant.totals["calls"] == llm_env.stats()["ok"] == 16
+    assert engine.session.accountant.totals["calls"] == llm_env.stats()["ok"] == 17
     steps = {n for n in vars(b.Engine) if not n.startswith("_") and callable(getattr(b.Engine, n))}
-    assert set(llm_env.stats()["by_step"]) == steps and len(steps) == 16
+    assert set(llm_env.stats()["by_step"]) == steps and len(steps) == 17
 
 
 def test_reask_once_on_invalid_reply_and_think_blocks(llm_env, monkeypatch):

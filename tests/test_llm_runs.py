@@ -49,6 +49,8 @@ def test_full_run_accounting_and_context_reduction(llm_env, capsys, corpus_path,
     ctx = llm["context"]
     assert ctx["raw_tool_tokens"] > ctx["tool_tokens_sent"] > 0
     assert ctx["context_reduction_pct"] >= 80.0, ctx
+    # issue 14: a dialogue turn answers and assigns its results in ONE call (no second copy of them)
+    assert llm["by_step"]["answer_and_assign"]["calls"] >= 1 and "assign_questions" not in llm["by_step"]
     # llm_calls.jsonl: one line per call, prompts and replies, no key
     log = data_dir / "research_artifacts" / s["run_id"] / "llm_calls.jsonl"
     lines = [json.loads(x) for x in log.read_text().splitlines()]

@@ -1,10 +1,11 @@
 """The loopback server's default responder: valid JSON for every litellm-engine step.
 
-The engine marks each system prompt with ``[research-desk step: NAME]`` and puts the step's
-material as JSON between ``<material>`` and ``</material>`` in the user prompt (see
-``research/engines/litellm/prompts/``). This responder reads both and builds a grounded,
-deterministic reply from the material alone (same request → same reply), shaped like the
-step's reply schema in ``research/engines/litellm/schemas.py``. For ``answer_question`` with a
+The engine marks each system prompt with its step's marker ``[research-desk step: NAME]``
+(``StepSpec.marker``) and puts the step's material as JSON between ``<material>`` and
+``</material>`` in the user prompt (see ``research/engines/litellm/prompts/``). This responder
+reads both and builds a grounded, deterministic reply from the material alone (same request →
+same reply), shaped like the step's declared reply model (``research.engines.steps.STEPS``;
+``HANDLERS`` has one case per declared step, checked by ``tests/test_steps.py``). For ``answer_question`` with a
 ``read_artifact`` tool offered and an artifact listed, it first asks for the tool once per
 question (a real function call), then answers after the tool result arrives.
 """
@@ -17,9 +18,11 @@ import re
 from dataclasses import dataclass
 
 from research.devtools.loopback_costorm import COSTORM_HANDLERS
+from research.engines.steps import STEPS
+from research.llm.steps import MARKER
 from research.pipeline.citations import CITE_RE as _CITE_RE
 
-STEP_RE = re.compile(r"\[research-desk step: ([a-z_]+)\]")
+STEP_RE = re.compile(re.escape(MARKER).replace(re.escape("{}"), "([a-z_]+)"))
 MAT_RE = re.compile(r"<material>\s*(.*?)\s*</material>", re.S)
 SENT_RE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9])")
 CITE_RE = _CITE_RE  # the one citation pattern (research/pipeline/citations.py)
@@ -138,7 +141,8 @@ def _answer(m: dict) -> dict:
 
 
 def _assign(m: dict) -> dict:
-    keys = [q["key"] for q in m.get("questions", [])]
+    qs = m.get("questions", [])
+    keys = list(qs) if isinstance(qs, dict) else [q["key"] for q in qs]  # {key: label} or [{key, label}]
     focus = [k for k in m.get("focus", []) if k in keys]
     rel, exc = [], []
     for r in m.get("results", []):
@@ -205,21 +209,24 @@ HANDLERS = {"plan": _plan, "survey_queries": lambda m: {"queries": [f"{m.get('to
                                                                     f"{m.get('topic', '')} safety"]},
             "related_outline": _related, "personas": _personas, "fit_syllabus": _fit_syllabus, "ask_question": _ask,
             "question_to_queries": lambda m: {"queries": [_words(m.get("question", ""), 12)]},
-            "answer_question": _answer, "assign_questions": _assign, "compress": _compress, "analyze": _analyze,
+            "answer_question": _answer, "assign_questions": _assign,
+            "answer_and_assign": lambda m: {**_answer(m), **_assign(m)}, "compress": _compress, "analyze": _analyze,
             "draft_outline": _outline, "refine_outline": _outline, "write_section": _section,
             "write_lead": _lead, "polish": _polish}
 HANDLERS.update(COSTORM_HANDLERS)  # Co-STORM steps of the litellm engine (loopback_costorm.py)
 
 
 def default_responder(body: dict) -> Reply:
-    """Reply for one request (module doc); unknown steps get ``{"text": "ok"}``."""
+    """Reply for one request (module doc); a step that is not declared in
+    ``research.engines.steps`` (or has no case here) gets ``{"text": "ok"}``."""
     step = step_of(body)
     m = material_of(body)
     msgs = body.get("messages", [])
-    if step in ("answer_question", "costorm_answer") and body.get("tools") and m.get("artifacts") \
+    files = [x for x in m.get("artifacts", []) if x.get("artifact_file")]
+    if step in ("answer_question", "answer_and_assign", "costorm_answer") and body.get("tools") and files \
             and not any(x.get("role") == "tool" for x in msgs) and _h(m.get("question", "")) % 3 == 0:
-        art = m["artifacts"][0]
+        art = files[0]
         return Reply(tool_calls=[{"name": "read_artifact",
                                   "arguments": {"file": art.get("artifact_file", ""), "pattern": _words(m.get("question", ""), 1)}}])
-    handler = HANDLERS.get(step or "")
+    handler = HANDLERS.get(step or "") if step in STEPS else None
     return Reply(content=json.dumps(handler(m) if handler else {"text": "ok"}), finish_reason="stop")

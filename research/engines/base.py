@@ -85,6 +85,14 @@ class QueryInput(BaseModel):
     perspective: Perspective | None = None
 
 
+class TurnCard(BaseModel):
+    """The summary card of one of the turn's own searches (seed 001 §4.4), compressed but not
+    stored yet (``DeferredRecorder``): ``query`` is the search's tool input."""
+
+    query: str
+    card: SummaryCard
+
+
 class AnswerInput(BaseModel):
     topic: str
     question: str
@@ -92,6 +100,8 @@ class AnswerInput(BaseModel):
     known_cards: int | None = Field(default=None, description="how many of the run's stored summary cards "
                                     "(in commit order) the answer may draw on; None = all (issue 14: a "
                                     "conversation turn sees the same cards whatever the thread timing)")
+    turn_cards: list[TurnCard] = Field(default_factory=list, description="cards of the searches that produced "
+                                       "``results`` (issue 14: the answer reads a card instead of long snippets)")
 
 
 class AnswerOutput(BaseModel):
@@ -111,6 +121,22 @@ class AssignInput(BaseModel):
 class AssignOutput(BaseModel):
     relevant_questions: list[list[str]] = Field(description="per result, syllabus keys (may be empty)")
     key_excerpts: list[str] = Field(description="per result, 1–2 sentence excerpt")
+
+
+class AnswerAssignInput(BaseModel):
+    """Issue 14: answer the question AND assign its results to syllabus questions in one step
+    (both read the same numbered results). ``answer.results`` are the results assigned."""
+
+    answer: AnswerInput
+    syllabus: Syllabus
+    focus: list[str] = Field(default_factory=list, description="syllabus keys the turn targets")
+
+
+class AnswerAssignOutput(BaseModel):
+    """The answer and the assignment (None when there were no results to assign)."""
+
+    answer: AnswerOutput
+    assigned: AssignOutput | None = None
 
 
 class CompressInput(BaseModel):
@@ -209,6 +235,7 @@ class Engine(Protocol):
     def question_to_queries(self, inp: QueryInput) -> QueryList: ...
     def answer_question(self, inp: AnswerInput) -> AnswerOutput: ...
     def assign_questions(self, inp: AssignInput) -> AssignOutput: ...
+    def answer_and_assign(self, inp: AnswerAssignInput) -> AnswerAssignOutput: ...
     def compress(self, inp: CompressInput) -> SummaryCard: ...
     def analyze(self, inp: AnalysisInput) -> Analysis: ...
     def draft_outline(self, inp: OutlineInput) -> Outline: ...

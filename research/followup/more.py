@@ -5,9 +5,9 @@ The turn is a STORM dialogue turn (seed 002 §2; ``research.pipeline.conversatio
 question is the analyst's own (no WikiWriter step): the engine turns it into queries
 (``question_to_queries``), every query searches the run's backends as an offloaded tool call
 (seed 001: raw artifact + summary card, ``RunContext.search``; URLs the run already saved are
-skipped so the search brings new sources), the TopicExpert answers (``answer_question``), the
-engine assigns each result to the syllabus questions it bears on (``assign_questions``, focused
-on the 2 syllabus questions closest to the follow-up by MiniLM cosine) and ``commit_turn``
+skipped so the search brings new sources), the TopicExpert answers and the engine assigns each
+result to the syllabus questions it bears on in one step (``answer_and_assign``, issue 14;
+focused on the 2 syllabus questions closest to the follow-up by MiniLM cosine) and ``commit_turn``
 saves the sources (seed 000 ``save_source``: coverage counts update) and stores the turn
 (event ``turn.finished``). The run's budget applies: the litellm engine stops calling models
 once it is spent and answers extractively (``LLMSession``).
@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from research.engines.base import AnswerInput, AssignInput, QueryInput
+from research.engines.base import AnswerAssignInput, AnswerInput, QueryInput
 from research.followup.evidence import embed
 from research.models import DialogueTurn, Perspective, RunState, now
 from research.store.runs import RunStore
@@ -76,7 +76,7 @@ def research_more(store: RunStore, state: RunState, question: str, followup_id: 
         InputError: the run has no plan/syllabus yet (it is still planning).
     """
     from research.errors import InputError  # noqa: PLC0415
-    from research.pipeline.conversation import PendingTurn, _dedupe, commit_turn  # noqa: PLC0415
+    from research.pipeline.conversation import PendingTurn, _dedupe, commit_turn, turn_cards  # noqa: PLC0415
     from research.pipeline.recorders import DeferredRecorder  # noqa: PLC0415
     from research.pipeline.planning import restore_plan  # noqa: PLC0415
     from research.pipeline.runner import build_context  # noqa: PLC0415
@@ -103,9 +103,10 @@ def research_more(store: RunStore, state: RunState, question: str, followup_id: 
         results += ctx.search(q, step, perspective=PERSPECTIVE, memory=memory, exclude=seen)
         seen |= {r.url for r in results}
     results = _dedupe(results)
-    answer = ctx.engine.answer_question(AnswerInput(topic=state.topic, question=question, results=results))
-    assigned = ctx.engine.assign_questions(AssignInput(syllabus=ctx.syllabus, question=question, focus=focus,
-                                                       results=results)) if results else None
+    out = ctx.engine.answer_and_assign(AnswerAssignInput(
+        answer=AnswerInput(topic=state.topic, question=question, results=results, turn_cards=turn_cards(recorder)),
+        syllabus=ctx.syllabus, focus=focus))
+    answer, assigned = out.answer, out.assigned
     turn = DialogueTurn(perspective=PERSPECTIVE, turn_number=turn_number or next_turn_number(store, state.run_id),
                         question=question, answer=answer.answer, search_queries=queries, focus_questions=focus,
                         started_at=started, ended_at=now())

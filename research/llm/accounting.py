@@ -4,7 +4,9 @@ totals and the phase/role/model/step breakdown in Redis (``RunStore.record_llm_c
 line per call in ``{data_dir}/research_artifacts/{run_id}/llm_calls.jsonl`` with the prompt
 messages and the reply (never a key or an api_base).
 
-Phase = the run's status at call time; role = the engine role that made the call.
+Phase = the run's status at call time; step, role and whether the prompt counts as context come
+from the step's declaration (``research.llm.steps.StepSpec``, table ``research.engines.steps``):
+out-of-band steps (the compressor) are not counted as context.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from pathlib import Path
 
 from research.llm.client import CallResult
 from research.llm.models import cost_usd
+from research.llm.steps import StepSpec
 
 
 class Accountant:
@@ -40,10 +43,11 @@ class Accountant:
             return "standalone"
         return self.store.stored_status(self.run_id)
 
-    def record(self, *, step: str, role: str, model: str, messages: list[dict], result: CallResult | None,
+    def record(self, spec: StepSpec, *, model: str, messages: list[dict], result: CallResult | None,
                retries: int = 0, tool_tokens: int = 0, error: str = "", replayed: bool = False) -> float:
-        """Account one call (``result`` None for a call that failed after its retries: only
-        its retries count). Returns the call's cost in USD."""
+        """Account one call of the step ``spec`` (``result`` None for a call that failed after
+        its retries: only its retries count). Returns the call's cost in USD."""
+        step, role = spec.name, spec.role
         prompt = result.prompt_tokens if result else 0
         completion = result.completion_tokens if result else 0
         cost = cost_usd(model, prompt, completion) if result else 0.0
@@ -60,7 +64,7 @@ class Accountant:
                 self.store.record_llm_call(self.run_id, phase=phase, role=role, model=model, step=step,
                                            prompt_tokens=prompt, completion_tokens=completion, cost_usd=cost,
                                            retries=retries, tool_tokens=tool_tokens,
-                                           context_tokens=0 if role == "compressor" else prompt)
+                                           context_tokens=prompt if spec.in_context else 0)
             elif retries:
                 self.store.add_retries(self.run_id, retries)
         if self.log_path:

@@ -21,6 +21,7 @@ from research.llm.budget import Budget
 from research.llm.cassette import Cassette
 from research.llm.errors import BudgetExhausted, LLMError
 from research.llm.models import api_key_for, resolve_models
+from research.llm.steps import StepSpec
 from research.models import RunConfig
 from research.config import load_settings
 
@@ -49,10 +50,11 @@ class LLMSession:
     def replaying(self) -> bool:
         return bool(self.cassette and self.cassette.mode == "replay")
 
-    def call(self, *, step: str, role: str, messages: list[dict], response_format: Any = None,
+    def call(self, spec: StepSpec, *, messages: list[dict], response_format: Any = None,
              tools: list[dict] | None = None, semantic: str = "", tool_tokens: int = 0,
              max_tokens: int | None = None) -> client.CallResult:
-        """One accounted call for ``role``'s model.
+        """One accounted call of the step ``spec`` (``research.engines.steps``) to its role's
+        model. ``semantic``: the cassette key (``spec.cassette_key``; default the step name).
 
         Raises:
             BudgetExhausted: a cap is reached (no request was sent).
@@ -61,22 +63,22 @@ class LLMSession:
         reason = self.budget.exhausted()
         if reason:
             raise BudgetExhausted(f"LLM budget exhausted: {reason}")
-        model = self.models[role]
+        model, step = self.models[spec.role], spec.name
         request = {"model": model, "messages": messages, "response_format": _schema(response_format),
                    "tools": tools or None}
         if self.replaying:
             result = self.cassette.replay(request, semantic or step)
-            self.accountant.record(step=step, role=role, model=model, messages=messages, result=result,
+            self.accountant.record(spec, model=model, messages=messages, result=result,
                                    tool_tokens=tool_tokens, replayed=True)
             return result
         try:
             result = client.complete(model, messages, response_format=response_format, tools=tools,
                                      max_tokens=max_tokens, semaphore=self.semaphore, api_key=api_key_for(model))
         except LLMError as exc:
-            self.accountant.record(step=step, role=role, model=model, messages=messages, result=None,
+            self.accountant.record(spec, model=model, messages=messages, result=None,
                                    retries=getattr(exc, "retries", 0), error=exc.code)
             raise
-        self.accountant.record(step=step, role=role, model=model, messages=messages, result=result,
+        self.accountant.record(spec, model=model, messages=messages, result=result,
                                retries=result.retries, tool_tokens=tool_tokens)
         if self.cassette:
             self.cassette.record(request, semantic or step, result)

@@ -33,7 +33,8 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-from research.engines.base import THANKS, AnswerInput, AskInput, AssignInput, AssignOutput, QueryInput
+from research.engines.base import (THANKS, AnswerAssignInput, AnswerInput, AskInput, AssignOutput, QueryInput,
+                                   TurnCard)
 from research.models import ConversationResult, DialogueTurn, Perspective, SearchResult, TurnSource, now
 from research.errors import InvariantError
 from research.pipeline.context import RunContext
@@ -148,15 +149,21 @@ def compute_turn(ctx: RunContext, perspective: Perspective, history: list[Dialog
         results += tctx.search(q, step, perspective=perspective.name, memory=memory, exclude=seen)
         seen |= {r.url for r in results}
     results = _dedupe(results)
-    answer = ctx.engine.answer_question(AnswerInput(topic=ctx.config.topic, question=ask.question, results=results,
-                                                       known_cards=known_cards))
-    assigned = ctx.engine.assign_questions(AssignInput(syllabus=ctx.syllabus, question=ask.question, focus=focus,
-                                                       results=results)) if results else None
+    out = ctx.engine.answer_and_assign(AnswerAssignInput(
+        answer=AnswerInput(topic=ctx.config.topic, question=ask.question, results=results, known_cards=known_cards,
+                           turn_cards=turn_cards(recorder)), syllabus=ctx.syllabus, focus=focus))
+    answer, assigned = out.answer, out.assigned
     turn = DialogueTurn(perspective=perspective.name, turn_number=turn_number, question=ask.question,
                         answer=answer.answer, search_queries=queries, sources=[], focus_questions=focus,
                         started_at=started, ended_at=now())
     return PendingTurn(turn=turn, results=results, assigned=assigned, cited=set(answer.cited),
                        recorder=recorder, memory=memory)
+
+
+def turn_cards(recorder: DeferredRecorder) -> list[TurnCard]:
+    """The summary cards of the turn's searches so far (compressed, not yet stored), in call
+    order: the answer reads them instead of long snippets (issue 14)."""
+    return [TurnCard(query=call.tool_input, card=call.card) for call, _ in recorder.calls]
 
 
 def commit_turn(ctx: RunContext, pending: PendingTurn) -> DialogueTurn:

@@ -14,6 +14,8 @@ from typing import Any
 
 from research.engines.base import (
     AnalysisInput,
+    AnswerAssignInput,
+    AnswerAssignOutput,
     AnswerInput,
     AnswerOutput,
     AskInput,
@@ -96,6 +98,15 @@ class ExtractiveEngine:
     def assign_questions(self, inp: AssignInput) -> AssignOutput:
         """Seed 000 question assignment: syllabus keys and a ≤ 300-char excerpt per result."""
         return dialogue.assign(self.vectors, inp.syllabus, inp.question, inp.focus, inp.results)
+
+    def answer_and_assign(self, inp: AnswerAssignInput) -> AnswerAssignOutput:
+        """``answer_question`` then ``assign_questions`` over the same results (issue 14; the
+        offline engine has no prompt to share, so this is exactly the two steps)."""
+        a = inp.answer
+        answer = self.answer_question(a)
+        assigned = self.assign_questions(AssignInput(syllabus=inp.syllabus, question=a.question, focus=inp.focus,
+                                                     results=a.results)) if a.results else None
+        return AnswerAssignOutput(answer=answer, assigned=assigned)
 
     # ------------------------------------------------------------------ artifacts & analysis
     def compress(self, inp: CompressInput) -> SummaryCard:

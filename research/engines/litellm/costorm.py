@@ -7,7 +7,8 @@ accounting (phase = run status, role, model, step), budgets and record/replay fr
 engine's ``LLMSession``, exactly as for the STORM steps. Roles reuse the engine's role names
 (``research.llm.models.ROLES``): experts' steps → ``expert``, the moderator's question and the
 experts' questions → ``question_asker``, panel generation/updates → ``planner``, mind-map
-placement and subtopics → ``outline``, polishing → ``polish`` (see ``ROLE``).
+placement and subtopics → ``outline``, polishing → ``polish`` (each step's declaration in
+``research.engines.steps``: role, reply model, prompt file, cassette key).
 
 Fallbacks as in ``LiteLLMEngine``: budget exhausted, a reply still invalid after the re-ask,
 or a provider failing after retries → that step is answered by ``ExtractiveCoStorm`` (and an
@@ -18,11 +19,8 @@ mapped back to the offered candidates, intents kept consistent with the discours
 
 from __future__ import annotations
 
-import hashlib
 import json
 from typing import Any, Callable
-
-from pydantic import BaseModel, Field
 
 from research.engines.costorm_steps import (ExpertAnswerInput, ExpertQuestionInput, ExpertsInput, ExpertUpdateInput,
                                     IntentInput, IntentOutput, ModeratorInput, ModeratorOutput, PlacementInput,
@@ -31,6 +29,8 @@ from research.engines.base import AnswerInput, AnswerOutput, PersonaList, QueryL
 from research.engines.litellm import material as mat
 from research.engines.litellm.engine import CITE_RE, RAISE_CODES, READ_ARTIFACT_TOOL, LiteLLMEngine, _keep_cites
 from research.engines.litellm.structured import call_structured
+from research.engines.replies import PlacementReply
+from research.engines.steps import step as declared
 from research.llm.errors import BudgetExhausted, InvalidOutput, LLMError
 from research.models import QUESTION_INTENTS, CoStormTurn, Perspective
 from research.tokens import count_tokens
@@ -39,32 +39,6 @@ HISTORY_TURNS = 8        # most recent turns shown to the model
 UTTERANCE_CHARS = 400    # per turn in the history material
 ITEM_CHARS = 400         # per moderator item / subtopic item
 SEP = " > "
-
-
-class PlacementReply(BaseModel):
-    """Mind-map placement reply: ``choice`` = 1-based number of the chosen candidate;
-    ``new_node`` = a new concept to create under it ('' = place it in the candidate itself)."""
-
-    choice: int = Field(ge=1)
-    new_node: str = ""
-
-
-REPLY: dict[str, type[BaseModel]] = {
-    "costorm_experts": PersonaList, "costorm_intent": IntentOutput, "costorm_question": TextOutput,
-    "costorm_queries": QueryList, "costorm_answer": AnswerOutput, "costorm_polish": TextOutput,
-    "costorm_moderator": ModeratorOutput, "costorm_update_experts": PersonaList,
-    "costorm_placement": PlacementReply, "costorm_subtopics": SubtopicOutput,
-}
-ROLE = {
-    "costorm_experts": "planner", "costorm_intent": "expert", "costorm_question": "question_asker",
-    "costorm_queries": "expert", "costorm_answer": "expert", "costorm_polish": "polish",
-    "costorm_moderator": "question_asker", "costorm_update_experts": "planner",
-    "costorm_placement": "outline", "costorm_subtopics": "outline",
-}
-
-
-def _h(text: str) -> str:
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def history(turns: list[CoStormTurn], k: int = HISTORY_TURNS) -> list[dict]:
@@ -104,12 +78,13 @@ class LiteLLMCoStorm:
         return self._fallback_steps
 
     def _run(self, step: str, material: dict, fallback: Callable[[], Any], post: Callable[[Any], Any] = lambda x: x,
-             *, semantic: str = "", tool_tokens: int = 0, tools: list[dict] | None = None, run_tool=None) -> Any:
-        """Call ``step``'s model and post-process (``post`` may raise InvalidOutput), or answer
-        with ``fallback()`` (module doc). Raises LLMError for auth errors and replay misses."""
+             *, inp: Any = None, tool_tokens: int = 0, tools: list[dict] | None = None, run_tool=None) -> Any:
+        """Call the declared step's model (``research.engines.steps``; ``inp`` gives the cassette
+        key) and post-process (``post`` may raise InvalidOutput), or answer with ``fallback()``
+        (module doc). Raises LLMError for auth errors and replay misses."""
         try:
-            reply = call_structured(self.engine.session, step, ROLE[step], material, REPLY[step],
-                                    semantic=semantic, tool_tokens=tool_tokens, tools=tools, run_tool=run_tool)
+            reply = call_structured(self.engine.session, declared(step), material, inp,
+                                    tool_tokens=tool_tokens, tools=tools, run_tool=run_tool)
             return post(reply)
         except BudgetExhausted:
             return fallback()
@@ -154,7 +129,7 @@ class LiteLLMCoStorm:
                 return IntentOutput(intent="potential_answer")
             return o
         return self._run("costorm_intent", m, lambda: self._fallback().choose_intent(inp), post,
-                         semantic=f"costorm_intent|{inp.expert.name}|{len(inp.history)}")
+                         inp=inp)
 
     def expert_question(self, inp: ExpertQuestionInput) -> TextOutput:
         """The expert's question (information request / original question), steered by the
@@ -169,7 +144,7 @@ class LiteLLMCoStorm:
                 raise InvalidOutput("costorm_question: empty question")
             return TextOutput(text=text[:500])
         return self._run("costorm_question", m, lambda: self._fallback().expert_question(inp), post,
-                         semantic=f"costorm_question|{inp.expert.name}|{len(inp.history)}")
+                         inp=inp)
 
     def turn_queries(self, inp: TurnQueryInput) -> QueryList:
         """1–3 search queries for the question (further details: from the expert's focus)."""
@@ -178,7 +153,7 @@ class LiteLLMCoStorm:
         return self._run("costorm_queries", m, lambda: self._fallback().turn_queries(inp),
                          lambda q: QueryList(queries=[x.strip()[:200] for x in q.queries if x.strip()][:3]
                                              or [inp.question[:200]]),
-                         semantic=f"costorm_queries|{inp.intent}|{inp.question}")
+                         inp=inp)
 
     def expert_answer(self, inp: ExpertAnswerInput) -> AnswerOutput:
         """A cited answer from the numbered results (+ their summary cards and the
@@ -195,7 +170,7 @@ class LiteLLMCoStorm:
             return AnswerOutput(answer=text, cited=sorted({int(n) for n in CITE_RE.findall(text)}))
         tools = [READ_ARTIFACT_TOOL] if (self.engine.run_id and m["artifacts"]) else None
         return self._run("costorm_answer", m, lambda: self._fallback().expert_answer(inp), post,
-                         semantic=f"costorm_answer|{inp.intent}|{inp.question}", tools=tools,
+                         inp=inp, tools=tools,
                          run_tool=self.engine._read_artifact,
                          tool_tokens=count_tokens(json.dumps(m["results"]) + json.dumps(m["artifacts"])))
 
@@ -211,7 +186,7 @@ class LiteLLMCoStorm:
             ok = t.text.strip() and set(CITE_RE.findall(t.text)) <= before
             return TextOutput(text=t.text.strip()) if ok else TextOutput(text=inp.utterance)
         return self._run("costorm_polish", m, lambda: self._fallback().polish_utterance(inp), post,
-                         semantic=f"costorm_polish|{_h(inp.utterance)}")
+                         inp=inp)
 
     # ------------------------------------------------------------------ moderator
     def moderator_question(self, inp: ModeratorInput) -> ModeratorOutput:
@@ -230,7 +205,7 @@ class LiteLLMCoStorm:
             return ModeratorOutput(question=text, question_only=CITE_RE.sub("", o.question_only).strip()[:500],
                                    cited=cited)
         return self._run("costorm_moderator", m, lambda: self._fallback().moderator_question(inp), post,
-                         semantic=f"costorm_moderator|{len(inp.history)}",
+                         inp=inp,
                          tool_tokens=count_tokens(json.dumps(m["items"])))
 
     def update_experts(self, inp: ExpertUpdateInput) -> PersonaList:
@@ -247,7 +222,7 @@ class LiteLLMCoStorm:
                                            questions=[q.strip() for q in e.questions if q.strip()][:3]))
             return PersonaList(perspectives=out[:inp.n])
         return self._run("costorm_update_experts", m, lambda: self._fallback().update_experts(inp), post,
-                         semantic=f"costorm_update_experts|{_h(inp.question)}")
+                         inp=inp)
 
     # ------------------------------------------------------------------ mind map
     def choose_placement(self, inp: PlacementInput) -> PlacementOutput:
@@ -270,7 +245,7 @@ class LiteLLMCoStorm:
                 new = ""
             return PlacementOutput(path=path, new_node=new)
         return self._run("costorm_placement", m, lambda: self._fallback().choose_placement(inp), post,
-                         semantic=f"costorm_placement|{_h(inp.text + '|'.join(inp.candidates))}")
+                         inp=inp)
 
     def subtopics(self, inp: SubtopicInput) -> SubtopicOutput:
         """2..``max_subtopics`` distinct subtopic names for an over-full concept ([] = keep it)."""
@@ -286,5 +261,5 @@ class LiteLLMCoStorm:
                     names.append(n)
             return SubtopicOutput(names=names[:inp.max_subtopics] if len(names) >= 2 else [])
         return self._run("costorm_subtopics", m, lambda: self._fallback().subtopics(inp), post,
-                         semantic=f"costorm_subtopics|{inp.path}|{len(inp.items)}")
+                         inp=inp)
 

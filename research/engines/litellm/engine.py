@@ -2,7 +2,8 @@
 
 Prompts: ``prompts/{step}.md`` (our wording with STORM's intent, seed 002; seed 001 planner and
 compression schemas). Structured output and re-ask: ``structured.py``. Calls, accounting,
-budget and record/replay: ``research.llm.session.LLMSession``. Roles per step: ``schemas.ROLE``.
+budget and record/replay: ``research.llm.session.LLMSession``. Each step's role, reply model,
+prompt file and cassette key: its declaration in ``research.engines.steps``.
 
 Fallbacks: when the run's budget is exhausted, or a step's reply is still invalid after a
 re-ask, or the provider keeps failing after retries, that step is answered by the offline
@@ -13,21 +14,20 @@ markers outside the material's numbers are dropped, syllabus keys filtered, list
 
 from __future__ import annotations
 
-import hashlib
 import re
 import threading
 from typing import Any, Callable
 
 from pydantic import field_validator
 
-from research.engines.base import (AnalysisInput, AnswerInput, AnswerOutput, AskInput, AskOutput, AssignInput,
+from research.engines.base import (AnalysisInput, AnswerAssignInput, AnswerAssignOutput, AnswerInput, AnswerOutput, AskInput, AskOutput, AssignInput,
                                    AssignOutput, CompressInput, FitInput, LeadInput, OutlineInput, PersonaInput, PersonaList,
                                    PlanInput, PolishInput, QueryInput, QueryList, RefineInput, RelatedInput,
                                    SectionInput, SurveyInput, TextOutput)
 from research.engines.litellm import material as mat
 from research.engines.litellm.prompts import compact
-from research.engines.litellm.schemas import REPLY, ROLE
 from research.engines.litellm.structured import call_structured
+from research.engines.steps import step as declared
 from research.llm.errors import BudgetExhausted, InvalidOutput, LLMError
 from research.pipeline.citations import LOCAL_RE
 from research.llm.session import LLMSession
@@ -73,10 +73,6 @@ def cited_only(valid: set[int]) -> type[TextOutput]:
     return SectionText
 
 
-def _h(text: str) -> str:
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
-
-
 class LiteLLMEngine:
     """The LLM engine (``name = "litellm"``, ``label = "litellm (MODEL[, MODEL…])"``).
 
@@ -115,12 +111,13 @@ class LiteLLMEngine:
             return self._fallback_engine
 
     def _run(self, step: str, material: dict, fallback: Callable[[], Any], post: Callable[[Any], Any] = lambda x: x,
-             *, semantic: str = "", tool_tokens: int = 0, tools: list[dict] | None = None, run_tool=None,
+             *, inp: Any = None, tool_tokens: int = 0, tools: list[dict] | None = None, run_tool=None,
              reply: type | None = None) -> Any:
-        """Call the step's model and post-process, or answer with ``fallback()`` (module doc).
-        ``reply``: a stricter reply model than ``REPLY[step]`` (its validation errors re-ask)."""
+        """Call the declared step's model (``research.engines.steps``; ``inp`` gives the cassette
+        key) and post-process, or answer with ``fallback()`` (module doc). ``reply``: a stricter
+        reply model than the declared one (its validation errors re-ask)."""
         try:
-            reply = call_structured(self.session, step, ROLE[step], material, reply or REPLY[step], semantic=semantic,
+            reply = call_structured(self.session, declared(step), material, inp, reply=reply,
                                     tool_tokens=tool_tokens, tools=tools, run_tool=run_tool)
             return post(reply)
         except BudgetExhausted:
@@ -177,7 +174,7 @@ class LiteLLMEngine:
         src = inp.results[0].url if inp.results else ""
         return self._run("related_outline", m, lambda: self._fallback().related_outline(inp),
                          lambda r: TopicOutline(topic=r.topic, sections=r.sections[:8], source=src),
-                         semantic=f"related_outline|{inp.query}", tool_tokens=count_tokens(compact(m["results"])))
+                         inp=inp, tool_tokens=count_tokens(compact(m["results"])))
 
     def fit_syllabus(self, inp: FitInput) -> Syllabus:
         """Issue 12: the planner proposes 4–8 questions for this query (``prompts/fit_syllabus.md``),
@@ -210,7 +207,7 @@ class LiteLLMEngine:
         def post(a: AskOutput) -> AskOutput:
             return AskOutput(question=a.question.strip(), focus_question=a.focus_question if a.focus_question in keys else "")
         return self._run("ask_question", mat.ask(inp), lambda: self._fallback().ask_question(inp), post,
-                         semantic=f"ask_question|{inp.perspective.name}|{len(inp.history)}")
+                         inp=inp)
 
     def question_to_queries(self, inp: QueryInput) -> QueryList:
         """QuestionToQuery: 1–3 queries."""
@@ -218,7 +215,7 @@ class LiteLLMEngine:
              "perspective": inp.perspective.name if inp.perspective else ""}
         return self._run("question_to_queries", m, lambda: self._fallback().question_to_queries(inp),
                          lambda q: QueryList(queries=[x.strip() for x in q.queries if x.strip()][:3] or [inp.question[:200]]),
-                         semantic=f"question_to_queries|{inp.question}")
+                         inp=inp)
 
     def answer_question(self, inp: AnswerInput) -> AnswerOutput:
         """AnswerQuestion grounded in the numbered results (+ their cards, read_artifact tool)."""
@@ -232,22 +229,38 @@ class LiteLLMEngine:
             return AnswerOutput(answer=text, cited=cited)
         tools = [READ_ARTIFACT_TOOL] if (self.run_id and m["artifacts"]) else None
         return self._run("answer_question", m, lambda: self._fallback().answer_question(inp), post,
-                         semantic=f"answer_question|{inp.question}", tools=tools, run_tool=self._read_artifact,
+                         inp=inp, tools=tools, run_tool=self._read_artifact,
                          tool_tokens=count_tokens(compact(m["results"]) + compact(m["artifacts"])))
 
     def assign_questions(self, inp: AssignInput) -> AssignOutput:
         """Seed 000 assignment: per result, valid syllabus keys and a ≤ 300-char excerpt."""
         m = mat.assign(inp)
-        keys, n = set(inp.syllabus.keys()), len(inp.results)
 
         def post(a: AssignOutput) -> AssignOutput:
-            rel = [[k for k in dict.fromkeys(ks) if k in keys] for ks in a.relevant_questions][:n]
-            rel += [[] for _ in range(n - len(rel))]
-            exc = [str(x)[:300] for x in a.key_excerpts][:n]
-            exc += [(" ".join(r.snippets) or r.title)[:300] for r in inp.results[len(exc):]]
-            return AssignOutput(relevant_questions=rel, key_excerpts=exc)
+            return _assignment(a.relevant_questions, a.key_excerpts, inp.results, set(inp.syllabus.keys()))
         return self._run("assign_questions", m, lambda: self._fallback().assign_questions(inp), post,
-                         semantic=f"assign_questions|{inp.question}", tool_tokens=count_tokens(compact(m["results"])))
+                         inp=inp, tool_tokens=count_tokens(compact(m["results"])))
+
+    def answer_and_assign(self, inp: AnswerAssignInput) -> AnswerAssignOutput:
+        """Issue 14: answer + seed 000 assignment in ONE call over one copy of the numbered
+        results (``prompts/answer_and_assign.md``, ``material.answer_assign``: the turn's cards stand
+        in for long snippets); sanitised as ``answer_question`` and ``assign_questions`` are.
+        No results → ``answer_question`` alone (nothing to assign)."""
+        a = inp.answer
+        if not a.results:
+            return AnswerAssignOutput(answer=self.answer_question(a))
+        m = mat.answer_assign(inp, self._cards_for({r.query for r in a.results if r.query}, a.known_cards))
+        valid = set(range(1, len(a.results) + 1))
+
+        def post(r) -> AnswerAssignOutput:
+            text = _keep_cites(r.answer, valid)
+            answer = AnswerOutput(answer=text, cited=sorted({int(n) for n in CITE_RE.findall(text)}))
+            return AnswerAssignOutput(answer=answer, assigned=_assignment(r.relevant_questions, r.key_excerpts,
+                                                                          a.results, set(inp.syllabus.keys())))
+        tools = [READ_ARTIFACT_TOOL] if (self.run_id and any("artifact_file" in x for x in m["artifacts"])) else None
+        return self._run("answer_and_assign", m, lambda: self._fallback().answer_and_assign(inp), post, inp=inp,
+                         tools=tools, run_tool=self._read_artifact,
+                         tool_tokens=count_tokens(compact(m["results"]) + compact(m["artifacts"])))
 
     # ------------------------------------------------------------------ artifacts & analysis
     def compress(self, inp: CompressInput) -> SummaryCard:
@@ -255,11 +268,11 @@ class LiteLLMEngine:
         m = {"plan_title": inp.plan_title, "step_title": inp.step_title, "step_description": inp.step_description,
              "tool_name": inp.tool_name, "raw_output": inp.raw_output[:mat.RAW_CHARS]}
         return self._run("compress", m, lambda: self._fallback().compress(inp),
-                         semantic=f"compress|{_h(inp.raw_output)}")
+                         inp=inp)
 
     def analyze(self, inp: AnalysisInput) -> Analysis:
         """Cross-validation (claims from ≥ 2 sources) and contradictions, facts named F1..Fn."""
-        ids = {f"F{i}": f for i, f in enumerate(inp.facts[:60], start=1)}
+        ids = {f"F{i}": f for i, f in enumerate(inp.facts[:mat.MAX_FACTS], start=1)}
         src_label = {sid: f"S{i}" for i, sid in enumerate(dict.fromkeys(f.source_id for f in ids.values()), start=1)}
         m = {"topic": inp.topic, "facts": [{"id": k, "text": f.text[:mat.FACT_CHARS], "source": src_label[f.source_id]}
                                            for k, f in ids.items()]}
@@ -301,7 +314,7 @@ class LiteLLMEngine:
         the section from the same snippets. Stray markers are dropped as a last guard."""
         valid = {s.n for s in inp.snippets}
         return self._run("write_section", mat.section(inp), lambda: self._fallback().write_section(inp),
-                         lambda t: TextOutput(text=_keep_cites(t.text, valid)), semantic=f"write_section|{inp.section.heading}",
+                         lambda t: TextOutput(text=_keep_cites(t.text, valid)), inp=inp,
                          reply=cited_only(valid))
 
     def write_lead(self, inp: LeadInput) -> TextOutput:
@@ -320,7 +333,7 @@ class LiteLLMEngine:
             after = set(CITE_RE.findall(t.text))
             return t if (after <= before and t.text.strip()) else TextOutput(text=inp.text)
         return self._run("polish", {"topic": inp.topic, "text": inp.text}, lambda: self._fallback().polish(inp), post,
-                         semantic=f"polish|{_h(inp.text)}")
+                         inp=inp)
 
     def _guard(self, step: str, material: dict, fallback, post) -> Any:
         """``_run`` where a semantically empty reply (post raises InvalidOutput) also falls back."""
@@ -331,6 +344,17 @@ class LiteLLMEngine:
                 self._emit("llm.fallback", {"step": step, "code": exc.code})
                 return fallback()
         return self._run(step, material, fallback, safe_post)
+
+
+def _assignment(relevant: list[list[str]], excerpts: list[str], results: list, keys: set[str]) -> AssignOutput:
+    """A reply's assignment made whole: per result, valid syllabus keys (deduplicated) and a
+    ≤ 300-char excerpt (the result's snippet where the reply has none)."""
+    n = len(results)
+    rel = [[k for k in dict.fromkeys(ks) if k in keys] for ks in relevant][:n]
+    rel += [[] for _ in range(n - len(rel))]
+    exc = [str(x)[:300] for x in excerpts][:n]
+    exc += [(" ".join(r.snippets) or r.title)[:300] for r in results[len(exc):]]
+    return AssignOutput(relevant_questions=rel, key_excerpts=exc)
 
 
 def _outline(o: Outline) -> Outline:

@@ -10,19 +10,21 @@ from __future__ import annotations
 
 import re
 
-from research.engines.base import AnswerInput, AskInput, AssignInput, LeadInput, RefineInput, SectionInput
+from research.engines.base import AnswerAssignInput, AnswerInput, AskInput, AssignInput, LeadInput, RefineInput, SectionInput
 from research.models import ArtifactRecord, SearchResult, Syllabus
 from research.pipeline.citations import CITES_WS_RE
 
 SNIPPET_CHARS = 240      # per result in answer prompts
 SHORT_CHARS = 110        # per result in assign / related prompts
-TITLE_CHARS = 100        # per result title
+TITLE_CHARS = 80         # per result title
 RAW_CHARS = 12_000       # raw tool output given to the (out-of-band) compressor
-ANSWER_CHARS = 300       # per conversation answer in the outline prompt
+ANSWER_CHARS = 200       # per conversation answer in the outline prompt
 LAST_ANSWER_CHARS = 240  # the asker's view of the previous answer
 CARD_FACTS = 3           # extraction bullets per card in answer prompts
 CARD_SUMMARY_CHARS = 400
-FACT_CHARS = 200         # per fact in the analysis prompt
+MAX_NOTES = 3            # cards per answer prompt
+FACT_CHARS = 160         # per fact in the analysis prompt
+MAX_FACTS = 48           # facts in the analysis prompt
 SECTION_SNIPPET_CHARS = 450  # per snippet in a section-writing prompt
 LEAD_SECTION_CHARS = 800     # per section in the lead prompt
 _CITES = CITES_WS_RE
@@ -60,6 +62,31 @@ def answer(inp: AnswerInput, cards: list[ArtifactRecord]) -> dict:
               "artifact_file": c.artifact_file.rsplit("/", 1)[-1]} for c in cards if c.card.is_useful][:2]
     return {"topic": inp.topic, "question": inp.question, "results": results(inp.results, SNIPPET_CHARS),
             "artifacts": notes}
+
+
+def _note(card, artifact_file: str | None = None) -> dict:
+    note = {"summary_title": card.summary_title, "summary": card.summary[:CARD_SUMMARY_CHARS],
+            "extraction": card.extraction[:CARD_FACTS]}
+    return {**note, "artifact_file": artifact_file} if artifact_file else note
+
+
+def answer_assign(inp: AnswerAssignInput, cards: list[ArtifactRecord]) -> dict:
+    """Issue 14, one prompt for answer + assignment over one copy of the numbered results. A
+    result whose search has a useful card in ``turn_cards`` carries a short snippet
+    (``SHORT_CHARS``) and the card stands in for the rest (seed 001 §6: cards instead of raw
+    text); other results keep ``SNIPPET_CHARS``. Notes: the turn's cards, then the stored cards
+    of the same searches (with their ``artifact_file`` for ``read_artifact``), at most
+    ``MAX_NOTES``."""
+    a = inp.answer
+    carded = {t.query for t in a.turn_cards if t.card.is_useful}
+    res = [{"n": i, "title": r.title[:TITLE_CHARS],
+            "snippet": " … ".join(r.snippets)[:SHORT_CHARS if r.query in carded else SNIPPET_CHARS]}
+           for i, r in enumerate(a.results, start=1)]
+    notes = [_note(t.card) for t in a.turn_cards if t.card.is_useful]
+    notes += [_note(c.card, c.artifact_file.rsplit("/", 1)[-1]) for c in cards if c.card.is_useful]
+    return {"topic": a.topic, "question": a.question, "focus": inp.focus,
+            "questions": {q.key: q.label for q in inp.syllabus.questions}, "results": res,
+            "artifacts": notes[:MAX_NOTES]}
 
 
 def assign(inp: AssignInput) -> dict:

@@ -1,11 +1,12 @@
-"""Prompt templates, one file per step in ``prompts/{step}.md`` (``[system]`` and ``[user]``
-parts; ``$material`` is replaced by the step's JSON material). The system prompt starts with
-the marker ``[research-desk step: {step}]`` (the loopback test server keys on it).
+"""Prompt templates, one file per declared step (``research.engines.steps``: ``spec.prompt`` in
+``prompts/``; ``[system]`` and ``[user]`` parts; ``$material`` is replaced by the step's JSON
+material). The system prompt starts with the step's marker ``[research-desk step: {name}]``
+(``StepSpec.marker``; the loopback test server keys on it).
 
 Context economy (seed 001 §10): the material is serialised compactly (``compact``: no indent,
 no spaces after separators), and the template's closing ``Return {...}`` shape line is sent only
 when the model has no native structured output (with native ``response_format`` the schema
-already travels there, so the prompt does not repeat it)."""
+already travels there, so the prompt repeats neither it nor "Reply with one JSON object only")."""
 
 from __future__ import annotations
 
@@ -14,13 +15,15 @@ import json
 from pathlib import Path
 from string import Template
 
+from research.llm.steps import StepSpec
+
 DIR = Path(__file__).resolve().parent / "prompts"
 
 
 @functools.lru_cache(maxsize=None)
-def template(step: str) -> tuple[str, str]:
-    """(system, user) text of ``prompts/{step}.md``. Raises FileNotFoundError."""
-    text = (DIR / f"{step}.md").read_text(encoding="utf-8")
+def template(prompt: str) -> tuple[str, str]:
+    """(system, user) text of the prompt file ``prompts/{prompt}``. Raises FileNotFoundError."""
+    text = (DIR / prompt).read_text(encoding="utf-8")
     system, _, user = text.partition("[user]")
     return system.replace("[system]", "", 1).strip(), user.strip()
 
@@ -30,12 +33,14 @@ def compact(obj) -> str:
     return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
 
 
-def render(step: str, material: dict, schema: dict | None = None, *, native: bool = False) -> list[dict]:
-    """Messages ``[system, user]`` for ``step``. ``schema``: a JSON schema to spell out in the
-    system prompt (for models without native structured output). ``native``: the schema goes
-    as ``response_format``, so the template's ``Return …`` shape line is left out."""
-    system, user = template(step)
-    system = f"[research-desk step: {step}]\n{system}\nReply with one JSON object only."
+def render(spec: StepSpec, material: dict, schema: dict | None = None, *, native: bool = False) -> list[dict]:
+    """Messages ``[system, user]`` for the step ``spec``. ``schema``: a JSON schema to spell out
+    in the system prompt (for models without native structured output). ``native``: the schema
+    goes as ``response_format``, so the template's ``Return …`` shape line is left out."""
+    system, user = template(spec.prompt)
+    system = f"{spec.marker}\n{system}"
+    if not native:  # with native structured output the response_format already asks for JSON
+        system += "\nReply with one JSON object only."
     if schema is not None:
         system += "\nIt must validate against this JSON schema:\n" + json.dumps(schema, separators=(",", ":"))
     if native:

@@ -18,6 +18,7 @@ from pydantic import BaseModel, ValidationError
 from research.engines.litellm import prompts
 from research.llm.errors import InvalidOutput
 from research.llm.session import LLMSession
+from research.llm.steps import StepSpec
 from research.tokens import count_tokens
 
 M = TypeVar("M", bound=BaseModel)
@@ -66,25 +67,31 @@ def native_tools(model: str) -> bool:
         return False
 
 
-def call_structured(session: LLMSession, step: str, role: str, material: dict, reply: type[M], *,
-                    semantic: str = "", tool_tokens: int = 0, tools: list[dict] | None = None,
+def call_structured(session: LLMSession, spec: StepSpec, material: dict, inp=None, *, reply: type[M] | None = None,
+                    tool_tokens: int = 0, tools: list[dict] | None = None,
                     run_tool: Callable[[str, dict], str] | None = None) -> M:
-    """Render the step's prompt, call the role's model, return the validated reply.
+    """Render the step's prompt, call its role's model, return the validated reply.
+
+    ``spec``: the step's declaration (``research.engines.steps``): role, reply model (``reply``
+    overrides it with a stricter one), cassette key (``spec.cassette_key(inp)``, + the tool
+    round and re-ask count).
 
     Raises:
         InvalidOutput: still invalid after one re-ask. LLMError / BudgetExhausted from the session.
     """
-    model = session.models[role]
+    reply = reply or spec.reply
+    step, semantic = spec.name, spec.cassette_key(inp)
+    model = session.models[spec.role]
     native = native_schema(model)
     schema = reply.model_json_schema()
-    messages = prompts.render(step, material, None if native else schema, native=native)
+    messages = prompts.render(spec, material, None if native else schema, native=native)
     fmt = {"type": "json_schema", "json_schema": {"name": reply.__name__, "schema": schema, "strict": False}} \
         if native else None
     use_tools = tools if (tools and run_tool and native_tools(model)) else None
     reasked, rounds = False, 0
     while True:
-        result = session.call(step=step, role=role, messages=messages, response_format=fmt, tools=use_tools,
-                              semantic=f"{semantic or step}|{rounds}|{int(reasked)}", tool_tokens=tool_tokens)
+        result = session.call(spec, messages=messages, response_format=fmt, tools=use_tools,
+                              semantic=f"{semantic}|{rounds}|{int(reasked)}", tool_tokens=tool_tokens)
         if result.tool_calls and use_tools and rounds < MAX_TOOL_ROUNDS:
             rounds += 1
             messages = messages + [{"role": "assistant", "content": result.content or None, "tool_calls": [

@@ -1,0 +1,80 @@
+"""``StepSpec``: what the LLM layer needs to know about one engine step (issue 15 item 3).
+
+The table of steps is ``research.engines.steps.STEPS`` (one declaration per step); this module
+holds the declaration's type, so the session, accounting and cassettes (this layer) read a
+step's name, role, context accounting and cassette key from the spec they are handed, without
+importing the engines. Units: none (names and rules).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from pydantic import BaseModel
+
+from research.llm.models import ROLES
+
+MARKER = "[research-desk step: {}]"
+"""First line of every step's system prompt (the loopback test server keys on it)."""
+
+
+def digest(text: str) -> str:
+    """16 hex chars of sha256(``text``): a cassette key part for long inputs."""
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _no_key(_inp: Any) -> tuple:
+    return ()
+
+
+@dataclass(frozen=True)
+class StepSpec:
+    """One step of the litellm engine (STORM or Co-STORM).
+
+    Fields:
+        name: the step's name (prompt file ``prompts/{name}.md``, accounting ``by_step`` key,
+            cassette key prefix, loopback responder case).
+        role: the model role that answers it (one of ``research.llm.models.ROLES``).
+        input: the engine input model the step is computed from (documentation and key rule).
+        reply: the pydantic model the model must return (sent as ``response_format``).
+        key: cassette key rule: ``key(input) -> tuple`` of the parts of the input that do not
+            depend on thread timing (perspective, turn, question …); () → the step name alone.
+        in_context: False for out-of-band steps (the compressor): their prompt tokens are not
+            counted as context (seed 001 §10).
+        family: ``"storm"`` or ``"costorm"`` (which engine object exposes it).
+
+    Raises:
+        ValueError: at declaration, for a role outside ``ROLES`` or a bad family.
+    """
+
+    name: str
+    role: str
+    input: type[BaseModel] | None
+    reply: type[BaseModel]
+    key: Callable[[Any], tuple] = field(default=_no_key, compare=False)
+    in_context: bool = True
+    family: str = "storm"
+
+    def __post_init__(self) -> None:
+        if self.role not in ROLES:
+            raise ValueError(f"step {self.name}: role {self.role!r} is not one of {', '.join(ROLES)}")
+        if self.family not in ("storm", "costorm"):
+            raise ValueError(f"step {self.name}: family must be 'storm' or 'costorm'")
+
+    @property
+    def prompt(self) -> str:
+        """The prompt file name (``{name}.md``)."""
+        return f"{self.name}.md"
+
+    @property
+    def marker(self) -> str:
+        """The system prompt's first line."""
+        return MARKER.format(self.name)
+
+    def cassette_key(self, inp: Any = None) -> str:
+        """The semantic cassette key: ``name|part|part…`` (``key(inp)``; the name alone when
+        ``inp`` is None or the rule has no parts)."""
+        parts = self.key(inp) if inp is not None else ()
+        return "|".join([self.name, *(str(p) for p in parts)])
