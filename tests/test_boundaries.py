@@ -4,7 +4,9 @@
 - the raw Redis client (``.r`` of a RunStore / collector, ``get_redis()``) is used only inside
   ``research/store/`` — everything else goes through the store's methods;
 - ``os.environ`` / ``os.getenv`` are read only by the settings module (``research/config.py``) and
-  the CLI entry point (``research/cli.py``).
+  the CLI entry point (``research/cli.py``);
+- every event emitted with a literal name is declared in ``research/events.py`` and no event
+  name is built at run time (an f-string).
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ import ast
 import re
 from functools import cache
 from pathlib import Path
+
+from research.events import EVENTS
 
 ROOT = Path(__file__).resolve().parents[1]
 PKG = ROOT / "research"
@@ -171,3 +175,36 @@ def test_one_citation_regex():
     hits = [f"{_rel(p)}:{n}" for p in files for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
             if marker.search(line)]
     assert hits == []
+
+
+def _emitted_events(source: str, label: str) -> list[tuple[str, str]]:
+    """``(label:line, event name)`` of every ``.emit(...)`` / ``._emit(...)`` call whose event
+    argument (first or second positional) is a string literal; an f-string reads ``<f-string>``."""
+    out = []
+    for node in ast.walk(ast.parse(source)):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and node.func.attr in ("emit", "_emit")):
+            continue
+        for arg in node.args[:2]:
+            if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+                out.append((f"{label}:{node.lineno}", arg.value))
+                break
+            if isinstance(arg, ast.JoinedStr):
+                out.append((f"{label}:{node.lineno}", "<f-string>"))
+                break
+    return out
+
+
+def test_every_emitted_event_is_declared():
+    """Each literal event name passed to ``emit`` is in research/events.py (issue 15, typed events)."""
+    files = sorted(PKG.rglob("*.py")) + sorted((ROOT / "app_pages").glob("*.py"))
+    found = [e for p in files for e in _emitted_events(p.read_text(encoding="utf-8"), _rel(p))]
+    assert len(found) > 40  # the walker sees the real emitters
+    assert [f"{where} {name}" for where, name in found if name not in EVENTS] == []
+
+
+def test_event_walker_sees_undeclared_names():
+    src = ('store.emit(run_id, "plan.ready", {})\nctx.emit("plan.redy", {})\n'
+           'self._emit(f"search.{kind}", {})\nemit(state)\n')
+    assert _emitted_events(src, "x") == [("x:1", "plan.ready"), ("x:2", "plan.redy"), ("x:3", "<f-string>")]
+

@@ -17,6 +17,7 @@ import redis
 from pydantic import BaseModel
 
 from research.errors import RunNotFoundError
+from research.events import EventType, check_event
 from research.models import (ACTIVE_STATUSES, ArtifactRecord, DialogueTurn, Event, RunConfig, RunState, RunStatus,
                              Usage, now)
 from research.store import keys
@@ -282,8 +283,11 @@ class RunStore:
         return out
 
     # ------------------------------------------------------------------ events
-    def emit(self, run_id: str, type_: str, data: dict | None = None) -> str:
-        """Append an event to the run's stream; returns the stream id."""
+    def emit(self, run_id: str, type_: EventType, data: dict | None = None) -> str:
+        """Append a declared event (``research/events.py``) to the run's stream; returns the
+        stream id. Raises InvariantError (nothing written) for an undeclared type or a payload
+        with a missing or undeclared field."""
+        check_event(type_, data or {})
         ev = Event(type=type_, data=data or {})
         return self.r.xadd(keys.run_events(run_id), {"ts": ev.ts, "type": ev.type, "data": json.dumps(ev.data)},
                            maxlen=EVENT_STREAM_MAXLEN, approximate=True)
