@@ -18,6 +18,7 @@ from pathlib import Path
 from research.cli_common import (EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, _err,  # noqa: F401
                                  _print_json, _print_outcome, _store, report_run_outcome)
 from research.cli_progress import IndexBar
+from research.engines.labels import OFFLINE_LABEL
 from research.models import ENGINES, MIN_DATABASES_RANGE, MODES, PERSPECTIVES_RANGE, TURNS_RANGE
 
 _OFFLINE_ENV = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
@@ -52,7 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--max-turns", default="3", metavar="N",
                      help="dialogue turns per persona, {}–{} (default 3)".format(*TURNS_RANGE))
     run.add_argument("--engine", choices=list(ENGINES), default=None,
-                     help="engine (default: the offline extractive engine)")
+                     help=f"engine (default: {OFFLINE_LABEL})")
     run.add_argument("--mode", choices=list(MODES), default="storm",
                      help="storm (perspective conversations) or costorm (round-table with moderator and mind map)")
     run.add_argument("--experts", metavar="N", help="Co-STORM experts, 1–8 (default 3)")

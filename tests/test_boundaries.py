@@ -208,3 +208,36 @@ def test_event_walker_sees_undeclared_names():
            'self._emit(f"search.{kind}", {})\nemit(state)\n')
     assert _emitted_events(src, "x") == [("x:1", "plan.ready"), ("x:2", "plan.redy"), ("x:3", "<f-string>")]
 
+
+def _docstrings(tree: ast.AST) -> set[int]:
+    """ids of the docstring nodes (first statement string of a module, class or function, and
+    the attribute docstring right after an assignment)."""
+    out = set()
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if not isinstance(body, list):
+            continue
+        for i, stmt in enumerate(body):
+            if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str) \
+                    and (i == 0 or isinstance(body[i - 1], (ast.Assign, ast.AnnAssign))):
+                out.add(id(stmt.value))
+    return out
+
+
+def _offline_wordings(source: str, label: str) -> list[str]:
+    """Lines with a string (not a docstring) that spells the offline engine's label itself."""
+    tree = ast.parse(source)
+    docs = _docstrings(tree)
+    return [f"{label}:{n.lineno}" for n in ast.walk(tree)
+            if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in docs
+            and "offline extractive" in n.value.lower()]
+
+
+def test_offline_label_spelled_once():
+    """Every page, export, follow-up and CLI line takes the label from research/engines/labels.py."""
+    files = [p for p in sorted(PKG.rglob("*.py")) if _rel(p) != "research/engines/labels.py"]
+    files += sorted((ROOT / "app_pages").glob("*.py")) + [ROOT / "streamlit_app.py"]
+    hits = [h for p in files for h in _offline_wordings(p.read_text(encoding="utf-8"), _rel(p))]
+    assert hits == []
+    src = '"""Docs may say offline extractive mode."""\nx = "Offline extractive mode"\ny = f"{a} offline extractive"\n'
+    assert _offline_wordings(src, "x") == ["x:2", "x:3"]

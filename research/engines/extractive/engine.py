@@ -37,6 +37,7 @@ from research.engines.base import (
     TextOutput,
 )
 from research.engines.extractive import analysis, compress, dialogue, fitting, planning, writing
+from research.engines.labels import OFFLINE_LABEL
 from research.engines.extractive.vectors import Vectors
 from research.models import Analysis, Outline, Plan, SummaryCard, Syllabus, TopicOutline
 
@@ -54,7 +55,7 @@ class ExtractiveEngine:
     """
 
     name = "extractive"
-    label = "offline extractive mode"
+    label = OFFLINE_LABEL
 
     def __init__(self, embedder: Any | None = None) -> None:
         self.vectors = Vectors(embedder)
