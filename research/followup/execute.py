@@ -94,7 +94,7 @@ def _attempt(store: RunStore, fs: FollowupStore, run_id: str, pending: PendingFo
     except redis.RedisError:
         raise  # Redis is gone: the record stays pending and the follow-up resumes later
     except Exception as exc:
-        code = getattr(exc, "code", "internal_error")
+        code = str(getattr(exc, "code", None) or "internal_error")  # a declared str (research/events.py)
         message = getattr(exc, "message", None) or f"{type(exc).__name__}: {exc}"
         fs.drop_pending(run_id, pending.id)
         store.emit(run_id, "followup.failed", {"id": pending.id, "question": pending.question[:200], "code": code,
