@@ -18,7 +18,7 @@ from pathlib import Path
 from research.cli_common import (EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, _err,  # noqa: F401
                                  _print_json, _print_outcome, _store, report_run_outcome)
 from research.cli_progress import IndexBar
-from research.engines.labels import OFFLINE_LABEL
+from research.labels import OFFLINE_LABEL
 from research.models import ENGINES, MIN_DATABASES_RANGE, MODES, PERSPECTIVES_RANGE, TEMPLATE_CHOICES, TURNS_RANGE
 
 _OFFLINE_ENV = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",

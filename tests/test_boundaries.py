@@ -229,8 +229,8 @@ def _offline_wordings(source: str, label: str) -> list[str]:
 
 
 def test_offline_label_spelled_once():
-    """Every page, export, follow-up and CLI line takes the label from research/engines/labels.py."""
-    files = [p for p in sorted(PKG.rglob("*.py")) if _rel(p) != "research/engines/labels.py"]
+    """Every page, export, follow-up and CLI line takes the label from research/labels.py."""
+    files = [p for p in sorted(PKG.rglob("*.py")) if _rel(p) != "research/labels.py"]
     files += sorted((ROOT / "app_pages").glob("*.py")) + [ROOT / "streamlit_app.py"]
     hits = [h for p in files for h in _offline_wordings(p.read_text(encoding="utf-8"), _rel(p))]
     assert hits == []

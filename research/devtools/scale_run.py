@@ -31,7 +31,7 @@ from pathlib import Path
 
 import redis
 
-from research.engines.labels import OFFLINE_LABEL
+from research.labels import OFFLINE_LABEL
 from research.models import (Analysis, ArtifactRecord, Claim, Contradiction, DialogueTurn, Outline, OutlineSection,
                              Perspective, Plan, Reference, Report, ReportSection, RunConfig, Step, SummaryCard,
                              TopicOutline, TurnSource)

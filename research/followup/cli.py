@@ -7,7 +7,7 @@ import argparse
 import json
 import sys
 
-from research.engines.labels import offline_label
+from research.labels import offline_label
 
 
 def register(sub) -> dict:

@@ -37,7 +37,7 @@ from research.engines.base import (
     TextOutput,
 )
 from research.engines.extractive import analysis, compress, dialogue, fitting, planning, writing
-from research.engines.labels import OFFLINE_LABEL
+from research.labels import OFFLINE_LABEL
 from research.engines.extractive.vectors import Vectors
 from research.models import Analysis, Outline, Plan, SummaryCard, Syllabus, TopicOutline
 
