@@ -49,7 +49,7 @@ EventType = Literal[
     "costorm.resumed", "costorm.warm_start", "costorm.stopped", "costorm.experts_updated", "analyst.posted",
     # follow-up questions and the citation audit
     "followup.asked", "followup.failed", "followup.research.started", "followup.research.finished",
-    "followup.answered", "audit.finished",
+    "followup.answered", "followup.resumed", "followup.resume.requested", "audit.finished",
 ]
 
 
@@ -156,10 +156,12 @@ _SPECS: list[tuple[str, str | Callable[[dict], str], dict[str, Any]]] = [
     ("followup.failed", "follow-up failed ({code}): {question}", dict(id=str, question=str, code=str, message=str)),
     ("followup.research.started", "researching more for: {question}", dict(id=str, question=str)),
     ("followup.research.finished", "follow-up research done: {sources_added} new sources from {results} results",
-     dict(id=str, queries=list[str], results=int, sources_added=int, coverage_before=dict[str, int],
-          coverage_after=dict[str, int])),
+     dict(id=str, queries=list[str], results=int, sources_added=int, coverage_before=Opt(dict[str, int]),
+          coverage_after=Opt(dict[str, int]), reused=Opt(bool))),
     ("followup.answered", "follow-up answered: {question} ({citations} citations)",
      dict(id=str, question=str, citations=int, new_references=int, sources_added=int, found=bool)),
+    ("followup.resumed", "follow-up resumed (attempt {attempt}, at {stage})", dict(id=str, attempt=int, stage=str)),
+    ("followup.resume.requested", "follow-up resume requested by {by} (at {stage})", dict(id=str, by=str, stage=str)),
     ("audit.finished", "citation audit: {supported}/{total} supported, {weak} weak, {unsupported} unsupported",
      dict(total=int, supported=int, weak=int, unsupported=int)),
 ]
