@@ -13,6 +13,7 @@ job backend this process is the worker: interrupted runs are resumed once when i
 import streamlit as st
 
 from research.config import load_settings
+from research.labels import OFFLINE_LABEL
 from research.ui.citations import code, plain
 from research.ui.nav import PAGES, RUN_PAGES
 from research.ui.resume import resume_on_start
@@ -70,7 +71,7 @@ current = st.navigation({"Research Desk": [pg for k, pg in pages.items() if k no
                          "Run": [pg for k, pg in pages.items() if k in run_keys]})
 
 settings = load_settings().public()  # data dir, redis mode, corpus, model name: no secrets
-engine = f"litellm · {settings['llm_model']}" if settings["llm_model"] else "offline extractive mode"
+engine = f"litellm · {settings['llm_model']}" if settings["llm_model"] else OFFLINE_LABEL
 with st.sidebar:
     st.caption(f"**Default engine:** {plain(engine)}  \n**Redis:** {settings['redis']}  \n"
                f"**Data dir:** {code(settings['data_dir'])}")

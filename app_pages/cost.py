@@ -2,6 +2,7 @@
 
 import streamlit as st
 
+from research.labels import OFFLINE_LABEL
 from research.llm.usage import usage_report
 from research.models import RunState
 from research.ui import context
@@ -16,7 +17,7 @@ def render(state: RunState) -> None:
     context.engine_banner(state)
     rep = usage_report(store, state.run_id)
     if state.config.engine != "litellm" and not rep["llm_calls"]:
-        st.info("This run used the offline extractive engine: no LLM calls, no cost.", icon=":material/info:")
+        st.info(f"This run ran in {OFFLINE_LABEL}: no LLM calls, no cost.", icon=":material/info:")
     if rep["budget_exhausted"]:
         st.warning(f"Budget exhausted (budget: ${rep['budget_usd']} / {rep['budget_tokens']} tokens): the run "
                    "finished its remaining steps without LLM calls.", icon=":material/savings:")

@@ -7,6 +7,7 @@ from research.config import load_settings
 from research.errors import ResearchError
 from research.models import CoStormSettings
 from research.syllabus import template_choices
+from research.labels import OFFLINE_LABEL
 from research.ui import context, nav
 from research.ui.citations import plain
 from research.ui.history import (delete_run_everywhere, filter_rows, history_rows, is_active, run_label, run_stats)
@@ -28,7 +29,7 @@ m1, m2 = st.columns(2)
 mode = m1.segmented_control("Mode", MODES, default="storm", format_func=MODE_LABELS.get, key="launch_mode",
                             help=MODE_HELP) or "storm"
 engine = m2.segmented_control("Engine", engines, default="extractive", key="launch_engine",
-                              format_func=lambda e: "offline extractive mode" if e == "extractive"
+                              format_func=lambda e: OFFLINE_LABEL if e == "extractive"
                               else f"litellm ({settings.llm_model})") or "extractive"
 
 with st.form("launch"):

@@ -6,5 +6,3 @@ pipeline step), ``search`` (retrievers), ``pipeline`` (the STORM flow), plus ``a
 """
 
 __version__ = "0.1.0"
-
-OFFLINE_LABEL = "offline extractive mode"

@@ -29,7 +29,6 @@ from research.config import Settings, load_settings
 from research.engines.base import CompressInput, Engine
 from research.errors import ArtifactError
 from research.models import ArtifactRecord, Step, SummaryCard
-from research.store import keys
 from research.store.keys import check_run_id
 from research.store.runs import RunStore
 from research.tokens import count_tokens
@@ -154,8 +153,7 @@ class ArtifactStore:
         call never makes ``__2``); new names are numbered by a Redis counter (atomic, Lua)."""
         base = artifact_filename(self.plan_title, step.step_id, step.title, tool_name, ext)
         base_key = base.rsplit(".", 1)[0]
-        seq = int(self.store.r.eval(_RESERVE_LUA, 2, keys.run_calls(self.run_id), keys.run_artseq(self.run_id),
-                                    call_id, base_key))
+        seq = self.store.calls.reserve(self.run_id, call_id, base_key)
         self.plan_dir.mkdir(parents=True, exist_ok=True)
         return self.plan_dir / artifact_filename(self.plan_title, step.step_id, step.title, tool_name, ext, seq)
 
@@ -168,10 +166,9 @@ class ArtifactStore:
         """
         step, tool_name = call.step, call.tool_name
         if call_id is not None:
-            done = self.store.r.hget(keys.run_calls(self.run_id), f"{call_id}|rec")
+            done = self.store.calls.recorded(self.run_id, call_id)
             if done:
-                record = ArtifactRecord.model_validate_json(done)
-                return record, context_message(record)
+                return done, context_message(done)
             path = self._reserve(call_id, step, tool_name, call.ext)
             path.write_text(call.text, encoding="utf-8")
         else:
@@ -187,10 +184,7 @@ class ArtifactStore:
         if call_id is None:
             self.store.append_card(self.run_id, record)
         else:  # the card and the "recorded" mark land together (MULTI), so a crash never doubles a card
-            pipe = self.store.r.pipeline(transaction=True)
-            pipe.rpush(keys.run_cards(self.run_id), record.model_dump_json())
-            pipe.hset(keys.run_calls(self.run_id), f"{call_id}|rec", record.model_dump_json())
-            pipe.execute()
+            self.store.calls.record(self.run_id, call_id, record)
         self.store.emit(self.run_id, "tool.called", {
             "tool": tool_name, "step": step.step_id, "file": rel, "is_useful": call.card.is_useful,
             "perspective": call.perspective})
@@ -219,16 +213,6 @@ class PreparedCall:
     card: SummaryCard
     tool_input: str = ""
     perspective: str = ""
-
-
-# KEYS: calls hash, seq hash. ARGV: call id, base name. Returns the call's sequence number.
-_RESERVE_LUA = """
-local seq = redis.call('HGET', KEYS[1], ARGV[1])
-if seq then return tonumber(seq) end
-seq = redis.call('HINCRBY', KEYS[2], ARGV[2], 1)
-redis.call('HSET', KEYS[1], ARGV[1], seq)
-return seq
-"""
 
 
 def read_artifact(run_id: str, artifact_file: str, pattern: str | None = None, *,

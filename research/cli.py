@@ -18,7 +18,8 @@ from pathlib import Path
 from research.cli_common import (EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, _err,  # noqa: F401
                                  _print_json, _print_outcome, _store, report_run_outcome)
 from research.cli_progress import IndexBar
-from research.models import ENGINES, MIN_DATABASES_RANGE, MODES, PERSPECTIVES_RANGE, TURNS_RANGE
+from research.labels import OFFLINE_LABEL
+from research.models import ENGINES, MIN_DATABASES_RANGE, MODES, PERSPECTIVES_RANGE, TEMPLATE_CHOICES, TURNS_RANGE
 
 _OFFLINE_ENV = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
                 "LITELLM_LOCAL_MODEL_COST_MAP": "True", "TOKENIZERS_PARALLELISM": "false"}
@@ -43,8 +44,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("topic", metavar="TOPIC", help="the research question (quote it; up to 500 characters)")
     run.add_argument("--corpus", metavar="PATH", help="a .jsonl file or a folder of documents "
                      "(default: RESEARCH_CORPUS or the shared corpus)")
-    run.add_argument("--template", default="auto", metavar="NAME", help="question syllabus: auto (default: fitted "
-                     "to the topic), drug or general")
+    run.add_argument("--template", default=TEMPLATE_CHOICES[0], metavar="NAME",
+                     help=f"question syllabus: {', '.join(TEMPLATE_CHOICES)} (default {TEMPLATE_CHOICES[0]}: fitted to "
+                     "the topic)")
     run.add_argument("--review", action="store_true", help="stop after planning for plan review "
                      "(status awaiting_review; then `research plan` / `research approve`)")
     run.add_argument("--max-perspectives", default="4", metavar="N",
@@ -52,7 +54,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--max-turns", default="3", metavar="N",
                      help="dialogue turns per persona, {}–{} (default 3)".format(*TURNS_RANGE))
     run.add_argument("--engine", choices=list(ENGINES), default=None,
-                     help="engine (default: the offline extractive engine)")
+                     help=f"engine (default: {OFFLINE_LABEL})")
     run.add_argument("--mode", choices=list(MODES), default="storm",
                      help="storm (perspective conversations) or costorm (round-table with moderator and mind map)")
     run.add_argument("--experts", metavar="N", help="Co-STORM experts, 1–8 (default 3)")

@@ -332,6 +332,11 @@ class CoStormSettings(BaseModel):
     max_turns: int = Field(default=20, ge=1, le=200, description="turn cap of the round-table")
 
 
+TemplateName = Literal["auto", "drug", "general"]
+"""The question-syllabus templates a run may start from (issue 12): ``auto`` first (the default,
+fitted to the topic), then the named templates of ``research.syllabus.TEMPLATES``."""
+
+
 class RunConfig(BaseModel):
     """Everything that defines a run. Never contains secrets (only model names).
 
@@ -348,7 +353,7 @@ class RunConfig(BaseModel):
     topic: str
     mode: Literal["storm", "costorm"] = "storm"
     corpus: str = ""
-    template: str = "auto"
+    template: TemplateName = "auto"
     review: bool = False
     max_perspectives: int = Field(default=4, ge=1, le=12)
     max_turns: int = Field(default=3, ge=1, le=10)
@@ -409,6 +414,7 @@ TURNS_RANGE = config_bounds("max_turns")  # (1, 10)
 MIN_DATABASES_RANGE = config_bounds("min_databases")  # (1, 8)
 ENGINES = config_choices("engine")  # ("extractive", "litellm")
 MODES = config_choices("mode")  # ("storm", "costorm")
+TEMPLATE_CHOICES = config_choices("template")  # ("auto", "drug", "general")
 
 
 class RunState(BaseModel):

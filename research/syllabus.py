@@ -26,8 +26,8 @@ import re
 from types import MappingProxyType
 from typing import Mapping
 
-from research.errors import InputError
-from research.models import Question, Syllabus
+from research.errors import InputError, InvariantError
+from research.models import TEMPLATE_CHOICES, Question, Syllabus
 
 # seed 000, "STORM_QUESTIONS" — keys, labels, descriptions and thresholds verbatim
 STORM_QUESTIONS: dict[str, dict] = {
@@ -139,9 +139,15 @@ def topic_kind(topic: str) -> str:
     return "drug" if _INN_STEM.search(text) or _DRUG_WORDS.search(text) else "general"
 
 
+if TEMPLATE_CHOICES != (AUTO, *template_names()):
+    raise InvariantError(f"models.TemplateName {TEMPLATE_CHOICES} must be 'auto' followed by the "
+                         f"templates of research/syllabus.py {template_names()}")
+
+
 def template_choices() -> list[str]:
-    """What ``--template`` and the Launch form accept: ``["auto", "drug", "general"]`` (auto first)."""
-    return [AUTO, *template_names()]
+    """What ``--template`` and the Launch form accept: ``["auto", "drug", "general"]`` (auto first),
+    the values of ``models.TemplateName``."""
+    return list(TEMPLATE_CHOICES)
 
 
 def check_template(name: str) -> str:

@@ -8,7 +8,10 @@ import re
 from pathlib import Path
 from typing import get_args
 
-from research import cli, models
+import pytest
+from pydantic import ValidationError
+
+from research import cli, models, syllabus
 from research.ui import launch_form
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -45,3 +48,16 @@ def test_no_restated_limits_in_the_entry_points():
         hits = [m.group(0) for m in bad.finditer(src)]
         hits = [h for h in hits if "--limit" not in h]  # not a RunConfig field
         assert hits == [], f"{rel}: {hits}"
+
+
+def test_templates_are_one_literal():
+    """``models.TemplateName`` is the one list: RunConfig, the syllabus module, the CLI and the
+    Launch form's labels follow it."""
+    assert models.TEMPLATE_CHOICES == get_args(models.TemplateName) == ("auto", "drug", "general")
+    assert syllabus.template_choices() == list(models.TEMPLATE_CHOICES)
+    assert set(syllabus.TEMPLATES) == set(models.TEMPLATE_CHOICES) - {"auto"}
+    assert tuple(launch_form.TEMPLATE_LABELS) == models.TEMPLATE_CHOICES
+    opt = _run_option("--template")
+    assert opt.default == "auto" and all(name in opt.help for name in models.TEMPLATE_CHOICES)
+    with pytest.raises(ValidationError, match="template"):
+        models.RunConfig(topic="T", template="oncology")

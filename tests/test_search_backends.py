@@ -13,7 +13,7 @@ import yaml
 
 from fixture_server import FIXTURES
 from research.search.backends import brave, clinicaltrials, pubmed, serper, tavily, wikipedia
-from research.search.http import BackendError, RateLimiter, rate_for
+from research.search.http import BackendError, rate_for, wait_turn
 
 if not FIXTURES.is_dir():
     pytest.skip(f"shared API fixtures not found at {FIXTURES} (set RESEARCH_SHARED_DATA)", allow_module_level=True)
@@ -192,8 +192,8 @@ def test_ncbi_rate_limit(monkeypatch):
     assert rate_for("pubmed") == 3.0
     monkeypatch.setenv("NCBI_API_KEY", "k")
     assert rate_for("pubmed") == 10.0
-    lim = RateLimiter(3.0)
+    monkeypatch.delenv("NCBI_API_KEY", raising=False)
     t0 = time.monotonic()
     for _ in range(4):
-        lim.wait()
+        wait_turn("pubmed")
     assert time.monotonic() - t0 >= 0.99  # 4 requests at 3/s span ≥ 1 s

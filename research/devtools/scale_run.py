@@ -31,6 +31,7 @@ from pathlib import Path
 
 import redis
 
+from research.labels import OFFLINE_LABEL
 from research.models import (Analysis, ArtifactRecord, Claim, Contradiction, DialogueTurn, Outline, OutlineSection,
                              Perspective, Plan, Reference, Report, ReportSection, RunConfig, Step, SummaryCard,
                              TopicOutline, TurnSource)
@@ -80,7 +81,7 @@ def build_scale_run(store: RunStore | redis.Redis, data_dir: str | Path, *, sour
     config = RunConfig(topic=TOPIC, template="drug", max_perspectives=max(1, min(12, turns // 10)),
                        max_turns=min(10, max(1, turns // max(1, min(12, turns // 10)))))
     evil = f" {HOSTILE}" if hostile else ""
-    state = store.create_run(config, engine_label="offline extractive mode")
+    state = store.create_run(config, engine_label=OFFLINE_LABEL)
     rid = state.run_id
     store.set_status(rid, "planning")
     collector = store.collector(rid)
@@ -157,7 +158,7 @@ def build_scale_run(store: RunStore | redis.Redis, data_dir: str | Path, *, sour
     md = "\n\n".join([f"# {TOPIC}", lead] + [f"## {x.heading}\n\n{x.text}" for x in sections] +
                      ["## References"] + [f"[{r.number}] {r.title}. {r.url}" for r in refs])
     report = Report(title=TOPIC, lead=lead, sections=sections, references=refs, markdown=md,
-                    engine_label="offline extractive mode")
+                    engine_label=OFFLINE_LABEL)
     store.put_doc(rid, "report", report)
     path = data_dir / "reports" / rid / "report.md"
     path.parent.mkdir(parents=True, exist_ok=True)

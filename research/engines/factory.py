@@ -6,6 +6,7 @@ from typing import Any
 
 from research.engines.base import Engine
 from research.engines.costorm_steps import CoStormSteps
+from research.labels import OFFLINE_LABEL
 from research.errors import InputError
 from research.models import RunConfig
 
@@ -34,7 +35,7 @@ def engine_label(config: RunConfig) -> str:
     """What the UI shows for a config's engine: "offline extractive mode" or
     "litellm (openai/gpt-4o-mini)" (model names only, never keys)."""
     if config.engine == "extractive":
-        return "offline extractive mode"
+        return OFFLINE_LABEL
     from research.engines.litellm.engine import engine_label as llm_label  # noqa: PLC0415
     from research.llm.models import resolve_models  # noqa: PLC0415
 

@@ -15,6 +15,7 @@ Shape::
 
 from __future__ import annotations
 
+from research.labels import OFFLINE_LABEL
 from research.followup.models import Followup
 from research.models import Reference
 
@@ -28,7 +29,7 @@ def new_references(followups: list[Followup]) -> list[Reference]:
 
 
 def _label(f: Followup) -> str:
-    bits = ["offline extractive mode" if f.extractive else (f.engine_label or "litellm")]
+    bits = [OFFLINE_LABEL if f.extractive else (f.engine_label or "litellm")]
     if f.researched:
         bits.append(f"researched more: {f.sources_added} new source(s)")
     return "; ".join(bits)

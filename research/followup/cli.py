@@ -7,6 +7,8 @@ import argparse
 import json
 import sys
 
+from research.labels import offline_label
+
 
 def register(sub) -> dict:
     """Add the ``ask`` and ``audit`` subparsers to ``sub``; returns ``{command: handler}``."""
@@ -39,7 +41,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
     if args.json:
         _print_json(f.cli_dict())
         return 0
-    label = " (offline extractive mode: sentences quoted from the sources)" if f.extractive else ""
+    label = f" ({offline_label(with_note=True)})" if f.extractive else ""
     print(f"Q: {f.question}\nA{label}: {f.answer}")
     for r in f.new_references:
         print(f"  new reference [{r.number}] {r.title} — {r.url}")

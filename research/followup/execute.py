@@ -26,7 +26,7 @@ import secrets
 
 import redis
 
-from research import OFFLINE_LABEL
+from research.labels import OFFLINE_LABEL
 from research.followup.answer import NOT_FOUND, Numbering, extractive_answer, llm_answer, retrieve
 from research.followup.audit import SupportScorer, audit_texts
 from research.followup.evidence import EvidenceIndex
@@ -35,7 +35,7 @@ from research.models import Report, RunState, now
 from research.store.followups import FollowupStore
 from research.store.runs import RunStore
 
-EXTRACTIVE = OFFLINE_LABEL  # the one label of the offline engine (research/__init__.py)
+EXTRACTIVE = OFFLINE_LABEL  # the one label of the offline engine (research/labels.py)
 
 
 def new_pending(store: RunStore, state: RunState, question: str, research: bool) -> PendingFollowup:
@@ -94,7 +94,7 @@ def _attempt(store: RunStore, fs: FollowupStore, run_id: str, pending: PendingFo
     except redis.RedisError:
         raise  # Redis is gone: the record stays pending and the follow-up resumes later
     except Exception as exc:
-        code = getattr(exc, "code", "internal_error")
+        code = str(getattr(exc, "code", None) or "internal_error")  # a declared str (research/events.py)
         message = getattr(exc, "message", None) or f"{type(exc).__name__}: {exc}"
         fs.drop_pending(run_id, pending.id)
         store.emit(run_id, "followup.failed", {"id": pending.id, "question": pending.question[:200], "code": code,

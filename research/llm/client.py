@@ -6,8 +6,8 @@
   errors and malformed provider replies; a provider's ``Retry-After`` replaces the backoff
   (capped at 60 s); at most ``RESEARCH_LLM_MAX_ATTEMPTS`` attempts (default 6) and
   ``RESEARCH_LLM_DEADLINE_S`` s in all (default 600);
-- one process-wide requests-per-minute limiter per model (``RESEARCH_LLM_RPM``, default 500;
-  0 = off), shared by every run in the process;
+- one process-wide requests-per-minute limit per model (``RESEARCH_LLM_RPM``, default 500;
+  0 = off; ``research.ratelimit``, pyrate-limiter), shared by every run in the process;
 - the caller's semaphore (the per-run concurrency limit) is held only while a request is in
   flight, never while backing off.
 
@@ -18,7 +18,6 @@ when it came from secrets.toml (``models.api_key_for``).
 
 from __future__ import annotations
 
-import collections
 import random
 import threading
 import time
@@ -29,6 +28,7 @@ from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_at
 
 from research.config import load_settings
 from research.llm.errors import LLMError, map_exception
+from research.ratelimit import acquire
 
 
 @dataclass
@@ -51,43 +51,18 @@ class CallResult:
                 "model": self.model}
 
 
-class RateLimiter:
-    """Sliding-window limiter: at most ``rpm`` call starts in any 60 s window (thread-safe)."""
+def acquire_rpm(model: str, deadline: float) -> None:
+    """Take one of ``model``'s call starts under the process-wide requests-per-minute limit
+    (``RESEARCH_LLM_RPM``; 0 = off) through ``research.ratelimit`` (pyrate-limiter), waiting
+    at most until ``deadline`` (monotonic s).
 
-    def __init__(self, rpm: float) -> None:
-        self.rpm = rpm
-        self._starts: collections.deque[float] = collections.deque()
-        self._lock = threading.Lock()
-
-    def acquire(self, deadline: float) -> None:
-        """Block until a start is allowed; raises LLMError(timeout) past ``deadline`` (monotonic s)."""
-        if self.rpm <= 0:
-            return
-        while True:
-            with self._lock:
-                now = time.monotonic()
-                while self._starts and now - self._starts[0] >= 60.0:
-                    self._starts.popleft()
-                if len(self._starts) < self.rpm:
-                    self._starts.append(now)
-                    return
-                wait = 60.0 - (now - self._starts[0])
-            if now + wait > deadline:
-                raise LLMError(f"The requests-per-minute limit ({self.rpm:g}/min) would delay this call past its "
-                               "deadline; raise RESEARCH_LLM_RPM or lower concurrency.", code="rate_limited")
-            time.sleep(min(wait, 1.0))
-
-
-_limiters: dict[str, RateLimiter] = {}
-_limiters_lock = threading.Lock()
-
-
-def limiter_for(model: str) -> RateLimiter:
-    """The process-wide limiter of ``model`` (created on first use from ``RESEARCH_LLM_RPM``)."""
-    with _limiters_lock:
-        if model not in _limiters:
-            _limiters[model] = RateLimiter(load_settings().llm_rpm)
-        return _limiters[model]
+    Raises:
+        LLMError (code ``rate_limited``): no start was free before the deadline.
+    """
+    rpm = load_settings().llm_rpm
+    if not acquire(f"llm:{model}", rpm, 60.0, timeout_s=deadline - time.monotonic()):
+        raise LLMError(f"The requests-per-minute limit ({rpm:g}/min) would delay this call past its "
+                       "deadline; raise RESEARCH_LLM_RPM or lower concurrency.", code="rate_limited")
 
 
 def _wait(state: RetryCallState) -> float:
@@ -140,7 +115,7 @@ def complete(model: str, messages: list[dict], *, response_format: Any = None, t
         kwargs["api_key"] = api_key
 
     def attempt() -> CallResult:
-        limiter_for(model).acquire(deadline)
+        acquire_rpm(model, deadline)
         if semaphore is not None and not semaphore.acquire(timeout=max(0.1, deadline - time.monotonic())):
             raise LLMError("No free LLM slot before the call's deadline (per-run concurrency limit).", code="timeout")
         t0 = time.monotonic()

@@ -14,6 +14,7 @@ from research.artifacts import ArtifactStore
 from research.config import Settings
 from research.engines.base import Engine
 from research.errors import InvariantError, RunCancelled
+from research.events import EventType
 from research.models import Plan, RunConfig, SearchResult, Step, Syllabus
 from research.search.base import Retriever
 from research.store.collector import SourceCollector
@@ -41,8 +42,9 @@ class RunContext:
     search_issues: list = field(default_factory=list)  # BackendIssue of every failed/empty search
     _issue_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
-    def emit(self, type_: str, data: dict | None = None) -> None:
-        """Append an event to the run's stream."""
+    def emit(self, type_: EventType, data: dict | None = None) -> None:
+        """Append a declared event (``research/events.py``) to the run's stream; see
+        ``RunStore.emit`` for the errors."""
         self.store.emit(self.run_id, type_, data)
 
     def check_cancel(self) -> None:
@@ -96,7 +98,7 @@ class RunContext:
         else:
             results = self.retriever.search(query, want)
         for issue in issues:
-            self.emit(f"search.{issue.kind}", {**issue.as_event(), "step": step.step_id, "perspective": perspective})
+            self.emit(issue.event_type, {**issue.as_event(), "step": step.step_id, "perspective": perspective})
         if issues:
             with self._issue_lock:
                 self.search_issues.extend(issues)

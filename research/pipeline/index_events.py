@@ -15,10 +15,11 @@ import threading
 from contextlib import contextmanager
 from typing import Iterator
 
+from research.events import EventType
 from research.models import RunConfig
 from research.search import index_progress
 
-EVENT = "index.progress"
+EVENT: EventType = "index.progress"
 
 
 def uses_local_corpus(config: RunConfig) -> bool:

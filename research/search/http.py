@@ -7,7 +7,8 @@ limits, tenacity retries that honour ``Retry-After``, env-overridable base URLs,
   HTTP 429 and 5xx. The wait is the server's ``Retry-After`` (seconds or an HTTP date, capped at
   30 s) when given, else exponential back-off with jitter (0.5 s, 1 s, 2 s ..., max 8 s).
 * Rate limits (requests/s, per backend, process-wide): NCBI E-utilities 3/s without
-  ``NCBI_API_KEY`` and 10/s with one (NCBI "API Keys" policy); other backends 5/s.
+  ``NCBI_API_KEY`` and 10/s with one (NCBI "API Keys" policy); other backends 5/s; at most that
+  many requests in any one-second window (``research.ratelimit``, pyrate-limiter).
 * Base URLs: ``RESEARCH_<BACKEND>_URL`` (e.g. ``RESEARCH_PUBMED_URL``) replaces a backend's
   default base URL, so tests point backends at a loopback server.
 
@@ -19,7 +20,6 @@ query string.
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Callable
 
 import httpx
@@ -28,6 +28,7 @@ from tenacity import wait_exponential_jitter
 
 from research.errors import ResearchError, InputError
 from research.config import backend_url_overrides, load_settings
+from research.ratelimit import acquire
 from research.retry_after import parse_retry_after
 
 USER_AGENT = "ResearchDesk/0.1 (+https://github.com/; research tool)"
@@ -97,28 +98,6 @@ def shared_client() -> httpx.Client:
 
 
 # ---------------------------------------------------------------- rate limits
-class RateLimiter:
-    """Minimum spacing between requests of one backend: ``1/rate`` seconds (thread-safe)."""
-
-    def __init__(self, rate: float) -> None:
-        self.interval = 1.0 / rate if rate > 0 else 0.0
-        self._next = 0.0
-        self._lock = threading.Lock()
-
-    def wait(self) -> None:
-        """Block until the next request slot (s of sleep ≤ interval × waiting threads)."""
-        with self._lock:
-            t = time.monotonic()
-            slot = max(t, self._next)
-            self._next = slot + self.interval
-        if slot > t:
-            time.sleep(slot - t)
-
-
-_LIMITERS: dict[tuple[str, float], RateLimiter] = {}
-_LIM_LOCK = threading.Lock()
-
-
 def rate_for(backend: str) -> float:
     """Requests/s allowed for ``backend`` (NCBI: 10 with ``NCBI_API_KEY``, else 3)."""
     if backend == "pubmed":
@@ -126,11 +105,10 @@ def rate_for(backend: str) -> float:
     return DEFAULT_RATE
 
 
-def limiter(backend: str) -> RateLimiter:
-    """The process-wide limiter of ``backend`` at its current rate."""
-    rate = rate_for(backend)
-    with _LIM_LOCK:
-        return _LIMITERS.setdefault((backend, rate), RateLimiter(rate))
+def wait_turn(backend: str) -> None:
+    """Block until ``backend``'s process-wide limit (``rate_for``, requests/s) lets one more
+    request start (``research.ratelimit``, pyrate-limiter: at most that many in any second)."""
+    acquire(f"search:{backend}", rate_for(backend), 1.0)
 
 
 # ---------------------------------------------------------------- requests with retries
@@ -172,10 +150,8 @@ def request(backend: str, method: str, url: str, *, client: httpx.Client | None 
             message carries the status and ≤ 200 chars of the body).
     """
     client = client or shared_client()
-    lim = limiter(backend)
-
     def send() -> httpx.Response:
-        lim.wait()
+        wait_turn(backend)
         return client.request(method, url, **kwargs)
 
     retrying = Retrying(

@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import Literal
 
 from research.errors import InputError, ResearchError
 from research.models import SearchResult
@@ -45,6 +46,11 @@ class BackendIssue:
     kind: str
     reason: str
     message: str = ""
+
+    @property
+    def event_type(self) -> Literal["search.failed", "search.empty"]:
+        """The run event this issue becomes (declared in ``research/events.py``)."""
+        return "search.failed" if self.kind == "failed" else "search.empty"
 
     def as_event(self) -> dict:
         """The event payload ``{backend, query, reason, message}``."""

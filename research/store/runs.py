@@ -17,9 +17,11 @@ import redis
 from pydantic import BaseModel
 
 from research.errors import RunNotFoundError
+from research.events import EventType, check_event
 from research.models import (ACTIVE_STATUSES, ArtifactRecord, DialogueTurn, Event, RunConfig, RunState, RunStatus,
                              Usage, now)
 from research.store import keys
+from research.store.calls import ToolCalls
 from research.store.collector import SourceCollector
 from research.store.costorm import CoStormRecords
 from research.store.lease import PENDING_GRACE_S, Lease, is_held
@@ -214,10 +216,13 @@ class RunStore:
         """Store the record of one tool call (raw file + summary card)."""
         self.r.rpush(keys.run_cards(run_id), record.model_dump_json())
 
-    def append_cards(self, run_id: str, records: Sequence[ArtifactRecord], *, event: str | None = None,
+    def append_cards(self, run_id: str, records: Sequence[ArtifactRecord], *, event: EventType | None = None,
                      events: Sequence[dict] = ()) -> None:
         """Store many tool-call records in one pipelined round trip, each with event ``event``
-        carrying the matching ``events`` payload when given (bulk loaders, e.g. devtools/scale_run)."""
+        carrying the matching ``events`` payload when given (bulk loaders, e.g. devtools/scale_run).
+        Raises InvariantError (nothing written) for an undeclared event or payload."""
+        for i in range(len(records) if event else 0):
+            check_event(event, events[i] if i < len(events) else {})
         pipe = self.r.pipeline(transaction=False)
         for i, record in enumerate(records):
             pipe.rpush(keys.run_cards(run_id), record.model_dump_json())
@@ -282,8 +287,11 @@ class RunStore:
         return out
 
     # ------------------------------------------------------------------ events
-    def emit(self, run_id: str, type_: str, data: dict | None = None) -> str:
-        """Append an event to the run's stream; returns the stream id."""
+    def emit(self, run_id: str, type_: EventType, data: dict | None = None) -> str:
+        """Append a declared event (``research/events.py``) to the run's stream; returns the
+        stream id. Raises InvariantError (nothing written) for an undeclared type or a payload
+        with a missing or undeclared field."""
+        check_event(type_, data or {})
         ev = Event(type=type_, data=data or {})
         return self.r.xadd(keys.run_events(run_id), {"ts": ev.ts, "type": ev.type, "data": json.dumps(ev.data)},
                            maxlen=EVENT_STREAM_MAXLEN, approximate=True)
@@ -300,6 +308,11 @@ class RunStore:
         return [Event(id=i, ts=float(f["ts"]), type=f["type"], data=json.loads(f["data"])) for i, f in reversed(rows)]
 
     # ------------------------------------------------------------------ related records
+    @property
+    def calls(self) -> ToolCalls:
+        """The idempotent tool-call records (reserved file numbers, recorded cards; issue 8)."""
+        return ToolCalls(self.r)
+
     @property
     def costorm(self) -> CoStormRecords:
         """The Co-STORM round-table records (turns, mind map, pool, counters, analyst inbox)."""

@@ -6,6 +6,7 @@ import json
 from datetime import datetime
 from typing import Sequence
 
+from research.events import event_line
 from research.models import PHASES, Event
 
 _MAX_DETAIL = 200
@@ -26,44 +27,16 @@ def _clip(text: str, n: int = _MAX_DETAIL) -> str:
     return text if len(text) <= n else text[: n - 1] + "…"
 
 
-class _Fields(dict):
-    """Event data for ``str.format_map``: a missing field reads as ``?``."""
-
-    def __missing__(self, key: str) -> str:
-        return "?"
-
-
-# event type → one-line template over the event's data (fields missing from the data show "?")
-_TEMPLATES = {
-    "run.created": "run created: {topic}",
-    "plan.ready": "plan ready: {plan_title} ({steps} steps)",
-    "turn.finished": "{perspective} · turn {turn}: {question} ({sources} sources)",
-    "conversation.completed": "conversation done: {perspective} ({turns} turns)",
-    "coverage.checked": "coverage: {progress} (ready: {ready})",
-    "section.written": "section written: {heading}",
-    "report.ready": "report ready: {sections} sections, {citations} citations",
-}
-
-
 def describe_event(ev: Event) -> str:
-    """One line of plain text (not Markdown) describing an event from the run's stream: a
-    template per known type (``_TEMPLATES``), else the type plus its data as JSON."""
+    """One line of plain text (not Markdown) describing an event from the run's stream, clipped
+    to 200 characters: the event's declared line (``research/events.py``), else — for a type not
+    declared (an older version's event) — the type plus its data as JSON."""
     d = ev.data or {}
-    t = ev.type
-    if t in _TEMPLATES:
-        return _clip(_TEMPLATES[t].format_map(_Fields(d)))
-    if t == "status":
-        extra = f" — {d['error']}" if d.get("error") else ""
-        return _clip(f"status → {d.get('status', '?')}{extra}")
-    if t == "perspectives.ready":
-        return _clip("perspectives: " + ", ".join(map(str, d.get("names", []))))
-    if t == "tool.called":
-        useful = "useful" if d.get("is_useful") else "not useful"
-        return _clip(f"{d.get('tool', '?')} (step {d.get('step', '?')}) → {d.get('file', '')} [{useful}]")
-    if t == "error.traceback":
-        return "error traceback recorded (see the CLI: research show --json)"
+    line = event_line(ev.type, d)
+    if line is not None:
+        return _clip(line)
     detail = json.dumps(d, ensure_ascii=False, default=str) if d else ""
-    return _clip(f"{t} {detail}".strip())
+    return _clip(f"{ev.type} {detail}".strip())
 
 
 def events_rows(events: Sequence[Event]) -> list[dict]:

@@ -16,6 +16,7 @@ import streamlit as st
 
 from research.errors import InputError, RunNotFoundError
 from research.followup.models import AuditSummary, CitationCheck, Followup
+from research.labels import offline_label
 from research.models import Reference, RunState
 from research.store.followups import FollowupStore
 from research.store.runs import RunStore
@@ -24,7 +25,7 @@ from research.ui.citations import anchor_html, link_citations, plain, reference_
 POLL_S = 2
 VERDICT_ICONS = {"supported": ":material/check_circle:", "weak": ":material/help:",
                  "unsupported": ":material/cancel:"}
-EXTRACTIVE_LABEL = "offline extractive mode — sentences quoted from the run's sources, no language model"
+EXTRACTIVE_LABEL = offline_label(with_note=True)
 
 
 def answer_markdown(f: Followup, n_refs: int, titles: dict[int, str]) -> str:

@@ -12,11 +12,11 @@ import inspect
 from pathlib import Path
 from typing import Any, Callable
 
-from research.models import MODES, PERSPECTIVES_RANGE, TURNS_RANGE  # noqa: F401 - the form's limits (RunConfig)
+from research.models import MODES, PERSPECTIVES_RANGE, TURNS_RANGE, TemplateName  # noqa: F401 - the form's limits (RunConfig)
 
 ROLES = ("planner", "question_asker", "expert", "compressor", "outline", "writer", "polish")
 SEARCH_BACKENDS = ("local", "wikipedia", "pubmed", "clinicaltrials", "brave", "tavily", "serper", "searxng")
-TEMPLATE_LABELS = {"auto": "auto (fitted to the question)", "drug": "drug (seed 000)", "general": "general"}
+TEMPLATE_LABELS: dict[TemplateName, str] = {"auto": "auto (fitted to the question)", "drug": "drug (seed 000)", "general": "general"}
 MODE_LABELS = {"storm": "STORM", "costorm": "Co-STORM"}
 MODE_HELP = ("STORM: perspective-guided WikiWriter ↔ expert conversations, then an outline and a cited report. "
              "Co-STORM: a moderated round-table of experts that builds a mind map (N, K, L, α below).")

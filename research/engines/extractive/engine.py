@@ -39,6 +39,7 @@ from research.engines.base import (
     TextOutput,
 )
 from research.engines.extractive import analysis, compress, dialogue, fitting, planning, writing
+from research.labels import OFFLINE_LABEL
 from research.engines.extractive.vectors import Vectors
 from research.models import Analysis, Outline, Plan, SummaryCard, Syllabus, TopicOutline
 
@@ -56,7 +57,7 @@ class ExtractiveEngine:
     """
 
     name = "extractive"
-    label = "offline extractive mode"
+    label = OFFLINE_LABEL
 
     def __init__(self, embedder: Any | None = None) -> None:
         self.vectors = Vectors(embedder)

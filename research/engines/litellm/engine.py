@@ -28,6 +28,7 @@ from research.engines.litellm import material as mat
 from research.engines.litellm.prompts import compact
 from research.engines.litellm.structured import call_structured
 from research.engines.steps import step as declared
+from research.events import EventType
 from research.llm.errors import BudgetExhausted, InvalidOutput, LLMError
 from research.pipeline.citations import LOCAL_RE
 from research.llm.session import LLMSession
@@ -131,7 +132,7 @@ class LiteLLMEngine:
             self._emit("llm.fallback", {"step": step, "code": exc.code})
             return fallback()
 
-    def _emit(self, type_: str, data: dict) -> None:
+    def _emit(self, type_: EventType, data: dict) -> None:
         if self.store and self.run_id:
             self.store.emit(self.run_id, type_, data)
 

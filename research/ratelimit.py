@@ -1,0 +1,60 @@
+"""Process-wide rate limits, one library for all of them (issue 15, item 5): pyrate-limiter.
+
+Two callers share it: the LLM client (``RESEARCH_LLM_RPM`` call starts per minute per model,
+``research.llm.client``) and the web search backends (requests per second per backend; NCBI
+E-utilities 3/s without a key and 10/s with one, ``research.search.http``). Each named limit is
+one pyrate-limiter ``Limiter`` kept for the process (thread-safe, in memory), so every run and
+thread in the process shares it.
+
+Semantics (pyrate-limiter's leaky bucket over a sliding window): at most ``count`` acquisitions
+in any ``per_s``-second window; a caller blocks until it fits, or up to ``timeout_s`` seconds
+and then gets False. A non-integer ``count`` becomes one acquisition per ``per_s / count`` s.
+A ``count`` ≤ 0 is no limit.
+"""
+
+from __future__ import annotations
+
+import threading
+
+from pyrate_limiter import Limiter, Rate
+
+_LIMITERS: dict[tuple[str, float, float], Limiter] = {}
+_LOCK = threading.Lock()
+
+
+def _rate(count: float, per_s: float) -> Rate:
+    if float(count).is_integer():
+        return Rate(int(count), max(1, round(per_s * 1000)))
+    return Rate(1, max(1, round(per_s * 1000 / count)))
+
+
+def shared_limiter(name: str, count: float, per_s: float) -> Limiter | None:
+    """The process-wide limiter ``name`` allowing ``count`` acquisitions per ``per_s`` seconds
+    (created on first use; a new one when the rate changes), or None when ``count`` ≤ 0 (off)."""
+    if count <= 0:
+        return None
+    with _LOCK:
+        key = (name, float(count), float(per_s))
+        if key not in _LIMITERS:
+            _LIMITERS[key] = Limiter(_rate(count, per_s))
+        return _LIMITERS[key]
+
+
+def acquire(name: str, count: float, per_s: float, *, timeout_s: float | None = None) -> bool:
+    """Take one slot of limit ``name`` (``count`` per ``per_s`` s), blocking until it is free.
+
+    Args:
+        timeout_s: give up after this many seconds (≤ 0: only take a slot free now); None waits
+            as long as needed.
+
+    Returns:
+        True when a slot was taken (always for a limit that is off), False on timeout.
+    """
+    limiter = shared_limiter(name, count, per_s)
+    if limiter is None:
+        return True
+    if timeout_s is None:
+        return bool(limiter.try_acquire(name))
+    if timeout_s <= 0:
+        return bool(limiter.try_acquire(name, blocking=False))
+    return bool(limiter.try_acquire(name, timeout=timeout_s))
