@@ -29,7 +29,7 @@ run: $(STAMP)
 # worker, so its module fixtures (a baseline run, a served dashboard) are built once.
 TEST_WORKERS ?= 2
 test: $(STAMP)
-	@start=$$(date +%s); $(BIN)/python -m pytest tests -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder --durations=15 -rs; rc=$$?; \
+	@start=$$(date +%s); $(BIN)/python -m pytest tests -n $(TEST_WORKERS) --dist loadfile --durations=15 -rs; rc=$$?; \
 	echo "test suite wall time: $$(( $$(date +%s) - start )) s"; exit $$rc
 
 # Benchmarks (issue 8): table + bench/results/*.json; TOPICS=<FreshWiki-layout folder> to override.

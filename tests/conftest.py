@@ -19,21 +19,6 @@ CORPUS = SHARED_DATA / "corpus" / "docs.jsonl"
 
 REPO = Path(__file__).resolve().parents[1]
 
-# The longest modules first (fresh-clone durations on 2 cores, slowest first). `make test` runs
-# pytest-xdist with --dist loadfile --no-loadscope-reorder, which hands whole modules to the two
-# workers in collection order: starting the long ones first (longest processing time first) keeps
-# both workers busy to the end instead of leaving the kill -9 module (~3 min) for last, which
-# xdist's default reorder (by number of tests) did.
-SLOW_FIRST = ("test_kill_resume.py", "browser/test_plan_review_browser.py", "browser/test_dashboard_browser.py",
-              "test_cli.py", "test_resilience.py", "test_followup.py", "test_bad_inputs.py", "test_validation.py",
-              "test_llm_runs.py", "test_followup_jobs.py", "test_e2e.py", "test_pages.py")
-
-
-def pytest_collection_modifyitems(config, items):
-    """Put the ``SLOW_FIRST`` modules first, in that order; every other module keeps its place."""
-    rank = {name: i for i, name in enumerate(SLOW_FIRST)}
-    items.sort(key=lambda item: rank.get(item.nodeid.split("::")[0].removeprefix("tests/"), len(rank)))
-
 
 @pytest.fixture(scope="session", autouse=True)
 def shared_index_dir():
