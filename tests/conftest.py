@@ -138,16 +138,10 @@ def finished_run(tmp_path_factory, finished_corpus):
     """Run the trastuzumab topic once per session (drug template, 3 perspectives × 2 turns) on a
     private redis-server (the ``r`` fixture's flushes never touch it). Tests that render pages
     set ``finished_run.env()`` themselves (module-scoped) and must not flush its Redis."""
+    from private_runs import private_env  # tests/ is on sys.path (rootdir conftest)
     from research import jobs
-    from research.store.server import EmbeddedRedis
 
-    server = EmbeddedRedis(tmp_path_factory.mktemp("finished_redis"))
-    url = server.start()
-    data = tmp_path_factory.mktemp("finished_data")
-    mp = pytest.MonkeyPatch()
-    mp.setenv("RESEARCH_DATA_DIR", str(data))
-    mp.setenv("REDIS_URL", url)
-    mp.delenv("RESEARCH_LLM_MODEL", raising=False)
+    server, url, data, mp = private_env(tmp_path_factory, "finished")
     try:
         state = jobs.run_foreground(jobs.make_config(FINISHED_TOPIC, corpus=str(finished_corpus), template="drug",
                                                      max_perspectives=3, max_turns=2))

@@ -28,20 +28,13 @@ def small(tmp_path_factory, finished_corpus):
     """A finished 1-perspective × 1-turn drug run in its own redis-server and data dir (its
     follow-ups research more, so it is not the session's shared run). Yields
     ``(store, run_id, data_dir, redis_url)``."""
+    from private_runs import private_env
     from research import jobs
     from research.store.connection import get_redis
     from research.store.runs import RunStore
-    from research.store.server import EmbeddedRedis
 
-    server = EmbeddedRedis(tmp_path_factory.mktemp("fj_redis"))
-    url = server.start()
-    data = tmp_path_factory.mktemp("fj_data")
-    mp = pytest.MonkeyPatch()
-    mp.setenv("RESEARCH_DATA_DIR", str(data))
-    mp.setenv("REDIS_URL", url)
-    mp.setenv("RESEARCH_LEASE_TTL_MS", LEASE_TTL_MS)
-    mp.setenv("RESEARCH_JOB_BACKEND", "thread")
-    mp.delenv("RESEARCH_LLM_MODEL", raising=False)
+    server, url, data, mp = private_env(tmp_path_factory, "fj", RESEARCH_LEASE_TTL_MS=LEASE_TTL_MS,
+                                        RESEARCH_JOB_BACKEND="thread")
     state = jobs.run_foreground(jobs.make_config(TOPIC, corpus=str(finished_corpus), template="drug",
                                                  max_perspectives=1, max_turns=1))
     assert state.status == "complete", state.error

@@ -1,0 +1,26 @@
+"""A private redis-server + data dir for a module's or session's own finished run (tests/ is on
+sys.path, as for ``fixture_server``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+
+def private_env(tmp_path_factory, prefix: str, **env: str):
+    """Start an ``EmbeddedRedis`` in a temp dir and point ``RESEARCH_DATA_DIR``/``REDIS_URL`` (and
+    ``env``) at it, with no LLM model configured (runs are extractive). Returns ``(server, url,
+    data_dir, monkeypatch)``; the caller undoes the monkeypatch and stops the server."""
+    from research.store.server import EmbeddedRedis
+
+    server = EmbeddedRedis(tmp_path_factory.mktemp(f"{prefix}_redis"))
+    url = server.start()
+    data: Path = tmp_path_factory.mktemp(f"{prefix}_data")
+    mp = pytest.MonkeyPatch()
+    mp.setenv("RESEARCH_DATA_DIR", str(data))
+    mp.setenv("REDIS_URL", url)
+    for k, v in env.items():
+        mp.setenv(k, v)
+    mp.delenv("RESEARCH_LLM_MODEL", raising=False)
+    return server, url, data, mp
