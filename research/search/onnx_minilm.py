@@ -40,7 +40,7 @@ import numpy as np
 
 log = logging.getLogger(__name__)
 
-VARIANT = "minilm-l6-int8-ort"  # written into the index's meta.json
+VARIANT = "minilm-l6-int8-ort-qd"  # written into the index's meta.json (qd: quantize_dynamic)
 _INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 _LOCK = threading.Lock()
 _LOADED: dict[str, OnnxEmbedder] = {}
@@ -51,7 +51,7 @@ def _versions_key(weights: Path) -> str:
     import onnxruntime  # noqa: PLC0415
 
     st = weights.stat()
-    parts = [VARIANT, "quantize_dynamic", str(weights), str(st.st_size), str(st.st_mtime_ns), onnxruntime.__version__]
+    parts = [VARIANT, str(weights), str(st.st_size), str(st.st_mtime_ns), onnxruntime.__version__]
     return hashlib.sha1("|".join(parts).encode()).hexdigest()[:12]
 
 
