@@ -31,7 +31,8 @@ FULL = {"collector": dict(sizes=(10, 1_000, 10_000), reps=200, reps_save=200),
         "quality": dict(limit=None, max_perspectives=3, max_turns=2),
         "report_quality": dict(max_perspectives=4, max_turns=3),
         "dashboard": dict(sources=1000, turns=100, artifacts=500, reps=2),
-        "llm": dict(perspectives=4, turns=3, concurrency=8, latency_ms=300)}
+        "llm": dict(perspectives=4, turns=3, concurrency=8, latency_ms=300),
+        "coldstart": dict(reps=2)}
 QUICK = {"collector": dict(sizes=(10, 10_000), reps=100, reps_save=100),
          "embed": dict(n=500, rounds=2, fp32_n=250),
          "search_build": dict(n_queries=20, max_docs=150),
@@ -39,7 +40,8 @@ QUICK = {"collector": dict(sizes=(10, 10_000), reps=100, reps_save=100),
          "quality": dict(limit=1, max_perspectives=2, max_turns=1),
          "report_quality": dict(max_perspectives=2, max_turns=1),
          "dashboard": dict(sources=1000, turns=100, artifacts=500, reps=1),
-         "llm": dict(perspectives=2, turns=1, concurrency=2, latency_ms=300)}
+         "llm": dict(perspectives=2, turns=1, concurrency=2, latency_ms=300),
+         "coldstart": dict(reps=1)}
 
 
 def _items(cfg: dict, args: argparse.Namespace) -> tuple[list[tuple[int, str, object]], dict]:
@@ -65,6 +67,11 @@ def _items(cfg: dict, args: argparse.Namespace) -> tuple[list[tuple[int, str, ob
         extra["report_quality"] = rows
         return figs
 
+    def coldstart() -> list[Figure]:
+        from bench import coldstart_bench  # noqa: PLC0415
+
+        return coldstart_bench.run(corpus, **cfg["coldstart"])
+
     def llm() -> list[Figure]:
         from bench import llm_bench  # noqa: PLC0415
 
@@ -80,6 +87,7 @@ def _items(cfg: dict, args: argparse.Namespace) -> tuple[list[tuple[int, str, ob
          report_quality),
         (7, "dashboard", lambda: dashboard_bench.run(**cfg["dashboard"])),
         (1, "parallelism / context / concurrency (items 1, 2, 6)", llm),
+        (13, "cold start: first run on an empty index dir vs a warm one", coldstart),
     ], extra
 
 

@@ -166,6 +166,12 @@ def cmd_run(args: argparse.Namespace) -> int:
     uses_local = "local" in backends or not (backends or args.corpora)  # else no default corpus needed
     corpus = validate_corpus(args.corpus or load_settings().default_corpus) \
         if args.corpus or uses_local else None
+    index_bar = IndexBar()  # stderr only: --json stdout stays pure JSON
+    if corpus and uses_local:  # say at once that the index must be built, before the heavy imports below
+        from research.search.index_progress import index_state
+
+        if index_state(corpus, load_settings().index_dir)["state"] == "missing":
+            index_bar.update({"state": "loading_model", "done": 0, "total": 0})
 
     from research import jobs
 
@@ -182,7 +188,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     config = jobs.make_config(topic, corpus=str(corpus) if corpus else None, template=args.template, max_perspectives=max_p,
                               max_turns=max_t, **extra)
     t0 = time.monotonic()
-    state = _run_with_progress(jobs, config, quiet=args.json)
+    state = _run_with_progress(jobs, config, quiet=args.json, index_bar=index_bar)
     summary = jobs.run_summary(state.run_id)
     if args.json:
         _print_json(summary)
@@ -265,9 +271,10 @@ class _Worker(threading.Thread):
             self.done.set()
 
 
-def _run_with_progress(jobs, config, *, quiet: bool):
+def _run_with_progress(jobs, config, *, quiet: bool, index_bar: IndexBar | None = None):
     """Create the run here, execute it in a worker thread; print a line per phase and turn unless
-    ``quiet``. The CLI follows the run id it created (never a look-alike run of another process).
+    ``quiet``; ``index.progress`` events drive ``index_bar`` (a new stderr bar when None). The
+    CLI follows the run id it created (never a look-alike run of another process).
 
     First Ctrl-C asks the run to cancel at its next step boundary; a second one quits at once.
     """
@@ -280,7 +287,7 @@ def _run_with_progress(jobs, config, *, quiet: bool):
     worker = _Worker(jobs, run_id, backend)
     worker.start()
     last_event, cancelling = "-", False
-    index_bar = IndexBar()  # stderr only: --json stdout stays pure JSON
+    index_bar = index_bar or IndexBar()  # stderr only: --json stdout stays pure JSON
 
     def drain() -> None:
         nonlocal last_event

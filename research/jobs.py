@@ -21,7 +21,6 @@ from research import artifacts
 from research.config import job_backend, load_settings
 from research import models as m
 from research.models import ACTIVE_STATUSES, Report, RunConfig, RunState, Syllabus
-from research.pipeline import runner
 from research.errors import InputError, ResearchError
 from research.store import keys
 from research.store import open_store
@@ -134,7 +133,7 @@ class _Runner:
 
     def submit(self, run_id: str) -> None:
         with self._lock:
-            self.futures[run_id] = self._pool.submit(runner.execute, run_id)
+            self.futures[run_id] = self._pool.submit(_execute, run_id)
 
 
 _runner: _Runner | None = None
@@ -149,13 +148,26 @@ def _get_runner() -> _Runner:
         return _runner
 
 
+def _execute(run_id: str):
+    """``research.pipeline.runner.execute(run_id)``, imported on first use: the pipeline pulls
+    scikit-learn and the engines (~1.5 s), which creating a run or reading one never needs."""
+    from research.pipeline import runner  # noqa: PLC0415
+
+    return runner.execute(run_id)
+
+
 def create_run(config: RunConfig) -> str:
-    """Store a new ``pending`` run for ``config`` (nothing executes it yet); returns its id."""
+    """Store a new ``pending`` run for ``config`` (nothing executes it yet); returns its id.
+    When the run will wait for its local corpus index to be built, the run's event stream says so
+    at once (``index.progress``, ``loading_model``), before the pipeline is even imported."""
     store = open_store()
     from research.engines.factory import engine_label  # noqa: PLC0415 - issue 3
+    from research.pipeline.index_events import announce_index_build  # noqa: PLC0415
 
     label = engine_label(config)
-    return store.create_run(config, engine_label=label).run_id
+    run_id = store.create_run(config, engine_label=label).run_id
+    announce_index_build(store, run_id, config, load_settings().index_dir)
+    return run_id
 
 
 _create = create_run  # the old private name, kept for callers on other branches
@@ -219,7 +231,7 @@ def resume_run(run_id: str, *, foreground: bool = False, by: str = "cli", backen
     store.set_status(run_id, "pending")
     store.emit(run_id, "resume.requested", {"from": state.status, "by": by})
     if foreground:
-        status = runner.execute(run_id)
+        status = _execute(run_id)
         _resume_followups(store, [run_id], by, backend, foreground)
         return status
     submit(run_id, backend)
@@ -283,7 +295,7 @@ def execute_created(run_id: str, backend: str | None = None) -> RunState:
     if (backend or job_backend()) == "rq":
         submit(run_id, "rq")
         return wait_for(run_id)
-    runner.execute(run_id)
+    _execute(run_id)
     return open_store().get_run(run_id)
 
 

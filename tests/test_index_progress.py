@@ -92,3 +92,32 @@ def test_labels_for_the_run_page_and_corpora_page():
     assert frac is None and "ready, 40 documents" in text
     assert "not built yet" in index_status_line({"state": "missing", "corpus": "/x/d.jsonl"})[1]
     json.dumps(index_progress.index_state("/nonexistent/corpus.jsonl", "/tmp"))  # JSON-safe, no raise
+
+
+def test_creating_a_run_on_a_cold_index_announces_the_build(tmp_path, corpus_path, data_dir, monkeypatch):
+    """The first ``index.progress`` event is written when the run is created (the CLI and the
+    dashboard create the run before importing the pipeline), not when the pipeline starts."""
+    from research import jobs
+    from research.store import open_store
+
+    src = small_corpus(tmp_path, corpus_path, 12)
+    idx = tmp_path / "idx"
+    monkeypatch.setenv("RESEARCH_INDEX_DIR", str(idx))
+    run_id = jobs.create_run(make_config("Trastuzumab", corpus=str(src)))
+    events = [e for e in open_store().events(run_id) if e.type == EVENT]
+    assert [e.data["state"] for e in events] == ["loading_model"] and events[0].data["total"] == 0
+    LocalSearch(src, idx)  # the index now exists: a new run has nothing to wait for
+    run2 = jobs.create_run(make_config("Trastuzumab", corpus=str(src)))
+    assert not [e for e in open_store().events(run2) if e.type == EVENT]
+
+
+def test_creating_a_run_does_not_import_the_pipeline():
+    """``import research.jobs`` (what the CLI needs to create a run) stays light: the pipeline
+    and scikit-learn (~1.5 s of imports) load only when a run executes."""
+    import subprocess
+    import sys
+
+    code = ("import sys, research.jobs; "
+            "print(sorted(m for m in ('research.pipeline.runner', 'sklearn') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]", out.stdout + out.stderr

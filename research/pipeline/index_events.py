@@ -29,6 +29,23 @@ def uses_local_corpus(config: RunConfig) -> bool:
     return "local" in names if names else not config.corpora
 
 
+def announce_index_build(store, run_id: str, config: RunConfig, index_dir) -> bool:
+    """Emit one ``index.progress`` ``loading_model`` event on ``run_id``'s stream if the run uses
+    the local corpus and its index is not on disk yet (called when the run is created, so the CLI
+    bar and the run page show the wait within a second of the start). Returns whether it emitted;
+    never raises for a reporting problem."""
+    try:
+        if not uses_local_corpus(config) or not config.corpus:
+            return False
+        state = index_progress.index_state(config.corpus, index_dir)
+        if state["state"] != "missing":
+            return False
+        store.emit(run_id, EVENT, _payload({**state, "state": "loading_model"}))
+        return True
+    except Exception:  # noqa: BLE001 - progress reporting must never fail a run
+        return False
+
+
 @contextmanager
 def index_progress_events(store, run_id: str, config: RunConfig, index_dir) -> Iterator[None]:
     """Emit ``index.progress`` events on ``run_id``'s stream (through ``store.emit``) while the
