@@ -358,13 +358,15 @@ def run_snapshot(run_id: str) -> dict:
 
 
 def _followup_snapshot(store: RunStore, state: m.RunState, has_report: bool) -> dict:
-    """Issue 13: ``followups`` (Followup dicts, oldest first) and ``audit`` (the report's citation
-    audit, computed and stored on first use; None without a report)."""
-    from research.followup.ask import audit_run  # noqa: PLC0415
+    """Issue 13: ``followups`` (Followup dicts, oldest first) and ``audit`` (the report's stored
+    citation audit; None when the run has no report or nobody has audited it yet). A pure read:
+    the audit embeds every cited source (~20 s with the model load), so it is computed by
+    ``research audit RUN`` or the Report page, never by a read such as ``research show``."""
     from research.store.followups import FollowupStore  # noqa: PLC0415
 
-    audit = audit_run(state.run_id, store=store) if has_report else None
-    return {"followups": [f.model_dump(mode="json") for f in FollowupStore(store).list(state.run_id)],
+    fs = FollowupStore(store)
+    audit = fs.get_audit(state.run_id) if has_report else None
+    return {"followups": [f.model_dump(mode="json") for f in fs.list(state.run_id)],
             "audit": audit.model_dump(mode="json") if audit else None}
 
 

@@ -83,10 +83,17 @@ def test_followup_is_stored_with_events_and_in_snapshot(env, store, lvef):
     assert lvef.id in [f.id for f in stored]
     types = [e.type for e in store.events(env.run_id)]
     assert "followup.asked" in types and "followup.answered" in types
+    stored_before = FollowupStore(store).get_audit(env.run_id)
     snap = jobs.run_snapshot(env.run_id)
     json.dumps(snap)
+    assert snap["audit"] == (stored_before.model_dump(mode="json") if stored_before else None)
+    assert FollowupStore(store).get_audit(env.run_id) == stored_before  # a read computes nothing
     assert any(f["id"] == lvef.id and f["answer"] == lvef.answer for f in snap["followups"])
-    assert snap["audit"]["total"] >= 1
+    from research.followup.ask import audit_run
+
+    audit = audit_run(env.run_id)  # computed and stored by `research audit` / the Report page
+    assert jobs.run_snapshot(env.run_id)["audit"] == audit.model_dump(mode="json")
+    assert audit.total >= 1
 
 
 def test_report_audit_every_extractive_citation_supported(env, store):
