@@ -122,6 +122,8 @@ def answer_assign(inp: AnswerAssignInput, cards: list[ArtifactRecord]) -> dict:
     sent = " ".join(_norm(f"{r.title} {' '.join(r.snippets)}") for r in a.results)
     for _, n in notes:  # a card fact that only repeats a result's title or snippet is not sent twice
         n["facts"] = [f for f in n["facts"] if _norm(f.rstrip("…")) not in sent]
+        if not n["facts"]:
+            del n["facts"]
     return {"question": a.question, "focus": inp.focus, "keys": ", ".join(inp.syllabus.keys()), "results": res,
             "notes": [n for _, n in notes]}
 
