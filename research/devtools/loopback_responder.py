@@ -75,6 +75,7 @@ def _words(text: str, n: int = 4) -> str:
 
 def _plan(m: dict) -> dict:
     qs = m.get("syllabus", [])
+    qs = [{"label": k, "description": v} for k, v in qs.items()] if isinstance(qs, dict) else qs  # {label: description}
     steps = [{"step_id": 1, "title": "Survey the topic", "description": f"Search for overviews of {m.get('topic')}."}]
     steps += [{"step_id": i + 2, "title": q.get("label", q.get("key", "question")),
                "description": f"Find sources on {q.get('description', q.get('label', ''))}"} for i, q in enumerate(qs)]
@@ -164,7 +165,8 @@ def _assign(m: dict) -> dict:
     qs = m.get("keys", m.get("questions", []))
     qs = [k.strip() for k in qs.split(",")] if isinstance(qs, str) else qs  # "key, key, …"
     keys = list(qs) if isinstance(qs, dict) else [q if isinstance(q, str) else q["key"] for q in qs]
-    focus = [k for k in m.get("focus", []) if k in keys]
+    focus = m.get("focus", [])
+    focus = [k for k in ([x.strip() for x in focus.split(",")] if isinstance(focus, str) else focus) if k in keys]
     rel, exc = [], []
     for r in _results(m):
         chosen = focus or ([keys[_h(r.get("title", "")) % len(keys)]] if keys else [])

@@ -161,7 +161,7 @@ class LiteLLMEngine:
             return Plan(plan_title=p.plan_title.strip()[:120] or inp.topic[:120],
                         steps=[Step(step_id=i, title=s.title, description=s.description)
                                for i, s in enumerate(p.steps, start=1)])
-        return self._guard("plan", {"topic": inp.topic, "syllabus": mat.syllabus(inp.syllabus)},
+        return self._guard("plan", {"topic": inp.topic, "syllabus": mat.plan_syllabus(inp.syllabus)},
                            lambda: self._fallback().plan(inp), post)
 
     def survey_queries(self, inp: SurveyInput) -> QueryList:

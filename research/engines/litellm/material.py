@@ -26,6 +26,7 @@ NOTE_SUMMARY_CHARS = 160 # per card summary in the answer+assign prompt
 NOTE_FACT_CHARS = 90     # per card fact in the answer+assign prompt
 NOTE_FACTS = 2           # card facts in the answer+assign prompt
 ASK_ANSWER_CHARS = 120   # the asker's view of the previous answer
+ASKED_CHARS = 100        # per earlier question in the asker's view (word-bounded)
 REFINE_ANSWER_CHARS = 100  # per conversation answer in the outline prompt
 RAW_CHARS = 12_000       # raw tool output given to the (out-of-band) compressor
 ANSWER_CHARS = 200       # per conversation answer in the outline prompt
@@ -51,6 +52,11 @@ def results(res: list[SearchResult], chars: int) -> list[dict]:
             for i, r in enumerate(res, start=1)]
 
 
+def plan_syllabus(s: Syllabus) -> dict:
+    """Planner material: the syllabus as ``{label: description}`` (keys are not needed to plan)."""
+    return {q.label: q.description for q in s.questions}
+
+
 def syllabus(s: Syllabus, *, full: bool = True) -> list[dict]:
     return [{"key": q.key, "label": q.label, **({"description": q.description} if full else {})}
             for q in s.questions]
@@ -68,12 +74,12 @@ def clip(text: str, chars: int) -> str:
 
 def ask(inp: AskInput) -> dict:
     """Asker material (issue 14 item 3, bounded history): the perspective's name and focus, the
-    questions already asked (not to repeat), the last answer only (≤ ``ASK_ANSWER_CHARS``, no
+    questions already asked (not to repeat; each ≤ ``ASKED_CHARS``), the last answer only (≤ ``ASK_ANSWER_CHARS``, no
     citation markers), the open syllabus questions it may pick as ``{key: label}`` (≤ 3) and
     the turns left. The asker also writes the turn's search queries (one call, not two)."""
     last = inp.history[-1:]
     return {"topic": inp.topic, "perspective": inp.perspective.name, "focus": inp.perspective.focus,
-            "asked": [t.question for t in inp.history],
+            "asked": [clip(t.question, ASKED_CHARS) for t in inp.history],
             **({"last_answer": clip(uncite(last[0].answer), ASK_ANSWER_CHARS)} if last else {}),
             "open": {q.key: q.label for q in inp.next_focus[:3]},
             "turns_left": max(0, inp.max_turns - len(inp.history))}
@@ -124,7 +130,7 @@ def answer_assign(inp: AnswerAssignInput, cards: list[ArtifactRecord]) -> dict:
         n["facts"] = [f for f in n["facts"] if _norm(f.rstrip("…")) not in sent]
         if not n["facts"]:
             del n["facts"]
-    return {"question": a.question, "focus": inp.focus, "keys": ", ".join(inp.syllabus.keys()), "results": res,
+    return {"question": a.question, "focus": ", ".join(inp.focus), "keys": ", ".join(inp.syllabus.keys()), "results": res,
             "notes": [n for _, n in notes]}
 
 
