@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import re
 
-from research.engines.base import AnswerAssignInput, AnswerInput, AskInput, AssignInput, LeadInput, RefineInput, SectionInput
+from research.engines.base import (AnswerAssignInput, AnswerInput, AskInput, AssignInput, LeadInput, PersonaInput, RefineInput,
+                                   SectionInput)
 from research.models import ArtifactRecord, SearchResult, Syllabus
 from research.pipeline.citations import CITES_WS_RE
 
@@ -29,8 +30,6 @@ ASK_ANSWER_CHARS = 120   # the asker's view of the previous answer
 ASKED_CHARS = 100        # per earlier question in the asker's view (word-bounded)
 REFINE_ANSWER_CHARS = 100  # per conversation answer in the outline prompt
 RAW_CHARS = 12_000       # raw tool output given to the (out-of-band) compressor
-ANSWER_CHARS = 200       # per conversation answer in the outline prompt
-LAST_ANSWER_CHARS = 240  # the asker's view of the previous answer
 CARD_FACTS = 3           # extraction bullets per card in answer prompts
 CARD_SUMMARY_CHARS = 400
 MAX_NOTES = 3            # cards per answer prompt
@@ -183,7 +182,7 @@ def lead(inp: LeadInput) -> dict:
                           f"({q.sources_found} of {q.min_sources} sources)" for q in inp.questions]}
 
 
-def personas(inp) -> dict:
+def personas(inp: PersonaInput) -> dict:
     """GenPersona material: related topics as ``{topic: [section, …]}`` where a section heading
     already listed under an earlier related topic is not repeated; the syllabus as ``{key: label}``."""
     seen: set[str] = set()
