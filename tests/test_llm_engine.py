@@ -10,6 +10,7 @@ from research.devtools.loopback_llm import LoopbackLLM, Reply
 from research.devtools.loopback_responder import default_responder, material_of, step_of
 from research.engines import base as b
 from research.engines.litellm import LiteLLMEngine
+from research.engines.litellm import material as mat
 from research.engines.litellm.structured import extract_json
 from research.models import (ConversationResult, DialogueTurn, Outline, OutlineSection, Perspective, ReportSection,
                              RunConfig, SearchResult, SummaryCard)
@@ -44,6 +45,7 @@ def test_every_step_parses(engine, llm_env):
     p = personas.perspectives[0]
     ask = engine.ask_question(b.AskInput(topic=TOPIC, perspective=p, history=[], next_focus=syl.questions[:2], max_turns=2))
     assert ask.question and ask.focus_question in {"", *syl.keys()}
+    assert 1 <= len(ask.queries) <= 3 and all(q.strip() for q in ask.queries)  # issue 14: queries in the same call
     assert engine.question_to_queries(b.QueryInput(topic=TOPIC, question=ask.question)).queries
     ans = engine.answer_question(b.AnswerInput(topic=TOPIC, question=ask.question, results=_results()))
     assert ans.cited and set(ans.cited) <= {1, 2, 3} and "[1]" in ans.answer
@@ -61,8 +63,10 @@ def test_every_step_parses(engine, llm_env):
     assert both.assigned and len(both.assigned.relevant_questions) == len(both.assigned.key_excerpts) == 3
     assert all(set(k) <= set(syl.keys()) for k in both.assigned.relevant_questions)
     sent = material_of(next(x for x in reversed(llm_env.bodies) if step_of(x) == "answer_and_assign"))
-    assert sent["artifacts"][0]["summary_title"] == "Trials of trastuzumab"  # the turn's card is in the prompt
-    assert all(len(r["snippet"]) <= 110 for r in sent["results"])  # … and stands in for long snippets
+    assert sent["notes"][0]["summary"] == "Three trials report improved survival."  # the turn's card is in the prompt
+    assert [r.split("]")[0] for r in sent["results"]] == ["[1", "[2", "[3"]  # each result once, one line
+    assert all(len(r.split(": ", 1)[1]) <= mat.CARDED_CHARS for r in sent["results"])  # … the card stands in
+    assert sent["keys"] == ", ".join(syl.keys()) and "topic" not in sent
     card = engine.compress(b.CompressInput(plan_title="p", step_title="s", step_description="d", tool_name="search_local",
                                            raw_output=json.dumps({"query": "q", "results": [r.model_dump() for r in _results()]})))
     assert card.is_useful and card.summary_title
@@ -114,7 +118,7 @@ def test_invalid_twice_falls_back_to_extractive(llm_env, monkeypatch):
 
 def test_extract_json_and_step_marker():
     assert json.loads(extract_json('<think>x {"a": 2}</think>Here: {"a": 1} thanks')) == {"a": 1}
-    assert step_of({"messages": [{"role": "system", "content": "[research-desk step: polish]\nx"}]}) == "polish"
+    assert step_of({"messages": [{"role": "system", "content": "[step: polish]\nx"}]}) == "polish"
 
 
 def test_auth_error_is_raised_with_its_code(llm_env, monkeypatch):
@@ -130,3 +134,24 @@ def test_auth_error_is_raised_with_its_code(llm_env, monkeypatch):
         with pytest.raises(LLMError) as ei:
             eng.survey_queries(b.SurveyInput(topic=TOPIC))
     assert ei.value.code == "auth_error" and CANARY_KEY not in ei.value.message
+
+
+def test_asker_sees_a_bounded_history_and_writes_the_queries(engine, llm_env):
+    """Issue 14 item 3: ONE asker call returns the question and its search queries; its material
+    holds the questions asked, the last answer only (clipped, no citation markers) and the open
+    syllabus questions as ``{key: label}`` (no descriptions)."""
+    syl = get_template("drug")
+    p = Perspective(name="Oncologist", focus="treatment decisions")
+    history = [DialogueTurn(perspective=p.name, turn_number=i, question=f"Question {i}?",
+                            answer=("Trastuzumab improved survival [1]. " * 20) + f"turn {i}") for i in (1, 2)]
+    ask = engine.ask_question(b.AskInput(topic=TOPIC, perspective=p, history=history, next_focus=syl.questions[:4],
+                                         max_turns=3))
+    m = material_of(next(x for x in reversed(llm_env.bodies) if step_of(x) == "ask_question"))
+    assert m["asked"] == ["Question 1?", "Question 2?"] and m["perspective"] == "Oncologist"
+    assert len(m["last_answer"]) <= mat.ASK_ANSWER_CHARS and "[1]" not in m["last_answer"]
+    assert "turn 1" not in str(m) and m["last_answer"].endswith("…")  # earlier answers are not sent
+    assert m["open"] == {q.key: q.label for q in syl.questions[:3]} and "description" not in str(m)
+    assert ask.focus_question in m["open"] and 1 <= len(ask.queries) <= 3
+    assert llm_env.stats()["by_step"].get("question_to_queries", 0) == 0
+    done = engine.ask_question(b.AskInput(topic=TOPIC, perspective=p, history=history + [history[0]], max_turns=3))
+    assert b.THANKS in done.question and done.queries == []

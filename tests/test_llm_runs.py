@@ -51,10 +51,16 @@ def test_full_run_accounting_and_context_reduction(llm_env, capsys, corpus_path,
     assert ctx["context_reduction_pct"] >= 80.0, ctx
     # issue 14: a dialogue turn answers and assigns its results in ONE call (no second copy of them)
     assert llm["by_step"]["answer_and_assign"]["calls"] >= 1 and "assign_questions" not in llm["by_step"]
+    # issue 14 item 3: the asker writes the turn's queries in the same call (no question_to_queries call)
+    assert llm["by_step"]["ask_question"]["calls"] >= 1 and "question_to_queries" not in llm["by_step"]
     # llm_calls.jsonl: one line per call, prompts and replies, no key
     log = data_dir / "research_artifacts" / s["run_id"] / "llm_calls.jsonl"
     lines = [json.loads(x) for x in log.read_text().splitlines()]
     assert len(lines) == llm["llm_calls"] and all(x["messages"] and x["response"] for x in lines)
+    asked = {json.loads(x["response"]["content"])["question"]: json.loads(x["response"]["content"])["queries"]
+             for x in lines if x["step"] == "ask_question"}
+    turns = snap["turns"]
+    assert turns and all(t["search_queries"] == asked[t["question"]] for t in turns)  # the asker's queries were searched
     assert (data_dir / "reports" / s["run_id"] / "report.md").read_text().count("[1]") >= 1
     from research.ui.cost import breakdown_rows, context_figure, cost_figure, tokens_figure
     assert {r["role"] for r in breakdown_rows(llm, "role")} == set(llm["by_role"])

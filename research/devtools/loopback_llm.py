@@ -21,7 +21,7 @@ API (stable; benchmarks import it)::
 
 ``responder(request_body: dict) -> Reply`` decides each reply; the default
 (``research.devtools.loopback_responder.default_responder``) recognises each engine step by
-the ``[research-desk step: NAME]`` marker in the system prompt and builds valid JSON for the
+the ``[step: NAME]`` marker in the system prompt and builds valid JSON for the
 step's schema from the ``<material>`` JSON in the user prompt, so a whole pipeline runs offline.
 
 Fault kinds (``Faults.kinds``), drawn per request with a seeded ``random.Random``:

@@ -1,6 +1,6 @@
 """The loopback server's default responder: valid JSON for every litellm-engine step.
 
-The engine marks each system prompt with its step's marker ``[research-desk step: NAME]``
+The engine marks each system prompt with its step's marker ``[step: NAME]``
 (``StepSpec.marker``) and puts the step's material as JSON between ``<material>`` and
 ``</material>`` in the user prompt (see ``research/engines/litellm/prompts/``). This responder
 reads both and builds a grounded, deterministic reply from the material alone (same request →
@@ -75,6 +75,7 @@ def _words(text: str, n: int = 4) -> str:
 
 def _plan(m: dict) -> dict:
     qs = m.get("syllabus", [])
+    qs = [{"label": k, "description": v} for k, v in qs.items()] if isinstance(qs, dict) else qs  # {label: description}
     steps = [{"step_id": 1, "title": "Survey the topic", "description": f"Search for overviews of {m.get('topic')}."}]
     steps += [{"step_id": i + 2, "title": q.get("label", q.get("key", "question")),
                "description": f"Find sources on {q.get('description', q.get('label', ''))}"} for i, q in enumerate(qs)]
@@ -84,8 +85,9 @@ def _plan(m: dict) -> dict:
 
 
 def _related(m: dict) -> dict:
+    titles = m.get("titles") or [r.get("title", "") for r in m.get("results", [])]
     return {"topic": _words(m.get("query", ""), 6) or m.get("topic", ""),
-            "sections": [r.get("title", "")[:60] for r in m.get("results", [])[:4] if r.get("title")] or ["Overview"]}
+            "sections": [t[:60] for t in titles[:4] if t] or ["Overview"]}
 
 
 def _personas(m: dict) -> dict:
@@ -116,24 +118,43 @@ def _fit_syllabus(m: dict) -> dict:
 
 
 def _ask(m: dict) -> dict:
-    history = m.get("history", [])
+    """Question + focus key + queries (issue 14: one call); ``open`` is ``{key: label}``."""
+    asked = m.get("asked", m.get("history", []))
     if m.get("turns_left", 1) <= 0:
-        return {"question": "Thank you so much for your help!", "focus_question": ""}
-    focus = m.get("next_focus", [])
-    persona = m.get("perspective", {}).get("name", "writer")
+        return {"question": "Thank you so much for your help!", "focus_question": "", "queries": []}
+    focus = m.get("open", m.get("next_focus", []))
+    focus = [{"key": k, "label": v} for k, v in focus.items()] if isinstance(focus, dict) else focus
+    persona = m.get("perspective", "writer")
+    persona = persona.get("name", "writer") if isinstance(persona, dict) else persona
     if focus:
-        f = focus[len(history) % len(focus)]
-        return {"question": f"As a {persona}, what is known about {f.get('label', f.get('key'))} for "
-                            f"{m.get('topic')}?", "focus_question": f.get("key", "")}
-    return {"question": f"As a {persona}, what are the key facts about {m.get('topic')} (point {len(history) + 1})?",
-            "focus_question": ""}
+        f = focus[len(asked) % len(focus)]
+        q = f"As a {persona}, what is known about {f.get('label', f.get('key'))} for {m.get('topic')}?"
+        return {"question": q, "focus_question": f.get("key", ""), "queries": [_words(q, 12)]}
+    q = f"As a {persona}, what are the key facts about {m.get('topic')} (point {len(asked) + 1})?"
+    return {"question": q, "focus_question": "", "queries": [_words(q, 12)]}
+
+
+RESULT_LINE_RE = re.compile(r"^\[(\d+)\]\s*(.*?):\s(.*)$", re.S)
+
+
+def _results(m: dict) -> list[dict]:
+    """``{n, title, snippet}`` per result: dicts as sent, or ``"[n] title: snippet"`` lines."""
+    out = []
+    for r in m.get("results", []):
+        if isinstance(r, dict):
+            out.append(r)
+            continue
+        hit = RESULT_LINE_RE.match(str(r))
+        if hit:
+            out.append({"n": int(hit.group(1)), "title": hit.group(2), "snippet": hit.group(3)})
+    return out
 
 
 def _answer(m: dict) -> dict:
     parts, cited = [], []
-    for r in m.get("results", [])[:5]:
+    for r in _results(m)[:5]:
         for s in _sentences(r.get("snippet", ""), 1):
-            parts.append(f"{s.rstrip('.!?')} [{r['n']}].")
+            parts.append(f"{s.rstrip('.!?…')} [{r['n']}].")
             cited.append(r["n"])
     if not parts:
         return {"answer": "The search returned nothing relevant to this question.", "cited": []}
@@ -141,11 +162,13 @@ def _answer(m: dict) -> dict:
 
 
 def _assign(m: dict) -> dict:
-    qs = m.get("questions", [])
-    keys = list(qs) if isinstance(qs, dict) else [q["key"] for q in qs]  # {key: label} or [{key, label}]
-    focus = [k for k in m.get("focus", []) if k in keys]
+    qs = m.get("keys", m.get("questions", []))
+    qs = [k.strip() for k in qs.split(",")] if isinstance(qs, str) else qs  # "key, key, …"
+    keys = list(qs) if isinstance(qs, dict) else [q if isinstance(q, str) else q["key"] for q in qs]
+    focus = m.get("focus", [])
+    focus = [k for k in ([x.strip() for x in focus.split(",")] if isinstance(focus, str) else focus) if k in keys]
     rel, exc = [], []
-    for r in m.get("results", []):
+    for r in _results(m):
         chosen = focus or ([keys[_h(r.get("title", "")) % len(keys)]] if keys else [])
         rel.append(chosen)
         exc.append((_sentences(r.get("snippet", ""), 1) or [r.get("title", "")])[0][:300])
@@ -165,11 +188,18 @@ def _compress(m: dict) -> dict:
             "extraction": [t[:100] for t in titles[:3]], "is_useful": True}
 
 
+FACT_LINE_RE = re.compile(r"^(F\d+) (S\d+): (.*)$", re.S)
+
+
 def _analyze(m: dict) -> dict:
-    facts = m.get("facts", [])
+    facts = []
+    for f in m.get("facts", []):
+        hit = None if isinstance(f, dict) else FACT_LINE_RE.match(str(f))
+        facts.append({"id": hit.group(1), "source": hit.group(2), "text": hit.group(3)} if hit else f)
     by_src: dict[str, list[dict]] = {}
     for f in facts:
-        by_src.setdefault(f["source"], []).append(f)
+        if isinstance(f, dict) and "source" in f:
+            by_src.setdefault(f["source"], []).append(f)
     claims = []
     srcs = list(by_src)
     for a, b in zip(srcs[::2], srcs[1::2]):
@@ -178,11 +208,16 @@ def _analyze(m: dict) -> dict:
 
 
 def _outline(m: dict) -> dict:
+    """Draft: four generic sections; refine: the draft (dicts, or ``"heading > sub"`` lines) plus
+    one perspectives section."""
     topic = m.get("topic", "")
-    return {"sections": [{"heading": h, "subsections": []} for h in
-                         ("Background", "Evidence", "Safety and limitations", "Outlook")] if "draft" not in m else
-            [{"heading": s["heading"], "subsections": s.get("subsections", [])} for s in m["draft"]["sections"]]
-            + [{"heading": f"Perspectives on {_words(topic, 3)}", "subsections": []}]}
+    if "draft" not in m:
+        return {"sections": [{"heading": h, "subsections": []} for h in
+                             ("Background", "Evidence", "Safety and limitations", "Outlook")]}
+    draft = m["draft"]["sections"] if isinstance(m["draft"], dict) else m["draft"]
+    secs = [{"heading": d["heading"], "subsections": d.get("subsections", [])} if isinstance(d, dict) else
+            {"heading": d.split(" > ")[0], "subsections": d.split(" > ")[1:]} for d in draft]
+    return {"sections": secs + [{"heading": f"Perspectives on {_words(topic, 3)}", "subsections": []}]}
 
 
 def _section(m: dict) -> dict:
@@ -222,7 +257,8 @@ def default_responder(body: dict) -> Reply:
     step = step_of(body)
     m = material_of(body)
     msgs = body.get("messages", [])
-    files = [x for x in m.get("artifacts", []) if x.get("artifact_file")]
+    files = [{"artifact_file": x.get("artifact_file") or x.get("file")} for x in m.get("artifacts", m.get("notes", []))
+             if isinstance(x, dict) and (x.get("artifact_file") or x.get("file"))]
     if step in ("answer_question", "answer_and_assign", "costorm_answer") and body.get("tools") and files \
             and not any(x.get("role") == "tool" for x in msgs) and _h(m.get("question", "")) % 3 == 0:
         art = files[0]

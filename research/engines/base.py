@@ -73,10 +73,14 @@ class AskInput(BaseModel):
 
 
 class AskOutput(BaseModel):
-    """The question; contains ``THANKS`` when the writer ends the conversation."""
+    """The question; contains ``THANKS`` when the writer ends the conversation. ``queries``
+    (issue 14 item 3, one call instead of two): the search queries for the question when the
+    engine wrote them with it (the litellm asker does); empty → the pipeline asks
+    ``question_to_queries`` (the extractive engine's path)."""
 
     question: str
     focus_question: str = Field(default="", description="syllabus key the question targets, if any")
+    queries: list[str] = Field(default_factory=list, description="1-3 keyword search queries for the question")
 
 
 class QueryInput(BaseModel):

@@ -16,8 +16,9 @@ from pydantic import BaseModel
 
 from research.llm.models import ROLES
 
-MARKER = "[research-desk step: {}]"
-"""First line of every step's system prompt (the loopback test server keys on it)."""
+MARKER = "[step: {}]"
+"""First line of every step's system prompt (the loopback test server keys on it; short because
+it travels in every prompt, issue 14 item 3)."""
 
 
 def digest(text: str) -> str:

@@ -1,8 +1,9 @@
 """WikiWriter ↔ TopicExpert conversations, one per perspective, run in parallel (seed 002
 Phase 2; STORM paper §3.2).
 
-Each turn: the writer asks (steered by the collector's ``next_focus``); the expert turns the
-question into queries, searches (every search is an offloaded tool call, seed 001), answers with
+Each turn: the writer asks (steered by the collector's ``next_focus``) and, with the litellm
+engine, writes the search queries in the same call (issue 14 item 3; otherwise the expert turns
+the question into queries), the expert searches (every search is an offloaded tool call, seed 001), answers with
 ``[n]`` citations grounded in the results, and every retrieved source that bears on a syllabus
 question is saved to the collector with its questions (seed 000). The writer ends with
 "Thank you so much for your help!" or the turn cap stops it.
@@ -139,8 +140,8 @@ def compute_turn(ctx: RunContext, perspective: Perspective, history: list[Dialog
         return None
     focus = [ask.focus_question] if ask.focus_question else []
     step = ctx.step_for(" ".join([ask.question, *focus]))
-    queries = ctx.engine.question_to_queries(QueryInput(topic=ctx.config.topic, question=ask.question,
-                                                        perspective=perspective)).queries[:3]
+    queries = [q for q in ask.queries if q.strip()][:3] or ctx.engine.question_to_queries(QueryInput(
+        topic=ctx.config.topic, question=ask.question, perspective=perspective)).queries[:3]
     results: list[SearchResult] = []
     memory: list[dict] = []
     seen = {s.url for t in history for s in t.sources}  # the writer wants new information

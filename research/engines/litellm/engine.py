@@ -161,7 +161,7 @@ class LiteLLMEngine:
             return Plan(plan_title=p.plan_title.strip()[:120] or inp.topic[:120],
                         steps=[Step(step_id=i, title=s.title, description=s.description)
                                for i, s in enumerate(p.steps, start=1)])
-        return self._guard("plan", {"topic": inp.topic, "syllabus": mat.syllabus(inp.syllabus)},
+        return self._guard("plan", {"topic": inp.topic, "syllabus": mat.plan_syllabus(inp.syllabus)},
                            lambda: self._fallback().plan(inp), post)
 
     def survey_queries(self, inp: SurveyInput) -> QueryList:
@@ -171,11 +171,11 @@ class LiteLLMEngine:
 
     def related_outline(self, inp: RelatedInput) -> TopicOutline:
         """Seed 002 §1.1: a related topic's name and sections from one query's results."""
-        m = {"topic": inp.topic, "query": inp.query, "results": mat.results(inp.results, mat.SHORT_CHARS)}
+        m = {"query": inp.query, "titles": mat.related(inp.results)}  # the query names the topic
         src = inp.results[0].url if inp.results else ""
         return self._run("related_outline", m, lambda: self._fallback().related_outline(inp),
                          lambda r: TopicOutline(topic=r.topic, sections=r.sections[:8], source=src),
-                         inp=inp, tool_tokens=count_tokens(compact(m["results"])))
+                         inp=inp, tool_tokens=count_tokens(compact(m["titles"])))
 
     def fit_syllabus(self, inp: FitInput) -> Syllabus:
         """Issue 12: the planner proposes 4–8 questions for this query (``prompts/fit_syllabus.md``),
@@ -195,18 +195,21 @@ class LiteLLMEngine:
 
     def personas(self, inp: PersonaInput) -> PersonaList:
         """Seed 002 §1.2 GenPersona (≤ max_perspectives)."""
-        m = {"topic": inp.topic, "related": [{"topic": r.topic, "sections": r.sections} for r in inp.related],
-             "syllabus": mat.syllabus(inp.syllabus, full=False), "max_perspectives": inp.max_perspectives}
+        m = mat.personas(inp)
         return self._run("personas", m, lambda: self._fallback().personas(inp),
                          lambda p: PersonaList(perspectives=p.perspectives[:inp.max_perspectives]))
 
     # ------------------------------------------------------------------ conversations
     def ask_question(self, inp: AskInput) -> AskOutput:
-        """AskQuestionWithPersona; ``focus_question`` kept only when it is an offered key."""
+        """AskQuestionWithPersona and QuestionToQuery in ONE call (issue 14 item 3: the asker
+        returns its question and 1–3 search queries; ``material.ask``: bounded history);
+        ``focus_question`` kept only when it is an offered key; no queries on a thanks."""
         keys = {q.key for q in inp.next_focus}
 
         def post(a: AskOutput) -> AskOutput:
-            return AskOutput(question=a.question.strip(), focus_question=a.focus_question if a.focus_question in keys else "")
+            queries = [x.strip() for x in a.queries if x.strip()][:3]
+            return AskOutput(question=a.question.strip(), focus_question=a.focus_question if a.focus_question in keys else "",
+                             queries=queries)
         return self._run("ask_question", mat.ask(inp), lambda: self._fallback().ask_question(inp), post,
                          inp=inp)
 
@@ -258,10 +261,10 @@ class LiteLLMEngine:
             answer = AnswerOutput(answer=text, cited=sorted({int(n) for n in CITE_RE.findall(text)}))
             return AnswerAssignOutput(answer=answer, assigned=_assignment(r.relevant_questions, r.key_excerpts,
                                                                           a.results, set(inp.syllabus.keys())))
-        tools = [READ_ARTIFACT_TOOL] if (self.run_id and any("artifact_file" in x for x in m["artifacts"])) else None
+        tools = [READ_ARTIFACT_TOOL] if (self.run_id and any("file" in x for x in m["notes"])) else None
         return self._run("answer_and_assign", m, lambda: self._fallback().answer_and_assign(inp), post, inp=inp,
                          tools=tools, run_tool=self._read_artifact,
-                         tool_tokens=count_tokens(compact(m["results"]) + compact(m["artifacts"])))
+                         tool_tokens=count_tokens(compact(m["results"]) + compact(m["notes"])))
 
     # ------------------------------------------------------------------ artifacts & analysis
     def compress(self, inp: CompressInput) -> SummaryCard:
@@ -272,10 +275,12 @@ class LiteLLMEngine:
                          inp=inp)
 
     def analyze(self, inp: AnalysisInput) -> Analysis:
-        """Cross-validation (claims from ≥ 2 sources) and contradictions, facts named F1..Fn."""
-        ids = {f"F{i}": f for i, f in enumerate(inp.facts[:mat.MAX_FACTS], start=1)}
+        """Cross-validation (claims from ≥ 2 sources) and contradictions; the (deduplicated)
+        facts go as lines ``"F1 S1: text"`` (fact id, source label, text ≤ ``FACT_CHARS``)."""
+        uniq = list({(f.text, f.source_id): f for f in inp.facts}.values())  # a fact said twice by one source: once
+        ids = {f"F{i}": f for i, f in enumerate(uniq[:mat.MAX_FACTS], start=1)}
         src_label = {sid: f"S{i}" for i, sid in enumerate(dict.fromkeys(f.source_id for f in ids.values()), start=1)}
-        m = {"topic": inp.topic, "facts": [{"id": k, "text": f.text[:mat.FACT_CHARS], "source": src_label[f.source_id]}
+        m = {"topic": inp.topic, "facts": [f"{k} {src_label[f.source_id]}: {mat.clip(f.text, mat.FACT_CHARS)}"
                                            for k, f in ids.items()]}
 
         def post(a) -> Analysis:
@@ -333,7 +338,7 @@ class LiteLLMEngine:
         def post(t: TextOutput) -> TextOutput:
             after = set(CITE_RE.findall(t.text))
             return t if (after <= before and t.text.strip()) else TextOutput(text=inp.text)
-        return self._run("polish", {"topic": inp.topic, "text": inp.text}, lambda: self._fallback().polish(inp), post,
+        return self._run("polish", {"text": inp.text}, lambda: self._fallback().polish(inp), post,
                          inp=inp)
 
     def _guard(self, step: str, material: dict, fallback, post) -> Any:

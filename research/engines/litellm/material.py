@@ -1,32 +1,42 @@
 """Step material: the compact JSON each prompt carries (seed 001 §6–§7: tool outputs reach the
 model only as short snippets and summary cards, never raw). Sizes in characters.
 
-Working memory (seed 001 §6): the asker sees its conversation as the last turn verbatim
-(answer clipped to ``LAST_ANSWER_CHARS``, citation markers removed) and earlier turns as their
-questions only; the answerer gets a search's card clipped to its title, summary
-(≤ ``CARD_SUMMARY_CHARS``) and ≤ ``CARD_FACTS`` facts (``read_artifact`` fetches more)."""
+Working memory (seed 001 §6; issue 14 item 3, context economy): the asker sees the questions
+already asked and the last answer only (≤ ``ASK_ANSWER_CHARS``, citation markers removed); the
+answerer gets each result once as one line and a search's card clipped to its summary and
+≤ ``NOTE_FACTS`` facts (``read_artifact`` fetches more). Every clip is word-bounded (``clip``)."""
 
 from __future__ import annotations
 
 import re
 
-from research.engines.base import AnswerAssignInput, AnswerInput, AskInput, AssignInput, LeadInput, RefineInput, SectionInput
+from research.engines.base import (AnswerAssignInput, AnswerInput, AskInput, AssignInput, LeadInput, PersonaInput, RefineInput,
+                                   SectionInput)
 from research.models import ArtifactRecord, SearchResult, Syllabus
 from research.pipeline.citations import CITES_WS_RE
 
 SNIPPET_CHARS = 240      # per result in answer prompts
-SHORT_CHARS = 110        # per result in assign / related prompts
+SHORT_CHARS = 110        # per result in assign prompts
 TITLE_CHARS = 80         # per result title
+RELATED_TITLE_CHARS = 60  # per title in related-topic and section prompts (word-bounded)
+REFINE_QUESTION_CHARS = 80  # per conversation question in the outline prompt
+RESULT_TITLE_CHARS = 50  # per result title in the answer+assign prompt (word-bounded)
+CARDED_CHARS = 60        # per result snippet when a card of its search is in the same prompt
+UNCARDED_CHARS = 150     # per result snippet otherwise (word-bounded)
+NOTE_SUMMARY_CHARS = 160 # per card summary in the answer+assign prompt
+NOTE_FACT_CHARS = 90     # per card fact in the answer+assign prompt
+NOTE_FACTS = 2           # card facts in the answer+assign prompt
+ASK_ANSWER_CHARS = 120   # the asker's view of the previous answer
+ASKED_CHARS = 100        # per earlier question in the asker's view (word-bounded)
+REFINE_ANSWER_CHARS = 100  # per conversation answer in the outline prompt
 RAW_CHARS = 12_000       # raw tool output given to the (out-of-band) compressor
-ANSWER_CHARS = 200       # per conversation answer in the outline prompt
-LAST_ANSWER_CHARS = 240  # the asker's view of the previous answer
 CARD_FACTS = 3           # extraction bullets per card in answer prompts
 CARD_SUMMARY_CHARS = 400
 MAX_NOTES = 3            # cards per answer prompt
-FACT_CHARS = 160         # per fact in the analysis prompt
-MAX_FACTS = 48           # facts in the analysis prompt
+FACT_CHARS = 90          # per fact in the analysis prompt (word-bounded)
+MAX_FACTS = 40           # facts in the analysis prompt
 SECTION_SNIPPET_CHARS = 450  # per snippet in a section-writing prompt
-LEAD_SECTION_CHARS = 800     # per section in the lead prompt
+LEAD_SECTION_CHARS = 500     # per answered section in the lead prompt (word-bounded)
 _CITES = CITES_WS_RE
 
 
@@ -41,17 +51,43 @@ def results(res: list[SearchResult], chars: int) -> list[dict]:
             for i, r in enumerate(res, start=1)]
 
 
+def plan_syllabus(s: Syllabus) -> dict:
+    """Planner material: the syllabus as ``{label: description}`` (keys are not needed to plan)."""
+    return {q.label: q.description for q in s.questions}
+
+
 def syllabus(s: Syllabus, *, full: bool = True) -> list[dict]:
     return [{"key": q.key, "label": q.label, **({"description": q.description} if full else {})}
             for q in s.questions]
 
 
+def clip(text: str, chars: int) -> str:
+    """``text`` (whitespace collapsed) cut to at most ``chars`` characters at a word boundary,
+    with "…" when cut (a clipped snippet never ends mid-word)."""
+    text = " ".join((text or "").split())
+    if len(text) <= chars:
+        return text
+    cut = text[:chars - 1]
+    return (cut.rsplit(" ", 1)[0] if " " in cut else cut).rstrip(" ,;:") + "…"
+
+
 def ask(inp: AskInput) -> dict:
-    return {"topic": inp.topic, "perspective": {"name": inp.perspective.name, "focus": inp.perspective.focus},
-            "history": [{"question": t.question} for t in inp.history[:-1]]
-            + [{"question": t.question, "answer": uncite(t.answer)[:LAST_ANSWER_CHARS]} for t in inp.history[-1:]],
-            "next_focus": [{"key": q.key, "label": q.label, "description": q.description} for q in inp.next_focus[:3]],
+    """Asker material (issue 14 item 3, bounded history): the perspective's name and focus, the
+    questions already asked (not to repeat; each ≤ ``ASKED_CHARS``), the last answer only (≤ ``ASK_ANSWER_CHARS``, no
+    citation markers), the open syllabus questions it may pick as ``{key: label}`` (≤ 3) and
+    the turns left. The asker also writes the turn's search queries (one call, not two)."""
+    last = inp.history[-1:]
+    return {"topic": inp.topic, "perspective": inp.perspective.name, "focus": inp.perspective.focus,
+            "asked": [clip(t.question, ASKED_CHARS) for t in inp.history],
+            **({"last_answer": clip(uncite(last[0].answer), ASK_ANSWER_CHARS)} if last else {}),
+            "open": {q.key: q.label for q in inp.next_focus[:3]},
             "turns_left": max(0, inp.max_turns - len(inp.history))}
+
+
+def related(res: list[SearchResult]) -> list[str]:
+    """Related-topic material: the results' titles (≤ ``TITLE_CHARS``, word-bounded); the
+    step names a topic and its section headings, which titles carry."""
+    return [clip(r.title, RELATED_TITLE_CHARS) for r in res]
 
 
 def answer(inp: AnswerInput, cards: list[ArtifactRecord]) -> dict:
@@ -65,28 +101,40 @@ def answer(inp: AnswerInput, cards: list[ArtifactRecord]) -> dict:
 
 
 def _note(card, artifact_file: str | None = None) -> dict:
-    note = {"summary_title": card.summary_title, "summary": card.summary[:CARD_SUMMARY_CHARS],
-            "extraction": card.extraction[:CARD_FACTS]}
-    return {**note, "artifact_file": artifact_file} if artifact_file else note
+    note = {"summary": clip(card.summary, NOTE_SUMMARY_CHARS),
+            "facts": [clip(f, NOTE_FACT_CHARS) for f in card.extraction[:NOTE_FACTS]]}
+    return {**note, "file": artifact_file} if artifact_file else note
 
 
 def answer_assign(inp: AnswerAssignInput, cards: list[ArtifactRecord]) -> dict:
-    """Issue 14, one prompt for answer + assignment over one copy of the numbered results. A
-    result whose search has a useful card in ``turn_cards`` carries a short snippet
-    (``SHORT_CHARS``) and the card stands in for the rest (seed 001 §6: cards instead of raw
-    text); other results keep ``SNIPPET_CHARS``. Notes: the turn's cards, then the stored cards
-    of the same searches (with their ``artifact_file`` for ``read_artifact``), at most
-    ``MAX_NOTES``."""
+    """Issue 14, one prompt for answer + assignment over one copy of the numbered results, each
+    result once as one line ``"[n] title: snippet"`` (title ≤ ``RESULT_TITLE_CHARS``; snippet
+    word-bounded, ≤ ``CARDED_CHARS`` when a useful card of its search is among the notes (the
+    card stands in for the rest, seed 001 §6), else ≤ ``UNCARDED_CHARS``). Notes: the turn's
+    cards, then the stored cards of the same searches (with their ``file`` for
+    ``read_artifact``), at most ``MAX_NOTES``, each its summary (≤ ``NOTE_SUMMARY_CHARS``) and
+    ≤ ``NOTE_FACTS`` facts (a fact repeating a result's text is dropped). The syllabus goes as its
+    keys, comma-separated (``area.name``, self-describing); the
+    topic is left out (the question names it)."""
     a = inp.answer
-    carded = {t.query for t in a.turn_cards if t.card.is_useful}
-    res = [{"n": i, "title": r.title[:TITLE_CHARS],
-            "snippet": " … ".join(r.snippets)[:SHORT_CHARS if r.query in carded else SNIPPET_CHARS]}
+    notes = [(t.query, _note(t.card)) for t in a.turn_cards if t.card.is_useful]
+    notes += [(c.tool_input, _note(c.card, c.artifact_file.rsplit("/", 1)[-1])) for c in cards if c.card.is_useful]
+    notes = notes[:MAX_NOTES]
+    carded = {q for q, _ in notes}
+    res = [f"[{i}] {clip(r.title, RESULT_TITLE_CHARS)}: "
+           f"{clip(' … '.join(r.snippets), CARDED_CHARS if r.query in carded else UNCARDED_CHARS)}"
            for i, r in enumerate(a.results, start=1)]
-    notes = [_note(t.card) for t in a.turn_cards if t.card.is_useful]
-    notes += [_note(c.card, c.artifact_file.rsplit("/", 1)[-1]) for c in cards if c.card.is_useful]
-    return {"topic": a.topic, "question": a.question, "focus": inp.focus,
-            "questions": {q.key: q.label for q in inp.syllabus.questions}, "results": res,
-            "artifacts": notes[:MAX_NOTES]}
+    sent = " ".join(_norm(f"{r.title} {' '.join(r.snippets)}") for r in a.results)
+    for _, n in notes:  # a card fact that only repeats a result's title or snippet is not sent twice
+        n["facts"] = [f for f in n["facts"] if _norm(f.rstrip("…")) not in sent]
+        if not n["facts"]:
+            del n["facts"]
+    return {"question": a.question, "focus": ", ".join(inp.focus), "keys": ", ".join(inp.syllabus.keys()), "results": res,
+            "notes": [n for _, n in notes]}
+
+
+def _norm(text: str) -> str:
+    return " ".join(re.findall(r"\w+", (text or "").lower()))
 
 
 def assign(inp: AssignInput) -> dict:
@@ -95,28 +143,51 @@ def assign(inp: AssignInput) -> dict:
 
 
 def refine(inp: RefineInput) -> dict:
-    return {"topic": inp.topic, "draft": inp.draft.model_dump(),
-            "conversations": [{"perspective": c.perspective.name,
-                               "turns": [{"question": t.question, "answer": uncite(t.answer)[:ANSWER_CHARS]} for t in c.turns]}
-                              for c in inp.conversations]}
+    """Outline-refinement material: the draft's headings (subsections after ``" > "``) and per
+    perspective its turns as ``"question → answer"`` (≤ ``REFINE_QUESTION_CHARS`` /
+    ``REFINE_ANSWER_CHARS``, no
+    citation markers)."""
+    return {"topic": inp.topic,
+            "draft": [" > ".join([s.heading, *s.subsections]) for s in inp.draft.sections],
+            "conversations": {c.perspective.name: [f"{clip(t.question, REFINE_QUESTION_CHARS)} → "
+                                                   f"{clip(uncite(t.answer), REFINE_ANSWER_CHARS)}" for t in c.turns]
+                              for c in inp.conversations}}
 
 
 def section(inp: SectionInput) -> dict:
     """Section material (issue 12): the heading, the syllabus question it answers (``null`` for
     an outline section the syllabus lacks) and one numbered snippet per source assigned to it
-    (title + whole sentences, ≤ ``SECTION_SNIPPET_CHARS``); only these numbers may be cited."""
+    (title ≤ ``RELATED_TITLE_CHARS`` word-bounded + whole sentences, ≤ ``SECTION_SNIPPET_CHARS``);
+    only these numbers may be cited."""
     q = inp.question
     return {"topic": inp.topic, "heading": inp.section.heading, "subsections": inp.section.subsections,
             "question": {"key": q.key, "label": q.label, "description": q.description} if q else None,
-            "snippets": [{"n": s.n, "title": s.title[:TITLE_CHARS], "text": s.text[:SECTION_SNIPPET_CHARS]}
+            "snippets": [{"n": s.n, "title": clip(s.title, RELATED_TITLE_CHARS), "text": s.text[:SECTION_SNIPPET_CHARS]}
                          for s in inp.snippets],
             "allowed_citations": [s.n for s in inp.snippets]}
 
 
 def lead(inp: LeadInput) -> dict:
-    """Lead material: the sections (≤ ``LEAD_SECTION_CHARS`` each) and the syllabus questions
-    with the heading that answers each and its status (issue 12)."""
+    """Lead material: the sections that answer a question (or all, with no syllabus), each
+    ≤ ``LEAD_SECTION_CHARS`` (word-bounded), and one line per syllabus question: its label, the
+    heading that answers it (when it differs), its status and source counts (issue 12), e.g.
+    ``"Market Status: insufficient (1 of 3 sources)"``. An "insufficient" question's section
+    text is left out: the lead only names it with its source counts."""
+    open_headings = {q.heading for q in inp.questions if q.status != "answered"}
+    answered = {q.heading for q in inp.questions if q.status == "answered"}
     return {"topic": inp.topic,
-            "sections": [{"heading": s.heading, "text": s.text[:LEAD_SECTION_CHARS]} for s in inp.sections],
-            "questions": [{"label": q.label, "heading": q.heading, "status": q.status,
-                           "sources_found": q.sources_found, "min_sources": q.min_sources} for q in inp.questions]}
+            "sections": [{"heading": s.heading, "text": clip(s.text, LEAD_SECTION_CHARS)} for s in inp.sections
+                         if not inp.questions or s.heading in answered or s.heading not in open_headings],
+            "questions": [f"{q.label}{'' if q.heading == q.label else f' (under “{q.heading}”)'}: {q.status} "
+                          f"({q.sources_found} of {q.min_sources} sources)" for q in inp.questions]}
+
+
+def personas(inp: PersonaInput) -> dict:
+    """GenPersona material: related topics as ``{topic: [section, …]}`` where a section heading
+    already listed under an earlier related topic is not repeated; the syllabus as ``{key: label}``."""
+    seen: set[str] = set()
+    related = {}
+    for r in inp.related:
+        related[r.topic] = [s for s in r.sections if not (s in seen or seen.add(s))]
+    return {"topic": inp.topic, "related": related, "syllabus": {q.key: q.label for q in inp.syllabus.questions},
+            "max_perspectives": inp.max_perspectives}

@@ -1,6 +1,6 @@
 """Prompt templates, one file per declared step (``research.engines.steps``: ``spec.prompt`` in
 ``prompts/``; ``[system]`` and ``[user]`` parts; ``$material`` is replaced by the step's JSON
-material). The system prompt starts with the step's marker ``[research-desk step: {name}]``
+material). The system prompt starts with the step's marker ``[step: {name}]``
 (``StepSpec.marker``; the loopback test server keys on it).
 
 Context economy (seed 001 §10): the material is serialised compactly (``compact``: no indent,
