@@ -14,7 +14,7 @@ default (``RESEARCH_LLM_CONCURRENCY``, 4).
    baseline is the critical path *without* round barriers (each perspective's whole
    conversation one lane): the time conversations that never wait for each other would take.
 2. Context: prompt tokens sent (in-context calls) ÷ prompt tokens had the raw tool outputs been
-   injected (``research.llm.usage.usage_report`` → ``context``); target reduction ≥ 90%.
+   injected (``research.llm.usage.usage_report`` → ``context``); target ratio ≤ 0.15 (issue 14: ≥ 85 % reduction; stretch 0.10, seed 001's 90 %).
 6. Concurrency: ``n`` runs started at once through ``research.jobs.start_run`` (the dashboard's
    path), wall time until all end ÷ one run's wall time measured the same way.
 """
@@ -123,7 +123,7 @@ def run(corpus: Path, perspectives: int = 4, turns: int = 3, concurrency: int = 
     except ImportError as exc:
         reason = f"engineer A's loopback server / litellm engine not importable: {exc}"
         return [not_measured(1, "parallelism wall ÷ critical path", reason, "<= 1.15"),
-                not_measured(2, "context tokens sent ÷ raw", reason, "<= 0.1"),
+                not_measured(2, "context tokens sent ÷ raw", reason, "<= 0.15"),
                 not_measured(6, "concurrency", reason, "<= 1.3")]
     from research.jobs import make_config, start_run  # noqa: PLC0415
     from research.llm.usage import usage_report  # noqa: PLC0415
@@ -181,8 +181,8 @@ def run(corpus: Path, perspectives: int = 4, turns: int = 3, concurrency: int = 
             ctx = usage_report(store, one)["context"]
             sent, without = ctx["prompt_tokens_sent"], ctx["prompt_tokens_without_offload"]
             figs.append(Figure(2, "context: prompt tokens sent ÷ with raw tool outputs", sent, "tok",
-                               baseline=without, baseline_label="raw outputs injected", target="<= 0.1",
-                               note=f"reduction {ctx['overall_reduction_pct']}% (target ≥ 90%); tool outputs alone: "
+                               baseline=without, baseline_label="raw outputs injected", target="<= 0.15",
+                               note=f"reduction {ctx['overall_reduction_pct']}% (issue 14: ≥ 85 %, stretch 90 %); tool outputs alone: "
                                     f"{ctx['tool_tokens_sent']:,} of {ctx['raw_tool_tokens']:,} tokens sent "
                                     f"({ctx['context_reduction_pct']}% reduction)"))
 
