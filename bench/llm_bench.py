@@ -14,7 +14,7 @@ default (``RESEARCH_LLM_CONCURRENCY``, 4).
    baseline is the critical path *without* round barriers (each perspective's whole
    conversation one lane): the time conversations that never wait for each other would take.
 2. Context: prompt tokens sent (in-context calls) ÷ prompt tokens had the raw tool outputs been
-   injected (``research.llm.usage.usage_report`` → ``context``); target ratio ≤ 0.15 (issue 14: ≥ 85 % reduction; stretch 0.10, seed 001's 90 %).
+   injected (``research.llm.usage.usage_report`` → ``context``); target ratio ≤ 0.15 (issue 14: ≥ 85 % reduction, stretch 0.10).
 6. Concurrency: ``n`` runs started at once through ``research.jobs.start_run`` (the dashboard's
    path), wall time until all end ÷ one run's wall time measured the same way.
 """
