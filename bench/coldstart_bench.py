@@ -6,8 +6,8 @@ offline extractive engine, float32 embeddings: ``RESEARCH_EMBED_PRECISION`` empt
 subprocess, exactly as typed.
 
 * **Cold**: a fresh data dir and an empty index dir (``RESEARCH_INDEX_DIR`` = a new temp
-  folder), so the process loads the model, builds the corpus index (BM25 + dense vectors, and
-  the search model's export, ``research.search.onnx_minilm``) and then runs.
+  folder), so the process loads the model, builds the corpus index (BM25 + dense vectors) and
+  then runs.
 * **Warm**: the same command right after, on another fresh data dir and the index dir the cold
   run just filled. Figure: cold wall ÷ warm wall (s, process start to exit); target ≤ 2.0.
 * **Seconds until the first index progress** of the cold run, two ways: on the CLI's stderr

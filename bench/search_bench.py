@@ -1,9 +1,8 @@
 """Item 5 — local search: index build, query latency, and retrieval quality on BEIR.
 
-* Build: ``LocalSearch`` over the shared corpus into a fresh temp index dir and model dir (so
-  the search model's export, ``research.search.onnx_minilm``, is included); baseline = the
-  unavoidable part, embedding the same documents' dense texts with the index's ``encoder``,
-  timed on a seeded sample of ``embed_sample`` documents and scaled linearly to the corpus.
+* Build: ``LocalSearch`` over the shared corpus into a fresh temp index dir; baseline = the
+  unavoidable part, embedding the same documents' dense texts (``Embedder.encode``), timed on a
+  seeded sample of ``embed_sample`` documents and scaled linearly to the corpus.
 * Latency: ``LocalSearch.search(q, k=5)`` (hybrid rank + snippets) over ``n_queries`` titles
   sampled (seed 8) from the corpus; baseline = embedding the query alone (``encode_one``).
 * Quality: nDCG@10 and Recall@100 on the shared BEIR test halves (SciFact, NFCorpus) for BM25
@@ -91,9 +90,11 @@ def beir_quality(dataset_dir: Path, limit: int | None = None) -> dict[str, dict]
 def build_and_latency(corpus: Path, n_queries: int = 100, max_docs: int | None = None,
                       embed_sample: int = 400) -> list[Figure]:
     """Index build time (fresh temp dir) and query p50/p95 on ``corpus``; ``max_docs`` slices it."""
+    from research.embeddings import get_embedder  # noqa: PLC0415
     from research.search.corpus import read_corpus  # noqa: PLC0415
     from research.search.local import DOC_TOKENS, LocalSearch, _dense_text  # noqa: PLC0415
 
+    emb = get_embedder()
     tmp = Path(tempfile.mkdtemp(prefix="bench-index-"))
     try:
         src = corpus
@@ -106,9 +107,8 @@ def build_and_latency(corpus: Path, n_queries: int = 100, max_docs: int | None =
                     out.write(line)
         docs = read_corpus(src).documents
         t0 = time.perf_counter()
-        ls = LocalSearch(src, tmp / "idx", model_dir=tmp / "models")
+        ls = LocalSearch(src, tmp / "idx", embedder=emb)
         build_s = time.perf_counter() - t0
-        emb = ls.encoder
         # baseline: embedding the same docs' dense texts; on at most `embed_sample` docs (seed 8),
         # scaled linearly to the whole corpus, so the big build is not paid twice
         sample = docs if len(docs) <= embed_sample else random.Random(8).sample(docs, embed_sample)
@@ -133,7 +133,7 @@ def build_and_latency(corpus: Path, n_queries: int = 100, max_docs: int | None =
     return [
         Figure(5, f"search.index build ({label})", build_s, "s", baseline=embed_s,
                baseline_label="embedding the docs alone" + (" (est.)" if len(docs) > embed_sample else ""),
-               note=f"fresh temp index and model dirs, {emb.name} (its export included); ratio = overhead of BM25 + caching over embedding"),
+               note=f"fresh temp index dir, {emb.precision}; ratio = overhead of BM25 + caching over embedding"),
         Figure(5, "search.query p50 (search k=5)", percentile(lat, 50) * ms, "ms",
                baseline=percentile(enc, 50) * ms, baseline_label="query embedding p50"),
         Figure(5, "search.query p95 (search k=5)", percentile(lat, 95) * ms, "ms",

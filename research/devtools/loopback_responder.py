@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from research.devtools.loopback_costorm import COSTORM_HANDLERS
 from research.engines.steps import STEPS
 from research.llm.steps import MARKER
-from research.pipeline.citations import CITE_RE as _CITE_RE
+from research.pipeline.citations import CITE_RE as _CITE_RE, LOCAL_RE
 
 STEP_RE = re.compile(re.escape(MARKER).replace(re.escape("{}"), "([a-z_]+)"))
 MAT_RE = re.compile(r"<material>\s*(.*?)\s*</material>", re.S)
@@ -134,7 +134,7 @@ def _ask(m: dict) -> dict:
     return {"question": q, "focus_question": "", "queries": [_words(q, 12)]}
 
 
-RESULT_LINE_RE = re.compile(r"^\[(\d+)\]\s*(.*?):\s(.*)$", re.S)
+RESULT_LINE_RE = re.compile(r"^" + LOCAL_RE.pattern + r"\s*(.*?):\s(.*)$", re.S)  # "[n] title: snippet"
 
 
 def _results(m: dict) -> list[dict]:

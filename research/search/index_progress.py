@@ -30,8 +30,7 @@ from research.search.corpus import DOC_SUFFIXES
 
 log = logging.getLogger(__name__)
 
-INDEX_VERSION = 3  # 2: documents embedded with DOC_TOKENS = 128 word pieces (was the 256 window);
-# 3: documents and queries embedded by the int8 ONNX Runtime model (research.search.onnx_minilm)
+INDEX_VERSION = 2  # 2: documents embedded with DOC_TOKENS = 128 word pieces (was the 256 window)
 
 ACTIVE = ("loading_model", "embedding", "writing")
 _LOCK = threading.Lock()

@@ -2,10 +2,8 @@
 
 * BM25: bm25s (Lù 2024, arXiv:2407.03618), Lucene variant, k1=1.5, b=0.75, over
   ``title + text`` (Anserini's "flat" indexing), English stopwords, Snowball stemming (PyStemmer).
-* Dense: all-MiniLM-L6-v2 over ``title + text`` truncated to ``DOC_TOKENS`` = 128 word pieces,
-  documents and queries embedded by its int8 ONNX Runtime variant
-  (``research.search.onnx_minilm``, INDEX_VERSION 3: ~2x cheaper per document than float32
-  PyTorch, cosine >= 0.99 to it), exported locally and cached in ``<index dir>/models`` (the length the model was trained with; queries keep the
+* Dense: all-MiniLM-L6-v2 (``research.embeddings``) over ``title + text`` truncated to
+  ``DOC_TOKENS`` = 128 word pieces (the length the model was trained with; queries keep the
   256 window); cosine similarity. Measured (issue 14): half the tokens of the 256 window make
   the document embedding 2.06x cheaper (CPU s); NFCorpus test half: hybrid nDCG@10 0.370 (was
   0.368), dense 0.333 (0.335), hybrid Recall@100 0.318 (0.330). SciFact not yet re-measured.
@@ -38,7 +36,6 @@ from pathlib import Path
 import numpy as np
 
 from research.embeddings import MODEL_NAME, Embedder, get_embedder
-from research.search.onnx_minilm import get_onnx_embedder
 from research.errors import CorpusError, InputError
 from research.models import SearchResult
 from research.search.base import external_id_for, source_type_for
@@ -79,15 +76,9 @@ def _tokens(texts: list[str]) -> list[list[str]]:
 class LocalSearch:
     """Hybrid BM25 + dense retriever over one corpus (implements ``Retriever``).
 
-    Construction builds the index or loads it from ``index_dir`` (~0.2 s; a broken cache, or
-    one made by another embedding variant, is rebuilt). ``built`` tells which; ``open_s`` is
-    the time taken (s).
-
-    ``encoder`` embeds documents and queries: ``embedder`` when given (e.g. the float32 PyTorch
-    model, as named corpora use), else the int8 ONNX model cached in ``model_dir`` (default
-    ``<settings.index_dir>/models``; made on first use). ``embedder`` (attribute) is the
-    product's float32 sentence embedder, loaded on first access, for callers that embed
-    passages themselves.
+    Construction builds the index (2,972 shared-corpus docs: ~50 s on 2 idle cores with bf16,
+    ~110 s in float32) or loads it from ``index_dir`` (~0.2 s; a broken cache is rebuilt).
+    ``built`` tells which; ``open_s`` is the time taken (s).
 
     Raises:
         CorpusError: the corpus is missing, empty or has no valid document.
@@ -96,7 +87,7 @@ class LocalSearch:
     name = "local"
 
     def __init__(self, corpus_path: str | Path, index_dir: str | Path, *,
-                 embedder: Embedder | None = None, model_dir: str | Path | None = None) -> None:
+                 embedder: Embedder | None = None) -> None:
         if corpus_path is None or not str(corpus_path).strip():
             raise CorpusError("no corpus path given: pass a JSONL file or a folder of documents")
         path = Path(corpus_path).expanduser()
@@ -109,9 +100,7 @@ class LocalSearch:
         if not cached:  # say at once that a build is starting: loading the model takes seconds
             index_progress.report(self.index_path, "loading_model", corpus=str(self.corpus_path))
         try:
-            self._embedder = embedder
-            self.encoder = embedder or get_onnx_embedder(model_dir or _default_model_dir())
-            self.variant = str(getattr(self.encoder, "name", type(self.encoder).__name__))
+            self.embedder = embedder or get_embedder()
             self.built = not self._try_load()
             if self.built:
                 self._build()
@@ -123,13 +112,6 @@ class LocalSearch:
         self.open_s = time.monotonic() - t0
         log.info("local index %s: %d docs %s in %.1f s", self.index_path.name, len(self.docs),
                  "built" if self.built else "loaded", self.open_s)
-
-    @property
-    def embedder(self) -> Embedder:
-        """The product's float32 sentence embedder (``research.embeddings``; the one given to the
-        constructor, else the process-wide one, loaded now). Not necessarily the index's
-        ``encoder``: compare queries with ``dense_scores``, never with this."""
-        return self._embedder or get_embedder()
 
     # ------------------------------------------------------------ index build / load
     def _build(self) -> None:
@@ -155,7 +137,7 @@ class LocalSearch:
                     fh.write(json.dumps({"id": d.id, "title": d.title, "url": d.url,
                                          "text": d.text, "source": d.source}) + "\n")
             (tmp / "meta.json").write_text(json.dumps({
-                "version": INDEX_VERSION, "model": MODEL_NAME, "embedding": self.variant, "corpus": str(self.corpus_path),
+                "version": INDEX_VERSION, "model": MODEL_NAME, "corpus": str(self.corpus_path),
                 "docs": len(self.docs), "skipped": self.skipped, "created": time.time()}))
             if self.index_path.exists():  # unloadable leftovers (we just failed to load them)
                 shutil.rmtree(self.index_path, ignore_errors=True)
@@ -173,9 +155,9 @@ class LocalSearch:
         parts = []
         index_progress.report(self.index_path, "embedding", done=0, total=total)
         for start in range(0, total, EMBED_CHUNK):
-            parts.append(self.encoder.encode(texts[start:start + EMBED_CHUNK], max_tokens=DOC_TOKENS))
+            parts.append(self.embedder.encode(texts[start:start + EMBED_CHUNK], max_tokens=DOC_TOKENS))
             index_progress.report(self.index_path, "embedding", done=min(total, start + EMBED_CHUNK), total=total)
-        return np.concatenate(parts) if parts else np.zeros((0, self.encoder.dim), dtype=np.float32)
+        return np.concatenate(parts) if parts else np.zeros((0, self.embedder.dim), dtype=np.float32)
 
     def _try_load(self) -> bool:
         import bm25s  # noqa: PLC0415
@@ -183,8 +165,7 @@ class LocalSearch:
         meta_file = self.index_path / "meta.json"
         try:
             meta = json.loads(meta_file.read_text())
-            if meta.get("version") != INDEX_VERSION or meta.get("model") != MODEL_NAME \
-                    or meta.get("embedding") != self.variant:
+            if meta.get("version") != INDEX_VERSION or meta.get("model") != MODEL_NAME:
                 return False
             with (self.index_path / "docs.jsonl").open(encoding="utf-8") as fh:
                 self.docs = [Document(**json.loads(line)) for line in fh]
@@ -194,7 +175,7 @@ class LocalSearch:
             if meta_file.exists():
                 log.warning("ignoring broken index cache %s: %s", self.index_path, exc)
             return False
-        if len(self.docs) != meta["docs"] or self.embeddings.shape != (len(self.docs), self.encoder.dim):
+        if len(self.docs) != meta["docs"] or self.embeddings.shape != (len(self.docs), self.embedder.dim):
             return False
         self.skipped = int(meta.get("skipped", 0))
         self._prepare()
@@ -217,7 +198,7 @@ class LocalSearch:
 
     def dense_scores(self, query: str) -> np.ndarray:
         """Cosine similarity of every document to ``query``; shape ``(n_docs,)``."""
-        return self.embeddings @ self.encoder.encode_one(query)
+        return self.embeddings @ self.embedder.encode_one(query)
 
     def rank(self, query: str, k: int) -> list[tuple[int, float]]:
         """Top ``k`` ``(doc index, fused score in [0, 1])`` pairs, best first.
@@ -302,13 +283,6 @@ def _minmax(x: np.ndarray) -> np.ndarray:
     """Scale to [0, 1]; a constant vector maps to zeros."""
     lo, hi = float(x.min()), float(x.max())
     return (x - lo) / (hi - lo) if hi > lo else np.zeros_like(x, dtype=np.float64)
-
-
-def _default_model_dir() -> Path:
-    """``<settings.index_dir>/models``: one exported search model per index cache."""
-    from research.config import load_settings  # noqa: PLC0415
-
-    return load_settings().index_dir / "models"
 
 
 def _dense_text(d: Document) -> str:
