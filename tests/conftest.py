@@ -164,7 +164,9 @@ def finished_run(tmp_path_factory, finished_corpus):
     every worker — the builder too — copies the AOF and the data dir into its own temp dir and
     starts its own redis-server on the copy (never two servers on one AOF). So the modules on one
     worker share one mutable run, as when each worker ran it itself, and no worker's follow-ups
-    or deletions reach another's. The ``r`` fixture's flushes never touch it. Tests that render
+    or deletions reach another's. The run's citation audit is stored, as after its report page was
+    first shown. The stored ``report_path`` (absolute) names the build's copy of the same report
+    file. The ``r`` fixture's flushes never touch it. Tests that render
     pages set ``finished_run.env()`` themselves (module-scoped) and must not flush its Redis."""
     import shutil
 
@@ -187,18 +189,23 @@ def finished_run(tmp_path_factory, finished_corpus):
 
 
 def _build_finished_run(build: Path, corpus: Path) -> None:
-    """Run ``FINISHED_TOPIC`` into ``build/redis`` + ``build/data``, stop the server (AOF
-    flushed) and write ``build/run_id`` last, as the sign that the build is whole."""
+    """Run ``FINISHED_TOPIC`` into ``build/redis`` + ``build/data`` and store its citation audit
+    (computed once here instead of by each worker's first report render, snapshot and page test;
+    ``test_followup`` recomputes it with ``refresh=True``), stop the server (AOF flushed) and write
+    ``build/run_id`` last, as the sign that the build is whole."""
     import shutil
 
     from private_runs import private_env  # tests/ is on sys.path (rootdir conftest)
     from research import jobs
+    from research.followup.ask import audit_run
 
     shutil.rmtree(build, ignore_errors=True)  # a half-built leftover of a crashed builder
     server, _url, _data, mp = private_env(None, "", redis_dir=build / "redis", data_dir=build / "data")
     try:
         state = jobs.run_foreground(jobs.make_config(FINISHED_TOPIC, corpus=str(corpus), template="drug",
                                                      max_perspectives=3, max_turns=2))
+        if state.status == "complete":
+            audit_run(state.run_id)  # as when the report is first shown (stored; one MiniLM pass)
     finally:
         mp.undo()
         server.stop()
