@@ -3,12 +3,12 @@ with an uninterrupted run of the same input; 2 RQ worker processes serve 4 queue
 
 Kill points (issue 14 item 4 shrank this test from ten uniform draws to six stratified ones): the
 run's event stream is cut into six equal strata and one point is drawn at random in each, so every
-sixth of the run — planning, each stretch of the parallel conversations, outline, writing — is
+sixth of the run — planning and survey, each stretch of the parallel conversations, outline, writing — is
 killed at least once. Ten uniform draws covered it worse (they cluster by chance: on the 43-event
 baseline the seed drew 10, 18, 21, 28, 30, 34, 35, 36, 38, 39 — five kills in the last sixth, none
 before event 10 (survey.done), so no kill while planning or surveying) and cost four more whole
-runs, each a cold ``research run`` process (imports + embedding model ≈ 6 s of CPU before its first
-event) plus a resume. ``RESEARCH_KILL_TRIALS=10`` runs ten strata.
+runs, each a cold ``research run`` process (imports, then the search and embedding models loaded)
+plus a resume. ``RESEARCH_KILL_TRIALS=10`` runs ten strata.
 
 Real processes, the session redis-server, 60 real documents of the shared corpus (the session's
 ``finished_corpus``: the runs need a few trastuzumab documents, not the 2,972-document index, and
