@@ -12,6 +12,12 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+# pytest-xdist (``make test``: 2 workers on 2 cores) already keeps every core busy, so torch's
+# OpenMP pool of one thread per core oversubscribes them: a warm 2×2 extractive run took 22 s with
+# 2 threads and 8 s with 1 beside a busy core (a cold ``research run``: 26.8 vs 14.0 CPU-s). One
+# thread per worker, inherited by the processes tests start; the ONNX search model sets its own.
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 SHARED_DATA = Path(os.environ.get("RESEARCH_SHARED_DATA") or Path(__file__).resolve().parents[2] / "shared" / "data")
 CORPUS = SHARED_DATA / "corpus" / "docs.jsonl"
