@@ -15,7 +15,8 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 # pytest-xdist (``make test``: 2 workers on 2 cores) already keeps every core busy, so torch's
 # OpenMP pool of one thread per core oversubscribes them: a warm 2×2 extractive run took 22 s with
 # 2 threads and 8 s with 1 beside a busy core (a cold ``research run``: 26.8 vs 14.0 CPU-s). One
-# thread per worker, inherited by the processes tests start; the ONNX search model sets its own.
+# thread per worker, inherited by the processes tests start (the shared corpus's index build,
+# which the other workers wait for, uses every core: ``_index_once``).
 if os.environ.get("PYTEST_XDIST_WORKER"):
     os.environ.setdefault("OMP_NUM_THREADS", "1")
 
@@ -97,7 +98,14 @@ def _index_once(corpus: Path, index_dir: Path) -> None:
 
     with FileLock(str(index_dir / ".build.lock"), timeout=1800):
         if index_state(corpus, index_dir)["state"] != "ready":
-            get_local_search(corpus, index_dir)
+            import torch
+
+            threads = torch.get_num_threads()
+            torch.set_num_threads(os.cpu_count() or 1)  # the other workers wait on this lock
+            try:
+                get_local_search(corpus, index_dir)
+            finally:
+                torch.set_num_threads(threads)
 
 
 # ---------------------------------------------------------------- one finished run per session
