@@ -12,6 +12,13 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+# pytest-xdist (``make test``: 2 workers on 2 cores) already keeps every core busy, so torch's
+# OpenMP pool of one thread per core oversubscribes them: a warm 2×2 extractive run took 22 s with
+# 2 threads and 8 s with 1 beside a busy core (a cold ``research run``: 26.8 vs 14.0 CPU-s). One
+# thread per worker, inherited by the processes tests start (the shared corpus's index build,
+# which the other workers wait for, uses every core: ``_index_once``).
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 SHARED_DATA = Path(os.environ.get("RESEARCH_SHARED_DATA") or Path(__file__).resolve().parents[2] / "shared" / "data")
 CORPUS = SHARED_DATA / "corpus" / "docs.jsonl"
@@ -91,17 +98,47 @@ def _index_once(corpus: Path, index_dir: Path) -> None:
 
     with FileLock(str(index_dir / ".build.lock"), timeout=1800):
         if index_state(corpus, index_dir)["state"] != "ready":
-            get_local_search(corpus, index_dir)
+            import torch
+
+            threads = torch.get_num_threads()
+            torch.set_num_threads(os.cpu_count() or 1)  # the other workers wait on this lock
+            try:
+                get_local_search(corpus, index_dir)
+            finally:
+                torch.set_num_threads(threads)
 
 
 # ---------------------------------------------------------------- one finished run per session
 FINISHED_TOPIC = "Trastuzumab in HER2-positive breast cancer"
 
 
+def shared_tmp(tmp_path_factory) -> Path:
+    """A temp dir shared by every pytest-xdist worker of this ``pytest`` invocation (the
+    controller's basetemp, parent of each worker's ``popen-gwN``); alone, the session's basetemp.
+    Use with a ``FileLock`` to build something once per ``make test`` for all workers."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
 @pytest.fixture(scope="session")
 def finished_corpus(tmp_path_factory, corpus_path) -> Path:
     """60 real documents of the shared corpus: 45 about trastuzumab/HER2, 8 other PubMed
-    abstracts, 4 trials, 3 Wikipedia pages (JSONL in a session temp dir)."""
+    abstracts, 4 trials, 3 Wikipedia pages (JSONL in ``shared_tmp``, written once for all
+    xdist workers, so they share one path, one mtime and hence one cached search index)."""
+    from filelock import FileLock
+
+    out = shared_tmp(tmp_path_factory) / "tiny_corpus" / "tiny.jsonl"
+    with FileLock(str(shared_tmp(tmp_path_factory) / "tiny_corpus.lock"), timeout=600):
+        if not out.is_file():
+            out.parent.mkdir(exist_ok=True)
+            tmp = out.with_suffix(".tmp")
+            tmp.write_text(_pick_finished_docs(corpus_path), encoding="utf-8")
+            tmp.replace(out)
+    return out
+
+
+def _pick_finished_docs(corpus_path: Path) -> str:
+    """The JSONL text of ``finished_corpus``: the first documents of each quota, in corpus order."""
     import json
 
     quota = {"her2": 45, "pubmed": 8, "clinicaltrials.gov": 4, "wikipedia": 3}
@@ -113,9 +150,7 @@ def finished_corpus(tmp_path_factory, corpus_path) -> Path:
             bucket = "her2" if ("trastuzumab" in text or "her2" in text) else doc["source"]
             if bucket in picks and len(picks[bucket]) < quota[bucket]:
                 picks[bucket].append(doc)
-    out = tmp_path_factory.mktemp("tiny_corpus") / "tiny.jsonl"
-    out.write_text("".join(json.dumps(d) + "\n" for docs in picks.values() for d in docs), encoding="utf-8")
-    return out
+    return "".join(json.dumps(d) + "\n" for docs in picks.values() for d in docs)
 
 
 class FinishedRun:
@@ -135,21 +170,61 @@ class FinishedRun:
 
 @pytest.fixture(scope="session")
 def finished_run(tmp_path_factory, finished_corpus):
-    """Run the trastuzumab topic once per session (drug template, 3 perspectives × 2 turns) on a
-    private redis-server (the ``r`` fixture's flushes never touch it). Tests that render pages
-    set ``finished_run.env()`` themselves (module-scoped) and must not flush its Redis."""
+    """The trastuzumab topic run once per ``make test`` (drug template, 3 perspectives × 2
+    turns, extractive) and served to each worker from its own copy.
+
+    The first xdist worker to ask runs it under a file lock into ``shared_tmp``/finished_build
+    (a private redis-server, stopped cleanly so its AOF is complete, plus the data dir); then
+    every worker — the builder too — copies the AOF and the data dir into its own temp dir and
+    starts its own redis-server on the copy (never two servers on one AOF). So the modules on one
+    worker share one mutable run, as when each worker ran it itself, and no worker's follow-ups
+    or deletions reach another's. The run's citation audit is stored, as after its report page was
+    first shown. The stored ``report_path`` (absolute) names the build's copy of the same report
+    file. The ``r`` fixture's flushes never touch it. Tests that render
+    pages set ``finished_run.env()`` themselves (module-scoped) and must not flush its Redis."""
+    import shutil
+
+    from filelock import FileLock
+
+    from research.store.server import EmbeddedRedis
+
+    build = shared_tmp(tmp_path_factory) / "finished_build"
+    with FileLock(str(build.with_suffix(".lock")), timeout=1800):
+        if not (build / "run_id").is_file():
+            _build_finished_run(build, finished_corpus)
+    run_id = (build / "run_id").read_text().strip()
+    mine = tmp_path_factory.mktemp("finished")
+    shutil.copytree(build / "redis", mine / "redis", ignore=shutil.ignore_patterns("*.sock", "redis.log"))
+    shutil.copytree(build / "data", mine / "data")
+    server = EmbeddedRedis(mine / "redis")
+    url = server.start()
+    yield FinishedRun(url, mine / "data", run_id, finished_corpus)
+    server.stop()
+
+
+def _build_finished_run(build: Path, corpus: Path) -> None:
+    """Run ``FINISHED_TOPIC`` into ``build/redis`` + ``build/data`` and store its citation audit
+    (computed once here instead of by each worker's first report render, snapshot and page test;
+    ``test_followup`` recomputes it with ``refresh=True``), stop the server (AOF flushed) and write
+    ``build/run_id`` last, as the sign that the build is whole."""
+    import shutil
+
     from private_runs import private_env  # tests/ is on sys.path (rootdir conftest)
     from research import jobs
+    from research.followup.ask import audit_run
 
-    server, url, data, mp = private_env(tmp_path_factory, "finished")
+    shutil.rmtree(build, ignore_errors=True)  # a half-built leftover of a crashed builder
+    server, _url, _data, mp = private_env(None, "", redis_dir=build / "redis", data_dir=build / "data")
     try:
-        state = jobs.run_foreground(jobs.make_config(FINISHED_TOPIC, corpus=str(finished_corpus), template="drug",
+        state = jobs.run_foreground(jobs.make_config(FINISHED_TOPIC, corpus=str(corpus), template="drug",
                                                      max_perspectives=3, max_turns=2))
+        if state.status == "complete":
+            audit_run(state.run_id)  # as when the report is first shown (stored; one MiniLM pass)
     finally:
         mp.undo()
+        server.stop()
     assert state.status == "complete", f"{state.error_code}: {state.error}"
-    yield FinishedRun(url, data, state.run_id, finished_corpus)
-    server.stop()
+    (build / "run_id").write_text(state.run_id)
 
 
 @pytest.fixture(scope="session")

@@ -8,15 +8,19 @@ from pathlib import Path
 import pytest
 
 
-def private_env(tmp_path_factory, prefix: str, **env: str):
-    """Start an ``EmbeddedRedis`` in a temp dir and point ``RESEARCH_DATA_DIR``/``REDIS_URL`` (and
-    ``env``) at it, with no LLM model configured (runs are extractive). Returns ``(server, url,
-    data_dir, monkeypatch)``; the caller undoes the monkeypatch and stops the server."""
+def private_env(tmp_path_factory, prefix: str, *, redis_dir: Path | None = None, data_dir: Path | None = None,
+                **env: str):
+    """Start an ``EmbeddedRedis`` and point ``RESEARCH_DATA_DIR``/``REDIS_URL`` (and ``env``) at
+    it, with no LLM model configured (runs are extractive). Its files go in ``redis_dir`` and the
+    data dir is ``data_dir`` when given, else fresh temp dirs named ``{prefix}_redis`` and
+    ``{prefix}_data``. Returns ``(server, url, data_dir, monkeypatch)``; the caller undoes the
+    monkeypatch and stops the server."""
     from research.store.server import EmbeddedRedis
 
-    server = EmbeddedRedis(tmp_path_factory.mktemp(f"{prefix}_redis"))
+    server = EmbeddedRedis(redis_dir or tmp_path_factory.mktemp(f"{prefix}_redis"))
     url = server.start()
-    data: Path = tmp_path_factory.mktemp(f"{prefix}_data")
+    data: Path = data_dir or tmp_path_factory.mktemp(f"{prefix}_data")
+    data.mkdir(parents=True, exist_ok=True)
     mp = pytest.MonkeyPatch()
     mp.setenv("RESEARCH_DATA_DIR", str(data))
     mp.setenv("REDIS_URL", url)

@@ -1,9 +1,18 @@
-"""Issue 7 §7: kill -9 a `research run` process at 10 random points, resume each run, compare
+"""Issue 7 §7: kill -9 a `research run` process at random points, resume each run, compare
 with an uninterrupted run of the same input; 2 RQ worker processes serve 4 queued runs.
+
+Kill points (issue 14 item 4 shrank this test from ten uniform draws to six stratified ones): the
+run's event stream is cut into six equal strata and one point is drawn at random in each, so every
+sixth of the run — planning and survey, each stretch of the parallel conversations, outline, writing — is
+killed at least once. Ten uniform draws covered it worse (they cluster by chance: on the 43-event
+baseline the seed drew 10, 18, 21, 28, 30, 34, 35, 36, 38, 39 — five kills in the last sixth, none
+before event 10 (survey.done), so no kill while planning or surveying) and cost four more whole
+runs, each a cold ``research run`` process (imports, then the search and embedding models loaded)
+plus a resume. ``RESEARCH_KILL_TRIALS=10`` runs ten strata.
 
 Real processes, the session redis-server, 60 real documents of the shared corpus (the session's
 ``finished_corpus``: the runs need a few trastuzumab documents, not the 2,972-document index, and
-each of the 10 trials is a whole run), the offline extractive engine.
+each trial is a whole run), the offline extractive engine.
 """
 
 from __future__ import annotations
@@ -23,7 +32,7 @@ from research.store.runs import RunStore
 from resilience_helpers import SMALL, TOPIC, diff_keys, fingerprint, research_cmd, subprocess_env
 
 LEASE_TTL_MS = "2000"  # short, so a killed job's run shows interrupted quickly
-TRIALS = int(os.environ.get("RESEARCH_KILL_TRIALS", "10"))  # issue 7 asks for 10
+TRIALS = int(os.environ.get("RESEARCH_KILL_TRIALS", "6"))  # strata of the event stream (see above)
 
 
 @pytest.fixture(scope="module")
@@ -58,12 +67,18 @@ def _new_run(store: RunStore, known: set[str], proc: subprocess.Popen, timeout_s
     return None
 
 
+def _stratified_points(rng: random.Random, lo: int, hi: int, n: int) -> list[int]:
+    """``n`` distinct event counts in ``[lo, hi)``, one drawn uniformly in each of ``n`` equal strata."""
+    edges = [lo + (hi - lo) * i // n for i in range(n + 1)]
+    return [rng.randrange(a, max(a + 1, b)) for a, b in zip(edges, edges[1:])]
+
+
 @pytest.mark.slow
 @pytest.mark.timeout(1800)
 def test_kill9_at_random_points_then_resume_gives_the_same_run(env_and_baseline, redis_server, finished_corpus):
     store, data, base, n_events = env_and_baseline
     rng = random.Random(20240607)
-    points = sorted(rng.sample(range(3, n_events - 2), TRIALS))
+    points = _stratified_points(rng, 3, n_events - 2, TRIALS)
     env = subprocess_env(data, redis_server, RESEARCH_LEASE_TTL_MS=LEASE_TTL_MS)
     cmd = research_cmd("run", TOPIC, "--corpus", str(finished_corpus), "--template", SMALL["template"],
                        "--max-perspectives", str(SMALL["max_perspectives"]),
@@ -92,7 +107,7 @@ def test_kill9_at_random_points_then_resume_gives_the_same_run(env_and_baseline,
         types = [e.type for e in store.events(run_id)]
         assert "run.interrupted" in types and "run.resumed" in types
     # the kills landed at different stages (events seen at the kill; turns stored)
-    assert len({events for _, events, _ in killed_at}) >= 5, killed_at
+    assert len({events for _, events, _ in killed_at}) >= min(5, TRIALS), killed_at
 
 
 @pytest.mark.slow

@@ -6,10 +6,6 @@ citations; ``research show --json`` carries the same ``report.questions``."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
@@ -18,8 +14,6 @@ from research.models import Report, Syllabus
 from research.store.connection import get_redis
 from research.store.runs import RunStore
 from research.ui.report_view import heading_anchor, questions_markdown
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
@@ -70,13 +64,17 @@ def test_report_reads_cleanly(stored, finished_run):
     assert not any(len(s.heading.split()) == 1 and s.heading.islower() for s in report.sections)
 
 
-def test_show_json_has_report_questions_and_page_table_links(stored, finished_run):
+def test_show_json_has_report_questions_and_page_table_links(stored, finished_run, capsys):
+    """``research show --json`` in-process (``research.cli.main`` on the run's env, set by
+    ``stored``); the command as a real process is tests/test_cli.py's subject."""
+    from research import cli
+
     report, _ = stored
-    env = {**os.environ, **finished_run.env(), "PYTHONPATH": str(ROOT)}
-    out = subprocess.run([sys.executable, "-m", "research.cli", "show", finished_run.run_id, "--json"], cwd=ROOT,
-                         env=env, capture_output=True, text=True, timeout=120)
-    assert out.returncode == 0, out.stderr[-500:]
-    shown = json.loads(out.stdout)["report"]["questions"]
+    capsys.readouterr()
+    code = cli.main(["show", finished_run.run_id, "--json"])
+    out = capsys.readouterr()
+    assert code == 0, out.err[-500:]
+    shown = json.loads(out.out)["report"]["questions"]
     assert shown == [q.model_dump(mode="json") for q in report.questions]
     table = questions_markdown(report)
     assert table.count("\n") == len(report.questions) + 1
