@@ -18,6 +18,7 @@ from __future__ import annotations
 import logging
 import time
 import traceback
+from concurrent.futures import ThreadPoolExecutor
 
 import redis
 
@@ -36,6 +37,7 @@ from research.store.lease import Lease, holder_name
 from research.store.runs import RunStore
 
 log = logging.getLogger(__name__)
+_POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="report-material")  # reporter.report_units
 
 
 def report_path(settings: Settings, run_id: str):
@@ -102,6 +104,9 @@ def run_storm(ctx: RunContext) -> Report:
     ctx.emit("coverage.checked", completion)
     ctx.check_cancel()
 
+    report = store.get_doc(run_id, "report", Report)
+    # the report's material does not depend on the analysis or the outline: build it meanwhile
+    units = None if report else _POOL.submit(reporter.report_units, ctx, convs)
     store.set_status(run_id, "analyzing")
     if _stored(ctx, "analysis"):
         facts = analysis.extract_facts(convs)
@@ -111,7 +116,7 @@ def run_storm(ctx: RunContext) -> Report:
 
     store.set_status(run_id, "synthesizing")
     outline = store.get_doc(run_id, "outline", Outline) or reporter.make_outline(ctx, convs)
-    return store.get_doc(run_id, "report", Report) or reporter.write_report(ctx, outline, facts, convs)
+    return report or reporter.write_report(ctx, outline, facts, convs, units=units.result())
 
 
 def _guard(ctx: RunContext, lease: Lease) -> None:
