@@ -193,9 +193,17 @@ def test_changed_corpus_gets_a_new_index(tmp_path):
     time.sleep(0.01)
     with path.open("a") as fh:
         fh.write(json.dumps({"id": "b", "title": "Bananas", "text": "Bananas are yellow."}) + "\n")
+    other = write_jsonl(tmp_path / "other.jsonl", [{"id": "x", "title": "Cherries", "text": "Cherries are dark."}])
+    kept = LocalSearch(other, tmp_path / "idx").index_path  # another corpus in the same index dir
+    old_version = tmp_path / "idx" / ("0" * 40)  # what an earlier INDEX_VERSION left behind
+    old_version.mkdir()
+    (old_version / "meta.json").write_text(json.dumps({"version": 1, "corpus": str(path.resolve())}))
     second = LocalSearch(path, tmp_path / "idx")
     assert second.built and second.index_path != first.index_path
     assert second.search("yellow fruit", k=1)[0].doc_id == "b"
+    # the superseded indexes of this corpus are gone; the other corpus's index stays
+    assert not first.index_path.exists() and not old_version.exists() and kept.is_dir()
+    assert sorted(p.parent for p in (tmp_path / "idx").glob("*/meta.json")) == sorted([second.index_path, kept])
 
 
 def test_broken_cache_is_rebuilt(tmp_path):

@@ -104,6 +104,8 @@ class LocalSearch:
             self.built = not self._try_load()
             if self.built:
                 self._build()
+            else:
+                self._prune_superseded()
         except BaseException as exc:
             index_progress.report(self.index_path, "failed", corpus=str(self.corpus_path), error=str(exc)[:300])
             raise
@@ -142,10 +144,29 @@ class LocalSearch:
             if self.index_path.exists():  # unloadable leftovers (we just failed to load them)
                 shutil.rmtree(self.index_path, ignore_errors=True)
             os.replace(tmp, self.index_path)  # atomic; fails if another builder won the race
+            self._prune_superseded()
         except OSError as exc:
             log.warning("index not cached at %s (%s)", self.index_path, exc)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
+
+    def _prune_superseded(self) -> None:
+        """Delete the other index folders of this corpus path under ``index_dir`` (after a build
+        or a load): built from
+        an earlier state of the corpus (its mtime/size changed) or by an earlier
+        ``INDEX_VERSION``; nothing can load them any more, and each holds a copy of the corpus
+        (tens of MB for the shared one). Folders of other corpora are never touched."""
+        for meta_file in self.index_path.parent.glob("*/meta.json"):
+            folder = meta_file.parent
+            if folder == self.index_path:
+                continue
+            try:
+                if json.loads(meta_file.read_text()).get("corpus") != str(self.corpus_path):
+                    continue
+            except (OSError, ValueError, AttributeError):
+                continue
+            shutil.rmtree(folder, ignore_errors=True)
+            log.info("removed superseded index %s of %s", folder.name, self.corpus_path)
 
     def _embed_docs(self) -> np.ndarray:
         """Dense vectors of every document, ``(n_docs, dim)`` float32, embedded ``EMBED_CHUNK``
