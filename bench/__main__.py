@@ -40,7 +40,7 @@ QUICK = {"collector": dict(sizes=(10, 10_000), reps=100, reps_save=100),
          "quality": dict(limit=1, max_perspectives=2, max_turns=1),
          "report_quality": dict(max_perspectives=2, max_turns=1),
          "dashboard": dict(sources=1000, turns=100, artifacts=500, reps=1),
-         "llm": dict(perspectives=2, turns=1, concurrency=2, latency_ms=300),
+         "llm": dict(perspectives=2, turns=1, concurrency=2, latency_ms=300, reps=1),
          "coldstart": dict(reps=1)}
 
 
