@@ -15,6 +15,7 @@ from research.search import LocalSearch, index_progress
 from research.search import local as local_mod
 from research.store.runs import RunStore
 from research.ui.corpora import index_status_line
+from research.ui.history import eta_text
 from research.ui.progress import index_label
 
 
@@ -42,6 +43,10 @@ def test_build_reports_states_and_counts(tmp_path, corpus_path, monkeypatch):
     assert states[0] in ("loading_model", "embedding") and states[-1] == "ready"
     counts = [s["done"] for s in seen if s["state"] == "embedding"]
     assert counts == sorted(counts) and all(s["total"] == 20 for s in seen if s["state"] == "embedding")
+    # after a chunk the build estimates the time left from its own rate; none before, none at the end
+    partial = [s for s in seen if s["state"] == "embedding" and 0 < s["done"] < 20]
+    assert partial and all(s["eta_s"] is not None and s["eta_s"] >= 0 for s in partial)
+    assert all(s["eta_s"] is None for s in seen if s["state"] == "embedding" and s["done"] in (0, 20))
     final = index_progress.index_state(src, idx)
     assert final["state"] == "ready" and final["done"] == final["total"] == 20
     # a fresh process would see the index on disk: ready with its document count
@@ -81,9 +86,21 @@ def test_cli_bar_writes_to_its_stream_only():
     assert bar.closed
 
 
+def test_time_left_estimate():
+    assert index_progress.eta_s(0, 2972, 3.0) is None  # no rate yet
+    assert index_progress.eta_s(1280, 2972, 18.5) == 24.5  # 1,692 docs at 69.2 docs/s
+    assert index_progress.eta_s(2972, 2972, 43.0) is None
+    assert [eta_text(x) for x in (None, 4.4, 24.5, 61, 150)] == \
+        ["", " · about 4 s left", " · about 25 s left", " · about 60 s left", " · about 2 min left"]
+
+
 def test_labels_for_the_run_page_and_corpora_page():
     assert index_label({"state": "embedding", "done": 1200, "total": 2972}) == \
         (1200 / 2972, "Indexing corpus: 1,200 / 2,972 documents")
+    assert index_label({"state": "embedding", "done": 1280, "total": 2972, "eta_s": 24.5})[1] == \
+        "Indexing corpus: 1,280 / 2,972 documents · about 25 s left"
+    assert index_status_line({"state": "embedding", "done": 10, "total": 40, "corpus": "/x/docs.jsonl",
+                              "eta_s": 130})[1] == "Indexing docs.jsonl: 10 / 40 documents · about 2 min left"
     assert index_label({"state": "loading_model", "done": 0, "total": 0})[0] == 0.0
     frac, text = index_status_line({"state": "embedding", "done": 10, "total": 40, "corpus": "/x/docs.jsonl"})
     assert frac == 0.25 and text == "Indexing docs.jsonl: 10 / 40 documents"

@@ -11,8 +11,9 @@ its index folder: ``loading_model`` → ``embedding`` (``done`` / ``total`` docu
 * ``research.search.local.start_background_build`` builds (or loads) an index in a daemon
   thread; the dashboard calls it at server start for the default corpus.
 
-States are plain dicts ``{state, done, total, corpus, index, started, updated, error}`` (times
-in Unix seconds), JSON-safe for event payloads.
+States are plain dicts ``{state, done, total, corpus, index, started, updated, error,
+embedding_since, eta_s}`` (times in Unix seconds; ``eta_s``: seconds left at the embedding rate so
+far, None until the first chunk), JSON-safe for event payloads.
 """
 
 from __future__ import annotations
@@ -44,10 +45,22 @@ def report(index_path: Path | str, state: str, *, done: int = 0, total: int = 0,
     t = time.time()
     with _LOCK:
         prev = _LIVE.get(key) or {"started": t}
+        embedding_since = prev.get("embedding_since") if prev.get("state") == "embedding" else None
+        if state == "embedding" and embedding_since is None:
+            embedding_since = t
         _LIVE[key] = {"state": state, "done": int(done), "total": int(total),
                       "corpus": corpus or prev.get("corpus", ""), "index": key,
                       "started": prev["started"] if prev.get("state") in ACTIVE else t,
-                      "updated": t, "error": error}
+                      "updated": t, "error": error, "embedding_since": embedding_since,
+                      "eta_s": eta_s(int(done), int(total), t - embedding_since) if embedding_since else None}
+
+
+def eta_s(done: int, total: int, elapsed_s: float) -> float | None:
+    """Seconds left for the ``total - done`` documents still to embed at the rate so far
+    (``done`` in ``elapsed_s`` s), rounded to 0.1 s; None before the first chunk is done."""
+    if done <= 0 or total <= done or elapsed_s <= 0:
+        return None
+    return round((total - done) * elapsed_s / done, 1)
 
 
 def live_state(index_path: Path | str) -> dict | None:

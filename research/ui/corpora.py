@@ -6,6 +6,8 @@ from __future__ import annotations
 import time
 from pathlib import PurePath
 
+from research.ui.history import eta_text
+
 
 def _kb(size: int | None) -> str:
     """``size`` (bytes) as "900 B" / "12.3 kB" / "1.2 MB" ("–" when unknown)."""
@@ -60,7 +62,7 @@ def index_status_line(state: dict) -> tuple[float | None, str]:
     if st_ == "loading_model":
         return 0.0, f"Indexing {name}: loading the embedding model…"
     if st_ == "embedding":
-        return (done / total if total else 0.0), f"Indexing {name}: {done:,} / {total:,} documents"
+        return (done / total if total else 0.0), f"Indexing {name}: {done:,} / {total:,} documents{eta_text(state.get('eta_s'))}"
     if st_ == "writing":
         return 1.0, f"Indexing {name}: writing the index ({total:,} documents)"
     if st_ == "failed":

@@ -41,6 +41,16 @@ def format_duration(seconds: float) -> str:
     return f"{s // 3600} h {(s % 3600) // 60:02d} min"
 
 
+def eta_text(seconds: float | None) -> str:
+    """Suffix for a progress label: ``" · about 25 s left"`` (5 s steps from 10 s),
+    ``" · about 2 min left"`` from 90 s; ``""`` when ``seconds`` is None (no estimate yet)."""
+    if seconds is None:
+        return ""
+    if seconds < 90:
+        return f" · about {max(1, round(seconds / 5) * 5 if seconds >= 10 else round(seconds))} s left"
+    return f" · about {round(seconds / 60)} min left"
+
+
 def format_time(ts: float) -> str:
     """Local ``YYYY-MM-DD HH:MM`` for Unix seconds."""
     return datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M")

@@ -17,7 +17,7 @@ from research.errors import InputError
 from research.models import PHASES, REVIEW_STATUS, Perspective, RunState, Syllabus, Usage
 from research.store.runs import RunStore
 from research.ui.citations import plain
-from research.ui.history import duration_s, format_duration, is_active
+from research.ui.history import duration_s, eta_text, format_duration, is_active
 
 TERMINAL_MARKS = {"failed": "❌", "cancelled": "⏹️", "interrupted": "⚠️"}
 _EVENT_SCAN = 200  # newest events searched for the last phase a stopped run reached
@@ -112,7 +112,8 @@ def index_wait(store: RunStore, state: RunState) -> dict | None:
 
 
 def index_label(data: dict) -> tuple[float, str]:
-    """``(fraction done, label)`` for an index wait: "Indexing corpus: 1,200 / 2,972 documents"."""
+    """``(fraction done, label)`` for an index wait: "Indexing corpus: 1,200 / 2,972 documents ·
+    about 25 s left" (the estimate from the event's ``eta_s``, when the build has one)."""
     state, done, total = data.get("state", ""), int(data.get("done") or 0), int(data.get("total") or 0)
     if state == "loading_model":
         return 0.0, "Indexing corpus: loading the embedding model…"
@@ -120,7 +121,8 @@ def index_label(data: dict) -> tuple[float, str]:
         return 0.0, "Indexing corpus failed"
     if state == "writing":
         return 1.0, f"Indexing corpus: writing the index ({total:,} documents)"
-    return (min(1.0, done / total) if total else 0.0), f"Indexing corpus: {done:,} / {total:,} documents"
+    return ((min(1.0, done / total) if total else 0.0),
+            f"Indexing corpus: {done:,} / {total:,} documents{eta_text(data.get('eta_s'))}")
 
 
 def costorm_progress(store: RunStore, state: RunState) -> dict:
