@@ -99,7 +99,7 @@ _SPECS: list[tuple[str, str | Callable[[dict], str], dict[str, Any]]] = [
     ("cancel.requested", "cancel requested by {by}", dict(by=Opt(str), during=Opt(str))),
     ("error.traceback", "error traceback recorded (see the CLI: research show --json)", dict(traceback=str)),
     ("index.progress", "local index: {state} ({done}/{total} documents)",
-     dict(state=str, done=int, total=int, corpus=str)),
+     dict(state=str, done=int, total=int, corpus=str, eta_s=Opt(float))),
     # planning and plan review
     ("coordinator.routed", "coordinator routed to {to}", dict(to=str)),
     ("plan.ready", "plan ready: {plan_title} ({steps} steps)", dict(plan_title=str, steps=int, questions=list[str])),

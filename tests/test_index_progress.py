@@ -67,6 +67,7 @@ def test_run_gets_index_progress_events_only_while_it_waits(tmp_path, corpus_pat
     assert events, "a cold index gives index.progress events"
     assert events[0].data["state"] == "loading_model" and events[-1].data["state"] == "ready"
     assert events[-1].data["done"] == events[-1].data["total"] == 12
+    assert all("eta_s" in e.data for e in events)  # the run page's "about N s left"
     # warm index: nothing to wait for, no events
     run2 = store.create_run(config).run_id
     with index_progress_events(store, run2, config, idx):

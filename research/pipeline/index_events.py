@@ -4,8 +4,9 @@ The local corpus index is built (or loaded) when the run's retriever is built, i
 ``planning`` phase; on a fresh index dir that takes minutes. :func:`index_progress_events`
 wraps that wait: when the run searches the local corpus and its index is not on disk yet, a
 watcher (``research.search.index_progress.watch``) turns each change of the build's state into
-an event ``index.progress`` ``{state, done, total, corpus}`` (``state``: ``loading_model``,
-``embedding``, ``writing``, ``ready`` or ``failed``; ``done``/``total`` in documents). The
+an event ``index.progress`` ``{state, done, total, corpus, eta_s}`` (``state``: ``loading_model``,
+``embedding``, ``writing``, ``ready`` or ``failed``; ``done``/``total`` in documents; ``eta_s``:
+seconds left at the build's rate so far, or None). The
 CLI draws a progress bar from them and the run pages a progress bar.
 """
 
@@ -72,4 +73,4 @@ def index_progress_events(store, run_id: str, config: RunConfig, index_dir) -> I
 
 def _payload(state: dict) -> dict:
     return {"state": state["state"], "done": state["done"], "total": state["total"],
-            "corpus": state.get("corpus", "")}
+            "corpus": state.get("corpus", ""), "eta_s": state.get("eta_s")}
