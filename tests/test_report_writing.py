@@ -142,3 +142,25 @@ def test_headings_name_a_subject(docs):
     assert names_subject("HER2", sents) and names_subject("Cardiac Safety", [])
     assert names_subject("Trastuzumab", ["Patients given Trastuzumab had fewer relapses."])
     assert not names_subject("Patients", sents)
+
+
+def test_lead_prefers_a_finding_that_stands_alone(vectors):
+    # The Safety Profile section of the drug run (issue 14 stop 19). Its "this regimen" sentence
+    # is closest to the question, but the lead would never say which regimen: the lead takes the
+    # T-DM1 finding, and the section keeps the other sentence next to the trial it belongs to.
+    from research.engines.base import LeadQuestion  # noqa: PLC0415
+    from research.engines.extractive.text import ANAPHORA  # noqa: PLC0415
+    from research.engines.extractive.writing import question_lead  # noqa: PLC0415
+    from research.syllabus import STORM_QUESTIONS  # noqa: PLC0415 - the drug template
+
+    regimen = "The risk versus benefit of trastuzumab as given in this regimen remains strongly in favor of trastuzumab.[12]"
+    tdm1 = ("In this randomized phase II study, first-line treatment with T-DM1 for patients with HER2-positive MBC "
+            "provided a significant improvement in PFS, with a favorable safety profile, versus HT.[2]")
+    section = ReportSection(heading="Safety Profile", text=f"{regimen} {tdm1}")
+    spec = STORM_QUESTIONS["clinical.safety"]
+    q = LeadQuestion(key="clinical.safety", label=spec["label"], description=spec["description"],
+                     heading="Safety Profile", status="answered", sources_found=28, min_sources=3)
+    sims = vectors.sim([f"Trastuzumab: {q.label}. {q.description}"], [regimen[:-4], tdm1[:-3]])[0]
+    assert sims[0] > sims[1]  # by similarity alone the dangling sentence would lead
+    assert ANAPHORA.search(regimen) and not ANAPHORA.search(tdm1)
+    assert question_lead(vectors, TOPIC, [section], [q]) == tdm1

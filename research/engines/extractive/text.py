@@ -66,6 +66,13 @@ STUDY_DESIGN = re.compile(
     r"compared|aimed|examined|hypothesi[sz]ed?)|(?:was|is) designed|the (?:purpose|aim|objective) of this study|"
     r"(?:is|was) a (?:prospective|multicenter|randomi[sz]ed)[^.]{0,40}trial|(?:will|to) (?:receive|determine|"
     r"evaluate))\b", re.I)
+# A sentence that points back at something it does not name ("as given in this regimen", "these
+# patients", "the latter"): whole in its abstract, unclear as a report's lead, where it stands
+# alone. The lead ranks such sentences lower (``writing.question_lead``).
+ANAPHORA = re.compile(
+    r"\b(?:(?:this|these|such|the present|the same)\s+(?:[\w-]+\s+){0,2}?(?:regimens?|settings?|populations?|"
+    r"cohorts?|combinations?|approach(?:es)?|strategy|strategies|schedules?|groups?|patients|subgroups?|"
+    r"studies|study|trials?|analys[ie]s|doses?|arms?)|the (?:former|latter))\b", re.I)
 SMALL_WORDS = frozenset("a an and as at but by for from in into of on or over the to vs with".split())
 
 

@@ -24,6 +24,7 @@ import numpy as np
 from sklearn.cluster import KMeans
 
 from research.engines.extractive.text import (
+    ANAPHORA,
     STUDY_DESIGN,
     CITE,
     WEAK_HEAD,
@@ -285,12 +286,14 @@ def write_lead(vectors: Vectors, topic: str, sections: list[ReportSection], ques
 
 
 DESIGN_PENALTY = 0.15  # a key finding states a result, not how a study was set up
+ANAPHORA_PENALTY = 0.10  # ... and stands alone: no "this regimen" whose regimen the lead never names
 
 
 def question_lead(vectors: Vectors, topic: str, sections: list[ReportSection], questions: list) -> str:
     """Key finding per question (issue 12): for each answered question, in syllabus order, the
     cited sentence of its section closest to ``"topic: label. description"`` (a sentence that
-    describes study design rather than a result, ``text.STUDY_DESIGN``, scores ``DESIGN_PENALTY`` less; citations
+    describes study design rather than a result, ``text.STUDY_DESIGN``, scores ``DESIGN_PENALTY`` less, one that
+    points back at what it does not name, ``text.ANAPHORA``, ``ANAPHORA_PENALTY`` less; citations
     verbatim; a sentence already taken is not repeated); then one sentence naming the questions
     the evidence leaves open, with their source counts. The reporter removes the chosen
     sentences from their sections (no sentence twice in a report)."""
@@ -305,7 +308,8 @@ def question_lead(vectors: Vectors, topic: str, sections: list[ReportSection], q
         if not cited:
             continue
         sims = vectors.sim([f"{subject}: {q.label}. {q.description}"], [strip_citations(u) for u in cited])[0]
-        sims = sims - np.array([DESIGN_PENALTY * bool(STUDY_DESIGN.search(u)) for u in cited])
+        sims = sims - np.array([DESIGN_PENALTY * bool(STUDY_DESIGN.search(u)) + ANAPHORA_PENALTY * bool(ANAPHORA.search(u))
+                                for u in cited])
         parts.append(cited[rank(sims)[0]])
     open_qs = [q for q in questions if q.status != "answered"]
     if open_qs:
