@@ -79,6 +79,7 @@ def test_every_costorm_step_parses(steps, llm_env):
     subs = steps.subtopics(cs.SubtopicInput(topic=TOPIC, path=f"{root} > Safety",
                                             items=[f"Cardiotoxicity finding {i} in adjuvant cohorts." for i in range(11)]))
     assert 2 <= len(subs.names) <= 4 and len({n.lower() for n in subs.names}) == len(subs.names)
+    assert len(subs.assignment) == 11 and all(-1 <= a < len(subs.names) for a in subs.assignment)
     by_step = llm_env.stats()["by_step"]
     assert set(by_step) == set(family("costorm")) and len(family("costorm")) == 10
     assert steps.engine.session.accountant.totals["calls"] == sum(by_step.values())
@@ -112,6 +113,48 @@ def test_replies_are_sanitised(llm_env, monkeypatch):
                                                          candidates=[TOPIC], similarities=[1.0]))
         assert place.path == TOPIC  # the extractive fallback answered
     assert seen.count("costorm_placement") == 1  # a valid reply naming no candidate: no re-ask, fallback
+
+
+def test_subtopics_reply_places_the_items_in_the_same_call(llm_env, monkeypatch):
+    """The subtopics reply's assignment (1-based, 0 = stays) maps onto the names kept after
+    sanitising; a reply that cannot place every item leaves the placing to the mind map."""
+    path = f"{TOPIC} > Safety"
+    items = [f"Finding {i} on cardiac events." for i in range(5)]
+    replies = iter([
+        {"names": ["Cardiac Events", "Safety", "cardiac events", "Dosing"], "assignment": [1, 2, 3, 4, 0]},
+        {"names": ["Cardiac Events", "Dosing"], "assignment": [1, 2]},  # 2 numbers for 5 items
+        {"names": ["Cardiac Events", "Dosing"], "assignment": [1, 2, 3, 1, 1]},  # no third name
+    ])
+    with LoopbackLLM(lambda body: Reply(content=json.dumps(next(replies)))) as srv:
+        monkeypatch.setenv("OPENAI_API_BASE", srv.url)
+        steps = LiteLLMCoStorm(LiteLLMEngine(RunConfig(topic=TOPIC, engine="litellm", models={"*": MODEL})))
+        first = steps.subtopics(cs.SubtopicInput(topic=TOPIC, path=path, items=items))
+        assert first.names == ["Cardiac Events", "Dosing"]  # the concept's own name and a repeat dropped
+        assert first.assignment == [0, -1, -1, 1, -1]  # items sent to dropped names stay
+        assert steps.subtopics(cs.SubtopicInput(topic=TOPIC, path=path, items=items)).assignment == []
+        assert steps.subtopics(cs.SubtopicInput(topic=TOPIC, path=path, items=items)).assignment == []
+
+
+def test_reorganize_costs_one_call_not_one_per_item(steps, llm_env):
+    """Mind-map reorganize with the litellm steps: one costorm_subtopics call re-inserts every
+    item of the over-full concept (it was one costorm_placement call per item)."""
+    from research.costorm.mindmap import MindItem, MindMap  # noqa: PLC0415
+    from research.engines.extractive.vectors import Vectors  # noqa: PLC0415
+
+    mm = MindMap.new(TOPIC)
+    vectors = Vectors()
+    texts = [f"Trastuzumab cardiotoxicity finding {i}: LVEF decline in adjuvant cohort {i}." for i in range(6)] + \
+        [f"Trastuzumab biosimilar {i} showed equivalent pathologic complete response." for i in range(6)]
+    for t in texts:
+        mm.add_item(MindItem(id=0, text=t, source_id="S1"), "What is known about Safety?", steps, vectors, k=100)
+    before = dict(llm_env.stats()["by_step"])
+    full = next(p for p, n in mm.walk() if len(n.items) == len(texts))
+    mm.reorganize(full, steps, vectors, k=4)
+    after = llm_env.stats()["by_step"]
+    assert after.get("costorm_subtopics", 0) - before.get("costorm_subtopics", 0) == 1
+    assert after.get("costorm_placement", 0) == before.get("costorm_placement", 0)
+    assert sorted(mm.item_paths()) == list(range(len(texts)))  # every item still somewhere
+    assert len({p for p in mm.item_paths().values()}) >= 2  # and the concept was split
 
 
 def test_budget_exhausted_steps_fall_back_offline(llm_env):

@@ -38,6 +38,7 @@ from research.tokens import count_tokens
 HISTORY_TURNS = 8        # most recent turns shown to the model
 UTTERANCE_CHARS = 400    # per turn in the history material
 ITEM_CHARS = 400         # per moderator item / subtopic item
+MAX_SUBTOPIC_ITEMS = 40  # items shown to the subtopics step (a bigger concept is re-inserted item by item)
 SEP = " > "
 
 
@@ -248,18 +249,35 @@ class LiteLLMCoStorm:
                          inp=inp)
 
     def subtopics(self, inp: SubtopicInput) -> SubtopicOutput:
-        """2..``max_subtopics`` distinct subtopic names for an over-full concept ([] = keep it)."""
+        """2..``max_subtopics`` distinct subtopic names for an over-full concept ([] = keep it),
+        and where each item goes: the model's ``assignment`` (one 1-based name number per item,
+        0 = stays) becomes ``SubtopicOutput.assignment`` (0-based, -1 = stays), so the mind map
+        re-inserts a reorganized concept's items from this one call instead of one
+        ``costorm_placement`` call per item (a 4×5 Co-STORM run on the loopback made 335 such
+        calls). An assignment of the wrong length or with a number that names no subtopic is
+        dropped (the map then places the items one by one, as before); an item sent to a name
+        that was dropped as a repeat of another or of the concept stays."""
         own = inp.path.rsplit(SEP, 1)[-1].lower()
+        shown = inp.items[:MAX_SUBTOPIC_ITEMS]
         m = {"topic": inp.topic, "path": inp.path, "max_subtopics": inp.max_subtopics,
-             "items": [{"n": i, "text": t[:ITEM_CHARS]} for i, t in enumerate(inp.items[:40], start=1)]}
+             "items": [{"n": i, "text": t[:ITEM_CHARS]} for i, t in enumerate(shown, start=1)]}
 
         def post(o: SubtopicOutput) -> SubtopicOutput:
             names: list[str] = []
+            where: list[int] = []  # per name of the reply: its index in ``names``, -1 when dropped
             for n in o.names:
                 n = " ".join(n.replace(">", " ").split())[:80]
-                if n and n.lower() != own and n.lower() not in {x.lower() for x in names}:
+                keep = bool(n) and n.lower() != own and n.lower() not in {x.lower() for x in names} \
+                    and len(names) < inp.max_subtopics
+                where.append(len(names) if keep else -1)
+                if keep:
                     names.append(n)
-            return SubtopicOutput(names=names[:inp.max_subtopics] if len(names) >= 2 else [])
+            if len(names) < 2:
+                return SubtopicOutput(names=[])
+            valid = len(shown) == len(inp.items) and len(o.assignment) == len(inp.items) \
+                and all(0 <= a <= len(o.names) for a in o.assignment)
+            return SubtopicOutput(names=names, assignment=[where[a - 1] if a else -1 for a in o.assignment]
+                                  if valid else [])
         return self._run("costorm_subtopics", m, lambda: self._fallback().subtopics(inp), post,
                          inp=inp)
 
