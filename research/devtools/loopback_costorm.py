@@ -158,13 +158,13 @@ def _subtopics(m: dict) -> dict:
         name = _title(_content_words(_first_sentence(item.get("text", "")), exclude, 2)) or f"Aspect {i + 1}"
         names.append(name if name.lower() not in (x.lower() for x in names) else f"{name} ({i + 1})")
     # each item to the name sharing most of its words (1-based), else to its slice's name
-    keys = [set(WORD_RE.findall(n.lower())) for n in names]
+    name_words = [set(WORD_RE.findall(n.lower())) for n in names]
     assignment = []
     for j, item in enumerate(items):
         words = set(WORD_RE.findall(str(item.get("text", "")).lower()))
-        overlap = [len(words & k) for k in keys]
-        best = max(range(k), key=lambda x: (overlap[x], -x)) if names else 0
-        assignment.append(best + 1 if names and overlap[best] else min(k, (j * k) // max(1, len(items)) + 1))
+        overlap = [len(words & w) for w in name_words]
+        best = max(range(k), key=lambda x: (overlap[x], -x))
+        assignment.append(best + 1 if overlap[best] else (j * k) // len(items) + 1)
     return {"names": names, "assignment": assignment}
 
 

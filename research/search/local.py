@@ -77,8 +77,8 @@ def _tokens(texts: list[str]) -> list[list[str]]:
 class LocalSearch:
     """Hybrid BM25 + dense retriever over one corpus (implements ``Retriever``).
 
-    Construction builds the index (2,972 shared-corpus docs: ~50 s on 2 idle cores with bf16,
-    ~110 s in float32) or loads it from ``index_dir`` (~0.2 s; a broken cache is rebuilt).
+    Construction builds the index (2,972 shared-corpus docs: ~50 s on 2 idle cores, 43 s of it
+    the float32 embedding) or loads it from ``index_dir`` (~0.2 s; a broken cache is rebuilt).
     ``built`` tells which; ``open_s`` is the time taken (s).
 
     Raises:
@@ -153,10 +153,9 @@ class LocalSearch:
 
     def _prune_superseded(self) -> None:
         """Delete the other index folders of this corpus path under ``index_dir`` (after a build
-        or a load): built from
-        an earlier state of the corpus (its mtime/size changed) or by an earlier
-        ``INDEX_VERSION``; nothing can load them any more, and each holds a copy of the corpus
-        (tens of MB for the shared one). Folders of other corpora are never touched."""
+        or a load): built from an earlier state of the corpus (its mtime/size changed) or by an
+        earlier ``INDEX_VERSION``; nothing can load them any more, and each holds a copy of the
+        corpus (tens of MB for the shared one). Folders of other corpora are never touched."""
         for meta_file in self.index_path.parent.glob("*/meta.json"):
             folder = meta_file.parent
             if folder == self.index_path:

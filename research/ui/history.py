@@ -46,9 +46,10 @@ def eta_text(seconds: float | None) -> str:
     ``" · about 2 min left"`` from 90 s; ``""`` when ``seconds`` is None (no estimate yet)."""
     if seconds is None:
         return ""
-    if seconds < 90:
-        return f" · about {max(1, round(seconds / 5) * 5 if seconds >= 10 else round(seconds))} s left"
-    return f" · about {round(seconds / 60)} min left"
+    if seconds >= 90:
+        return f" · about {round(seconds / 60)} min left"
+    shown = round(seconds / 5) * 5 if seconds >= 10 else max(1, round(seconds))
+    return f" · about {shown} s left"
 
 
 def format_time(ts: float) -> str:
