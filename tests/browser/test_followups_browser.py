@@ -102,6 +102,7 @@ def test_ask_on_report_page_reload_share_and_export(served, browser, monkeypatch
     pg = fresh.new_page()
     pg.goto(f"{base}/report?run={run.run_id}&view=read")
     pg.get_by_text(QUESTION).first.wait_for(timeout=120_000)
+    _answer(pg)  # the question renders before its answer: wait for the answer's citation link
     assert pg.locator("[data-testid='stChatInputTextArea']").count() == 0
     assert pg.locator("[data-testid='stChatMessage'] a[href^='#ref-']").count() >= 1
     _no_exception(pg)
