@@ -13,7 +13,7 @@ job backend this process is the worker: interrupted runs are resumed once when i
 import streamlit as st
 
 from research.config import load_settings
-from research.labels import OFFLINE_LABEL
+from research.engines.labels import OFFLINE_LABEL
 from research.ui.citations import code, plain
 from research.ui.nav import PAGES, RUN_PAGES
 from research.ui.resume import resume_on_start

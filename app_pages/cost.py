@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from research.labels import OFFLINE_LABEL
+from research.engines.labels import OFFLINE_LABEL
 from research.llm.usage import usage_report
 from research.models import RunState
 from research.ui import context

@@ -6,8 +6,8 @@ from research import jobs
 from research.config import load_settings
 from research.errors import ResearchError
 from research.models import CoStormSettings
-from research.syllabus import template_choices
-from research.labels import OFFLINE_LABEL
+from research.planning.syllabus import template_choices
+from research.engines.labels import OFFLINE_LABEL
 from research.ui import context, nav
 from research.ui.citations import plain
 from research.ui.history import (delete_run_everywhere, filter_rows, history_rows, is_active, run_label, run_stats)

@@ -11,7 +11,7 @@ subprocess, exactly as typed.
 * **Warm**: the same command right after, on another fresh data dir and the index dir the cold
   run just filled. Figure: cold wall ÷ warm wall (s, process start to exit); target ≤ 2.0.
 * **Seconds until the first index progress** of the cold run, two ways: on the CLI's stderr
-  (the first byte of the progress bar, ``research.cli_progress.LABELS``) and on the run's event
+  (the first byte of the progress bar, ``research.cli.progress.LABELS``) and on the run's event
   stream (the first ``index.progress`` event's timestamp, read back from the run's own embedded
   Redis after the process ended, minus the time the process was started); target ≤ 2 s.
 
@@ -42,7 +42,7 @@ REPO = Path(__file__).resolve().parents[1]
 def _first_progress_on_stderr(proc: subprocess.Popen, t0: float, out: dict) -> None:
     """Read ``proc``'s stderr to the end; store in ``out`` the seconds from ``t0`` to the first
     chunk naming an index progress state, and the whole text."""
-    from research.cli_progress import LABELS  # noqa: PLC0415
+    from research.cli.progress import LABELS  # noqa: PLC0415
 
     buf = b""
     while True:

@@ -18,7 +18,7 @@ from uuid import uuid4
 from bench.common import Figure, percentile
 from bench.redis_env import CountingConnection, counting_client, private_redis
 from research.store.collector import SourceCollector
-from research.syllabus import get_template
+from research.planning.syllabus import get_template
 
 
 def _ping_rtt(client, socket_path: str, n: int = 2000) -> tuple[float, str]:

@@ -1,7 +1,7 @@
 """Item 4 — embedding throughput: the project's embedder ÷ raw ``SentenceTransformer.encode``.
 
 Texts: the first ``n`` sentences (≥ 20 characters) of the shared corpus, in file order. The
-project embedder (``research.embeddings.get_embedder``) runs under bf16 autocast when the CPU has
+project embedder (``research.search.embeddings.get_embedder``) runs under bf16 autocast when the CPU has
 native bfloat16, so the like-for-like baseline is a separately loaded ``SentenceTransformer`` on
 the same weights encoding the same texts under the same autocast; plain float32
 ``SentenceTransformer.encode`` (its defaults: batch 32) is reported as a second baseline.
@@ -40,7 +40,7 @@ def run(corpus: Path, n: int = 5000, rounds: int = 2, fp32_n: int = 1000) -> lis
     import torch  # noqa: PLC0415
     from sentence_transformers import SentenceTransformer  # noqa: PLC0415
 
-    from research.embeddings import get_embedder  # noqa: PLC0415
+    from research.search.embeddings import get_embedder  # noqa: PLC0415
 
     texts = corpus_sentences(corpus, n)
     emb = get_embedder()

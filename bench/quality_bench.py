@@ -117,7 +117,7 @@ def score_topic(topic: str, folder: Path, work: Path, max_perspectives: int, max
 
     from bench.report_quality_bench import summary  # noqa: PLC0415
     from research.devtools.report_quality import measure  # noqa: PLC0415
-    from research.embeddings import get_embedder  # noqa: PLC0415
+    from research.search.embeddings import get_embedder  # noqa: PLC0415
     from research.jobs import make_config, run_foreground  # noqa: PLC0415
     from research.models import Outline, Report  # noqa: PLC0415
     from research.pipeline.citations import check_integrity  # noqa: PLC0415

@@ -63,7 +63,7 @@ def freshwiki_figures(rows: list[dict], folder: Path) -> tuple[list[Figure], lis
 
     Returns ``(figures, per-topic rows {topic, ours, human, soft_recall})``.
     """
-    from research.embeddings import get_embedder  # noqa: PLC0415
+    from research.search.embeddings import get_embedder  # noqa: PLC0415
 
     encode = get_embedder().encode
     done = [r for r in rows if r.get("status") == "complete" and r.get("report_quality")]

@@ -90,7 +90,7 @@ def beir_quality(dataset_dir: Path, limit: int | None = None) -> dict[str, dict]
 def build_and_latency(corpus: Path, n_queries: int = 100, max_docs: int | None = None,
                       embed_sample: int = 400) -> list[Figure]:
     """Index build time (fresh temp dir) and query p50/p95 on ``corpus``; ``max_docs`` slices it."""
-    from research.embeddings import get_embedder  # noqa: PLC0415
+    from research.search.embeddings import get_embedder  # noqa: PLC0415
     from research.search.corpus import read_corpus  # noqa: PLC0415
     from research.search.local import DOC_TOKENS, LocalSearch, _dense_text  # noqa: PLC0415
 

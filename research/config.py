@@ -135,7 +135,7 @@ class Settings(BaseSettings):
             in the background when the server starts (issue 14).
         lease_ttl_ms: [``RESEARCH_LEASE_TTL_MS``] a job's lease on its run (ms).
         embed_precision: [``RESEARCH_EMBED_PRECISION``] ``auto`` (= ``fp32``) / ``fp32`` / ``bf16``
-            (opt-in; batch-dependent rounding, see ``research.embeddings``).
+            (opt-in; batch-dependent rounding, see ``research.search.embeddings``).
         llm_concurrency, llm_rpm: [``RESEARCH_LLM_CONCURRENCY``, ``RESEARCH_LLM_RPM``] calls at once
             per run; requests per minute per model.
         llm_timeout_s, llm_deadline_s, llm_backoff_s, llm_max_attempts: [``RESEARCH_LLM_TIMEOUT_S``,

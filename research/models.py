@@ -334,7 +334,7 @@ class CoStormSettings(BaseModel):
 
 TemplateName = Literal["auto", "drug", "general"]
 """The question-syllabus templates a run may start from (issue 12): ``auto`` first (the default,
-fitted to the topic), then the named templates of ``research.syllabus.TEMPLATES``."""
+fitted to the topic), then the named templates of ``research.planning.syllabus.TEMPLATES``."""
 
 
 class RunConfig(BaseModel):

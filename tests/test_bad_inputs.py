@@ -14,7 +14,9 @@ from typing import Callable
 
 import pytest
 
-from research import cli, jobs
+from research import jobs
+from research.store import open_store
+import research.cli.commands as cli
 from research.artifacts import ArtifactStore, artifact_path, read_artifact
 from research.engines.factory import make_engine
 from research.errors import ArtifactError, CorpusError, InputError, ResearchError, StoreError
@@ -105,7 +107,7 @@ def jsonl_with_bad_lines(e: Env) -> object:
 
 def traversal_plan_title(e: Env) -> object:
     """A hostile plan title cannot place an artifact outside the run's artifacts dir."""
-    store = jobs.open_store()
+    store = open_store()
     arts = ArtifactStore(e.run_id, "../../../../etc/passwd\x00/..", make_engine(RunConfig(topic="t")), store)
     rec, _ = arts.record(Step(step_id=1, title="../../x", description="d"), "../tool", {"a": 1})
     path = artifact_path(e.run_id, rec.artifact_file)

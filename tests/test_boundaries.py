@@ -4,7 +4,7 @@
 - the raw Redis client (``.r`` of a RunStore / collector, ``get_redis()``) is used only inside
   ``research/store/`` — everything else goes through the store's methods;
 - ``os.environ`` / ``os.getenv`` are read only by the settings module (``research/config.py``) and
-  the CLI entry point (``research/cli.py``);
+  the CLI entry point (``research/cli/commands.py``);
 - every event emitted with a literal name is declared in ``research/events.py`` and no event
   name is built at run time (an f-string).
 """
@@ -20,7 +20,7 @@ from research.events import EVENTS
 
 ROOT = Path(__file__).resolve().parents[1]
 PKG = ROOT / "research"
-ENV_READERS = {"research/config.py", "research/cli.py"}
+ENV_READERS = {"research/config.py", "research/cli/commands.py"}
 
 
 @cache
@@ -156,7 +156,7 @@ def test_checks_see_real_violations():
 
 def test_only_pages_and_ui_import_the_ui_layer():
     """Layers point down: nothing under ``research/`` outside ``research/ui/`` imports it (the
-    exports use the neutral ``research.rendering``)."""
+    exports use the neutral ``research.export.rendering``)."""
     graph = {mod: _imports(mod, path) for mod, path in _modules().items()}
     up = sorted(f"{m} → {t}" for m, targets in graph.items() if not m.startswith("research.ui")
                 for t in targets if t == "research.ui" or t.startswith("research.ui."))
@@ -229,8 +229,8 @@ def _offline_wordings(source: str, label: str) -> list[str]:
 
 
 def test_offline_label_spelled_once():
-    """Every page, export, follow-up and CLI line takes the label from research/labels.py."""
-    files = [p for p in sorted(PKG.rglob("*.py")) if _rel(p) != "research/labels.py"]
+    """Every page, export, follow-up and CLI line takes the label from research/engines/labels.py."""
+    files = [p for p in sorted(PKG.rglob("*.py")) if _rel(p) != "research/engines/labels.py"]
     files += sorted((ROOT / "app_pages").glob("*.py")) + [ROOT / "streamlit_app.py"]
     hits = [h for p in files for h in _offline_wordings(p.read_text(encoding="utf-8"), _rel(p))]
     assert hits == []

@@ -16,7 +16,7 @@ from research.models import Question, SourceRecord, Syllabus
 from research.store import keys
 from research.store.collector import SourceCollector, canonical_url, dedup_key
 from research.store.coverage import completion_report, progress_report, response_chars
-from research.syllabus import get_template
+from research.planning.syllabus import get_template
 
 RID = "00112233445566aa"
 DRUG = get_template("drug").keys()

@@ -1,4 +1,4 @@
-"""research/compat.py: ``ast.parse`` is safe to call from several threads at once (the
+"""research/_compat.py: ``ast.parse`` is safe to call from several threads at once (the
 dashboard's background indexing imports torch while Streamlit parses a page)."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[1]
 STRESS = """
 import ast, gc, json, sys, threading, time
 if sys.argv[1] == "patched":
-    import research  # installs research.compat.serialise_ast_parse
+    import research  # installs research._compat.serialise_ast_parse
 src = "\\n".join(f"def f{i}(a, b):\\n    return [x * {i} for x in range(a) if x % b]" for i in range(300))
 gc.callbacks.append(lambda phase, info: time.sleep(0))
 gc.set_threshold(50)
@@ -53,7 +53,7 @@ def test_concurrent_ast_parse_fails_without_the_lock_and_not_with_it():
 def test_the_wrapper_is_installed_once_and_keeps_parse_working():
     import ast  # noqa: PLC0415
 
-    from research.compat import serialise_ast_parse  # noqa: PLC0415
+    from research._compat import serialise_ast_parse  # noqa: PLC0415
 
     first = ast.parse
     assert serialise_ast_parse() is (sys.version_info < (3, 13))

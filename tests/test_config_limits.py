@@ -11,7 +11,9 @@ from typing import get_args
 import pytest
 from pydantic import ValidationError
 
-from research import cli, models, syllabus
+from research import models
+import research.cli.commands as cli
+from research.planning import syllabus
 from research.ui import launch_form
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -43,7 +45,7 @@ def test_no_restated_limits_in_the_entry_points():
     """No literal 1..12 / 1..10 bounds or engine/mode lists outside models.py."""
     bad = re.compile(r"validate_int\([^)]*,\s*\d+,\s*\d+\)|max_value=1[02]\b|\(\"extractive\", \"litellm\"\)"
                      r"|\[\"storm\", \"costorm\"\]|\(\"storm\", \"costorm\"\)")
-    for rel in ("research/cli.py", "research/jobs.py", "research/ui/launch_form.py", "app_pages/launch.py"):
+    for rel in ("research/cli/commands.py", "research/jobs/launch.py", "research/ui/launch_form.py", "app_pages/launch.py"):
         src = (ROOT / rel).read_text(encoding="utf-8")
         hits = [m.group(0) for m in bad.finditer(src)]
         hits = [h for h in hits if "--limit" not in h]  # not a RunConfig field

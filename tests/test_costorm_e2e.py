@@ -12,7 +12,8 @@ import time
 
 import pytest
 
-from research import cli, jobs
+from research import jobs
+import research.cli.commands as cli
 from research.costorm import get_meta, get_mindmap, get_turns, post_analyst_message
 from research.costorm.report import OPEN_QUESTIONS
 from research.models import Report, Syllabus

@@ -26,7 +26,7 @@ TOPIC = "Trastuzumab in HER2-positive breast cancer"
 
 @pytest.fixture(scope="module")
 def steps():
-    from research.embeddings import get_embedder
+    from research.search.embeddings import get_embedder
 
     from research.engines.extractive.vectors import Vectors
     return ExtractiveCoStorm(Vectors(get_embedder()))

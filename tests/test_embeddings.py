@@ -8,7 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import pytest
 
-from research.embeddings import DIM, cosine, get_embedder, model_path, normalize
+from research.search.embeddings import DIM, cosine, get_embedder, model_path, normalize
 
 
 @pytest.fixture(scope="session")
@@ -69,7 +69,7 @@ def test_batching_gives_the_same_vectors_as_one_by_one(embedder):
 
 
 def test_default_precision_is_float32(monkeypatch):
-    from research.embeddings import _pick_precision
+    from research.search.embeddings import _pick_precision
 
     monkeypatch.delenv("RESEARCH_EMBED_PRECISION", raising=False)
     assert _pick_precision() == "fp32"

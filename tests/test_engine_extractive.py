@@ -41,8 +41,8 @@ from research.models import (
     SearchResult,
     TurnSource,
 )
-from research.syllabus import get_template
-from research.tokens import count_tokens
+from research.planning.syllabus import get_template
+from research.llm.tokens import count_tokens
 
 TOPIC = "Trastuzumab in HER2-positive breast cancer"
 CITE = re.compile(r"\[(\d+)\]")

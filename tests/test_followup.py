@@ -158,10 +158,10 @@ def test_unknown_failed_and_cancelled_runs_are_refused(env, store):
 
 
 def _cli(capsys, *args) -> tuple[int, str, str]:
-    """``research ARGS`` in-process (``research.cli.main``, on the module's ``env``): ``(exit code,
+    """``research ARGS`` in-process (``research.cli.commands``, on the module's ``env``): ``(exit code,
     stdout, stderr)``. The command as a real process is tests/test_cli.py's subject; here the
     subprocess only re-paid the imports and the model load."""
-    from research import cli
+    import research.cli.commands as cli
 
     capsys.readouterr()
     code = cli.main(list(args))

@@ -66,7 +66,7 @@ def test_rq_worker_answers_a_queued_followup(small, monkeypatch):
     ``research worker --burst`` process researches more and answers it."""
     from rq import Queue
 
-    from research import workers
+    from research.jobs import workers
     from research.followup.jobs import pending, submit_ask
     from research.store.followups import FollowupStore
 

@@ -11,7 +11,7 @@ import re
 
 import pytest
 
-from research import cli
+import research.cli.commands as cli
 from tests.llm_fixtures import MODEL, llm_env, loopback_llm  # noqa: F401
 
 pytestmark = pytest.mark.timeout(1200)

@@ -8,7 +8,7 @@ import io
 import json
 import threading
 
-from research.cli_progress import IndexBar
+from research.cli.progress import IndexBar
 from research.jobs import make_config
 from research.pipeline.index_events import EVENT, index_progress_events, uses_local_corpus
 from research.search import LocalSearch, index_progress

@@ -114,7 +114,7 @@ def test_corpora_only_run_needs_no_default_corpus(data_dir, tmp_path, monkeypatc
 
 def test_min_databases_criterion(r, data_dir):
     from research.store.collector import SourceCollector
-    from research.syllabus import get_template
+    from research.planning.syllabus import get_template
 
     col = SourceCollector(r, "00112233445566bb")
     col.init(get_template("drug"))

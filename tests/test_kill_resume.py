@@ -117,7 +117,7 @@ def test_two_rq_workers_serve_four_queued_runs(env_and_baseline, redis_server, f
     monkeypatch.delenv("RESEARCH_LEASE_TTL_MS")  # the default: busy workers must not look dead
     from rq import Queue
 
-    from research import workers
+    from research.jobs import workers
 
     Queue(workers.QUEUE, connection=workers.rq_connection()).empty()
     config = jobs.make_config(TOPIC, corpus=str(finished_corpus), template="drug", max_perspectives=1, max_turns=1)

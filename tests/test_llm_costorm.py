@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from research import cli
+import research.cli.commands as cli
 from research.engines import costorm_steps as cs
 from research.engines.costorm_steps import PoolItem
 from research.engines.factory import costorm_steps as steps_for
@@ -19,7 +19,7 @@ from research.engines.litellm import LiteLLMEngine
 from research.engines.litellm.costorm import LiteLLMCoStorm
 from research.engines.steps import family
 from research.models import CoStormTurn, Perspective, RunConfig, SearchResult
-from research.syllabus import get_template
+from research.planning.syllabus import get_template
 from tests.llm_fixtures import MODEL, llm_env, loopback_llm  # noqa: F401
 
 TOPIC = "Trastuzumab in HER2-positive breast cancer"

@@ -14,7 +14,7 @@ from research.engines.litellm import material as mat
 from research.engines.litellm.structured import extract_json
 from research.models import (ConversationResult, DialogueTurn, Outline, OutlineSection, Perspective, ReportSection,
                              RunConfig, SearchResult, SummaryCard)
-from research.syllabus import get_template
+from research.planning.syllabus import get_template
 from tests.llm_fixtures import CANARY_KEY, MODEL, llm_env, loopback_llm  # noqa: F401
 
 TOPIC = "Trastuzumab in HER2-positive breast cancer"

@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from research import cli
+import research.cli.commands as cli
 from research.devtools.loopback_llm import Faults, LoopbackLLM
 from tests.llm_fixtures import CANARY_KEY, MODEL, llm_env, loopback_llm  # noqa: F401
 

@@ -2,7 +2,7 @@
 (``--review`` → ``awaiting_review`` → ``research plan`` / ``research approve``).
 
 Real parts: the extractive engine with the real MiniLM embedder, the real redis-server fixture,
-the ``research`` command in process (``research.cli.main``), the 60-document real corpus.
+the ``research`` command in process (``research.cli.commands``), the 60-document real corpus.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ import pytest
 
 from research.errors import InputError
 from research.models import Perspective, Plan, Step, Syllabus, TopicOutline
-from research.plan_edit import PlanBundle, apply_edit, diff
-from research.syllabus import base_template, check_template, template_choices, topic_kind
+from research.planning.edit import PlanBundle, apply_edit, diff
+from research.planning.syllabus import base_template, check_template, template_choices, topic_kind
 
 from tests.llm_fixtures import llm_env, loopback_llm  # noqa: E402,F401
 
@@ -260,7 +260,8 @@ def test_review_is_storm_only(data_dir, finished_corpus):
 
 
 def test_cancel_at_review(data_dir, r, finished_corpus):
-    from research import jobs, review
+    from research import jobs
+    from research.planning import review
     from research.store.runs import RunStore
 
     config = jobs.make_config("Large language model", corpus=str(finished_corpus), max_perspectives=1,

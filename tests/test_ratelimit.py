@@ -1,4 +1,4 @@
-"""The one rate-limit helper (research/ratelimit.py, pyrate-limiter; issue 15 item 5), timed for
+"""The one rate-limit helper (research/net/ratelimit.py, pyrate-limiter; issue 15 item 5), timed for
 real: the LLM client's per-model RPM limit and the search backends' per-second limits use it."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from research import ratelimit
+from research.net import ratelimit
 from research.llm.client import acquire_rpm
 from research.llm.errors import LLMError
 

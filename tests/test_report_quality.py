@@ -19,7 +19,7 @@ pytestmark = pytest.mark.skipif(not FRESHWIKI_HILARY.is_file(), reason=f"shared 
 
 @pytest.fixture(scope="module")
 def encode():
-    from research.embeddings import get_embedder
+    from research.search.embeddings import get_embedder
 
     return get_embedder().encode
 

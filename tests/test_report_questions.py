@@ -65,9 +65,9 @@ def test_report_reads_cleanly(stored, finished_run):
 
 
 def test_show_json_has_report_questions_and_page_table_links(stored, finished_run, capsys):
-    """``research show --json`` in-process (``research.cli.main`` on the run's env, set by
+    """``research show --json`` in-process (``research.cli.commands`` on the run's env, set by
     ``stored``); the command as a real process is tests/test_cli.py's subject."""
-    from research import cli
+    import research.cli.commands as cli
 
     report, _ = stored
     capsys.readouterr()

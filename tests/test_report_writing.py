@@ -151,7 +151,7 @@ def test_lead_prefers_a_finding_that_stands_alone(vectors):
     from research.engines.base import LeadQuestion  # noqa: PLC0415
     from research.engines.extractive.text import ANAPHORA  # noqa: PLC0415
     from research.engines.extractive.writing import question_lead  # noqa: PLC0415
-    from research.syllabus import STORM_QUESTIONS  # noqa: PLC0415 - the drug template
+    from research.planning.syllabus import STORM_QUESTIONS  # noqa: PLC0415 - the drug template
 
     regimen = "The risk versus benefit of trastuzumab as given in this regimen remains strongly in favor of trastuzumab.[12]"
     tdm1 = ("In this randomized phase II study, first-line treatment with T-DM1 for patients with HER2-positive MBC "

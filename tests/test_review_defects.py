@@ -34,7 +34,8 @@ def _wait(pred, timeout_s: float = 120.0) -> None:
 def test_cli_follows_the_run_it_created_not_an_identical_one(data_dir, r, finished_corpus):
     """Two identical runs started together on one Redis: the CLI must report (and, on Ctrl-C,
     cancel) the run it created, never the other one found by an equal config."""
-    from research import cli, jobs
+    from research import jobs
+    import research.cli.commands as cli
 
     config = jobs.make_config("HER2 testing methods", corpus=str(finished_corpus), max_perspectives=1, max_turns=1)
     store = RunStore(r)

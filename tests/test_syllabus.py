@@ -7,7 +7,7 @@ import pytest
 from research.errors import InputError
 from research.models import Syllabus
 from research.store.collector import check_syllabus
-from research.syllabus import TEMPLATES, get_template, template_names
+from research.planning.syllabus import TEMPLATES, get_template, template_names
 
 SEED_000_STORM_QUESTIONS = {  # copied from the seed text, "STORM_QUESTIONS"
     "mechanism.moa": ("Mechanism of Action", "How does the drug work? Target binding, pathway effects", 5),

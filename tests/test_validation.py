@@ -1,4 +1,4 @@
-"""Input validation (research/validation.py) and Markdown export (research/export.py)."""
+"""Input validation (research/jobs/validation.py) and Markdown export (research/export.py)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from research.errors import CorpusError, InputError, RunNotFoundError
 from research.export import export_markdown, safe_filename
 from research.models import Reference, Report, ReportSection, RunConfig
 from research.store.runs import RunStore
-from research.validation import MAX_TOPIC_CHARS, validate_corpus, validate_int, validate_topic
+from research.jobs.validation import MAX_TOPIC_CHARS, validate_corpus, validate_int, validate_topic
 
 
 # ------------------------------------------------------------------------------ topics

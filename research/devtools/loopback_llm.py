@@ -86,7 +86,7 @@ class Faults:
 
 def _count(text: str) -> int:
     """Token count reported in ``usage`` (cl100k_base, the same counter as the accounting)."""
-    from research.tokens import count_tokens  # noqa: PLC0415
+    from research.llm.tokens import count_tokens  # noqa: PLC0415
 
     return max(1, count_tokens(text))
 

@@ -18,7 +18,7 @@ Definitions (fixed here so figures from different days compare):
   The references list is not part of ``Report.sections`` and is never read.
 * **Near-duplicate sentence rate**: share of report sentences that have an *earlier* sentence in
   the same report (lead and sections together) that is the same text (case, punctuation and
-  spacing ignored) or whose all-MiniLM-L6-v2 embedding (``research.embeddings``) has cosine
+  spacing ignored) or whose all-MiniLM-L6-v2 embedding (``research.search.embeddings``) has cosine
   ``>= 0.92`` with it. The first of a pair is not counted, so a sentence printed twice gives 1
   duplicate.
 * **Truncated-fragment rate**: share of report sentences that are cut snippets, i.e. any of
@@ -223,7 +223,7 @@ def measure(report: Report, topic: str, encode: Encode | None = None,
 
     Args:
         encode: ``list[str] -> (n, d)`` embeddings; default all-MiniLM-L6-v2
-            (``research.embeddings.get_embedder().encode``, loads the model once, ~5 s).
+            (``research.search.embeddings.get_embedder().encode``, loads the model once, ~5 s).
         syllabus_keys: the run's syllabus keys, to count questions missing from ``report.questions``.
 
     Returns:
@@ -234,7 +234,7 @@ def measure(report: Report, topic: str, encode: Encode | None = None,
         references}``; rates are shares in [0, 1], None when there is no sentence to count.
     """
     if encode is None:
-        from research.embeddings import get_embedder  # noqa: PLC0415 - loads torch lazily
+        from research.search.embeddings import get_embedder  # noqa: PLC0415 - loads torch lazily
 
         encode = get_embedder().encode
     sents = report_sentences(report)

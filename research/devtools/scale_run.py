@@ -31,12 +31,12 @@ from pathlib import Path
 
 import redis
 
-from research.labels import OFFLINE_LABEL
+from research.engines.labels import OFFLINE_LABEL
 from research.models import (Analysis, ArtifactRecord, Claim, Contradiction, DialogueTurn, Outline, OutlineSection,
                              Perspective, Plan, Reference, Report, ReportSection, RunConfig, Step, SummaryCard,
                              TopicOutline, TurnSource)
 from research.store.runs import RunStore
-from research.syllabus import get_template
+from research.planning.syllabus import get_template
 
 TOPIC = "Trastuzumab in HER2-positive breast cancer (scale test)"
 _TYPES = ("pubmed", "clinicaltrials.gov", "web", "wikipedia")

@@ -44,7 +44,7 @@ class RelatedInput(BaseModel):
 
 class FitInput(BaseModel):
     """Issue 12: fit the syllabus to the query. ``syllabus`` is the template of the topic's kind
-    (``research.syllabus.base_template``); ``related`` the related-topic survey."""
+    (``research.planning.syllabus.base_template``); ``related`` the related-topic survey."""
 
     topic: str
     syllabus: Syllabus

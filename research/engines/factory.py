@@ -6,7 +6,7 @@ from typing import Any
 
 from research.engines.base import Engine
 from research.engines.costorm_steps import CoStormSteps
-from research.labels import OFFLINE_LABEL
+from research.engines.labels import OFFLINE_LABEL
 from research.errors import InputError
 from research.models import RunConfig
 

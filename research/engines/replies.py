@@ -33,7 +33,7 @@ class QuestionReply(BaseModel):
 
 
 class SyllabusReply(BaseModel):
-    """Issue 12: the planner's questions for this query (validated by ``research.plan_edit``)."""
+    """Issue 12: the planner's questions for this query (validated by ``research.planning.edit``)."""
 
     questions: list[QuestionReply]
 

@@ -20,7 +20,7 @@ from docx.oxml.ns import qn
 
 from research.export.bundle import ReportBundle, require_report
 from research.pipeline.citations import CITE_PATTERN, LOCAL_RE
-from research.rendering import safe_url
+from research.export.rendering import safe_url
 
 _TOKEN_RE = re.compile(r"(\*\*[^*]+\*\*|" + CITE_PATTERN + ")")
 _LINK_COLOR = "1F5FBF"

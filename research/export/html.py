@@ -16,7 +16,7 @@ from markdown_it import MarkdownIt
 
 from research.errors import InputError
 from research.export.bundle import ReportBundle, require_report
-from research.rendering import link_citations, safe_url
+from research.export.rendering import link_citations, safe_url
 
 _MD = MarkdownIt("commonmark", {"html": False, "linkify": False})
 

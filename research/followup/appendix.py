@@ -15,7 +15,7 @@ Shape::
 
 from __future__ import annotations
 
-from research.labels import OFFLINE_LABEL
+from research.engines.labels import OFFLINE_LABEL
 from research.followup.models import Followup
 from research.models import Reference
 

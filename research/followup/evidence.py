@@ -23,7 +23,7 @@ import numpy as np
 
 from research.artifacts import artifacts_dir
 from research.config import Settings, load_settings
-from research.embeddings import get_embedder
+from research.search.embeddings import get_embedder
 from research.engines.extractive.text import clean, split_sentences
 from research.models import SourceRecord
 from research.store.keys import check_run_id
@@ -140,5 +140,5 @@ def passages(sentences: list[str]) -> list[tuple[str, int]]:
 
 
 def embed(texts: list[str]) -> np.ndarray:
-    """MiniLM vectors ``(len(texts), 384)``, L2-normalised (``research.embeddings``)."""
+    """MiniLM vectors ``(len(texts), 384)``, L2-normalised (``research.search.embeddings``)."""
     return get_embedder().encode(texts)

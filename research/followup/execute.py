@@ -26,7 +26,7 @@ import secrets
 
 import redis
 
-from research.labels import OFFLINE_LABEL
+from research.engines.labels import OFFLINE_LABEL
 from research.followup.answer import NOT_FOUND, Numbering, extractive_answer, llm_answer, retrieve
 from research.followup.audit import SupportScorer, audit_texts
 from research.followup.evidence import EvidenceIndex
@@ -35,7 +35,7 @@ from research.models import Report, RunState, now
 from research.store.followups import FollowupStore
 from research.store.runs import RunStore
 
-EXTRACTIVE = OFFLINE_LABEL  # the one label of the offline engine (research/labels.py)
+EXTRACTIVE = OFFLINE_LABEL  # the one label of the offline engine (research/engines/labels.py)
 
 
 def new_pending(store: RunStore, state: RunState, question: str, research: bool) -> PendingFollowup:

@@ -4,7 +4,7 @@ The dashboard submits a question (``submit_ask``) and returns at once: the follo
 pending in Redis and its job (``research.followup.execute.execute``) runs on the configured job
 backend (``research.config.job_backend``, ``RESEARCH_JOB_BACKEND``): a thread of this process
 (``thread``, default) or the RQ queue that ``research worker`` processes consume (``rq``;
-``research.workers``). Closing the tab stops nothing; the Report page shows progress from the
+``research.jobs.workers``). Closing the tab stops nothing; the Report page shows progress from the
 stored record and events (``pending``), never from the thread. A follow-up whose job died
 (no lease, not queued) is resumed by ``resume_followups`` — called where interrupted runs are
 resumed: worker start and dashboard start (``research.jobs.resume_interrupted``) and
@@ -24,7 +24,7 @@ from research.store.runs import RunStore
 log = logging.getLogger(__name__)
 _POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="followup")
 FUTURES: dict[str, Future] = {}
-QUEUED_MARKER_TTL_S = 7 * 24 * 3600  # as research.workers: outlives any sane queue wait
+QUEUED_MARKER_TTL_S = 7 * 24 * 3600  # as research.jobs.workers: outlives any sane queue wait
 THREAD_QUEUED_TTL_S = 120  # s: a thread job waits for a free pool thread at most about this long
 STAGES = {"queued": "queued", "researching": "researching more", "answering": "answering"}
 INTERRUPTED = ("interrupted: its job stopped. Resume it here; it also resumes when a worker or the dashboard "
@@ -61,7 +61,7 @@ def dispatch(store: RunStore, run_id: str, followup_id: str, backend: str) -> No
     waits; a thread's marker lasts ``THREAD_QUEUED_TTL_S`` s, as its process may die)."""
     fs = FollowupStore(store)
     if backend == "rq":
-        from research import workers  # noqa: PLC0415 - rq only when used
+        from research.jobs import workers  # noqa: PLC0415 - rq only when used
 
         fs.mark_queued(run_id, followup_id, QUEUED_MARKER_TTL_S)
         workers.queue().enqueue("research.followup.jobs.followup_job", run_id, followup_id, job_timeout=-1,

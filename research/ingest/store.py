@@ -183,7 +183,7 @@ def ingest(name: str, paths: list[str | Path], settings: Settings | None = None)
         InputError: bad corpus name. CorpusError: a path does not exist, or the corpus would
             have no readable document at all.
     """
-    from research.embeddings import get_embedder  # noqa: PLC0415
+    from research.search.embeddings import get_embedder  # noqa: PLC0415
     from research.search.local import LocalSearch  # noqa: PLC0415
 
     t0 = time.monotonic()

@@ -7,7 +7,7 @@
   (capped at 60 s); at most ``RESEARCH_LLM_MAX_ATTEMPTS`` attempts (default 6) and
   ``RESEARCH_LLM_DEADLINE_S`` s in all (default 600);
 - one process-wide requests-per-minute limit per model (``RESEARCH_LLM_RPM``, default 500;
-  0 = off; ``research.ratelimit``, pyrate-limiter), shared by every run in the process;
+  0 = off; ``research.net.ratelimit``, pyrate-limiter), shared by every run in the process;
 - the caller's semaphore (the per-run concurrency limit) is held only while a request is in
   flight, never while backing off.
 
@@ -28,7 +28,7 @@ from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_at
 
 from research.config import load_settings
 from research.llm.errors import LLMError, map_exception
-from research.ratelimit import acquire
+from research.net.ratelimit import acquire
 
 
 @dataclass
@@ -53,7 +53,7 @@ class CallResult:
 
 def acquire_rpm(model: str, deadline: float) -> None:
     """Take one of ``model``'s call starts under the process-wide requests-per-minute limit
-    (``RESEARCH_LLM_RPM``; 0 = off) through ``research.ratelimit`` (pyrate-limiter), waiting
+    (``RESEARCH_LLM_RPM``; 0 = off) through ``research.net.ratelimit`` (pyrate-limiter), waiting
     at most until ``deadline`` (monotonic s).
 
     Raises:

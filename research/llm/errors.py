@@ -11,7 +11,7 @@ provider's ``Retry-After`` (s) when it sent one.
 from __future__ import annotations
 
 from research.errors import EngineError
-from research.retry_after import parse_retry_after  # noqa: F401 - the one parser (re-exported)
+from research.net.retry_after import parse_retry_after  # noqa: F401 - the one parser (re-exported)
 
 
 class LLMError(EngineError):

@@ -18,7 +18,7 @@ What a usable sentence is (``clean_sentences``):
   title is about the topic: such a page's sentences need not name it). This keeps out e.g. a sentinel-lymph-node
   (methylene blue) study that a breast-cancer query found for a trastuzumab topic.
 
-Similarity is cosine of all-MiniLM-L6-v2 embeddings (``research.embeddings``).
+Similarity is cosine of all-MiniLM-L6-v2 embeddings (``research.search.embeddings``).
 """
 
 from __future__ import annotations
@@ -30,7 +30,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from research.artifacts import ArtifactError, artifact_path
+from research.artifacts import artifact_path
+from research.errors import ArtifactError
 from research.config import Settings
 from research.engines.extractive.text import (
     content_words,

@@ -19,7 +19,7 @@ from research.artifacts import ArtifactStore
 from research.engines.base import FitInput, PersonaInput, PlanInput, RelatedInput, SurveyInput
 from research.models import Perspective, Plan, Syllabus, TopicOutline
 from research.pipeline.context import RunContext
-from research.syllabus import AUTO, base_template
+from research.planning.syllabus import AUTO, base_template
 
 BASIC_FACT_WRITER = Perspective(
     name="Basic Fact Writer",
@@ -36,7 +36,7 @@ def coordinate(ctx: RunContext) -> str:
 
 def plan(ctx: RunContext, topic: str) -> Plan:
     """Make the plan and syllabus, store both, initialise the collector and artifact store.
-    The syllabus is ``research.syllabus.base_template`` (for ``auto``: the topic kind's template,
+    The syllabus is ``research.planning.syllabus.base_template`` (for ``auto``: the topic kind's template,
     fitted after the survey by ``fit_syllabus``)."""
     syllabus = base_template(ctx.config.template, topic)
     result = ctx.engine.plan(PlanInput(topic=topic, syllabus=syllabus))
@@ -93,11 +93,11 @@ def fit_syllabus(ctx: RunContext, topic: str, related: list[TopicOutline]) -> Sy
     the plan's steps made again for it (same plan title, so artifact paths do not move); both are
     stored and the collector re-initialised. Emits ``syllabus.fitted`` with the question keys.
 
-    An engine answer the collector cannot use (``research.plan_edit`` rules) keeps the template
+    An engine answer the collector cannot use (``research.planning.edit`` rules) keeps the template
     and emits ``syllabus.fallback`` with the reason.
     """
     from research.errors import InputError  # noqa: PLC0415
-    from research.plan_edit import check_questions  # noqa: PLC0415
+    from research.planning.edit import check_questions  # noqa: PLC0415
 
     base = base_template(ctx.config.template, topic)
     fitted = ctx.engine.fit_syllabus(FitInput(topic=topic, syllabus=base, related=related))

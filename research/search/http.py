@@ -8,7 +8,7 @@ limits, tenacity retries that honour ``Retry-After``, env-overridable base URLs,
   30 s) when given, else exponential back-off with jitter (0.5 s, 1 s, 2 s ..., max 8 s).
 * Rate limits (requests/s, per backend, process-wide): NCBI E-utilities 3/s without
   ``NCBI_API_KEY`` and 10/s with one (NCBI "API Keys" policy); other backends 5/s; at most that
-  many requests in any one-second window (``research.ratelimit``, pyrate-limiter).
+  many requests in any one-second window (``research.net.ratelimit``, pyrate-limiter).
 * Base URLs: ``RESEARCH_<BACKEND>_URL`` (e.g. ``RESEARCH_PUBMED_URL``) replaces a backend's
   default base URL, so tests point backends at a loopback server.
 
@@ -28,8 +28,8 @@ from tenacity import wait_exponential_jitter
 
 from research.errors import ResearchError, InputError
 from research.config import backend_url_overrides, load_settings
-from research.ratelimit import acquire
-from research.retry_after import parse_retry_after
+from research.net.ratelimit import acquire
+from research.net.retry_after import parse_retry_after
 
 USER_AGENT = "ResearchDesk/0.1 (+https://github.com/; research tool)"
 MAX_RETRY_AFTER_S = 30.0
@@ -107,7 +107,7 @@ def rate_for(backend: str) -> float:
 
 def wait_turn(backend: str) -> None:
     """Block until ``backend``'s process-wide limit (``rate_for``, requests/s) lets one more
-    request start (``research.ratelimit``, pyrate-limiter: at most that many in any second)."""
+    request start (``research.net.ratelimit``, pyrate-limiter: at most that many in any second)."""
     acquire(f"search:{backend}", rate_for(backend), 1.0)
 
 

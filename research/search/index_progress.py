@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from research.embeddings import MODEL_NAME
+from research.search.embeddings import MODEL_NAME
 from research.search.corpus import DOC_SUFFIXES
 
 log = logging.getLogger(__name__)

@@ -2,7 +2,7 @@
 
 * BM25: bm25s (Lù 2024, arXiv:2407.03618), Lucene variant, k1=1.5, b=0.75, over
   ``title + text`` (Anserini's "flat" indexing), English stopwords, Snowball stemming (PyStemmer).
-* Dense: all-MiniLM-L6-v2 (``research.embeddings``) over ``title + text`` truncated to
+* Dense: all-MiniLM-L6-v2 (``research.search.embeddings``) over ``title + text`` truncated to
   ``DOC_TOKENS`` = 128 word pieces (the length the model was trained with; queries keep the
   256 window); cosine similarity. Measured (issue 14): half the tokens of the 256 window make
   the document embedding 2.06x cheaper (CPU s); NFCorpus test half: hybrid nDCG@10 0.370 (was
@@ -36,7 +36,7 @@ from pathlib import Path
 
 import numpy as np
 
-from research.embeddings import MODEL_NAME, Embedder, get_embedder
+from research.search.embeddings import MODEL_NAME, Embedder, get_embedder
 from research.errors import CorpusError, InputError
 from research.models import SearchResult
 from research.search.base import external_id_for, source_type_for

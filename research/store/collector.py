@@ -143,7 +143,7 @@ def check_syllabus(syllabus: Syllabus) -> Syllabus:
     """Return ``syllabus`` if usable by the collector, else raise InputError saying what to fix:
     at least one question, unique keys, keys like ``clinical.efficacy`` of ≤ 64 characters."""
     if not isinstance(syllabus, Syllabus) or not syllabus.questions:
-        raise InputError("The collector needs a Syllabus with at least one question (see research.syllabus).")
+        raise InputError("The collector needs a Syllabus with at least one question (see research.planning.syllabus).")
     seen = set()
     for q in syllabus.questions:
         if not keys.QUESTION_KEY_RE.fullmatch(q.key) or len(q.key) > MAX_QUESTION_KEY_CHARS or q.key in seen:

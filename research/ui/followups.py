@@ -16,7 +16,7 @@ import streamlit as st
 
 from research.errors import InputError, RunNotFoundError
 from research.followup.models import AuditSummary, CitationCheck, Followup
-from research.labels import offline_label
+from research.engines.labels import offline_label
 from research.models import Reference, RunState
 from research.store.followups import FollowupStore
 from research.store.runs import RunStore

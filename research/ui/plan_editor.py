@@ -3,9 +3,9 @@
 Three ``st.data_editor`` tables in one form — syllabus questions (key, label, description,
 min_sources), perspectives (name, focus) and plan steps (title, description); rows can be added
 and removed. **Approve and start research** turns the tables into a plan edit
-(``edit_from_rows``), validates it with the one validator (``research.plan_edit`` via
-``research.review.validate``: every problem listed, nothing stored) and calls
-``research.review.approve`` (the run continues in the background). **Cancel run** ends it.
+(``edit_from_rows``), validates it with the one validator (``research.planning.edit`` via
+``research.planning.review.validate``: every problem listed, nothing stored) and calls
+``research.planning.review.approve`` (the run continues in the background). **Cancel run** ends it.
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from research import review
+from research.planning import review
 from research.errors import ResearchError
-from research.plan_edit import MAX_SOURCES, MIN_SOURCES, PlanBundle
+from research.planning.edit import MAX_SOURCES, MIN_SOURCES, PlanBundle
 from research.store.runs import RunStore
 
 QUESTION_COLUMNS = ("key", "label", "description", "min_sources")
@@ -50,7 +50,7 @@ def _records(frame: Any) -> list[dict]:
 
 def edit_from_rows(questions: Any, perspectives: Any, steps: Any) -> dict:
     """The three edited tables (DataFrames or lists of dicts) as a plan edit
-    ``{syllabus: {questions}, perspectives, plan: {steps}}`` for ``research.plan_edit``."""
+    ``{syllabus: {questions}, perspectives, plan: {steps}}`` for ``research.planning.edit``."""
     return {"syllabus": {"questions": _records(questions)}, "perspectives": _records(perspectives),
             "plan": {"steps": _records(steps)}}
 

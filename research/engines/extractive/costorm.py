@@ -37,7 +37,7 @@ from research.engines.extractive.text import (aspect_of, clip, ensure_period, no
                                               split_sentences, strip_citations, subject_of, title_case,
                                               topic_keys)
 from research.engines.extractive.vectors import Vectors, rank
-from research.labels import OFFLINE_LABEL
+from research.engines.labels import OFFLINE_LABEL
 from research.models import ANSWER_INTENTS, QUESTION_INTENTS, CoStormTurn, Perspective
 
 FOCUS_SIM = 0.30       # cosine(expert focus, question) for the expert to add further details

@@ -39,7 +39,7 @@ from research.engines.base import (
     TextOutput,
 )
 from research.engines.extractive import analysis, compress, dialogue, fitting, planning, writing
-from research.labels import OFFLINE_LABEL
+from research.engines.labels import OFFLINE_LABEL
 from research.engines.extractive.vectors import Vectors
 from research.models import Analysis, Outline, Plan, SummaryCard, Syllabus, TopicOutline
 
@@ -49,7 +49,7 @@ class ExtractiveEngine:
 
     Args:
         embedder: object with ``encode(list[str]) -> np.ndarray (n, 384)`` (L2-normalised rows);
-            None → ``research.embeddings.get_embedder()``, loaded on first use. Vectors are
+            None → ``research.search.embeddings.get_embedder()``, loaded on first use. Vectors are
             cached per engine, so one engine can serve a whole run (thread-safe).
 
     Raises (from steps): ``research.errors.InputError`` for an empty topic;

@@ -1,6 +1,6 @@
 """A question syllabus fitted to the query, without a model (issue 12 item 1).
 
-Input: the topic, the template of its kind (``research.syllabus.base_template``: a drug topic
+Input: the topic, the template of its kind (``research.planning.syllabus.base_template``: a drug topic
 gets seed 000's ``STORM_QUESTIONS``, anything else the general template) and the related-topic
 survey (seed 002 §1.1: ``TopicOutline`` per survey query, whose ``sections`` are section names
 and key phrases of what the corpus says about the topic). Output: 4–8 questions.
@@ -39,7 +39,7 @@ import numpy as np
 from research.engines.extractive.text import clean, content_words, title_case, topic_keys, word_key
 from research.engines.extractive.vectors import Vectors, rank
 from research.models import Question, Syllabus, TopicOutline
-from research.syllabus import topic_kind
+from research.planning.syllabus import topic_kind
 
 MAX_FACETS = 6
 MAX_ADDED = 2

@@ -1,5 +1,5 @@
 """Embedding access for the extractive engine: a cached, thread-safe wrapper around the
-project embedder (``research.embeddings.get_embedder()``: all-MiniLM-L6-v2, 384-d, rows
+project embedder (``research.search.embeddings.get_embedder()``: all-MiniLM-L6-v2, 384-d, rows
 L2-normalised, so cosine = dot product) and the ranking helpers every step shares.
 """
 
@@ -21,7 +21,7 @@ class Vectors:
 
     Args:
         embedder: anything with ``encode(list[str]) -> np.ndarray (n, d)`` with L2-normalised
-            rows; None → ``research.embeddings.get_embedder()`` on first use (the model loads
+            rows; None → ``research.search.embeddings.get_embedder()`` on first use (the model loads
             lazily, ~5 s).
     """
 
@@ -34,7 +34,7 @@ class Vectors:
     def embedder(self) -> Any:
         """The underlying embedder (loaded on first access)."""
         if self._embedder is None:
-            from research.embeddings import get_embedder  # noqa: PLC0415 - loads torch lazily
+            from research.search.embeddings import get_embedder  # noqa: PLC0415 - loads torch lazily
 
             self._embedder = get_embedder()
         return self._embedder

@@ -33,7 +33,7 @@ from research.engines.replies import PlacementReply
 from research.engines.steps import step as declared
 from research.llm.errors import BudgetExhausted, InvalidOutput, LLMError
 from research.models import QUESTION_INTENTS, CoStormTurn, Perspective
-from research.tokens import count_tokens
+from research.llm.tokens import count_tokens
 
 HISTORY_TURNS = 8        # most recent turns shown to the model
 UTTERANCE_CHARS = 400    # per turn in the history material

@@ -34,7 +34,7 @@ from research.pipeline.citations import LOCAL_RE
 from research.llm.session import LLMSession
 from research.models import (Analysis, Claim, Contradiction, Outline, Plan, RunConfig, Step, SummaryCard,
                              Syllabus, TopicOutline)
-from research.tokens import count_tokens
+from research.llm.tokens import count_tokens
 
 CITE_RE = LOCAL_RE  # [n], group 1 = n
 READ_ARTIFACT_TOOL = {"type": "function", "function": {
@@ -187,9 +187,9 @@ class LiteLLMEngine:
 
     def fit_syllabus(self, inp: FitInput) -> Syllabus:
         """Issue 12: the planner proposes 4–8 questions for this query (``prompts/fit_syllabus.md``),
-        validated by ``research.plan_edit.check_questions``; an invalid proposal (bad key, duplicate,
+        validated by ``research.planning.edit.check_questions``; an invalid proposal (bad key, duplicate,
         min_sources out of 1–20, fewer than 4 or more than 8) keeps the template (event ``llm.fallback``)."""
-        from research.plan_edit import check_questions  # noqa: PLC0415
+        from research.planning.edit import check_questions  # noqa: PLC0415
 
         def post(reply) -> Syllabus:
             errors: list[str] = []

@@ -19,7 +19,7 @@ from research.engines.litellm import prompts
 from research.llm.errors import InvalidOutput
 from research.llm.session import LLMSession
 from research.llm.steps import StepSpec
-from research.tokens import count_tokens
+from research.llm.tokens import count_tokens
 
 M = TypeVar("M", bound=BaseModel)
 THINK_RE = re.compile(r"<think>.*?(</think>|$)", re.S | re.I)

@@ -141,7 +141,7 @@ def topic_kind(topic: str) -> str:
 
 if TEMPLATE_CHOICES != (AUTO, *template_names()):
     raise InvariantError(f"models.TemplateName {TEMPLATE_CHOICES} must be 'auto' followed by the "
-                         f"templates of research/syllabus.py {template_names()}")
+                         f"templates of research/planning/syllabus.py {template_names()}")
 
 
 def template_choices() -> list[str]:

@@ -6,7 +6,7 @@ same job in the foreground. ``make_config`` is the one gate for user input.
 
 Job backends (issue 7, ``RESEARCH_JOB_BACKEND``): ``thread`` (default) runs jobs in this
 process; ``rq`` enqueues them on the shared Redis for ``research worker`` processes
-(``research.workers``). Either way a job holds the run's lease, so an interrupted run is
+(``research.jobs.workers``). Either way a job holds the run's lease, so an interrupted run is
 detected and resumed (``resume_run``, ``resume_interrupted``) from any process.
 """
 
@@ -25,8 +25,8 @@ from research.errors import InputError, ResearchError
 from research.store import keys
 from research.store import open_store
 from research.store.runs import RunStore
-from research.syllabus import check_template
-from research.validation import validate_corpus, validate_int, validate_topic
+from research.planning.syllabus import check_template
+from research.jobs.validation import validate_corpus, validate_int, validate_topic
 
 log = logging.getLogger(__name__)
 MAX_CONCURRENT_RUNS = 8
@@ -177,7 +177,7 @@ def submit(run_id: str, backend: str | None = None) -> None:
     """Execute an existing run in the background: a thread here, or a job on the RQ queue
     (``backend``: "thread" or "rq"; default ``job_backend()``)."""
     if (backend or job_backend()) == "rq":
-        from research import workers  # noqa: PLC0415 - rq only when used
+        from research.jobs import workers  # noqa: PLC0415 - rq only when used
 
         workers.enqueue(run_id)
     else:

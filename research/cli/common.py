@@ -1,4 +1,4 @@
-"""What every ``research`` subcommand shares (``research.cli``, ``research.cli_review``): exit
+"""What every ``research`` subcommand shares (``research.cli``, ``research.cli.review``): exit
 codes, the one error line format, JSON output, the run store and the outcome summary."""
 
 from __future__ import annotations

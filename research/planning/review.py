@@ -2,7 +2,7 @@
 
 A run launched with ``review=True`` stops after planning (``research.pipeline.runner``). The
 analyst reads ``plan_bundle`` (``{plan, syllabus, perspectives}``, the shape of
-``research plan RUN_ID --json``), edits any part (validated by ``research.plan_edit``) and calls
+``research plan RUN_ID --json``), edits any part (validated by ``research.planning.edit``) and calls
 ``approve``: the edited documents are stored, the source collector is re-initialised with the
 edited syllabus (no source exists yet, so its question set simply follows the edit), the event
 ``plan.edited`` records the diff, and the run executes again — in this thread (CLI), on a
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from research.errors import InputError
 from research.models import REVIEW_STATUS, Perspective, Plan, RunState, Syllabus
-from research.plan_edit import PlanBundle, apply_edit, diff
+from research.planning.edit import PlanBundle, apply_edit, diff
 from research.store import keys
 from research.store import open_store
 from research.store.runs import RunStore
@@ -75,7 +75,7 @@ def approve(run_id: str, edit: dict | None = None, *, by: str = "cli", run: str 
     """Store the (edited) plan and continue the run.
 
     Args:
-        edit: any subset of ``{plan, syllabus, perspectives}`` (``research.plan_edit``); None
+        edit: any subset of ``{plan, syllabus, perspectives}`` (``research.planning.edit``); None
             approves the plan as it is.
         by: who approved (``cli`` / ``dashboard``), recorded in the events.
         run: ``"foreground"`` executes in this thread and returns the final status;

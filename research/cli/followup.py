@@ -1,5 +1,5 @@
 """``research ask`` and ``research audit`` (issue 13 §5): parsers and command bodies, kept out of
-``research/cli.py``. Exit codes follow ``research.cli``: 0 ok, 2 bad input (nothing stored)."""
+``research/cli/commands.py``. Exit codes follow ``research.cli``: 0 ok, 2 bad input (nothing stored)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import argparse
 import json
 import sys
 
-from research.labels import offline_label
+from research.engines.labels import offline_label
 
 
 def register(sub) -> dict:

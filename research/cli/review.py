@@ -2,7 +2,7 @@
 
 ``research plan RUN_ID [--json]`` prints the run's ``{plan, syllabus, perspectives}`` (JSON with
 ``--json``: the shape ``approve --plan`` accepts). ``research approve RUN_ID [--plan FILE]
-[--json]`` applies the edit (any subset of the three keys; ``research.plan_edit`` validates it)
+[--json]`` applies the edit (any subset of the three keys; ``research.planning.edit`` validates it)
 to a run in ``awaiting_review`` and runs it to completion in the foreground, printing the same
 summary as ``research run`` — or, with ``RESEARCH_JOB_BACKEND=rq``, enqueues it for a worker and
 waits. ``research approve RUN_ID --cancel`` cancels the run instead. Bad input (unknown run, run
@@ -18,8 +18,8 @@ from pathlib import Path
 
 def cmd_plan(args: argparse.Namespace) -> int:
     """``research plan RUN_ID``: the stored plan bundle (any status once planned)."""
-    from research import review
-    from research.cli_common import EXIT_OK, _print_json, _store
+    from research.planning import review
+    from research.cli.common import EXIT_OK, _print_json, _store
     from research.store.keys import check_run_id
 
     store = _store()
@@ -44,7 +44,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
 def _read_edit(path: str | None) -> dict | None:
     from research.errors import InputError
-    from research.plan_edit import load_edit
+    from research.planning.edit import load_edit
 
     if not path:
         return None
@@ -60,8 +60,9 @@ def _read_edit(path: str | None) -> dict | None:
 def cmd_approve(args: argparse.Namespace) -> int:
     """``research approve RUN_ID``: validate, store, run (or enqueue and wait); exit 0 when the
     run completes, 1 when it fails or is cancelled, 2 on bad input."""
-    from research import jobs, review
-    from research.cli_common import EXIT_OK, _print_json, _store, report_run_outcome
+    from research import jobs
+    from research.planning import review
+    from research.cli.common import EXIT_OK, _print_json, _store, report_run_outcome
     from research.store.keys import check_run_id
 
     store = _store()

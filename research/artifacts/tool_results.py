@@ -31,7 +31,7 @@ from research.errors import ArtifactError
 from research.models import ArtifactRecord, Step, SummaryCard
 from research.store.keys import check_run_id
 from research.store.runs import RunStore
-from research.tokens import count_tokens
+from research.llm.tokens import count_tokens
 
 MAX_PART = 48  # chars per name component; keeps full names well under 255 bytes
 MAX_SEQ = 10_000

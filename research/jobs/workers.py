@@ -3,7 +3,7 @@
 With ``RESEARCH_JOB_BACKEND=rq`` the dashboard and the CLI enqueue runs on the RQ queue
 ``research`` of the shared Redis (``REDIS_URL``) instead of starting threads. Every worker shares
 that Redis and one data dir (``RESEARCH_DATA_DIR`` on a shared volume: artifacts and reports are
-files). A job is ``research.workers.run_job(run_id)`` = ``runner.execute`` under the run's lease,
+files). A job is ``research.jobs.workers.run_job(run_id)`` = ``runner.execute`` under the run's lease,
 so progress (Redis events), cancel (the Redis cancel flag) and resume work exactly as with
 threads; a worker that dies leaves an ``interrupted`` run that the next worker to start resumes.
 
@@ -47,7 +47,7 @@ def enqueue(run_id: str) -> str:
     """Queue ``run_job(run_id)``; marks the run as queued (so a lease-less pending run is not
     taken for a dead one). Returns the RQ job id."""
     open_store().mark_queued(run_id, QUEUED_MARKER_TTL_S)
-    job = queue().enqueue("research.workers.run_job", run_id, job_timeout=-1, result_ttl=24 * 3600,
+    job = queue().enqueue("research.jobs.workers.run_job", run_id, job_timeout=-1, result_ttl=24 * 3600,
                           failure_ttl=7 * 24 * 3600, description=f"research run {run_id}")
     return job.id
 

@@ -15,10 +15,10 @@ import threading
 import time
 from pathlib import Path
 
-from research.cli_common import (EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, _err,  # noqa: F401
+from research.cli.common import (EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, _err,  # noqa: F401
                                  _print_json, _print_outcome, _store, report_run_outcome)
-from research.cli_progress import IndexBar
-from research.labels import OFFLINE_LABEL
+from research.cli.progress import IndexBar
+from research.engines.labels import OFFLINE_LABEL
 from research.models import ENGINES, MIN_DATABASES_RANGE, MODES, PERSPECTIVES_RANGE, TEMPLATE_CHOICES, TURNS_RANGE
 
 _OFFLINE_ENV = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
@@ -115,7 +115,7 @@ def build_parser() -> argparse.ArgumentParser:
     wrk.add_argument("--burst", action="store_true", help="exit when the queue is empty")
     wrk.add_argument("--no-resume", action="store_true", help="do not resume interrupted runs at start")
     wrk.add_argument("--name", metavar="NAME", help="worker name (default: RQ's)")
-    from research.followup.cli import register  # issue 13: ask, audit
+    from research.cli.followup import register  # issue 13: ask, audit
 
     p.followup_handlers = register(sub)
     return p
@@ -129,7 +129,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     from research.errors import CorpusError, InputError, ResearchError, RunNotFoundError
 
-    from research.cli_review import cmd_approve, cmd_plan
+    from research.cli.review import cmd_approve, cmd_plan
 
     handlers = {"run": cmd_run, "list": cmd_list, "show": cmd_show, "export": cmd_export, "resume": cmd_resume,
                 "worker": cmd_worker, "ingest": cmd_ingest, "plan": cmd_plan, "approve": cmd_approve,
@@ -154,12 +154,12 @@ def main(argv: list[str] | None = None) -> int:
 def cmd_run(args: argparse.Namespace) -> int:
     """``research run``: validate (cheaply, before any heavy import), run in this process, report."""
     from research.config import load_settings
-    from research.validation import validate_corpus, validate_int, validate_topic
+    from research.jobs.validation import validate_corpus, validate_int, validate_topic
 
     topic = validate_topic(args.topic)
     max_p = validate_int("--max-perspectives", args.max_perspectives, *PERSPECTIVES_RANGE)
     max_t = validate_int("--max-turns", args.max_turns, *TURNS_RANGE)
-    from research.syllabus import check_template
+    from research.planning.syllabus import check_template
 
     check_template(args.template)  # a bad template name is reported before any corpus problem
     backends = [b.strip().lower() for b in (args.search or "").split(",") if b.strip()]
@@ -332,7 +332,7 @@ def _print_event(ev, elapsed: float) -> None:
 # ---------------------------------------------------------------------------------- list
 def cmd_list(args: argparse.Namespace) -> int:
     """``research list``: runs newest first (run_id, status, topic, created, sources)."""
-    from research.validation import validate_int
+    from research.jobs.validation import validate_int
 
     limit = validate_int("--limit", args.limit, 1, 100_000)
     store = _store()
@@ -412,8 +412,9 @@ def cmd_resume(args: argparse.Namespace) -> int:
 
 def cmd_worker(args: argparse.Namespace) -> int:
     """``research worker``: resume interrupted runs (queued for any worker), then an RQ worker
-    executing queued runs (``research.workers``)."""
-    from research import jobs, workers
+    executing queued runs (``research.jobs.workers``)."""
+    from research import jobs
+    from research.jobs import workers
 
     if not args.no_resume:
         jobs.resume_interrupted(by="worker", backend="rq")
@@ -440,6 +441,3 @@ def cmd_ingest(args: argparse.Namespace) -> int:
             _err("ingest_file_error", message)
     return EXIT_FAILED if report.errors else EXIT_OK
 
-
-if __name__ == "__main__":
-    sys.exit(main())

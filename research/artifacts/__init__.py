@@ -1,0 +1,27 @@
+"""Artifacts: every raw tool output saved on disk and compressed into a summary card (seed 001 §4–§6)."""
+
+from research.artifacts.tool_results import (
+    ArtifactStore,
+    MAX_PART,
+    MAX_SEQ,
+    PreparedCall,
+    artifact_filename,
+    artifact_path,
+    artifacts_dir,
+    context_message,
+    read_artifact,
+    slug,
+)
+
+__all__ = [
+    "ArtifactStore",
+    "MAX_PART",
+    "MAX_SEQ",
+    "PreparedCall",
+    "artifact_filename",
+    "artifact_path",
+    "artifacts_dir",
+    "context_message",
+    "read_artifact",
+    "slug",
+]

@@ -1,0 +1,2 @@
+"""Planning: the question syllabus and its templates, and plan review (read, edit, validate, approve)."""
+
