@@ -64,17 +64,27 @@ def _index_default_corpus_once() -> bool:
 
 _index_default_corpus_once()
 
-pages = {p.key: st.Page(p.path, title=p.title, icon=p.icon, url_path=p.url_path, default=p.key == "launch")
-         for p in PAGES}
+pages = {
+    p.key: st.Page(
+        p.path, title=p.title, icon=p.icon, url_path=p.url_path, default=p.key == "launch"
+    )
+    for p in PAGES
+}
 run_keys = {p.key for p in RUN_PAGES}
-current = st.navigation({"Research Desk": [pg for k, pg in pages.items() if k not in run_keys],
-                         "Run": [pg for k, pg in pages.items() if k in run_keys]})
+current = st.navigation(
+    {
+        "Research Desk": [pg for k, pg in pages.items() if k not in run_keys],
+        "Run": [pg for k, pg in pages.items() if k in run_keys],
+    }
+)
 
 settings = load_settings().public()  # data dir, redis mode, corpus, model name: no secrets
 engine = f"litellm · {settings['llm_model']}" if settings["llm_model"] else OFFLINE_LABEL
 with st.sidebar:
-    st.caption(f"**Default engine:** {plain(engine)}  \n**Redis:** {settings['redis']}  \n"
-               f"**Data dir:** {code(settings['data_dir'])}")
+    st.caption(
+        f"**Default engine:** {plain(engine)}  \n**Redis:** {settings['redis']}  \n"
+        f"**Data dir:** {code(settings['data_dir'])}"
+    )
     if _auth_configured() and _logged_in():
         st.button("Log out", on_click=st.logout, icon=":material/logout:")
 

@@ -7,8 +7,18 @@ import streamlit as st
 from research.errors import ArtifactError
 from research.models import ArtifactRecord, RunState
 from research.ui import context
-from research.ui.cards import (DISPLAY_MAX_CHARS, USEFULNESS, filter_cards, human_size, load_raw, mime_type,
-                               paginate, raw_bytes, reduction_pct, tool_names)
+from research.ui.cards import (
+    DISPLAY_MAX_CHARS,
+    USEFULNESS,
+    filter_cards,
+    human_size,
+    load_raw,
+    mime_type,
+    paginate,
+    raw_bytes,
+    reduction_pct,
+    tool_names,
+)
 from research.ui.citations import code, plain, safe_markdown
 
 PER_PAGE = 15
@@ -26,8 +36,10 @@ def show_card(run_id: str, rec: ArtifactRecord) -> None:
             else:
                 st.badge("not useful", icon=":material/block:", color="gray")
         who = f" · {plain(rec.perspective)}" if rec.perspective else ""
-        st.caption(f"{plain(rec.tool_name)} · step {rec.step_id}: {plain(rec.step_title)}{who} · "
-                   f"{rec.raw_chars:,} raw chars ({rec.raw_tokens:,} tokens) → {rec.card_tokens:,} tokens in context")
+        st.caption(
+            f"{plain(rec.tool_name)} · step {rec.step_id}: {plain(rec.step_title)}{who} · "
+            f"{rec.raw_chars:,} raw chars ({rec.raw_tokens:,} tokens) → {rec.card_tokens:,} tokens in context"
+        )
         if rec.tool_input:
             st.caption(f"input: {code(rec.tool_input)}")
         st.markdown(safe_markdown(rec.card.summary))
@@ -44,11 +56,19 @@ def show_card(run_id: str, rec: ArtifactRecord) -> None:
             else:
                 st.code(view.text, language=view.language, wrap_lines=True)
             if view.truncated:
-                st.caption(f"Showing the first {DISPLAY_MAX_CHARS:,} characters of {human_size(view.size_bytes)}; "
-                           "download the file for all of it.")
-            st.download_button("Download raw file", data=lambda f=rec.artifact_file: raw_bytes(run_id, f),
-                               file_name=PurePosixPath(rec.artifact_file).name, mime=mime_type(rec.artifact_file),
-                               key=f"dl_{rec.artifact_file}", icon=":material/download:", on_click="ignore")
+                st.caption(
+                    f"Showing the first {DISPLAY_MAX_CHARS:,} characters of {human_size(view.size_bytes)}; "
+                    "download the file for all of it."
+                )
+            st.download_button(
+                "Download raw file",
+                data=lambda f=rec.artifact_file: raw_bytes(run_id, f),
+                file_name=PurePosixPath(rec.artifact_file).name,
+                mime=mime_type(rec.artifact_file),
+                key=f"dl_{rec.artifact_file}",
+                icon=":material/download:",
+                on_click="ignore",
+            )
 
 
 def render(state: RunState) -> None:

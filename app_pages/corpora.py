@@ -13,8 +13,10 @@ from research.search.index_progress import ACTIVE, index_state
 from research.ui.corpora import corpus_rows, file_rows, index_status_line
 
 st.title("Corpora")
-st.caption("Your own documents, searchable in runs: choose them under *Corpora* on the Launch form "
-           "or with `research run … --corpora NAME`. Each passage cites its file and page.")
+st.caption(
+    "Your own documents, searchable in runs: choose them under *Corpora* on the Launch form "
+    "or with `research run … --corpora NAME`. Each passage cites its file and page."
+)
 
 settings = load_settings()
 
@@ -34,7 +36,9 @@ listing = st.container()  # filled last, so a corpus ingested below shows at onc
 st.subheader("Add documents", anchor=False)
 with st.form("ingest"):
     name = st.text_input("Corpus name", placeholder="e.g. trial-reports")
-    uploads = st.file_uploader("Upload files", type=[s.lstrip(".") for s in SUFFIXES], accept_multiple_files=True)
+    uploads = st.file_uploader(
+        "Upload files", type=[s.lstrip(".") for s in SUFFIXES], accept_multiple_files=True
+    )
     folder = st.text_input("…or a folder on this server", placeholder="/path/to/documents")
     submitted = st.form_submit_button("Ingest", type="primary")
 
@@ -56,9 +60,11 @@ if submitted:
         else:
             with st.spinner("Extracting, chunking and indexing…"):
                 report = ingest(corpus, paths)
-            st.success(f"{report.corpus}: {len(report.added)} added, {len(report.updated)} updated, "
-                       f"{len(report.unchanged)} unchanged — {report.files} files, {report.chunks} chunks "
-                       f"in {report.seconds:.1f} s")
+            st.success(
+                f"{report.corpus}: {len(report.added)} added, {len(report.updated)} updated, "
+                f"{len(report.unchanged)} unchanged — {report.files} files, {report.chunks} chunks "
+                f"in {report.seconds:.1f} s"
+            )
             for message in report.errors.values():
                 st.warning(message)
     except ResearchError as exc:
@@ -74,6 +80,8 @@ with listing:
         for r in rows:
             failed = f", {len(r['errors'])} could not be read" if r["errors"] else ""
             files = f"{r['files']} file{'s' if r['files'] != 1 else ''}"
-            with st.expander(f"{r['name']}: {files}, {r['chunks']} chunks{failed}",
-                             icon=":material/warning:" if r["errors"] else ":material/folder_open:"):
+            with st.expander(
+                f"{r['name']}: {files}, {r['chunks']} chunks{failed}",
+                icon=":material/warning:" if r["errors"] else ":material/folder_open:",
+            ):
                 st.dataframe(file_rows(r), hide_index=True, width="stretch")

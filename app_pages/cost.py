@@ -6,7 +6,13 @@ from research.engines.labels import OFFLINE_LABEL
 from research.llm.usage import usage_report
 from research.models import RunState
 from research.ui import context
-from research.ui.cost import breakdown_rows, column_config, context_figure, cost_figure, tokens_figure
+from research.ui.cost import (
+    breakdown_rows,
+    column_config,
+    context_figure,
+    cost_figure,
+    tokens_figure,
+)
 
 store = context.get_store()
 state = context.select_run(store)
@@ -19,8 +25,11 @@ def render(state: RunState) -> None:
     if state.config.engine != "litellm" and not rep["llm_calls"]:
         st.info(f"This run ran in {OFFLINE_LABEL}: no LLM calls, no cost.", icon=":material/info:")
     if rep["budget_exhausted"]:
-        st.warning(f"Budget exhausted (budget: ${rep['budget_usd']} / {rep['budget_tokens']} tokens): the run "
-                   "finished its remaining steps without LLM calls.", icon=":material/savings:")
+        st.warning(
+            f"Budget exhausted (budget: ${rep['budget_usd']} / {rep['budget_tokens']} tokens): the run "
+            "finished its remaining steps without LLM calls.",
+            icon=":material/savings:",
+        )
     c = st.columns(5)
     c[0].metric("LLM calls", rep["llm_calls"])
     c[1].metric("Tokens", f"{rep['total_tokens']:,}")
@@ -29,20 +38,29 @@ def render(state: RunState) -> None:
     pct = rep["context"]["context_reduction_pct"]
     c[4].metric("Context reduction", f"{pct}%" if pct is not None else "–")
     if rep["budget_usd"] or rep["budget_tokens"]:
-        st.caption(f"Budget: {'$' + format(rep['budget_usd'], 'g') if rep['budget_usd'] else 'no USD cap'} · "
-                   f"{format(rep['budget_tokens'], ',') + ' tokens' if rep['budget_tokens'] else 'no token cap'}")
+        st.caption(
+            f"Budget: {'$' + format(rep['budget_usd'], 'g') if rep['budget_usd'] else 'no USD cap'} · "
+            f"{format(rep['budget_tokens'], ',') + ' tokens' if rep['budget_tokens'] else 'no token cap'}"
+        )
     for dim, tab in zip(("phase", "role", "model"), st.tabs(["By phase", "By role", "By model"])):
         with tab:
             left, right = st.columns(2)
             left.plotly_chart(tokens_figure(rep, dim), width="stretch", key=f"tokens_{dim}")
             right.plotly_chart(cost_figure(rep, dim), width="stretch", key=f"cost_{dim}")
-            st.dataframe(breakdown_rows(rep, dim), hide_index=True, width="stretch", column_config=column_config(dim))
+            st.dataframe(
+                breakdown_rows(rep, dim),
+                hide_index=True,
+                width="stretch",
+                column_config=column_config(dim),
+            )
     fig = context_figure(rep)
     if fig is not None:
         st.plotly_chart(fig, width="stretch")
-    st.caption("Context reduction (seed 001 §10) = 1 − tool tokens sent / raw tool-output tokens. "
-               f"Prompt tokens sent in context: {rep['context']['prompt_tokens_sent']:,}; without offload they "
-               f"would have been {rep['context']['prompt_tokens_without_offload']:,}.")
+    st.caption(
+        "Context reduction (seed 001 §10) = 1 − tool tokens sent / raw tool-output tokens. "
+        f"Prompt tokens sent in context: {rep['context']['prompt_tokens_sent']:,}; without offload they "
+        f"would have been {rep['context']['prompt_tokens_without_offload']:,}."
+    )
 
 
 if state:

@@ -4,18 +4,35 @@ import streamlit as st
 
 from research import jobs
 from research.config import load_settings
+from research.engines.labels import OFFLINE_LABEL
 from research.errors import ResearchError
 from research.models import CoStormSettings
 from research.planning.syllabus import template_choices
-from research.engines.labels import OFFLINE_LABEL
 from research.ui import context, nav
 from research.ui.citations import plain
-from research.ui.history import (delete_run_everywhere, filter_rows, history_rows, is_active, run_label, run_stats)
-from research.ui.launch_form import (COSTORM_HELP, MODE_HELP, MODE_LABELS, MODES, PERSPECTIVES_RANGE, ROLES,
-                                     SEARCH_BACKENDS, TEMPLATE_LABELS, TURNS_RANGE,
-                                     config_kwargs,
-                                     default_models,
-                                     form_values, named_corpora)
+from research.ui.history import (
+    delete_run_everywhere,
+    filter_rows,
+    history_rows,
+    is_active,
+    run_label,
+    run_stats,
+)
+from research.ui.launch_form import (
+    COSTORM_HELP,
+    MODE_HELP,
+    MODE_LABELS,
+    MODES,
+    PERSPECTIVES_RANGE,
+    ROLES,
+    SEARCH_BACKENDS,
+    TEMPLATE_LABELS,
+    TURNS_RANGE,
+    config_kwargs,
+    default_models,
+    form_values,
+    named_corpora,
+)
 
 HISTORY_LIMIT = 200
 store = context.get_store()
@@ -26,38 +43,93 @@ templates = template_choices()
 engines = ["extractive"] + (["litellm"] if settings.llm_model else [])
 
 m1, m2 = st.columns(2)
-mode = m1.segmented_control("Mode", MODES, default="storm", format_func=MODE_LABELS.get, key="launch_mode",
-                            help=MODE_HELP) or "storm"
-engine = m2.segmented_control("Engine", engines, default="extractive", key="launch_engine",
-                              format_func=lambda e: OFFLINE_LABEL if e == "extractive"
-                              else f"litellm ({settings.llm_model})") or "extractive"
+mode = (
+    m1.segmented_control(
+        "Mode",
+        MODES,
+        default="storm",
+        format_func=MODE_LABELS.get,
+        key="launch_mode",
+        help=MODE_HELP,
+    )
+    or "storm"
+)
+engine = (
+    m2.segmented_control(
+        "Engine",
+        engines,
+        default="extractive",
+        key="launch_engine",
+        format_func=lambda e: (
+            OFFLINE_LABEL if e == "extractive" else f"litellm ({settings.llm_model})"
+        ),
+    )
+    or "extractive"
+)
 
 with st.form("launch"):
-    topic = st.text_area("Research question", placeholder="e.g. Trastuzumab in HER2-positive breast cancer",
-                         height=90)
+    topic = st.text_area(
+        "Research question",
+        placeholder="e.g. Trastuzumab in HER2-positive breast cancer",
+        height=90,
+    )
     c1, c2 = st.columns([3, 1])
-    corpus = c1.text_input("Corpus (JSONL file or folder of documents)", value=str(settings.default_corpus))
-    template = c2.selectbox("Question template", templates, index=0, format_func=TEMPLATE_LABELS.get,
-                            help="auto fits the syllabus questions to your question (from the related-topic "
-                                 "survey); drug = seed 000's six drug questions; general = six questions for any topic")
+    corpus = c1.text_input(
+        "Corpus (JSONL file or folder of documents)", value=str(settings.default_corpus)
+    )
+    template = c2.selectbox(
+        "Question template",
+        templates,
+        index=0,
+        format_func=TEMPLATE_LABELS.get,
+        help="auto fits the syllabus questions to your question (from the related-topic "
+        "survey); drug = seed 000's six drug questions; general = six questions for any topic",
+    )
     c3, c4 = st.columns(2)
-    storm_only = "STORM mode only (Co-STORM uses N experts and the turn cap below)" if mode == "costorm" else None
-    max_perspectives = c3.number_input("Max perspectives", min_value=PERSPECTIVES_RANGE[0],
-                                       max_value=PERSPECTIVES_RANGE[1], value=4,
-                                       disabled=mode == "costorm", help=storm_only)
-    max_turns = c4.number_input("Max turns per conversation", min_value=TURNS_RANGE[0],
-                                max_value=TURNS_RANGE[1], value=3,
-                                disabled=mode == "costorm", help=storm_only)
+    storm_only = (
+        "STORM mode only (Co-STORM uses N experts and the turn cap below)"
+        if mode == "costorm"
+        else None
+    )
+    max_perspectives = c3.number_input(
+        "Max perspectives",
+        min_value=PERSPECTIVES_RANGE[0],
+        max_value=PERSPECTIVES_RANGE[1],
+        value=4,
+        disabled=mode == "costorm",
+        help=storm_only,
+    )
+    max_turns = c4.number_input(
+        "Max turns per conversation",
+        min_value=TURNS_RANGE[0],
+        max_value=TURNS_RANGE[1],
+        value=3,
+        disabled=mode == "costorm",
+        help=storm_only,
+    )
     s1, s2, s3 = st.columns([3, 3, 1])
-    search = s1.multiselect("Search backends", SEARCH_BACKENDS, default=["local"],
-                            help="local = the corpus above; web backends need their API keys in the environment. "
-                                 "Leave empty to search only the named corpora.")
+    search = s1.multiselect(
+        "Search backends",
+        SEARCH_BACKENDS,
+        default=["local"],
+        help="local = the corpus above; web backends need their API keys in the environment. "
+        "Leave empty to search only the named corpora.",
+    )
     corpora_found = named_corpora(settings.data_dir)
-    corpora = s2.multiselect("Named corpora", corpora_found, disabled=not corpora_found,
-                             placeholder="none ingested" if not corpora_found else "Choose corpora")
-    min_databases = s3.number_input("Min databases", min_value=1, max_value=8, value=1,
-                                    help="Seed 000: a question counts as covered only when its sources come "
-                                         "from at least this many databases (backends or corpora).")
+    corpora = s2.multiselect(
+        "Named corpora",
+        corpora_found,
+        disabled=not corpora_found,
+        placeholder="none ingested" if not corpora_found else "Choose corpora",
+    )
+    min_databases = s3.number_input(
+        "Min databases",
+        min_value=1,
+        max_value=8,
+        value=1,
+        help="Seed 000: a question counts as covered only when its sources come "
+        "from at least this many databases (backends or corpora).",
+    )
     costorm = None
     if mode == "costorm":
         st.markdown("**Co-STORM round-table**")
@@ -66,12 +138,22 @@ with st.form("launch"):
         h = COSTORM_HELP
         costorm = {
             "experts": k1.number_input("N · experts", 1, 8, d.experts, help=h["experts"]),
-            "max_node_items": k2.number_input("K · items per mind-map node", 2, 100, d.max_node_items,
-                                              help=h["max_node_items"]),
-            "moderator_after": k3.number_input("L · answers before the moderator", 1, 10, d.moderator_after,
-                                               help=h["moderator_after"]),
-            "alpha": k1.slider("α · moderator rerank exponent", 0.0, 1.0, d.alpha, 0.05, help=h["alpha"]),
-            "query_budget": k2.number_input("Query budget", 1, 500, d.query_budget, help=h["query_budget"]),
+            "max_node_items": k2.number_input(
+                "K · items per mind-map node", 2, 100, d.max_node_items, help=h["max_node_items"]
+            ),
+            "moderator_after": k3.number_input(
+                "L · answers before the moderator",
+                1,
+                10,
+                d.moderator_after,
+                help=h["moderator_after"],
+            ),
+            "alpha": k1.slider(
+                "α · moderator rerank exponent", 0.0, 1.0, d.alpha, 0.05, help=h["alpha"]
+            ),
+            "query_budget": k2.number_input(
+                "Query budget", 1, 500, d.query_budget, help=h["query_budget"]
+            ),
             "max_turns": k3.number_input("Turn cap", 1, 200, d.max_turns, help=h["max_turns"]),
         }
     models, budget_usd, budget_tokens = None, None, None
@@ -79,21 +161,41 @@ with st.form("launch"):
         st.markdown("**Models per role** (litellm model names; API keys come from the environment)")
         defaults = default_models(settings.llm_model)
         cols = st.columns(4)
-        models = {role: cols[i % 4].text_input(role, value=defaults.get(role, ""), key=f"model_{role}")
-                  for i, role in enumerate(ROLES)}
+        models = {
+            role: cols[i % 4].text_input(role, value=defaults.get(role, ""), key=f"model_{role}")
+            for i, role in enumerate(ROLES)
+        }
         b1, b2 = st.columns(2)
         budget_usd = b1.number_input("Budget (USD, 0 = no cap)", min_value=0.0, value=0.0, step=0.5)
-        budget_tokens = b2.number_input("Budget (tokens, 0 = no cap)", min_value=0, value=0, step=10_000)
-    review = st.toggle("Review the plan before research", value=False, disabled=mode == "costorm",
-                       help="Stop after planning so you can edit the syllabus questions, perspectives and steps "
-                            "on the Plan page, then approve (STORM mode).")
+        budget_tokens = b2.number_input(
+            "Budget (tokens, 0 = no cap)", min_value=0, value=0, step=10_000
+        )
+    review = st.toggle(
+        "Review the plan before research",
+        value=False,
+        disabled=mode == "costorm",
+        help="Stop after planning so you can edit the syllabus questions, perspectives and steps "
+        "on the Plan page, then approve (STORM mode).",
+    )
     submitted = st.form_submit_button("Start run", type="primary", icon=":material/play_arrow:")
 
 if submitted:
-    values = form_values(corpus=corpus, template=template, max_perspectives=max_perspectives, max_turns=max_turns,
-                         engine=engine, mode=mode, search=search, corpora=corpora, models=models,
-                         budget_usd=budget_usd, budget_tokens=budget_tokens, costorm=costorm,
-                         min_databases=min_databases, review=review and mode == "storm")
+    values = form_values(
+        corpus=corpus,
+        template=template,
+        max_perspectives=max_perspectives,
+        max_turns=max_turns,
+        engine=engine,
+        mode=mode,
+        search=search,
+        corpora=corpora,
+        models=models,
+        budget_usd=budget_usd,
+        budget_tokens=budget_tokens,
+        costorm=costorm,
+        min_databases=min_databases,
+        review=review and mode == "storm",
+    )
     kwargs, dropped = config_kwargs(values, jobs.make_config)
     try:
         st.session_state["launched_run"] = jobs.start_run(jobs.make_config(topic, **kwargs))
@@ -102,11 +204,15 @@ if submitted:
     except ResearchError as exc:
         st.error(exc.message, icon=":material/error:")
     else:
-        nav.go_to("report", st.session_state["launched_run"])  # follow the run; Launch keeps its links
+        nav.go_to(
+            "report", st.session_state["launched_run"]
+        )  # follow the run; Launch keeps its links
 
 if launched := st.session_state.get("launched_run"):
-    st.success(f"Run `{launched}` started. It keeps running if you close this tab; follow it here:",
-               icon=":material/check_circle:")
+    st.success(
+        f"Run `{launched}` started. It keeps running if you close this tab; follow it here:",
+        icon=":material/check_circle:",
+    )
     if dropped := st.session_state.get("launch_dropped"):
         st.caption("Not supported by this build yet, so not applied: " + ", ".join(dropped))
     nav.run_page_links(launched)
@@ -131,33 +237,58 @@ def history() -> None:
     statuses = f2.multiselect("Status", sorted({r.status for r in current}), key="hist_status")
     shown = filter_rows(rows, query, statuses)
     st.caption(f"{len(shown)} of {len(rows)} runs · click a column header to sort")
-    st.dataframe(shown, hide_index=True, width="stretch",
-                 column_order=["topic", "mode", "status", "sources", "citations", "cost_usd", "duration_s",
-                               "created", "report", "plan", "coverage", "artifacts", "run_id"],
-                 column_config={
-                     "topic": st.column_config.TextColumn("Topic", width="large"),
-                     "mode": st.column_config.TextColumn("Mode"),
-                     "status": st.column_config.TextColumn("Status"),
-                     "sources": st.column_config.NumberColumn("Sources"),
-                     "citations": st.column_config.NumberColumn("Citations"),
-                     "cost_usd": st.column_config.NumberColumn("Cost", format="$%.4f"),
-                     "duration_s": st.column_config.NumberColumn("Duration", format="%.0f s"),
-                     "created": st.column_config.TextColumn("Created"),
-                     "report": st.column_config.LinkColumn("Report", display_text="report"),
-                     "plan": st.column_config.LinkColumn("Plan", display_text="plan"),
-                     "coverage": st.column_config.LinkColumn("Coverage", display_text="coverage"),
-                     "artifacts": st.column_config.LinkColumn("Artifacts", display_text="artifacts"),
-                     "run_id": st.column_config.TextColumn("Run id"),
-                 })
+    st.dataframe(
+        shown,
+        hide_index=True,
+        width="stretch",
+        column_order=[
+            "topic",
+            "mode",
+            "status",
+            "sources",
+            "citations",
+            "cost_usd",
+            "duration_s",
+            "created",
+            "report",
+            "plan",
+            "coverage",
+            "artifacts",
+            "run_id",
+        ],
+        column_config={
+            "topic": st.column_config.TextColumn("Topic", width="large"),
+            "mode": st.column_config.TextColumn("Mode"),
+            "status": st.column_config.TextColumn("Status"),
+            "sources": st.column_config.NumberColumn("Sources"),
+            "citations": st.column_config.NumberColumn("Citations"),
+            "cost_usd": st.column_config.NumberColumn("Cost", format="$%.4f"),
+            "duration_s": st.column_config.NumberColumn("Duration", format="%.0f s"),
+            "created": st.column_config.TextColumn("Created"),
+            "report": st.column_config.LinkColumn("Report", display_text="report"),
+            "plan": st.column_config.LinkColumn("Plan", display_text="plan"),
+            "coverage": st.column_config.LinkColumn("Coverage", display_text="coverage"),
+            "artifacts": st.column_config.LinkColumn("Artifacts", display_text="artifacts"),
+            "run_id": st.column_config.TextColumn("Run id"),
+        },
+    )
     labels = {r.run_id: run_label(r) for r in current}
     o1, o2 = st.columns([3, 1], vertical_alignment="bottom")
-    pick = o1.selectbox("Open or delete a run", ids, index=None, format_func=labels.get,
-                        placeholder="Choose a run", key="hist_pick")
+    pick = o1.selectbox(
+        "Open or delete a run",
+        ids,
+        index=None,
+        format_func=labels.get,
+        placeholder="Choose a run",
+        key="hist_pick",
+    )
     if pick:
         nav.run_page_links(pick)
         with o2.popover("Delete run", icon=":material/delete:"):
-            st.warning(f"Delete **{plain(run_label(current[ids.index(pick)]))}** with its Redis state, "
-                       "artifacts and report files? This cannot be undone.")
+            st.warning(
+                f"Delete **{plain(run_label(current[ids.index(pick)]))}** with its Redis state, "
+                "artifacts and report files? This cannot be undone."
+            )
             if is_active(current[ids.index(pick)].status):
                 st.caption("The run is still active: cancel it first.")
             elif st.button("Yes, delete it", type="primary", key=f"del_{pick}"):

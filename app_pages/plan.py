@@ -26,10 +26,14 @@ def render(state: RunState) -> None:
         render_survey(state)
         return
     st.subheader(plain(plan.plan_title), anchor=False)
-    st.markdown("\n".join(f"{s.step_id}. **{plain(s.title)}** — {plain(s.description)}" for s in plan.steps))
+    st.markdown(
+        "\n".join(f"{s.step_id}. **{plain(s.title)}** — {plain(s.description)}" for s in plan.steps)
+    )
 
     syllabus = store.get_doc(state.run_id, "syllabus", Syllabus)
-    st.subheader("Question syllabus" + (f" · {plain(syllabus.name)}" if syllabus else ""), anchor=False)
+    st.subheader(
+        "Question syllabus" + (f" · {plain(syllabus.name)}" if syllabus else ""), anchor=False
+    )
     if syllabus:
         st.dataframe(syllabus_rows(syllabus), hide_index=True, width="stretch")
     else:

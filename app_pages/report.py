@@ -4,12 +4,12 @@ gives a clean read-only view for sharing."""
 
 import streamlit as st
 
-from research.export.bundle import ReportBundle, load_bundle
 from research.costorm.summary import INTENT_LABELS, run_summary
+from research.export.bundle import ReportBundle, load_bundle
 from research.models import Analysis, Report, RunState
 from research.ui import context, nav, report_view
-from research.ui.followups import render_audit, render_followups
 from research.ui.citations import anchor_html, plain, report_body_markdown
+from research.ui.followups import render_audit, render_followups
 from research.ui.views import claims_markdown, contradictions_markdown, source_numbers
 from research.ui.warnings import render_search_warnings
 
@@ -30,14 +30,20 @@ def roundtable_panel(state: RunState) -> None:
     st.subheader("Round-table", anchor=False)
     info = run_summary(store, state)
     a, b = st.columns(2)
-    a.metric("Turns", info["turns"], help=f"{info['warm_start_turns']} warm start + {info['roundtable_turns']} "
-             f"round-table (cap {info['max_turns']})")
+    a.metric(
+        "Turns",
+        info["turns"],
+        help=f"{info['warm_start_turns']} warm start + {info['roundtable_turns']} "
+        f"round-table (cap {info['max_turns']})",
+    )
     b.metric("Moderator turns", info["moderator_turns"])
     a.metric("Mind-map concepts", info["mindmap"]["nodes"])
     b.metric("Mind-map depth", info["mindmap"]["depth"])
-    st.caption(f"Sections follow the mind map: one per concept with information, nested by depth. "
-               f"{info['queries_used']} / {info['query_budget']} search queries"
-               + (f" · {plain(info['stop_line'])}" if info["stop_line"] else ""))
+    st.caption(
+        f"Sections follow the mind map: one per concept with information, nested by depth. "
+        f"{info['queries_used']} / {info['query_budget']} search queries"
+        + (f" · {plain(info['stop_line'])}" if info["stop_line"] else "")
+    )
     st.markdown("\n".join(f"- {INTENT_LABELS[k]}: {v}" for k, v in info["by_intent"].items()))
     nav.page_link("mindmap", label="Open the mind map", run_id=state.run_id)
 
@@ -64,8 +70,10 @@ def analysis_panel(run_id: str, report: Report) -> None:
     if not blocks:
         st.caption("None found.")
     usage = store.get_usage(run_id)
-    st.caption(f"LLM calls {usage.llm_calls} · tokens {usage.prompt_tokens + usage.completion_tokens:,} · "
-               f"cost ${usage.cost_usd:.4f}".replace("$", "\\$"))
+    st.caption(
+        f"LLM calls {usage.llm_calls} · tokens {usage.prompt_tokens + usage.completion_tokens:,} · "
+        f"cost ${usage.cost_usd:.4f}".replace("$", "\\$")
+    )
 
 
 def questions_table(run_id: str, report: Report) -> None:
@@ -108,15 +116,21 @@ def render(state: RunState) -> None:
     bundle = load_bundle(store, state.run_id)
     report = bundle.report
     if report is None:
-        st.info("The report is written in the last phase (synthesizing); it appears here when ready.",
-                icon=":material/hourglass_top:")
+        st.info(
+            "The report is written in the last phase (synthesizing); it appears here when ready.",
+            icon=":material/hourglass_top:",
+        )
         report_view.download_buttons(store, state, with_report=False)
         return
     main, side = st.columns([3, 1.3], gap="large")
     with main:
         report_view.download_buttons(store, state, with_report=True)
-        st.caption("Hover a citation for its source and the cited passage; click it to jump to the reference.")
-        report_text(bundle, report, title=report.title != state.topic)  # the header already shows the topic
+        st.caption(
+            "Hover a citation for its source and the cited passage; click it to jump to the reference."
+        )
+        report_text(
+            bundle, report, title=report.title != state.topic
+        )  # the header already shows the topic
         render_followups(store, state, report.references, bundle.tooltips())
     with side:
         if state.status == "complete":

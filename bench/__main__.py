@@ -16,37 +16,51 @@ import time
 import traceback
 from pathlib import Path
 
-for _k, _v in (("HF_HUB_OFFLINE", "1"), ("TRANSFORMERS_OFFLINE", "1"), ("LITELLM_LOCAL_MODEL_COST_MAP", "True"),
-               ("TOKENIZERS_PARALLELISM", "false")):
+for _k, _v in (
+    ("HF_HUB_OFFLINE", "1"),
+    ("TRANSFORMERS_OFFLINE", "1"),
+    ("LITELLM_LOCAL_MODEL_COST_MAP", "True"),
+    ("TOKENIZERS_PARALLELISM", "false"),
+):
     os.environ.setdefault(_k, _v)
 
 from bench.common import RESULTS_DIR, Figure, machine, not_measured, table, write_results  # noqa: E402
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 
-FULL = {"collector": dict(sizes=(10, 1_000, 10_000), reps=200, reps_save=200),
-        "embed": dict(n=5000, rounds=2, fp32_n=1000),
-        "search_build": dict(n_queries=100, max_docs=None),
-        "beir": dict(datasets=("scifact", "nfcorpus"), limit=None),
-        "quality": dict(limit=None, max_perspectives=3, max_turns=2),
-        "report_quality": dict(max_perspectives=4, max_turns=3),
-        "dashboard": dict(sources=1000, turns=100, artifacts=500, reps=2),
-        "llm": dict(perspectives=4, turns=3, concurrency=8, latency_ms=300),
-        "coldstart": dict(reps=2)}
-QUICK = {"collector": dict(sizes=(10, 10_000), reps=100, reps_save=100),
-         "embed": dict(n=500, rounds=2, fp32_n=250),
-         "search_build": dict(n_queries=20, max_docs=150),
-         "beir": dict(datasets=("scifact",), limit=50),
-         "quality": dict(limit=1, max_perspectives=2, max_turns=1),
-         "report_quality": dict(max_perspectives=2, max_turns=1),
-         "dashboard": dict(sources=1000, turns=100, artifacts=500, reps=1),
-         "llm": dict(perspectives=2, turns=1, concurrency=2, latency_ms=300, reps=1),
-         "coldstart": dict(reps=1)}
+FULL = {
+    "collector": dict(sizes=(10, 1_000, 10_000), reps=200, reps_save=200),
+    "embed": dict(n=5000, rounds=2, fp32_n=1000),
+    "search_build": dict(n_queries=100, max_docs=None),
+    "beir": dict(datasets=("scifact", "nfcorpus"), limit=None),
+    "quality": dict(limit=None, max_perspectives=3, max_turns=2),
+    "report_quality": dict(max_perspectives=4, max_turns=3),
+    "dashboard": dict(sources=1000, turns=100, artifacts=500, reps=2),
+    "llm": dict(perspectives=4, turns=3, concurrency=8, latency_ms=300),
+    "coldstart": dict(reps=2),
+}
+QUICK = {
+    "collector": dict(sizes=(10, 10_000), reps=100, reps_save=100),
+    "embed": dict(n=500, rounds=2, fp32_n=250),
+    "search_build": dict(n_queries=20, max_docs=150),
+    "beir": dict(datasets=("scifact",), limit=50),
+    "quality": dict(limit=1, max_perspectives=2, max_turns=1),
+    "report_quality": dict(max_perspectives=2, max_turns=1),
+    "dashboard": dict(sources=1000, turns=100, artifacts=500, reps=1),
+    "llm": dict(perspectives=2, turns=1, concurrency=2, latency_ms=300, reps=1),
+    "coldstart": dict(reps=1),
+}
 
 
 def _items(cfg: dict, args: argparse.Namespace) -> tuple[list[tuple[int, str, object]], dict]:
-    from bench import (collector_bench, dashboard_bench, embed_bench, quality_bench,  # noqa: PLC0415
-                       report_quality_bench, search_bench)
+    from bench import (
+        collector_bench,
+        dashboard_bench,
+        embed_bench,
+        quality_bench,  # noqa: PLC0415
+        report_quality_bench,
+        search_bench,
+    )
 
     corpus = SHARED / "corpus" / "docs.jsonl"
     topics = Path(args.topics) if args.topics else SHARED / "freshwiki"
@@ -63,7 +77,9 @@ def _items(cfg: dict, args: argparse.Namespace) -> tuple[list[tuple[int, str, ob
         return freshwiki_pass()[0]
 
     def report_quality() -> list[Figure]:
-        figs, rows = report_quality_bench.run(freshwiki_pass()[1], topics, corpus, **cfg["report_quality"])
+        figs, rows = report_quality_bench.run(
+            freshwiki_pass()[1], topics, corpus, **cfg["report_quality"]
+        )
         extra["report_quality"] = rows
         return figs
 
@@ -80,11 +96,20 @@ def _items(cfg: dict, args: argparse.Namespace) -> tuple[list[tuple[int, str, ob
     return [
         (3, "collector at scale", lambda: collector_bench.run(**cfg["collector"])),
         (4, "embeddings", lambda: embed_bench.run(corpus, **cfg["embed"])),
-        (5, "local search", lambda: search_bench.build_and_latency(corpus, **cfg["search_build"])
-         + search_bench.quality_figures(SHARED / "beir", **cfg["beir"])),
+        (
+            5,
+            "local search",
+            lambda: (
+                search_bench.build_and_latency(corpus, **cfg["search_build"])
+                + search_bench.quality_figures(SHARED / "beir", **cfg["beir"])
+            ),
+        ),
         (8, "report quality (FreshWiki)", quality),
-        (12, "report quality as read: duplicates, fragments, section fit, questions (FreshWiki + drug run)",
-         report_quality),
+        (
+            12,
+            "report quality as read: duplicates, fragments, section fit, questions (FreshWiki + drug run)",
+            report_quality,
+        ),
         (7, "dashboard", lambda: dashboard_bench.run(**cfg["dashboard"])),
         (1, "parallelism / context / concurrency (items 1, 2, 6)", llm),
         (13, "cold start: first run on an empty index dir vs a warm one", coldstart),
@@ -96,10 +121,16 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m bench", description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="fewer sizes/queries/topics (< 3 min)")
     ap.add_argument("--topics", help="a FreshWiki-layout folder (topic_list.csv, json/, txt/)")
-    ap.add_argument("--topic-limit", type=int, default=None,
-                    help="FreshWiki topics to score (default: all full / 1 quick; 0 = all)")
+    ap.add_argument(
+        "--topic-limit",
+        type=int,
+        default=None,
+        help="FreshWiki topics to score (default: all full / 1 quick; 0 = all)",
+    )
     ap.add_argument("--only", help="comma-separated item numbers, e.g. 3,5 (1 also runs 2 and 6)")
-    ap.add_argument("--out", default=str(RESULTS_DIR), help="results folder (default bench/results)")
+    ap.add_argument(
+        "--out", default=str(RESULTS_DIR), help="results folder (default bench/results)"
+    )
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
     cfg = {k: dict(v) for k, v in (QUICK if args.quick else FULL).items()}
@@ -126,14 +157,25 @@ def main(argv: list[str] | None = None) -> int:
     total = round(time.perf_counter() - t_all, 1)
     figures.sort(key=lambda f: f.item)
     m = machine()
-    title = (f"Research Desk benchmarks ({'quick' if args.quick else 'full'}), "
-             f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {m['host']}: {m['cores']} cores, "
-             f"{m['cpu']}; total {total:.0f} s; load average {load_start[0]} at start, "
-             f"{m['loadavg_1_5_15'][0]} at end")
+    title = (
+        f"Research Desk benchmarks ({'quick' if args.quick else 'full'}), "
+        f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {m['host']}: {m['cores']} cores, "
+        f"{m['cpu']}; total {total:.0f} s; load average {load_start[0]} at start, "
+        f"{m['loadavg_1_5_15'][0]} at end"
+    )
     print(table(figures, title))
-    path = write_results(figures, {"mode": "quick" if args.quick else "full", "config": cfg,
-                                   "item_seconds": timings, "total_s": total,
-                                   "loadavg_at_start": load_start, **extra}, Path(args.out))
+    path = write_results(
+        figures,
+        {
+            "mode": "quick" if args.quick else "full",
+            "config": cfg,
+            "item_seconds": timings,
+            "total_s": total,
+            "loadavg_at_start": load_start,
+            **extra,
+        },
+        Path(args.out),
+    )
     print(f"\nresults: {path}")
     return 1 if any(f.status == "FAIL" for f in figures) else 0
 

@@ -43,7 +43,12 @@ def load_pairs(n: int, seed: int = 13) -> list[dict]:
             q = json.loads(line)
             ev = q.get("metadata") or {}
             if ev:
-                claims.append((q["text"], {doc: items[0]["label"] for doc, items in ev.items() if doc in corpus}))
+                claims.append(
+                    (
+                        q["text"],
+                        {doc: items[0]["label"] for doc, items in ev.items() if doc in corpus},
+                    )
+                )
     evidence_docs = sorted({d for _, ev in claims for d in ev})
     doc_keys = {d: _keys(corpus[d]["title"] + " " + corpus[d]["text"]) for d in evidence_docs}
     random.Random(seed).shuffle(claims)
@@ -54,7 +59,10 @@ def load_pairs(n: int, seed: int = 13) -> list[dict]:
         for doc, label in ev.items():
             if label == "SUPPORT" and n_pos < n:
                 pairs.append({"claim": claim, "doc": doc, "label": "supported"})
-                wrong = max((d for d in evidence_docs if d not in ev), key=lambda d: (len(want & doc_keys[d]), d))
+                wrong = max(
+                    (d for d in evidence_docs if d not in ev),
+                    key=lambda d: (len(want & doc_keys[d]), d),
+                )
                 pairs.append({"claim": claim, "doc": wrong, "label": "wrong_source"})
                 n_pos += 1
             elif label == "CONTRADICT" and n_con < n // 2:
@@ -62,7 +70,9 @@ def load_pairs(n: int, seed: int = 13) -> list[dict]:
                 n_con += 1
     order = {c: i for i, c in enumerate(dict.fromkeys(p["claim"] for p in pairs))}
     for p in pairs:
-        p["half"] = "tune" if order[p["claim"]] % 2 == 0 else "test"  # a claim's pairs stay together
+        p["half"] = (
+            "tune" if order[p["claim"]] % 2 == 0 else "test"
+        )  # a claim's pairs stay together
         d = corpus[p["doc"]]
         p["sentences"] = split_sentences(d["text"]) or [d["title"]]
     return pairs
@@ -98,11 +108,18 @@ def metrics(pairs: list[dict], w: float, sup: float, weak: float) -> dict:
     return {
         "supported_precision": round(tp / (tp + fp), 3) if tp + fp else None,
         "supported_recall": round(tp / len(pos), 3) if pos else None,
-        "unsupported_precision": round(un_true / (un_true + un_false), 3) if un_true + un_false else None,
+        "unsupported_precision": round(un_true / (un_true + un_false), 3)
+        if un_true + un_false
+        else None,
         "wrong_source_flagged": round(sum(s < sup for s in neg) / len(neg), 3) if neg else None,
         "positives_weak_or_worse": round(sum(s < sup for s in pos) / len(pos), 3) if pos else None,
-        "contradict_called_supported": round(sum(s >= sup for s in con) / len(con), 3) if con else None,
-        "n_pos": len(pos), "n_neg": len(neg), "n_contradict": len(con)}
+        "contradict_called_supported": round(sum(s >= sup for s in con) / len(con), 3)
+        if con
+        else None,
+        "n_pos": len(pos),
+        "n_neg": len(neg),
+        "n_contradict": len(con),
+    }
 
 
 def tune(pairs: list[dict]) -> tuple[float, float, float]:
@@ -113,7 +130,10 @@ def tune(pairs: list[dict]) -> tuple[float, float, float]:
         for sup in np.arange(0.30, 0.95, 0.01):
             m = metrics(pairs, w, sup, sup)
             if (m["supported_precision"] or 0) >= 0.95 and m["supported_recall"] > best_key[0]:
-                best_key, best_cfg = (m["supported_recall"],), (round(float(w), 2), round(float(sup), 2), 0.0)
+                best_key, best_cfg = (
+                    (m["supported_recall"],),
+                    (round(float(w), 2), round(float(sup), 2), 0.0),
+                )
     w, sup, _ = best_cfg
     weak = sup
     for t in np.arange(sup, 0.1, -0.01):
@@ -127,16 +147,23 @@ def tune(pairs: list[dict]) -> tuple[float, float, float]:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--n", type=int, default=300)
-    ap.add_argument("--out", default=str(Path(__file__).resolve().parent / "results" / "audit_calibration.json"))
+    ap.add_argument(
+        "--out", default=str(Path(__file__).resolve().parent / "results" / "audit_calibration.json")
+    )
     args = ap.parse_args()
     pairs = load_pairs(args.n)
     score_components(pairs)
     tune_set = [p for p in pairs if p["half"] == "tune"]
     test_set = [p for p in pairs if p["half"] == "test"]
     w, sup, weak = tune(tune_set)
-    out = {"W_COSINE": w, "SUPPORTED": sup, "WEAK": weak,
-           "tune": metrics(tune_set, w, sup, weak), "test": metrics(test_set, w, sup, weak),
-           "all": metrics(pairs, w, sup, weak)}
+    out = {
+        "W_COSINE": w,
+        "SUPPORTED": sup,
+        "WEAK": weak,
+        "tune": metrics(tune_set, w, sup, weak),
+        "test": metrics(test_set, w, sup, weak),
+        "all": metrics(pairs, w, sup, weak),
+    }
     Path(args.out).write_text(json.dumps(out, indent=2))
     print(json.dumps(out, indent=2))
 

@@ -78,15 +78,37 @@ def cli_run(corpus: Path, data_dir: Path, index_dir: Path, timeout_s: float = 18
     Raises:
         RuntimeError: the process failed or printed no JSON.
     """
-    env = dict(os.environ, RESEARCH_DATA_DIR=str(data_dir), RESEARCH_INDEX_DIR=str(index_dir),
-               RESEARCH_EMBED_PRECISION="", PYTHONPATH=str(REPO), HF_HUB_OFFLINE="1",
-               TRANSFORMERS_OFFLINE="1", TOKENIZERS_PARALLELISM="false")
+    env = dict(
+        os.environ,
+        RESEARCH_DATA_DIR=str(data_dir),
+        RESEARCH_INDEX_DIR=str(index_dir),
+        RESEARCH_EMBED_PRECISION="",
+        PYTHONPATH=str(REPO),
+        HF_HUB_OFFLINE="1",
+        TRANSFORMERS_OFFLINE="1",
+        TOKENIZERS_PARALLELISM="false",
+    )
     env.pop("REDIS_URL", None)
     load = os.getloadavg()[0]
     t0 = time.time()
-    proc = subprocess.Popen([sys.executable, "-m", "research.cli", "run", TOPIC, "--corpus", str(corpus),
-                             "--template", "drug", "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            env=env, cwd=str(REPO))
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "research.cli",
+            "run",
+            TOPIC,
+            "--corpus",
+            str(corpus),
+            "--template",
+            "drug",
+            "--json",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+        cwd=str(REPO),
+    )
     err: dict = {}
     reader = threading.Thread(target=_first_progress_on_stderr, args=(proc, t0, err), daemon=True)
     reader.start()
@@ -97,13 +119,20 @@ def cli_run(corpus: Path, data_dir: Path, index_dir: Path, timeout_s: float = 18
     try:
         doc = json.loads(stdout)
     except ValueError:
-        raise RuntimeError(f"run printed no JSON (exit {proc.returncode}): "
-                           f"{err.get('stderr', '')[-400:]}") from None
+        raise RuntimeError(
+            f"run printed no JSON (exit {proc.returncode}): {err.get('stderr', '')[-400:]}"
+        ) from None
     event_ts = _first_progress_event(data_dir, doc["run_id"])
-    return {"wall_s": round(wall, 2), "status": doc.get("status"), "run_id": doc["run_id"],
-            "sources": doc.get("sources"), "run_wall_s": doc.get("wall_s"), "load_1m": round(load, 2),
-            "stderr_s": round(err["stderr_s"], 2) if "stderr_s" in err else None,
-            "event_s": round(event_ts - t0, 2) if event_ts else None}
+    return {
+        "wall_s": round(wall, 2),
+        "status": doc.get("status"),
+        "run_id": doc["run_id"],
+        "sources": doc.get("sources"),
+        "run_wall_s": doc.get("wall_s"),
+        "load_1m": round(load, 2),
+        "stderr_s": round(err["stderr_s"], 2) if "stderr_s" in err else None,
+        "event_s": round(event_ts - t0, 2) if event_ts else None,
+    }
 
 
 def run(corpus: Path, reps: int = 2) -> list[Figure]:
@@ -117,23 +146,45 @@ def run(corpus: Path, reps: int = 2) -> list[Figure]:
             warm = cli_run(corpus, tmp / "data-warm", tmp / "indexes")
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
-        pairs.append({"cold": cold, "warm": warm, "ratio": round(cold["wall_s"] / warm["wall_s"], 3)})
+        pairs.append(
+            {"cold": cold, "warm": warm, "ratio": round(cold["wall_s"] / warm["wall_s"], 3)}
+        )
         print(f"[bench] coldstart pair: {json.dumps(pairs[-1])}", file=sys.stderr, flush=True)
     ok = all(p["cold"]["status"] == p["warm"]["status"] == "complete" for p in pairs)
     cold_s = statistics.median(p["cold"]["wall_s"] for p in pairs)
     warm_s = statistics.median(p["warm"]["wall_s"] for p in pairs)
     ratio = statistics.median(p["ratio"] for p in pairs)
     loads = [(p["cold"]["load_1m"], p["warm"]["load_1m"]) for p in pairs]
-    note = (f"{reps} cold/warm pairs back to back, ratios {[p['ratio'] for p in pairs]}; load average (1 min) "
-            f"at each start {loads}; statuses {'complete' if ok else [(p['cold']['status'], p['warm']['status']) for p in pairs]}")
+    note = (
+        f"{reps} cold/warm pairs back to back, ratios {[p['ratio'] for p in pairs]}; load average (1 min) "
+        f"at each start {loads}; statuses {'complete' if ok else [(p['cold']['status'], p['warm']['status']) for p in pairs]}"
+    )
     extra = {"pairs": pairs}
-    figs = [Figure(13, "cold start: first run on an empty index dir ÷ warm run (wall)", cold_s, "s",
-                   baseline=warm_s, baseline_label="same run, warm index", ratio=ratio,
-                   target="<= 2.0", note=note, extra=extra)]
+    figs = [
+        Figure(
+            13,
+            "cold start: first run on an empty index dir ÷ warm run (wall)",
+            cold_s,
+            "s",
+            baseline=warm_s,
+            baseline_label="same run, warm index",
+            ratio=ratio,
+            target="<= 2.0",
+            note=note,
+            extra=extra,
+        )
+    ]
     for key, label in (("stderr_s", "CLI stderr"), ("event_s", "run event stream")):
         vals = [p["cold"][key] for p in pairs if p["cold"][key] is not None]
-        figs.append(Figure(13, f"cold start: s until the first index progress ({label})",
-                           statistics.median(vals) if len(vals) == len(pairs) else None, "s",
-                           target="<= 2", target_on="value",
-                           note=f"per pair {[p['cold'][key] for p in pairs]}"))
+        figs.append(
+            Figure(
+                13,
+                f"cold start: s until the first index progress ({label})",
+                statistics.median(vals) if len(vals) == len(pairs) else None,
+                "s",
+                target="<= 2",
+                target_on="value",
+                note=f"per pair {[p['cold'][key] for p in pairs]}",
+            )
+        )
     return figs

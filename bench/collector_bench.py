@@ -17,16 +17,20 @@ from uuid import uuid4
 
 from bench.common import Figure, percentile
 from bench.redis_env import CountingConnection, counting_client, private_redis
-from research.store.collector import SourceCollector
 from research.planning.syllabus import get_template
+from research.store.collector import SourceCollector
 
 
 def _ping_rtt(client, socket_path: str, n: int = 2000) -> tuple[float, str]:
     """PING round trip (s, p50) and how it was measured."""
     exe = shutil.which("redis-benchmark")
     if exe:
-        out = subprocess.run([exe, "-s", socket_path, "-t", "ping_inline", "-n", str(n), "-c", "1", "-q"],
-                             capture_output=True, text=True, timeout=120).stdout
+        out = subprocess.run(
+            [exe, "-s", socket_path, "-t", "ping_inline", "-n", str(n), "-c", "1", "-q"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        ).stdout
         for token in out.replace(",", " ").split():
             try:
                 rps = float(token)
@@ -43,7 +47,9 @@ def _ping_rtt(client, socket_path: str, n: int = 2000) -> tuple[float, str]:
     return percentile(samples, 50), "redis-py PING p50 (no redis-benchmark binary)"
 
 
-def run(sizes: tuple[int, ...] = (10, 1_000, 10_000), reps: int = 200, reps_save: int = 200) -> list[Figure]:
+def run(
+    sizes: tuple[int, ...] = (10, 1_000, 10_000), reps: int = 200, reps_save: int = 200
+) -> list[Figure]:
     """Measure; returns the item-3 figures (latencies in ms)."""
     syl = get_template("general")
     qkeys = syl.keys()
@@ -57,8 +63,14 @@ def run(sizes: tuple[int, ...] = (10, 1_000, 10_000), reps: int = 200, reps_save
 
         def save(i: int) -> None:
             qs = [qkeys[i % len(qkeys)], qkeys[(i * 7 + 3) % len(qkeys)]][: 1 + i % 2]
-            c.save_source("web", "", f"https://bench.example.org/doc/{i}", f"Document {i}", qs,
-                          f"Key excerpt of document {i}.")
+            c.save_source(
+                "web",
+                "",
+                f"https://bench.example.org/doc/{i}",
+                f"Document {i}",
+                qs,
+                f"Key excerpt of document {i}.",
+            )
 
         results: dict[int, dict] = {}
         for size in sizes:
@@ -83,8 +95,13 @@ def run(sizes: tuple[int, ...] = (10, 1_000, 10_000), reps: int = 200, reps_save
                 n += 1
             sent2 = CountingConnection.counter["sent"]
             cmds2 = int(r.info("stats")["total_commands_processed"])
-            results[size] = {"gp": gp, "ss": ss, "rt": (sent2 - sent1) / reps_save,
-                             "server_cmds": (cmds2 - cmds0 - 1) / reps_save, "info_rt": sent1 - sent0}
+            results[size] = {
+                "gp": gp,
+                "ss": ss,
+                "rt": (sent2 - sent1) / reps_save,
+                "server_cmds": (cmds2 - cmds0 - 1) / reps_save,
+                "info_rt": sent1 - sent0,
+            }
         r.close()
 
     ms = 1000.0
@@ -93,17 +110,52 @@ def run(sizes: tuple[int, ...] = (10, 1_000, 10_000), reps: int = 200, reps_save
     for size in sizes:
         res = results[size]
         for label, key in (("save_source", "ss"), ("get_progress", "gp")):
-            figs.append(Figure(3, f"collector.{label}.p50@{size:,}", percentile(res[key], 50) * ms, "ms", **base))
-            figs.append(Figure(3, f"collector.{label}.p99@{size:,}", percentile(res[key], 99) * ms, "ms", **base))
+            figs.append(
+                Figure(
+                    3,
+                    f"collector.{label}.p50@{size:,}",
+                    percentile(res[key], 50) * ms,
+                    "ms",
+                    **base,
+                )
+            )
+            figs.append(
+                Figure(
+                    3,
+                    f"collector.{label}.p99@{size:,}",
+                    percentile(res[key], 99) * ms,
+                    "ms",
+                    **base,
+                )
+            )
     figs[0].note = f"baseline PING round trip = {ping_how}; ratio = latency in PING round trips"
     lo, hi = min(sizes), max(sizes)
     p_lo, p_hi = percentile(results[lo]["gp"], 50), percentile(results[hi]["gp"], 50)
-    figs.append(Figure(3, f"collector.get_progress p50 @{hi:,} ÷ @{lo:,}", p_hi * ms, "ms", baseline=p_lo * ms,
-                       baseline_label=f"p50 @{lo:,}", target="<= 1.5"))
+    figs.append(
+        Figure(
+            3,
+            f"collector.get_progress p50 @{hi:,} ÷ @{lo:,}",
+            p_hi * ms,
+            "ms",
+            baseline=p_lo * ms,
+            baseline_label=f"p50 @{lo:,}",
+            target="<= 1.5",
+        )
+    )
     rt = max(results[s]["rt"] for s in sizes)
-    figs.append(Figure(3, "collector.save_source round trips", rt, "RT", baseline=1.0,
-                       baseline_label="PING = 1 RT", target="<= 2", target_on="value",
-                       note=f"client-side requests per save (max over sizes); server ran "
-                            f"{results[hi]['server_cmds']:.1f} commands per save incl. those inside the Lua script",
-                       extra={"per_size": {s: results[s]["rt"] for s in sizes}}))
+    figs.append(
+        Figure(
+            3,
+            "collector.save_source round trips",
+            rt,
+            "RT",
+            baseline=1.0,
+            baseline_label="PING = 1 RT",
+            target="<= 2",
+            target_on="value",
+            note=f"client-side requests per save (max over sizes); server ran "
+            f"{results[hi]['server_cmds']:.1f} commands per save incl. those inside the Lua script",
+            extra={"per_size": {s: results[s]["rt"] for s in sizes}},
+        )
+    )
     return figs

@@ -15,7 +15,7 @@ import socket
 import statistics
 import time
 from dataclasses import asdict, dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
@@ -64,13 +64,17 @@ class Figure:
             return "not measured"
         op, num = self.target.split()
         bound = float(num)
-        ok = {"<=": x <= bound, ">=": x >= bound, "<": x < bound, ">": x > bound, "==": x == bound}[op]
+        ok = {"<=": x <= bound, ">=": x >= bound, "<": x < bound, ">": x > bound, "==": x == bound}[
+            op
+        ]
         return "pass" if ok else "FAIL"
 
 
 def not_measured(item: int, name: str, reason: str, target: str = "") -> Figure:
     """A row for an item that could not be measured, with the reason (no invented numbers)."""
-    return Figure(item=item, name=name, value=None, target=target, note=reason, status="not measured")
+    return Figure(
+        item=item, name=name, value=None, target=target, note=reason, status="not measured"
+    )
 
 
 def percentile(samples: list[float], q: float) -> float:
@@ -99,9 +103,14 @@ def machine() -> dict:
                 break
     except OSError:
         pass
-    return {"host": socket.gethostname(), "cores": os.cpu_count(), "cpu": cpu,
-            "python": platform.python_version(), "platform": platform.platform(),
-            "loadavg_1_5_15": [round(x, 2) for x in os.getloadavg()]}
+    return {
+        "host": socket.gethostname(),
+        "cores": os.cpu_count(),
+        "cpu": cpu,
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "loadavg_1_5_15": [round(x, 2) for x in os.getloadavg()],
+    }
 
 
 def _fmt(x: float | None, unit: str = "") -> str:
@@ -118,16 +127,20 @@ def _fmt(x: float | None, unit: str = "") -> str:
 
 def table(figures: list[Figure], title: str = "") -> str:
     """Markdown table: item, figure, value, baseline, ratio, target, status (+ notes below)."""
-    rows = ["| # | figure | value | baseline | ratio | target | result |",
-            "|---|---|---|---|---|---|---|"]
+    rows = [
+        "| # | figure | value | baseline | ratio | target | result |",
+        "|---|---|---|---|---|---|---|",
+    ]
     notes = []
     for f in figures:
         base = _fmt(f.baseline, f.extra.get("baseline_unit", f.unit))
         if f.baseline_label:
             base = f"{base} ({f.baseline_label})" if f.baseline is not None else f.baseline_label
         target = f"{f.target} ({f.target_on})" if f.target and f.target_on == "value" else f.target
-        rows.append(f"| {f.item} | {f.name} | {_fmt(f.value, f.unit)} | {base} | {_fmt(f.ratio)} | "
-                    f"{target or '—'} | {f.status} |")
+        rows.append(
+            f"| {f.item} | {f.name} | {_fmt(f.value, f.unit)} | {base} | {_fmt(f.ratio)} | "
+            f"{target or '—'} | {f.status} |"
+        )
         if f.note:
             notes.append(f"- {f.name}: {f.note}")
     out = ([title, ""] if title else []) + rows
@@ -142,10 +155,14 @@ def write_results(figures: list[Figure], meta: dict, out_dir: Path = RESULTS_DIR
     JSON shape: ``{"date": ISO-8601 UTC, "machine": {...}, "meta": {...}, "figures": [Figure...]}``.
     """
     out_dir.mkdir(parents=True, exist_ok=True)
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     info = machine()
-    doc = {"date": now.isoformat(timespec="seconds"), "machine": info, "meta": meta,
-           "figures": [asdict(f) for f in figures]}
+    doc = {
+        "date": now.isoformat(timespec="seconds"),
+        "machine": info,
+        "meta": meta,
+        "figures": [asdict(f) for f in figures],
+    }
     text = json.dumps(doc, indent=2, default=_json_default)
     path = out_dir / f"{now:%Y-%m-%dT%H%M%S}-{info['host']}.json"
     path.write_text(text)

@@ -40,9 +40,9 @@ def _page_time(path: str, run_id: str, reps: int) -> tuple[float, list[str]]:
 
 def run(sources: int = 1000, turns: int = 100, artifacts: int = 500, reps: int = 2) -> list[Figure]:
     """Measure every page; returns one item-7 figure per page (seconds)."""
-    import redis  # noqa: PLC0415
-
     import logging  # noqa: PLC0415
+
+    import redis  # noqa: PLC0415
 
     from research.devtools.scale_run import build_scale_run  # noqa: PLC0415
     from research.ui.nav import PAGES  # noqa: PLC0415
@@ -55,7 +55,9 @@ def run(sources: int = 1000, turns: int = 100, artifacts: int = 500, reps: int =
     with private_redis() as (url, d):
         data = d / "data"
         data.mkdir()
-        with _env(RESEARCH_DATA_DIR=str(data), REDIS_URL=url, RESEARCH_INDEX_DIR=str(d / "indexes")):
+        with _env(
+            RESEARCH_DATA_DIR=str(data), REDIS_URL=url, RESEARCH_INDEX_DIR=str(d / "indexes")
+        ):
             r = redis.Redis.from_url(url, decode_responses=True)
             t0 = time.perf_counter()
             big = build_scale_run(r, data, sources=sources, turns=turns, artifacts=artifacts)
@@ -65,11 +67,24 @@ def run(sources: int = 1000, turns: int = 100, artifacts: int = 500, reps: int =
                 small_s, _ = _page_time(spec.path, tiny, reps)
                 big_s, errors = _page_time(spec.path, big, reps)
                 note = f"page raised: {errors[0]}" if errors else ""
-                figs.append(Figure(7, f"dashboard.{spec.key} page", big_s, "s", baseline=small_s,
-                                   baseline_label="same page, tiny run", target="<= 2", target_on="value",
-                                   note=note, status="FAIL" if errors else ""))
+                figs.append(
+                    Figure(
+                        7,
+                        f"dashboard.{spec.key} page",
+                        big_s,
+                        "s",
+                        baseline=small_s,
+                        baseline_label="same page, tiny run",
+                        target="<= 2",
+                        target_on="value",
+                        note=note,
+                        status="FAIL" if errors else "",
+                    )
+                )
             r.close()
-    figs[0].note = (figs[0].note + "; " if figs[0].note else "") + \
-        f"scale run {sources:,} sources / {turns} turns / {artifacts} artifacts built in {build_s:.1f} s; " \
+    figs[0].note = (
+        (figs[0].note + "; " if figs[0].note else "")
+        + f"scale run {sources:,} sources / {turns} turns / {artifacts} artifacts built in {build_s:.1f} s; "
         f"median of {reps} AppTest runs after a warm-up"
+    )
     return figs

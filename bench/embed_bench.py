@@ -53,8 +53,13 @@ def run(corpus: Path, n: int = 5000, rounds: int = 2, fp32_n: int = 1000) -> lis
 
     def raw_like() -> None:
         with torch.inference_mode(), torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
-            raw.encode(texts, batch_size=64, normalize_embeddings=True, convert_to_numpy=True,
-                       show_progress_bar=False)
+            raw.encode(
+                texts,
+                batch_size=64,
+                normalize_embeddings=True,
+                convert_to_numpy=True,
+                show_progress_bar=False,
+            )
 
     fp32_texts = texts[:fp32_n]
 
@@ -66,18 +71,33 @@ def run(corpus: Path, n: int = 5000, rounds: int = 2, fp32_n: int = 1000) -> lis
     best = {"project": float("inf"), "raw_like": float("inf"), "raw_fp32": float("inf")}
     pair = [("project", project), ("raw_like", raw_like)]
     for r in range(rounds):  # alternate the order so neither side always runs first
-        for name, fn in (pair if r % 2 == 0 else pair[::-1]) + ([("raw_fp32", raw_fp32)] if r == 0 else []):
+        for name, fn in (pair if r % 2 == 0 else pair[::-1]) + (
+            [("raw_fp32", raw_fp32)] if r == 0 else []
+        ):
             t0 = time.perf_counter()
             fn()
             best[name] = min(best[name], time.perf_counter() - t0)
     rate = {k: (len(fp32_texts) if k == "raw_fp32" else len(texts)) / v for k, v in best.items()}
     prec = emb.precision
     return [
-        Figure(4, f"embeddings.project ÷ raw ST.encode ({prec}, same texts)", rate["project"], "sent/s",
-               baseline=rate["raw_like"], baseline_label=f"raw ST {prec}, batch 64", target=">= 0.9",
-               note=f"{len(texts):,} corpus sentences; best of {rounds} alternating rounds"),
-        Figure(4, "embeddings.project ÷ raw ST.encode (fp32 defaults)", rate["project"], "sent/s",
-               baseline=rate["raw_fp32"], baseline_label="raw ST fp32, batch 32",
-               note=f"info: the project's precision choice vs library defaults; fp32 side timed on the first "
-                    f"{len(fp32_texts):,} texts (rate in sentences/s)"),
+        Figure(
+            4,
+            f"embeddings.project ÷ raw ST.encode ({prec}, same texts)",
+            rate["project"],
+            "sent/s",
+            baseline=rate["raw_like"],
+            baseline_label=f"raw ST {prec}, batch 64",
+            target=">= 0.9",
+            note=f"{len(texts):,} corpus sentences; best of {rounds} alternating rounds",
+        ),
+        Figure(
+            4,
+            "embeddings.project ÷ raw ST.encode (fp32 defaults)",
+            rate["project"],
+            "sent/s",
+            baseline=rate["raw_fp32"],
+            baseline_label="raw ST fp32, batch 32",
+            note=f"info: the project's precision choice vs library defaults; fp32 side timed on the first "
+            f"{len(fp32_texts):,} texts (rate in sentences/s)",
+        ),
     ]

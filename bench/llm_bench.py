@@ -32,7 +32,13 @@ from bench.redis_env import private_redis
 
 MODEL = "openai/gpt-4o-mini"
 TOPIC = "Trastuzumab in HER2-positive breast cancer"
-CONV_STEPS = ("ask_question", "question_to_queries", "answer_and_assign", "answer_question", "assign_questions")
+CONV_STEPS = (
+    "ask_question",
+    "question_to_queries",
+    "answer_and_assign",
+    "answer_question",
+    "assign_questions",
+)
 LOGNORMAL_SIGMA = 0.8
 LOGNORMAL_SEED = 14
 
@@ -145,8 +151,14 @@ def _median_pair(runs: list[tuple]) -> tuple:
     return order[(len(order) - 1) // 2]
 
 
-def run(corpus: Path, perspectives: int = 4, turns: int = 3, concurrency: int = 8,
-        latency_ms: int = 300, reps: int = 3) -> list[Figure]:
+def run(
+    corpus: Path,
+    perspectives: int = 4,
+    turns: int = 3,
+    concurrency: int = 8,
+    latency_ms: int = 300,
+    reps: int = 3,
+) -> list[Figure]:
     """Measure items 1, 2 and 6; returns their figures. Item 1's figures are the median of
     ``reps`` runs each (one run's ratio moves by ±0.02 between back-to-back runs on 2 cores:
     1.092 / 1.106 / 1.071 at idle)."""
@@ -155,9 +167,11 @@ def run(corpus: Path, perspectives: int = 4, turns: int = 3, concurrency: int = 
         from research.engines.litellm import LiteLLMEngine  # noqa: F401,PLC0415
     except ImportError as exc:
         reason = f"engineer A's loopback server / litellm engine not importable: {exc}"
-        return [not_measured(1, "parallelism wall ÷ critical path", reason, "<= 1.15"),
-                not_measured(2, "context tokens sent ÷ raw", reason, "<= 0.15"),
-                not_measured(6, "concurrency", reason, "<= 1.3")]
+        return [
+            not_measured(1, "parallelism wall ÷ critical path", reason, "<= 1.15"),
+            not_measured(2, "context tokens sent ÷ raw", reason, "<= 0.15"),
+            not_measured(6, "concurrency", reason, "<= 1.3"),
+        ]
     from research.jobs import make_config, start_run  # noqa: PLC0415
     from research.llm.usage import usage_report  # noqa: PLC0415
     from research.store.connection import get_redis  # noqa: PLC0415
@@ -166,62 +180,133 @@ def run(corpus: Path, perspectives: int = 4, turns: int = 3, concurrency: int = 
     srv = LoopbackLLM(latency_ms=latency_ms).start()
     figs: list[Figure] = []
     try:
-        with private_redis() as (url, d), _env(
-                RESEARCH_DATA_DIR=str(d / "data"), REDIS_URL=url, RESEARCH_INDEX_DIR=str(_index_dir()),
-                OPENAI_API_KEY="sk-bench-loopback", OPENAI_API_BASE=srv.url, RESEARCH_LLM_RPM="0",
-                RESEARCH_JOB_BACKEND="thread", RESEARCH_LLM_RECORD="", RESEARCH_LLM_REPLAY="",
-                RESEARCH_LLM_MODEL=""):
+        with (
+            private_redis() as (url, d),
+            _env(
+                RESEARCH_DATA_DIR=str(d / "data"),
+                REDIS_URL=url,
+                RESEARCH_INDEX_DIR=str(_index_dir()),
+                OPENAI_API_KEY="sk-bench-loopback",
+                OPENAI_API_BASE=srv.url,
+                RESEARCH_LLM_RPM="0",
+                RESEARCH_JOB_BACKEND="thread",
+                RESEARCH_LLM_RECORD="",
+                RESEARCH_LLM_REPLAY="",
+                RESEARCH_LLM_MODEL="",
+            ),
+        ):
             store = RunStore(get_redis())
-            cfg = make_config(TOPIC, corpus=str(corpus), template="drug", engine="litellm",
-                              models={"*": MODEL}, max_perspectives=perspectives, max_turns=turns)
+            cfg = make_config(
+                TOPIC,
+                corpus=str(corpus),
+                template="drug",
+                engine="litellm",
+                models={"*": MODEL},
+                max_perspectives=perspectives,
+                max_turns=turns,
+            )
             # warm-up (index, embedder, litellm import) so the timed runs measure the steady state
-            warm = make_config(TOPIC, corpus=str(corpus), template="drug", engine="litellm",
-                               models={"*": MODEL}, max_perspectives=1, max_turns=1)
+            warm = make_config(
+                TOPIC,
+                corpus=str(corpus),
+                template="drug",
+                engine="litellm",
+                models={"*": MODEL},
+                max_perspectives=1,
+                max_turns=1,
+            )
             _wait(store, [start_run(warm)])
 
             fixed = [_timed_run(store, cfg, d, rounds=False) for _ in range(reps)]
             state, calls, crit = _median_pair(fixed)
             one = state.run_id
-            single_s = (state.finished_at or state.updated_at) - state.created_at  # as item 6 times 8 runs
+            single_s = (
+                state.finished_at or state.updated_at
+            ) - state.created_at  # as item 6 times 8 runs
             t_first = calls[0]["start"] if calls else 0.0
-            timeline = [{"step": c.get("step"), "segment": c.get("segment"), "lane": c.get("lane"),
-                         "start_s": round(c["start"] - t_first, 3), "dur_s": round(c["end"] - c["start"], 3)}
-                        for c in calls]
-            figs.append(Figure(1, f"parallelism: run wall ÷ critical path ({perspectives}×{turns})", state.wall_s, "s",
-                               baseline=crit, baseline_label="critical path without round barriers",
-                               target="<= 1.1",
-                               note=f"median of {reps} runs, ratios {_ratios(fixed)}; status {state.status}; "
-                                    f"{len(calls)} LLM calls at {latency_ms} ms; all calls in sequence would take "
-                                    f"{sum(c['end'] - c['start'] for c in calls):.1f} s",
-                               extra={"timeline": timeline, "run_created_to_first_call_s":
-                                      round(t_first - state.created_at, 3) if calls else None}))
+            timeline = [
+                {
+                    "step": c.get("step"),
+                    "segment": c.get("segment"),
+                    "lane": c.get("lane"),
+                    "start_s": round(c["start"] - t_first, 3),
+                    "dur_s": round(c["end"] - c["start"], 3),
+                }
+                for c in calls
+            ]
+            figs.append(
+                Figure(
+                    1,
+                    f"parallelism: run wall ÷ critical path ({perspectives}×{turns})",
+                    state.wall_s,
+                    "s",
+                    baseline=crit,
+                    baseline_label="critical path without round barriers",
+                    target="<= 1.1",
+                    note=f"median of {reps} runs, ratios {_ratios(fixed)}; status {state.status}; "
+                    f"{len(calls)} LLM calls at {latency_ms} ms; all calls in sequence would take "
+                    f"{sum(c['end'] - c['start'] for c in calls):.1f} s",
+                    extra={
+                        "timeline": timeline,
+                        "run_created_to_first_call_s": round(t_first - state.created_at, 3)
+                        if calls
+                        else None,
+                    },
+                )
+            )
             srv.latency_sigma, srv.latency_seed = LOGNORMAL_SIGMA, LOGNORMAL_SEED
             lognormal = [_timed_run(store, cfg, d, rounds=False) for _ in range(reps)]
             srv.latency_sigma = 0.0
             ln_state, ln_calls, free = _median_pair(lognormal)
             barred = critical_path_from_log([dict(c) for c in ln_calls], rounds=True)
-            figs.append(Figure(1, f"parallelism: run wall ÷ critical path ({perspectives}×{turns}, lognormal)",
-                               ln_state.wall_s, "s", baseline=free,
-                               baseline_label="critical path without round barriers", target="<= 1.15",
-                               note=f"median of {reps} runs, ratios {_ratios(lognormal)}; status {ln_state.status}; "
-                                    f"{len(ln_calls)} LLM calls, lognormal latency median "
-                                    f"{latency_ms} ms σ {LOGNORMAL_SIGMA} (seed {LOGNORMAL_SEED}); with round "
-                                    f"barriers the critical path is {barred:.1f} s"))
+            figs.append(
+                Figure(
+                    1,
+                    f"parallelism: run wall ÷ critical path ({perspectives}×{turns}, lognormal)",
+                    ln_state.wall_s,
+                    "s",
+                    baseline=free,
+                    baseline_label="critical path without round barriers",
+                    target="<= 1.15",
+                    note=f"median of {reps} runs, ratios {_ratios(lognormal)}; status {ln_state.status}; "
+                    f"{len(ln_calls)} LLM calls, lognormal latency median "
+                    f"{latency_ms} ms σ {LOGNORMAL_SIGMA} (seed {LOGNORMAL_SEED}); with round "
+                    f"barriers the critical path is {barred:.1f} s",
+                )
+            )
             ctx = usage_report(store, one)["context"]
             sent, without = ctx["prompt_tokens_sent"], ctx["prompt_tokens_without_offload"]
-            figs.append(Figure(2, "context: prompt tokens sent ÷ with raw tool outputs", sent, "tok",
-                               baseline=without, baseline_label="raw outputs injected", target="<= 0.15",
-                               note=f"reduction {ctx['overall_reduction_pct']}% (issue 14: ≥ 85 %, stretch 90 %); tool outputs alone: "
-                                    f"{ctx['tool_tokens_sent']:,} of {ctx['raw_tool_tokens']:,} tokens sent "
-                                    f"({ctx['context_reduction_pct']}% reduction)"))
+            figs.append(
+                Figure(
+                    2,
+                    "context: prompt tokens sent ÷ with raw tool outputs",
+                    sent,
+                    "tok",
+                    baseline=without,
+                    baseline_label="raw outputs injected",
+                    target="<= 0.15",
+                    note=f"reduction {ctx['overall_reduction_pct']}% (issue 14: ≥ 85 %, stretch 90 %); tool outputs alone: "
+                    f"{ctx['tool_tokens_sent']:,} of {ctx['raw_tool_tokens']:,} tokens sent "
+                    f"({ctx['context_reduction_pct']}% reduction)",
+                )
+            )
 
             t0 = time.time()  # item 6's baseline: the median fixed-latency run's wall (single_s)
             ids = [start_run(cfg) for _ in range(concurrency)]
             many_s = _wall_since(t0, _wait(store, ids))
             statuses = [store.get_run(i).status for i in ids]
-            figs.append(Figure(6, f"concurrency: {concurrency} runs at once ÷ 1 run (wall)", many_s, "s",
-                               baseline=single_s, baseline_label="1 run, same path", target="<= 1.3",
-                               note=f"statuses {sorted(set(statuses))}; jobs.start_run thread backend"))
+            figs.append(
+                Figure(
+                    6,
+                    f"concurrency: {concurrency} runs at once ÷ 1 run (wall)",
+                    many_s,
+                    "s",
+                    baseline=single_s,
+                    baseline_label="1 run, same path",
+                    target="<= 1.3",
+                    note=f"statuses {sorted(set(statuses))}; jobs.start_run thread backend",
+                )
+            )
     finally:
         srv.stop()
     return figs

@@ -14,7 +14,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -33,8 +33,9 @@ def soft_cardinality(vectors: np.ndarray) -> float:
     return float((1.0 / sim.sum(axis=1)).sum())
 
 
-def heading_soft_recall(golden: Sequence[str], predicted: Sequence[str],
-                        encode: Callable[[list[str]], np.ndarray]) -> float:
+def heading_soft_recall(
+    golden: Sequence[str], predicted: Sequence[str], encode: Callable[[list[str]], np.ndarray]
+) -> float:
     """STORM's heading soft recall of ``predicted`` headings against ``golden`` ones.
 
     Both are de-duplicated as sets first (as STORM does). ``encode(list[str]) -> (n, d)``.
@@ -56,8 +57,12 @@ def heading_soft_recall(golden: Sequence[str], predicted: Sequence[str],
     return (card_g + card(p) - card(union)) / card_g
 
 
-def retrieval_scores(qrels: Mapping[str, Mapping[str, int]], run: Mapping[str, Mapping[str, float]],
-                     ndcg_k: int = 10, recall_k: int = 100) -> dict[str, float]:
+def retrieval_scores(
+    qrels: Mapping[str, Mapping[str, int]],
+    run: Mapping[str, Mapping[str, float]],
+    ndcg_k: int = 10,
+    recall_k: int = 100,
+) -> dict[str, float]:
     """Mean nDCG@ndcg_k and Recall@recall_k over the queries of ``qrels`` (trec_eval via pytrec_eval).
 
     Args:
@@ -71,17 +76,22 @@ def retrieval_scores(qrels: Mapping[str, Mapping[str, int]], run: Mapping[str, M
     import pytrec_eval  # noqa: PLC0415
 
     m_ndcg, m_rec = f"ndcg_cut_{ndcg_k}", f"recall_{recall_k}"
-    ev = pytrec_eval.RelevanceEvaluator({q: dict(d) for q, d in qrels.items()},
-                                        {f"ndcg_cut.{ndcg_k}", f"recall.{recall_k}"})
+    ev = pytrec_eval.RelevanceEvaluator(
+        {q: dict(d) for q, d in qrels.items()}, {f"ndcg_cut.{ndcg_k}", f"recall.{recall_k}"}
+    )
     per = ev.evaluate({q: {d: float(s) for d, s in docs.items()} for q, docs in run.items()})
     judged = [q for q, d in qrels.items() if any(v > 0 for v in d.values())]
     n = max(1, len(judged))
-    return {f"ndcg@{ndcg_k}": sum(per.get(q, {}).get(m_ndcg, 0.0) for q in judged) / n,
-            f"recall@{recall_k}": sum(per.get(q, {}).get(m_rec, 0.0) for q in judged) / n,
-            "queries": len(judged)}
+    return {
+        f"ndcg@{ndcg_k}": sum(per.get(q, {}).get(m_ndcg, 0.0) for q in judged) / n,
+        f"recall@{recall_k}": sum(per.get(q, {}).get(m_rec, 0.0) for q in judged) / n,
+        "queries": len(judged),
+    }
 
 
-def critical_path_s(calls: Iterable[Mapping], phase_key: str = "phase", lane_key: str = "lane") -> float:
+def critical_path_s(
+    calls: Iterable[Mapping], phase_key: str = "phase", lane_key: str = "lane"
+) -> float:
     """Critical path (s) of a run from its LLM call log.
 
     Rule (documented choice): a run's phases are sequential (STORM: plan → survey → personas →

@@ -44,8 +44,12 @@ def topics(folder: Path) -> list[str]:
     """Topics listed in ``folder/topic_list.csv`` whose json and txt files exist."""
     with (folder / "topic_list.csv").open(encoding="utf-8") as fh:
         names = [row["topic"] for row in csv.DictReader(fh)]
-    return [t for t in names if (folder / "json" / f"{file_name(t)}.json").is_file()
-            and (folder / "txt" / f"{file_name(t)}.txt").is_file()]
+    return [
+        t
+        for t in names
+        if (folder / "json" / f"{file_name(t)}.json").is_file()
+        and (folder / "txt" / f"{file_name(t)}.txt").is_file()
+    ]
 
 
 def golden_headings(txt: str) -> list[str]:
@@ -76,8 +80,11 @@ def article_sentences(article: dict) -> list[str]:
 
     def walk(sections: list[dict]) -> None:
         for sec in sections:
-            out.extend(_terminated(x["sentence"]) for x in sec.get("section_content", [])
-                       if x.get("sentence", "").strip())
+            out.extend(
+                _terminated(x["sentence"])
+                for x in sec.get("section_content", [])
+                if x.get("sentence", "").strip()
+            )
             walk(sec.get("subsections", []))
 
     walk(article.get("content", []))
@@ -91,9 +98,18 @@ def write_corpus(topic: str, sentences: list[str], path: Path, seed: int = 8) ->
     slug = file_name(topic)
     with path.open("w", encoding="utf-8") as fh:
         for n, i in enumerate(order, 1):
-            fh.write(json.dumps({"id": f"fw:{slug}:{n}", "title": f"{topic} — passage {n}",
-                                 "url": f"https://bench.invalid/{slug}/{n}", "text": sentences[i],
-                                 "source": "web"}) + "\n")
+            fh.write(
+                json.dumps(
+                    {
+                        "id": f"fw:{slug}:{n}",
+                        "title": f"{topic} — passage {n}",
+                        "url": f"https://bench.invalid/{slug}/{n}",
+                        "text": sentences[i],
+                        "source": "web",
+                    }
+                )
+                + "\n"
+            )
     return path
 
 
@@ -111,16 +127,18 @@ def _env(**values: str):
                 os.environ[k] = v
 
 
-def score_topic(topic: str, folder: Path, work: Path, max_perspectives: int, max_turns: int) -> dict:
+def score_topic(
+    topic: str, folder: Path, work: Path, max_perspectives: int, max_turns: int
+) -> dict:
     """Run the extractive pipeline on one topic's shuffled sentences; returns its scores."""
     from rouge_score import rouge_scorer  # noqa: PLC0415
 
     from bench.report_quality_bench import summary  # noqa: PLC0415
     from research.devtools.report_quality import measure  # noqa: PLC0415
-    from research.search.embeddings import get_embedder  # noqa: PLC0415
     from research.jobs import make_config, run_foreground  # noqa: PLC0415
     from research.models import Outline, Report  # noqa: PLC0415
     from research.pipeline.citations import check_integrity  # noqa: PLC0415
+    from research.search.embeddings import get_embedder  # noqa: PLC0415
     from research.store.connection import get_redis  # noqa: PLC0415
     from research.store.runs import RunStore  # noqa: PLC0415
 
@@ -129,8 +147,11 @@ def score_topic(topic: str, folder: Path, work: Path, max_perspectives: int, max
     gold = golden_headings(txt)
     sentences = article_sentences(article)
     corpus = write_corpus(topic, sentences, work / f"{file_name(topic)}.jsonl")
-    state = run_foreground(make_config(topic, corpus=str(corpus), max_perspectives=max_perspectives,
-                                       max_turns=max_turns))
+    state = run_foreground(
+        make_config(
+            topic, corpus=str(corpus), max_perspectives=max_perspectives, max_turns=max_turns
+        )
+    )
     if state.status != "complete":
         return {"topic": topic, "status": state.status, "error": state.error}
     store = RunStore(get_redis())
@@ -144,25 +165,41 @@ def score_topic(topic: str, folder: Path, work: Path, max_perspectives: int, max
     quality = summary(measure(report, topic, encode))  # item 12 (bench.report_quality_bench)
     reference = " ".join(sentences)
     rouge = rouge_scorer.RougeScorer(["rouge1", "rougeL"], use_stemmer=True).score(reference, plain)
-    return {"topic": topic, "status": "complete", "golden": gold, "predicted": predicted,
-            "soft_recall": heading_soft_recall(gold, predicted, encode) if gold else None,
-            "generic_soft_recall": heading_soft_recall(gold, GENERIC_OUTLINE, encode) if gold else None,
-            "rouge1": rouge["rouge1"].fmeasure, "rougeL": rouge["rougeL"].fmeasure,
-            "citations": len(report.references), "integrity_problems": problems, "report_quality": quality,
-            "sentences": len(sentences), "wall_s": state.wall_s}
+    return {
+        "topic": topic,
+        "status": "complete",
+        "golden": gold,
+        "predicted": predicted,
+        "soft_recall": heading_soft_recall(gold, predicted, encode) if gold else None,
+        "generic_soft_recall": heading_soft_recall(gold, GENERIC_OUTLINE, encode) if gold else None,
+        "rouge1": rouge["rouge1"].fmeasure,
+        "rougeL": rouge["rougeL"].fmeasure,
+        "citations": len(report.references),
+        "integrity_problems": problems,
+        "report_quality": quality,
+        "sentences": len(sentences),
+        "wall_s": state.wall_s,
+    }
 
 
-def run(folder: Path, limit: int | None = None, max_perspectives: int = 3,
-        max_turns: int = 2) -> tuple[list[Figure], list[dict]]:
+def run(
+    folder: Path, limit: int | None = None, max_perspectives: int = 3, max_turns: int = 2
+) -> tuple[list[Figure], list[dict]]:
     """Score ``limit`` topics (all when None) of ``folder``; returns (figures, per-topic rows)."""
     from bench.redis_env import private_redis  # noqa: PLC0415
 
     names = topics(folder)[:limit] if limit else topics(folder)
     if not names:
-        raise FileNotFoundError(f"no FreshWiki topics in {folder} (need topic_list.csv, json/, txt/)")
+        raise FileNotFoundError(
+            f"no FreshWiki topics in {folder} (need topic_list.csv, json/, txt/)"
+        )
     rows = []
-    with private_redis() as (url, d), _env(RESEARCH_DATA_DIR=str(d / "data"), REDIS_URL=url,
-                                           RESEARCH_INDEX_DIR=str(d / "indexes")):
+    with (
+        private_redis() as (url, d),
+        _env(
+            RESEARCH_DATA_DIR=str(d / "data"), REDIS_URL=url, RESEARCH_INDEX_DIR=str(d / "indexes")
+        ),
+    ):
         work = d / "corpora"
         work.mkdir()
         for topic in names:
@@ -171,16 +208,38 @@ def run(folder: Path, limit: int | None = None, max_perspectives: int = 3,
     mean = lambda k: sum(r[k] for r in done) / len(done) if done else None  # noqa: E731
     sound = sum(1 for r in done if not r["integrity_problems"])
     n = len(names)
-    per = "; ".join(f"{r['topic']}: HSR {r['soft_recall']:.2f} R1 {r['rouge1']:.2f} RL {r['rougeL']:.2f}"
-                    for r in done)
+    per = "; ".join(
+        f"{r['topic']}: HSR {r['soft_recall']:.2f} R1 {r['rouge1']:.2f} RL {r['rougeL']:.2f}"
+        for r in done
+    )
     figs = [
-        Figure(8, "quality.heading soft recall (mean)", mean("soft_recall"), "", baseline=mean("generic_soft_recall"),
-               baseline_label="generic 4-heading outline", target="> 1",
-               note=f"{len(done)}/{n} topics completed; engine extractive, {max_perspectives} perspectives × "
-                    f"{max_turns} turns; per topic: {per}"),
-        Figure(8, "quality.ROUGE-1 F1 vs article (mean)", mean("rouge1"), "", note="info: no baseline system offline"),
+        Figure(
+            8,
+            "quality.heading soft recall (mean)",
+            mean("soft_recall"),
+            "",
+            baseline=mean("generic_soft_recall"),
+            baseline_label="generic 4-heading outline",
+            target="> 1",
+            note=f"{len(done)}/{n} topics completed; engine extractive, {max_perspectives} perspectives × "
+            f"{max_turns} turns; per topic: {per}",
+        ),
+        Figure(
+            8,
+            "quality.ROUGE-1 F1 vs article (mean)",
+            mean("rouge1"),
+            "",
+            note="info: no baseline system offline",
+        ),
         Figure(8, "quality.ROUGE-L F1 vs article (mean)", mean("rougeL"), ""),
-        Figure(8, "quality.citation integrity", 100.0 * sound / n if n else None, "%", target=">= 100",
-               target_on="value", note=f"{sound}/{n} reports with every [n] sound"),
+        Figure(
+            8,
+            "quality.citation integrity",
+            100.0 * sound / n if n else None,
+            "%",
+            target=">= 100",
+            target_on="value",
+            note=f"{sound}/{n} reports with every [n] sound",
+        ),
     ]
     return figs, rows

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import shutil
 import tempfile
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
 
 import redis
 
@@ -44,6 +44,7 @@ def private_redis() -> Iterator[tuple[str, Path]]:
 
 def counting_client(socket_path: str) -> redis.Redis:
     """A ``decode_responses`` client whose pool uses ``CountingConnection``."""
-    pool = redis.ConnectionPool(connection_class=CountingConnection, path=socket_path,
-                                decode_responses=True)
+    pool = redis.ConnectionPool(
+        connection_class=CountingConnection, path=socket_path, decode_responses=True
+    )
     return redis.Redis(connection_pool=pool)

@@ -38,10 +38,17 @@ _REPO = Path(__file__).resolve().parents[1]
 def summary(m: dict, examples: int = 3) -> dict:
     """The JSON-sized part of a ``measure`` result: figures, counts and a few example sentences."""
     q = m["questions"]
-    return {**{k: m[k] for k in (*_KEYS, "sentences", "section_sentences", "citation_integrity", "references")},
-            "questions": q, "addressed": q["addressed_share"] if q else None,
-            "near_duplicates": m["near_duplicates"][:examples],
-            "truncated_fragments": m["truncated_fragments"][:examples], "misplaced": m["misplaced"][:examples]}
+    return {
+        **{
+            k: m[k]
+            for k in (*_KEYS, "sentences", "section_sentences", "citation_integrity", "references")
+        },
+        "questions": q,
+        "addressed": q["addressed_share"] if q else None,
+        "near_duplicates": m["near_duplicates"][:examples],
+        "truncated_fragments": m["truncated_fragments"][:examples],
+        "misplaced": m["misplaced"][:examples],
+    }
 
 
 def human_baseline(topic: str, folder: Path, encode) -> dict:
@@ -67,28 +74,75 @@ def freshwiki_figures(rows: list[dict], folder: Path) -> tuple[list[Figure], lis
 
     encode = get_embedder().encode
     done = [r for r in rows if r.get("status") == "complete" and r.get("report_quality")]
-    out = [{"topic": r["topic"], "soft_recall": r.get("soft_recall"), "ours": r["report_quality"],
-            "human": human_baseline(r["topic"], folder, encode)} for r in done]
+    out = [
+        {
+            "topic": r["topic"],
+            "soft_recall": r.get("soft_recall"),
+            "ours": r["report_quality"],
+            "human": human_baseline(r["topic"], folder, encode),
+        }
+        for r in done
+    ]
     if not out:
-        return [not_measured(ITEM, "report.freshwiki", f"no completed FreshWiki topic of {len(rows)}")], out
+        return [
+            not_measured(ITEM, "report.freshwiki", f"no completed FreshWiki topic of {len(rows)}")
+        ], out
     n = f"{len(out)}/{len(rows)} FreshWiki topics, mean per topic"
     ours = lambda k: _mean([r["ours"][k] for r in out])  # noqa: E731
     human = lambda k: _mean([r["human"][k] for r in out])  # noqa: E731
     q = ours("questions_answered")
     figs = [
-        Figure(ITEM, "report.freshwiki near-duplicate sentence rate", ours("near_duplicate_rate"), "",
-               baseline=human("near_duplicate_rate"), baseline_label="human article", note=n),
-        Figure(ITEM, "report.freshwiki truncated-fragment rate", ours("truncated_fragment_rate"), "",
-               baseline=human("truncated_fragment_rate"), baseline_label="human article"),
-        Figure(ITEM, "report.freshwiki section fit", ours("section_fit"), "", baseline=human("section_fit"),
-               baseline_label="human article",
-               note="share of section sentences nearest (MiniLM) to their own '<topic>: <heading>'"),
-        Figure(ITEM, "report.freshwiki heading soft recall (mean)", _mean([r["soft_recall"] for r in out]), "",
-               target=">= 0.827", target_on="value", note="item 8's figure; must not drop below 0.827 (issue 12)"),
+        Figure(
+            ITEM,
+            "report.freshwiki near-duplicate sentence rate",
+            ours("near_duplicate_rate"),
+            "",
+            baseline=human("near_duplicate_rate"),
+            baseline_label="human article",
+            note=n,
+        ),
+        Figure(
+            ITEM,
+            "report.freshwiki truncated-fragment rate",
+            ours("truncated_fragment_rate"),
+            "",
+            baseline=human("truncated_fragment_rate"),
+            baseline_label="human article",
+        ),
+        Figure(
+            ITEM,
+            "report.freshwiki section fit",
+            ours("section_fit"),
+            "",
+            baseline=human("section_fit"),
+            baseline_label="human article",
+            note="share of section sentences nearest (MiniLM) to their own '<topic>: <heading>'",
+        ),
+        Figure(
+            ITEM,
+            "report.freshwiki heading soft recall (mean)",
+            _mean([r["soft_recall"] for r in out]),
+            "",
+            target=">= 0.827",
+            target_on="value",
+            note="item 8's figure; must not drop below 0.827 (issue 12)",
+        ),
     ]
-    figs.append(Figure(ITEM, "report.freshwiki questions answered", q, "", note="share of report.questions answered")
-                if q is not None else not_measured(ITEM, "report.freshwiki questions answered",
-                                                   "the Report has no `questions` field in this version"))
+    figs.append(
+        Figure(
+            ITEM,
+            "report.freshwiki questions answered",
+            q,
+            "",
+            note="share of report.questions answered",
+        )
+        if q is not None
+        else not_measured(
+            ITEM,
+            "report.freshwiki questions answered",
+            "the Report has no `questions` field in this version",
+        )
+    )
     return figs, out
 
 
@@ -99,17 +153,31 @@ def drug_run(corpus: Path, max_perspectives: int = 4, max_turns: int = 3) -> dic
     from bench.redis_env import private_redis  # noqa: PLC0415
 
     index_dir = os.environ.get("RESEARCH_INDEX_DIR") or str(_REPO / ".cache" / "bench" / "indexes")
-    with private_redis() as (url, d), _env(RESEARCH_DATA_DIR=str(d / "data"), REDIS_URL=url,
-                                           RESEARCH_INDEX_DIR=index_dir):
+    with (
+        private_redis() as (url, d),
+        _env(RESEARCH_DATA_DIR=str(d / "data"), REDIS_URL=url, RESEARCH_INDEX_DIR=index_dir),
+    ):
         from research.devtools.report_quality import measure  # noqa: PLC0415
         from research.jobs import make_config, run_foreground, run_summary  # noqa: PLC0415
         from research.models import Report, Syllabus  # noqa: PLC0415
         from research.store import open_store  # noqa: PLC0415
 
-        state = run_foreground(make_config(DRUG_TOPIC, corpus=str(corpus), template="drug",
-                                           max_perspectives=max_perspectives, max_turns=max_turns))
-        row = {"topic": DRUG_TOPIC, "status": state.status, "run_id": state.run_id, "wall_s": state.wall_s,
-               "error": state.error}
+        state = run_foreground(
+            make_config(
+                DRUG_TOPIC,
+                corpus=str(corpus),
+                template="drug",
+                max_perspectives=max_perspectives,
+                max_turns=max_turns,
+            )
+        )
+        row = {
+            "topic": DRUG_TOPIC,
+            "status": state.status,
+            "run_id": state.run_id,
+            "wall_s": state.wall_s,
+            "error": state.error,
+        }
         if state.status != "complete":
             return row
         store = open_store()
@@ -117,45 +185,114 @@ def drug_run(corpus: Path, max_perspectives: int = 4, max_turns: int = 3) -> dic
         syllabus = store.get_doc(state.run_id, "syllabus", Syllabus)
         keys = syllabus.keys() if syllabus else []
         counts = run_summary(state.run_id)
-        row.update(sources=counts["sources"], citations=counts["citations"], syllabus=keys,
-                   markdown=report.markdown,
-                   measure=summary(measure(report, DRUG_TOPIC, syllabus_keys=keys), examples=10))
+        row.update(
+            sources=counts["sources"],
+            citations=counts["citations"],
+            syllabus=keys,
+            markdown=report.markdown,
+            measure=summary(measure(report, DRUG_TOPIC, syllabus_keys=keys), examples=10),
+        )
     return row
 
 
 def drug_figures(row: dict) -> list[Figure]:
     """The issue-12 acceptance figures of ``drug_run``'s row (targets on the value)."""
     if row.get("status") != "complete":
-        return [not_measured(ITEM, "report.drug run", f"run ended {row.get('status')}: {row.get('error')}")]
+        return [
+            not_measured(
+                ITEM, "report.drug run", f"run ended {row.get('status')}: {row.get('error')}"
+            )
+        ]
     m = row["measure"]
-    note = (f"{DRUG_TOPIC!r}, --template drug, extractive; {m['sentences']} sentences, "
-            f"{row['sources']} sources, {row['citations']} citations")
+    note = (
+        f"{DRUG_TOPIC!r}, --template drug, extractive; {m['sentences']} sentences, "
+        f"{row['sources']} sources, {row['citations']} citations"
+    )
     figs = [
-        Figure(ITEM, "report.drug near-duplicate sentence rate", m["near_duplicate_rate"], "", target="<= 0",
-               target_on="value", note=note),
-        Figure(ITEM, "report.drug truncated-fragment rate", m["truncated_fragment_rate"], "", target="<= 0",
-               target_on="value"),
-        Figure(ITEM, "report.drug section fit", m["section_fit"], "", target=">= 0.85", target_on="value"),
-        Figure(ITEM, "report.drug citation integrity", 100.0 if m["citation_integrity"] else 0.0, "%",
-               target=">= 100", target_on="value"),
-        Figure(ITEM, "report.drug sources", float(row["sources"]), "", target=">= 25", target_on="value"),
-        Figure(ITEM, "report.drug citations", float(row["citations"]), "", target=">= 10", target_on="value"),
+        Figure(
+            ITEM,
+            "report.drug near-duplicate sentence rate",
+            m["near_duplicate_rate"],
+            "",
+            target="<= 0",
+            target_on="value",
+            note=note,
+        ),
+        Figure(
+            ITEM,
+            "report.drug truncated-fragment rate",
+            m["truncated_fragment_rate"],
+            "",
+            target="<= 0",
+            target_on="value",
+        ),
+        Figure(
+            ITEM,
+            "report.drug section fit",
+            m["section_fit"],
+            "",
+            target=">= 0.85",
+            target_on="value",
+        ),
+        Figure(
+            ITEM,
+            "report.drug citation integrity",
+            100.0 if m["citation_integrity"] else 0.0,
+            "%",
+            target=">= 100",
+            target_on="value",
+        ),
+        Figure(
+            ITEM,
+            "report.drug sources",
+            float(row["sources"]),
+            "",
+            target=">= 25",
+            target_on="value",
+        ),
+        Figure(
+            ITEM,
+            "report.drug citations",
+            float(row["citations"]),
+            "",
+            target=">= 10",
+            target_on="value",
+        ),
     ]
     q = m["questions"]
     if q is None:
-        figs.append(not_measured(ITEM, "report.drug questions answered or stated insufficient",
-                                 f"the Report has no `questions` field in this version "
-                                 f"({len(row['syllabus'])} syllabus questions)", target=">= 1"))
+        figs.append(
+            not_measured(
+                ITEM,
+                "report.drug questions answered or stated insufficient",
+                f"the Report has no `questions` field in this version "
+                f"({len(row['syllabus'])} syllabus questions)",
+                target=">= 1",
+            )
+        )
     else:
-        figs.append(Figure(ITEM, "report.drug questions answered or stated insufficient", q["addressed_share"], "",
-                           target=">= 1", target_on="value",
-                           note=f"{q['answered']} answered, {q['stated_insufficient']}/{q['insufficient']} "
-                                f"insufficient stated, missing {q['missing']}"))
+        figs.append(
+            Figure(
+                ITEM,
+                "report.drug questions answered or stated insufficient",
+                q["addressed_share"],
+                "",
+                target=">= 1",
+                target_on="value",
+                note=f"{q['answered']} answered, {q['stated_insufficient']}/{q['insufficient']} "
+                f"insufficient stated, missing {q['missing']}",
+            )
+        )
     return figs
 
 
-def run(freshwiki_rows: list[dict], folder: Path, corpus: Path, max_perspectives: int = 4,
-        max_turns: int = 3) -> tuple[list[Figure], dict]:
+def run(
+    freshwiki_rows: list[dict],
+    folder: Path,
+    corpus: Path,
+    max_perspectives: int = 4,
+    max_turns: int = 3,
+) -> tuple[list[Figure], dict]:
     """Item 12: FreshWiki figures from item 8's rows, then the drug run. Returns
     ``(figures, {"freshwiki": per-topic rows, "drug": drug row})`` for the results JSON."""
     figs, fw = freshwiki_figures(freshwiki_rows, folder)

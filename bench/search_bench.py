@@ -35,12 +35,25 @@ def beir_jsonl(dataset_dir: Path) -> Path:
         return out
     CACHE.mkdir(parents=True, exist_ok=True)
     tmp = out.with_suffix(".tmp")
-    with (dataset_dir / "corpus.jsonl").open(encoding="utf-8") as src, tmp.open("w", encoding="utf-8") as dst:
+    with (
+        (dataset_dir / "corpus.jsonl").open(encoding="utf-8") as src,
+        tmp.open("w", encoding="utf-8") as dst,
+    ):
         for line in src:
             d = json.loads(line)
             text = (d.get("text") or "").strip() or (d.get("title") or "").strip() or d["_id"]
-            dst.write(json.dumps({"id": d["_id"], "title": d.get("title") or "", "text": text,
-                                  "url": f"beir://{dataset_dir.name}/{d['_id']}", "source": "beir"}) + "\n")
+            dst.write(
+                json.dumps(
+                    {
+                        "id": d["_id"],
+                        "title": d.get("title") or "",
+                        "text": text,
+                        "url": f"beir://{dataset_dir.name}/{d['_id']}",
+                        "source": "beir",
+                    }
+                )
+                + "\n"
+            )
     tmp.replace(out)
     return out
 
@@ -87,11 +100,12 @@ def beir_quality(dataset_dir: Path, limit: int | None = None) -> dict[str, dict]
     return {name: retrieval_scores(qrels, run) for name, run in runs.items()}
 
 
-def build_and_latency(corpus: Path, n_queries: int = 100, max_docs: int | None = None,
-                      embed_sample: int = 400) -> list[Figure]:
+def build_and_latency(
+    corpus: Path, n_queries: int = 100, max_docs: int | None = None, embed_sample: int = 400
+) -> list[Figure]:
     """Index build time (fresh temp dir) and query p50/p95 on ``corpus``; ``max_docs`` slices it."""
-    from research.search.embeddings import get_embedder  # noqa: PLC0415
     from research.search.corpus import read_corpus  # noqa: PLC0415
+    from research.search.embeddings import get_embedder  # noqa: PLC0415
     from research.search.local import DOC_TOKENS, LocalSearch, _dense_text  # noqa: PLC0415
 
     emb = get_embedder()
@@ -115,7 +129,11 @@ def build_and_latency(corpus: Path, n_queries: int = 100, max_docs: int | None =
         t0 = time.perf_counter()
         emb.encode([_dense_text(d) for d in sample], max_tokens=DOC_TOKENS)
         embed_s = (time.perf_counter() - t0) * len(docs) / len(sample)
-        titles = [d.title for d in random.Random(8).sample(docs, min(n_queries, len(docs))) if d.title.strip()]
+        titles = [
+            d.title
+            for d in random.Random(8).sample(docs, min(n_queries, len(docs)))
+            if d.title.strip()
+        ]
         for q in titles[:5]:
             ls.search(q, k=5)
         lat, enc = [], []
@@ -131,19 +149,39 @@ def build_and_latency(corpus: Path, n_queries: int = 100, max_docs: int | None =
     label = f"{len(docs):,} docs" + (" (slice)" if max_docs else "")
     ms = 1000.0
     return [
-        Figure(5, f"search.index build ({label})", build_s, "s", baseline=embed_s,
-               baseline_label="embedding the docs alone" + (" (est.)" if len(docs) > embed_sample else ""),
-               note=f"fresh temp index dir, {emb.precision}; ratio = overhead of BM25 + caching over embedding"),
-        Figure(5, "search.query p50 (search k=5)", percentile(lat, 50) * ms, "ms",
-               baseline=percentile(enc, 50) * ms, baseline_label="query embedding p50"),
-        Figure(5, "search.query p95 (search k=5)", percentile(lat, 95) * ms, "ms",
-               baseline=percentile(enc, 95) * ms, baseline_label="query embedding p95",
-               note=f"{len(lat)} corpus titles as queries (seed 8)"),
+        Figure(
+            5,
+            f"search.index build ({label})",
+            build_s,
+            "s",
+            baseline=embed_s,
+            baseline_label="embedding the docs alone"
+            + (" (est.)" if len(docs) > embed_sample else ""),
+            note=f"fresh temp index dir, {emb.precision}; ratio = overhead of BM25 + caching over embedding",
+        ),
+        Figure(
+            5,
+            "search.query p50 (search k=5)",
+            percentile(lat, 50) * ms,
+            "ms",
+            baseline=percentile(enc, 50) * ms,
+            baseline_label="query embedding p50",
+        ),
+        Figure(
+            5,
+            "search.query p95 (search k=5)",
+            percentile(lat, 95) * ms,
+            "ms",
+            baseline=percentile(enc, 95) * ms,
+            baseline_label="query embedding p95",
+            note=f"{len(lat)} corpus titles as queries (seed 8)",
+        ),
     ]
 
 
-def quality_figures(beir_root: Path, datasets: tuple[str, ...] = ("scifact", "nfcorpus"),
-                    limit: int | None = None) -> list[Figure]:
+def quality_figures(
+    beir_root: Path, datasets: tuple[str, ...] = ("scifact", "nfcorpus"), limit: int | None = None
+) -> list[Figure]:
     """Item-5 quality rows: per dataset, hybrid ÷ max(BM25, dense) for nDCG@10 and Recall@100."""
     figs: list[Figure] = []
     for name in datasets:
@@ -155,8 +193,17 @@ def quality_figures(beir_root: Path, datasets: tuple[str, ...] = ("scifact", "nf
         for metric in ("ndcg@10", "recall@100"):
             b, dn, h = q["bm25"][metric], q["dense"][metric], q["hybrid"][metric]
             best = max(b, dn)
-            figs.append(Figure(5, f"search.{name} {metric} hybrid ÷ best single", h, "",
-                               baseline=best, baseline_label=f"BM25 {b:.3f} / dense {dn:.3f}",
-                               target="> 1", note=f"{nq} test queries (shared half)" if metric == "ndcg@10" else "",
-                               extra={"bm25": b, "dense": dn, "hybrid": h, "queries": nq}))
+            figs.append(
+                Figure(
+                    5,
+                    f"search.{name} {metric} hybrid ÷ best single",
+                    h,
+                    "",
+                    baseline=best,
+                    baseline_label=f"BM25 {b:.3f} / dense {dn:.3f}",
+                    target="> 1",
+                    note=f"{nq} test queries (shared half)" if metric == "ndcg@10" else "",
+                    extra={"bm25": b, "dense": dn, "hybrid": h, "queries": nq},
+                )
+            )
     return figs

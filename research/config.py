@@ -89,14 +89,16 @@ def backend_url_overrides() -> dict[str, str]:
     out = {}
     for key, value in os.environ.items():
         if key.startswith("RESEARCH_") and key.endswith("_URL") and value.strip():
-            out[key[len("RESEARCH_"):-len("_URL")].lower()] = value.strip()
+            out[key[len("RESEARCH_") : -len("_URL")].lower()] = value.strip()
     return out
 
 
 class _SecretsToml(PydanticBaseSettingsSource):
     """pydantic-settings source: values from ``.streamlit/secrets.toml`` by the fields' variable names."""
 
-    def get_field_value(self, field: FieldInfo, field_name: str) -> tuple[Any, str, bool]:  # pragma: no cover
+    def get_field_value(
+        self, field: FieldInfo, field_name: str
+    ) -> tuple[Any, str, bool]:  # pragma: no cover
         return None, field_name, False
 
     def __call__(self) -> dict[str, Any]:
@@ -115,9 +117,20 @@ def _var(*names: str) -> Any:
     return AliasChoices(*names) if len(names) > 1 else names[0]
 
 
-_LENIENT = ("job_backend", "auto_resume", "preindex",
-            "lease_ttl_ms", "llm_concurrency", "llm_timeout_s", "llm_deadline_s",
-            "llm_max_attempts", "llm_backoff_s", "llm_rpm", "http_timeout_s", "http_retries")
+_LENIENT = (
+    "job_backend",
+    "auto_resume",
+    "preindex",
+    "lease_ttl_ms",
+    "llm_concurrency",
+    "llm_timeout_s",
+    "llm_deadline_s",
+    "llm_max_attempts",
+    "llm_backoff_s",
+    "llm_rpm",
+    "http_timeout_s",
+    "http_retries",
+)
 
 
 class Settings(BaseSettings):
@@ -150,8 +163,13 @@ class Settings(BaseSettings):
     A value that does not parse falls back to its default (as before this object existed).
     """
 
-    model_config = SettingsConfigDict(frozen=True, extra="ignore", case_sensitive=True, env_ignore_empty=True,
-                                      populate_by_name=True)
+    model_config = SettingsConfigDict(
+        frozen=True,
+        extra="ignore",
+        case_sensitive=True,
+        env_ignore_empty=True,
+        populate_by_name=True,
+    )
 
     data_dir: Path = Field(Path("data"), validation_alias="RESEARCH_DATA_DIR")
     redis_url: str | None = Field(None, validation_alias="REDIS_URL")
@@ -174,12 +192,15 @@ class Settings(BaseSettings):
     http_timeout_s: float = Field(15.0, validation_alias="RESEARCH_HTTP_TIMEOUT")
     http_retries: int = Field(3, validation_alias="RESEARCH_HTTP_RETRIES")
     scrape_allow_hosts: str = Field("", validation_alias="RESEARCH_SCRAPE_ALLOW_HOSTS")
-    searxng_url: str | None = Field(None, validation_alias=_var("RESEARCH_SEARXNG_URL", "SEARXNG_URL"))
+    searxng_url: str | None = Field(
+        None, validation_alias=_var("RESEARCH_SEARXNG_URL", "SEARXNG_URL")
+    )
     ncbi_api_key: SecretStr | None = Field(None, validation_alias="NCBI_API_KEY", exclude=True)
 
     @classmethod
-    def settings_customise_sources(cls, settings_cls, init_settings, env_settings, dotenv_settings,
-                                   file_secret_settings):
+    def settings_customise_sources(
+        cls, settings_cls, init_settings, env_settings, dotenv_settings, file_secret_settings
+    ):
         """Priority: explicit arguments, environment, ``.streamlit/secrets.toml``, defaults."""
         return init_settings, env_settings, _SecretsToml(settings_cls)
 
@@ -251,7 +272,11 @@ def load_settings() -> Settings:
     """The settings for the current environment: built once per process and rebuilt only when
     one of its variables (or secrets.toml) changed — so a CLI flag or a test's ``monkeypatch``
     applies to the next call. ~2 µs when nothing changed."""
-    key = (tuple(os.environ.get(n) for n in _VARIABLES), SECRETS_FILE.is_file() and _secrets_key(), os.getcwd())
+    key = (
+        tuple(os.environ.get(n) for n in _VARIABLES),
+        SECRETS_FILE.is_file() and _secrets_key(),
+        os.getcwd(),
+    )
     settings = _built.get(key)
     if settings is None:
         settings = Settings()
@@ -281,6 +306,9 @@ def job_backend() -> str:
 
     name = load_settings().job_backend
     if name not in JOB_BACKENDS:
-        raise InputError(f"RESEARCH_JOB_BACKEND={name[:40]!r} is not a job backend; use one of "
-                         f"{', '.join(JOB_BACKENDS)}.", code="invalid_config")
+        raise InputError(
+            f"RESEARCH_JOB_BACKEND={name[:40]!r} is not a job backend; use one of "
+            f"{', '.join(JOB_BACKENDS)}.",
+            code="invalid_config",
+        )
     return name

@@ -23,8 +23,9 @@ A layer of its own: imports only pydantic and ``research.errors``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable, Literal, get_args
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
@@ -32,24 +33,58 @@ from research.errors import InvariantError
 
 EventType = Literal[
     # run lifecycle
-    "run.created", "status", "run.resumed", "run.interrupted", "resume.requested", "cancel.requested",
-    "error.traceback", "index.progress",
+    "run.created",
+    "status",
+    "run.resumed",
+    "run.interrupted",
+    "resume.requested",
+    "cancel.requested",
+    "error.traceback",
+    "index.progress",
     # planning and plan review (issue 12)
-    "coordinator.routed", "plan.ready", "survey.done", "syllabus.fitted", "syllabus.fallback",
-    "perspectives.ready", "review.awaiting", "plan.edited", "plan.approved",
+    "coordinator.routed",
+    "plan.ready",
+    "survey.done",
+    "syllabus.fitted",
+    "syllabus.fallback",
+    "perspectives.ready",
+    "review.awaiting",
+    "plan.edited",
+    "plan.approved",
     # conversations and sources
-    "tool.called", "search.failed", "search.empty", "scrape.failed", "turn.finished",
-    "conversation.completed", "coverage.checked",
+    "tool.called",
+    "search.failed",
+    "search.empty",
+    "scrape.failed",
+    "turn.finished",
+    "conversation.completed",
+    "coverage.checked",
     # analysis and report
-    "analysis.done", "outline.ready", "outline.refine_failed", "section.written", "section.skipped",
+    "analysis.done",
+    "outline.ready",
+    "outline.refine_failed",
+    "section.written",
+    "section.skipped",
     "report.ready",
     # litellm engine
-    "llm.cassette", "llm.fallback", "budget.exhausted",
+    "llm.cassette",
+    "llm.fallback",
+    "budget.exhausted",
     # Co-STORM round table
-    "costorm.resumed", "costorm.warm_start", "costorm.stopped", "costorm.experts_updated", "analyst.posted",
+    "costorm.resumed",
+    "costorm.warm_start",
+    "costorm.stopped",
+    "costorm.experts_updated",
+    "analyst.posted",
     # follow-up questions and the citation audit
-    "followup.asked", "followup.failed", "followup.research.started", "followup.research.finished",
-    "followup.answered", "followup.resumed", "followup.resume.requested", "audit.finished",
+    "followup.asked",
+    "followup.failed",
+    "followup.research.started",
+    "followup.research.finished",
+    "followup.answered",
+    "followup.resumed",
+    "followup.resume.requested",
+    "audit.finished",
 ]
 
 
@@ -71,8 +106,12 @@ class EventSpec:
 
 
 def _event(name: str, line: str | Callable[[dict], str], **fields: Any) -> EventSpec:
-    defs = {f: ((t.type_ | None, None) if isinstance(t, Opt) else (t, ...)) for f, t in fields.items()}
-    model = create_model("Event_" + name.replace(".", "_"), __config__=ConfigDict(extra="forbid"), **defs)
+    defs = {
+        f: ((t.type_ | None, None) if isinstance(t, Opt) else (t, ...)) for f, t in fields.items()
+    }
+    model = create_model(
+        "Event_" + name.replace(".", "_"), __config__=ConfigDict(extra="forbid"), **defs
+    )
     return EventSpec(model=model, line=line)
 
 
@@ -90,88 +129,207 @@ _CHANGES = dict[str, Any]  # plan.edited parts: {"added": [...], "removed": [...
 _SPECS: list[tuple[str, str | Callable[[dict], str], dict[str, Any]]] = [
     # run lifecycle
     ("run.created", "run created: {topic}", dict(topic=str, mode=str)),
-    ("status", _status_line, dict(status=str, error=Opt(str), error_code=Opt(str), review_state=Opt(str),
-                                  wall_s=Opt(float))),
-    ("run.resumed", "run resumed from {from} by {worker} ({turns_done} turns done)",
-     {"from": str, "worker": str, "turns_done": int}),
+    (
+        "status",
+        _status_line,
+        dict(
+            status=str,
+            error=Opt(str),
+            error_code=Opt(str),
+            review_state=Opt(str),
+            wall_s=Opt(float),
+        ),
+    ),
+    (
+        "run.resumed",
+        "run resumed from {from} by {worker} ({turns_done} turns done)",
+        {"from": str, "worker": str, "turns_done": int},
+    ),
     ("run.interrupted", "run interrupted during {phase}: {reason}", dict(phase=str, reason=str)),
     ("resume.requested", "resume requested by {by} (was {from})", {"from": str, "by": str}),
     ("cancel.requested", "cancel requested by {by}", dict(by=Opt(str), during=Opt(str))),
-    ("error.traceback", "error traceback recorded (see the CLI: research show --json)", dict(traceback=str)),
-    ("index.progress", "local index: {state} ({done}/{total} documents)",
-     dict(state=str, done=int, total=int, corpus=str, eta_s=Opt(float))),
+    (
+        "error.traceback",
+        "error traceback recorded (see the CLI: research show --json)",
+        dict(traceback=str),
+    ),
+    (
+        "index.progress",
+        "local index: {state} ({done}/{total} documents)",
+        dict(state=str, done=int, total=int, corpus=str, eta_s=Opt(float)),
+    ),
     # planning and plan review
     ("coordinator.routed", "coordinator routed to {to}", dict(to=str)),
-    ("plan.ready", "plan ready: {plan_title} ({steps} steps)", dict(plan_title=str, steps=int, questions=list[str])),
+    (
+        "plan.ready",
+        "plan ready: {plan_title} ({steps} steps)",
+        dict(plan_title=str, steps=int, questions=list[str]),
+    ),
     ("survey.done", "survey of related topics done ({queries} queries)", dict(queries=int)),
-    ("syllabus.fitted", "questions fitted to the topic ({template} template): {labels}",
-     dict(template=str, questions=list[str], labels=list[str])),
-    ("syllabus.fallback", "kept the {template} template's questions: {reason}", dict(reason=str, template=str)),
+    (
+        "syllabus.fitted",
+        "questions fitted to the topic ({template} template): {labels}",
+        dict(template=str, questions=list[str], labels=list[str]),
+    ),
+    (
+        "syllabus.fallback",
+        "kept the {template} template's questions: {reason}",
+        dict(reason=str, template=str),
+    ),
     ("perspectives.ready", "perspectives: {names}", dict(names=list[str])),
     ("review.awaiting", "waiting for the analyst's plan review", dict(by=str)),
-    ("plan.edited", "plan edited by {by}", dict(questions=_CHANGES, perspectives=_CHANGES, steps=dict[str, Any],
-                                                changed=bool, by=str)),
-    ("plan.approved", "plan approved by {by}: {perspectives}",
-     dict(by=str, questions=list[str], perspectives=list[str])),
+    (
+        "plan.edited",
+        "plan edited by {by}",
+        dict(questions=_CHANGES, perspectives=_CHANGES, steps=dict[str, Any], changed=bool, by=str),
+    ),
+    (
+        "plan.approved",
+        "plan approved by {by}: {perspectives}",
+        dict(by=str, questions=list[str], perspectives=list[str]),
+    ),
     # conversations and sources
-    ("tool.called", _tool_line, dict(tool=str, step=int, file=str, is_useful=bool, perspective=Opt(str))),
-    ("search.failed", "{backend} search failed ({reason}): {query}",
-     dict(backend=str, query=str, reason=str, message=str, step=int, perspective=Opt(str))),
-    ("search.empty", "{backend} found nothing for: {query}",
-     dict(backend=str, query=str, reason=str, message=str, step=int, perspective=Opt(str))),
+    (
+        "tool.called",
+        _tool_line,
+        dict(tool=str, step=int, file=str, is_useful=bool, perspective=Opt(str)),
+    ),
+    (
+        "search.failed",
+        "{backend} search failed ({reason}): {query}",
+        dict(backend=str, query=str, reason=str, message=str, step=int, perspective=Opt(str)),
+    ),
+    (
+        "search.empty",
+        "{backend} found nothing for: {query}",
+        dict(backend=str, query=str, reason=str, message=str, step=int, perspective=Opt(str)),
+    ),
     ("scrape.failed", "could not fetch {url} ({reason})", dict(url=str, reason=str, message=str)),
-    ("turn.finished", "{perspective} · turn {turn}: {question} ({sources} sources)",
-     dict(perspective=str, turn=int, question=str, sources=int, intent=Opt(str))),
-    ("conversation.completed", "conversation done: {perspective} ({turns} turns)",
-     dict(perspective=str, turns=int, ended_by=str, working_memory_messages=int)),
-    ("coverage.checked", "coverage: {progress} (ready: {ready})",
-     dict(ready=bool, progress=str, missing=dict[str, str], suggestion=str, databases=Opt(str),
-          truncated=Opt(dict[str, int]))),
+    (
+        "turn.finished",
+        "{perspective} · turn {turn}: {question} ({sources} sources)",
+        dict(perspective=str, turn=int, question=str, sources=int, intent=Opt(str)),
+    ),
+    (
+        "conversation.completed",
+        "conversation done: {perspective} ({turns} turns)",
+        dict(perspective=str, turns=int, ended_by=str, working_memory_messages=int),
+    ),
+    (
+        "coverage.checked",
+        "coverage: {progress} (ready: {ready})",
+        dict(
+            ready=bool,
+            progress=str,
+            missing=dict[str, str],
+            suggestion=str,
+            databases=Opt(str),
+            truncated=Opt(dict[str, int]),
+        ),
+    ),
     # analysis and report
-    ("analysis.done", "analysis done: {facts} facts, {cross_validated} cross-validated, {contradictions} "
-     "contradictions", dict(facts=int, cross_validated=int, contradictions=int)),
+    (
+        "analysis.done",
+        "analysis done: {facts} facts, {cross_validated} cross-validated, {contradictions} "
+        "contradictions",
+        dict(facts=int, cross_validated=int, contradictions=int),
+    ),
     ("outline.ready", "outline ready: {sections}", dict(sections=list[str])),
-    ("outline.refine_failed", "outline refinement failed ({code}); kept the {fallback}",
-     dict(error=str, code=str, fallback=str)),
+    (
+        "outline.refine_failed",
+        "outline refinement failed ({code}); kept the {fallback}",
+        dict(error=str, code=str, fallback=str),
+    ),
     ("section.written", "section written: {heading}", dict(heading=str, depth=Opt(int))),
     ("section.skipped", "section skipped: {heading} ({reason})", dict(heading=str, reason=str)),
-    ("report.ready", "report ready: {sections} sections, {citations} citations",
-     {"sections": int, "citations": int, "questions": Opt(dict[str, str]), "from": Opt(str)}),
+    (
+        "report.ready",
+        "report ready: {sections} sections, {citations} citations",
+        {"sections": int, "citations": int, "questions": Opt(dict[str, str]), "from": Opt(str)},
+    ),
     # litellm engine
     ("llm.cassette", "LLM cassette: {mode} {file}", dict(mode=str, file=str)),
-    ("llm.fallback", "{step}: the model failed ({code}); the extractive engine answered",
-     dict(step=str, code=str, error=Opt(str))),
+    (
+        "llm.fallback",
+        "{step}: the model failed ({code}); the extractive engine answered",
+        dict(step=str, code=str, error=Opt(str)),
+    ),
     ("budget.exhausted", "LLM budget exhausted: {reason}", dict(reason=str)),
     # Co-STORM round table
-    ("costorm.resumed", "round table resumed ({turns} turns, {queries_used} queries used)",
-     dict(turns=int, queries_used=int)),
-    ("costorm.warm_start", "warm start done: experts {experts} ({mind_map_items} mind-map items)",
-     dict(experts=list[str], mind_map_items=int)),
-    ("costorm.stopped", "round table stopped: {reason} ({turns} turns, {queries_used} queries used)",
-     dict(reason=str, turns=int, queries_used=int)),
+    (
+        "costorm.resumed",
+        "round table resumed ({turns} turns, {queries_used} queries used)",
+        dict(turns=int, queries_used=int),
+    ),
+    (
+        "costorm.warm_start",
+        "warm start done: experts {experts} ({mind_map_items} mind-map items)",
+        dict(experts=list[str], mind_map_items=int),
+    ),
+    (
+        "costorm.stopped",
+        "round table stopped: {reason} ({turns} turns, {queries_used} queries used)",
+        dict(reason=str, turns=int, queries_used=int),
+    ),
     ("costorm.experts_updated", "experts now: {experts}", dict(experts=list[str])),
-    ("analyst.posted", "analyst posted ({chars} characters, {queued} queued)", dict(chars=int, queued=int)),
+    (
+        "analyst.posted",
+        "analyst posted ({chars} characters, {queued} queued)",
+        dict(chars=int, queued=int),
+    ),
     # follow-up questions and the citation audit
     ("followup.asked", "follow-up asked: {question}", dict(id=str, question=str, research=bool)),
-    ("followup.failed", "follow-up failed ({code}): {question}", dict(id=str, question=str, code=str, message=str)),
+    (
+        "followup.failed",
+        "follow-up failed ({code}): {question}",
+        dict(id=str, question=str, code=str, message=str),
+    ),
     ("followup.research.started", "researching more for: {question}", dict(id=str, question=str)),
-    ("followup.research.finished", "follow-up research done: {sources_added} new sources from {results} results",
-     dict(id=str, queries=list[str], results=int, sources_added=int, coverage_before=Opt(dict[str, int]),
-          coverage_after=Opt(dict[str, int]), reused=Opt(bool))),
-    ("followup.answered", "follow-up answered: {question} ({citations} citations)",
-     dict(id=str, question=str, citations=int, new_references=int, sources_added=int, found=bool)),
-    ("followup.resumed", "follow-up resumed (attempt {attempt}, at {stage})", dict(id=str, attempt=int, stage=str)),
-    ("followup.resume.requested", "follow-up resume requested by {by} (at {stage})", dict(id=str, by=str, stage=str)),
-    ("audit.finished", "citation audit: {supported}/{total} supported, {weak} weak, {unsupported} unsupported",
-     dict(total=int, supported=int, weak=int, unsupported=int)),
+    (
+        "followup.research.finished",
+        "follow-up research done: {sources_added} new sources from {results} results",
+        dict(
+            id=str,
+            queries=list[str],
+            results=int,
+            sources_added=int,
+            coverage_before=Opt(dict[str, int]),
+            coverage_after=Opt(dict[str, int]),
+            reused=Opt(bool),
+        ),
+    ),
+    (
+        "followup.answered",
+        "follow-up answered: {question} ({citations} citations)",
+        dict(
+            id=str, question=str, citations=int, new_references=int, sources_added=int, found=bool
+        ),
+    ),
+    (
+        "followup.resumed",
+        "follow-up resumed (attempt {attempt}, at {stage})",
+        dict(id=str, attempt=int, stage=str),
+    ),
+    (
+        "followup.resume.requested",
+        "follow-up resume requested by {by} (at {stage})",
+        dict(id=str, by=str, stage=str),
+    ),
+    (
+        "audit.finished",
+        "citation audit: {supported}/{total} supported, {weak} weak, {unsupported} unsupported",
+        dict(total=int, supported=int, weak=int, unsupported=int),
+    ),
 ]
 EVENTS: dict[str, EventSpec] = {name: _event(name, line, **fields) for name, line, fields in _SPECS}
 EVENT_TYPES: tuple[str, ...] = get_args(EventType)
 
 if set(EVENTS) != set(EVENT_TYPES) or len(EVENTS) != len(_SPECS):
-    raise InvariantError("research/events.py: EventType and EVENTS must declare the same event names once each: "
-                         f"only in EventType {sorted(set(EVENT_TYPES) - set(EVENTS))}, "
-                         f"only in EVENTS {sorted(set(EVENTS) - set(EVENT_TYPES))}")
+    raise InvariantError(
+        "research/events.py: EventType and EVENTS must declare the same event names once each: "
+        f"only in EventType {sorted(set(EVENT_TYPES) - set(EVENTS))}, "
+        f"only in EVENTS {sorted(set(EVENTS) - set(EVENT_TYPES))}"
+    )
 
 
 def check_event(type_: str, data: dict) -> None:
@@ -183,8 +341,10 @@ def check_event(type_: str, data: dict) -> None:
     """
     spec = EVENTS.get(type_)
     if spec is None:
-        raise InvariantError(f"Unknown event type {type_!r}: declare it in research/events.py "
-                             f"(EventType and EVENTS); declared: {', '.join(EVENT_TYPES)}")
+        raise InvariantError(
+            f"Unknown event type {type_!r}: declare it in research/events.py "
+            f"(EventType and EVENTS); declared: {', '.join(EVENT_TYPES)}"
+        )
     try:
         spec.model.model_validate(data)
     except ValidationError as exc:
@@ -197,7 +357,9 @@ def check_event(type_: str, data: dict) -> None:
                 problems.append(f"field {field!r} is not declared")
             else:
                 problems.append(f"field {field!r}: {err['msg']}")
-        raise InvariantError(f"Event {type_!r}: {'; '.join(problems)} (declared in research/events.py)") from None
+        raise InvariantError(
+            f"Event {type_!r}: {'; '.join(problems)} (declared in research/events.py)"
+        ) from None
 
 
 class _Fields(dict):

@@ -14,8 +14,16 @@ from typing import Literal, get_args
 from pydantic import BaseModel, Field
 
 RunStatus = Literal[
-    "pending", "planning", "awaiting_review", "conversations", "analyzing", "synthesizing",
-    "complete", "failed", "cancelled", "interrupted",
+    "pending",
+    "planning",
+    "awaiting_review",
+    "conversations",
+    "analyzing",
+    "synthesizing",
+    "complete",
+    "failed",
+    "cancelled",
+    "interrupted",
 ]
 ACTIVE_STATUSES = ("pending", "planning", "conversations", "analyzing", "synthesizing")
 PHASES = ("planning", "conversations", "analyzing", "synthesizing", "complete")
@@ -87,7 +95,9 @@ class SearchResult(BaseModel):
     score: float = 0.0
     backend: str = "local"
     query: str = ""
-    found_by: list[dict] = Field(default_factory=list, description="[{backend, query}] that returned it (issue 5)")
+    found_by: list[dict] = Field(
+        default_factory=list, description="[{backend, query}] that returned it (issue 5)"
+    )
 
 
 # ---------------------------------------------------------------- perspectives (seed 002 §1)
@@ -133,7 +143,9 @@ class DialogueTurn(BaseModel):
     answer: str
     search_queries: list[str] = Field(default_factory=list)
     sources: list[TurnSource] = Field(default_factory=list)
-    focus_questions: list[str] = Field(default_factory=list, description="syllabus keys steered by next_focus")
+    focus_questions: list[str] = Field(
+        default_factory=list, description="syllabus keys steered by next_focus"
+    )
     artifact_files: list[str] = Field(default_factory=list)
     started_at: float = Field(default_factory=now)
     ended_at: float = Field(default_factory=now)
@@ -218,7 +230,9 @@ class SourceRecord(BaseModel):
     title: str
     key_excerpts: str = ""
     relevant_questions: list[str] = Field(default_factory=list)
-    found_by: list[str] = Field(default_factory=list, description="'backend: query' that found it (issue 5)")
+    found_by: list[str] = Field(
+        default_factory=list, description="'backend: query' that found it (issue 5)"
+    )
     saved_at: float = Field(default_factory=now)
 
 
@@ -276,8 +290,13 @@ class Reference(BaseModel):
 class ReportSection(BaseModel):
     heading: str
     text: str = Field(description="markdown; citations as [n] into Report.references")
-    level: int = Field(default=1, ge=1, le=3, description="nesting: 1 = top section (##), 2 = ###, 3 = ####; "
-                       "Co-STORM sets it from the mind-map depth")
+    level: int = Field(
+        default=1,
+        ge=1,
+        le=3,
+        description="nesting: 1 = top section (##), 2 = ###, 3 = ####; "
+        "Co-STORM sets it from the mind-map depth",
+    )
 
 
 class ReportQuestion(BaseModel):
@@ -290,7 +309,9 @@ class ReportQuestion(BaseModel):
     heading: str
     status: Literal["answered", "insufficient"]
     sources: list[int] = Field(default_factory=list)
-    sources_found: int = Field(default=0, ge=0, description="sources the collector assigned to the question")
+    sources_found: int = Field(
+        default=0, ge=0, description="sources the collector assigned to the question"
+    )
     min_sources: int = Field(default=1, ge=1)
 
 
@@ -313,8 +334,11 @@ class Report(BaseModel):
         levels = [s.level for s in self.sections]
         if any(lv > 1 for lv in levels):
             return levels
-        heads = [(len(m.group(1)) - 1, m.group(2).strip()) for m in
-                 re.finditer(r"^(#{2,4}) (.+)$", self.markdown, flags=re.M) if m.group(2).strip() != "References"]
+        heads = [
+            (len(m.group(1)) - 1, m.group(2).strip())
+            for m in re.finditer(r"^(#{2,4}) (.+)$", self.markdown, flags=re.M)
+            if m.group(2).strip() != "References"
+        ]
         if [h for _, h in heads] == [s.heading.strip() for s in self.sections]:
             return [lv for lv, _ in heads]
         return levels
@@ -325,10 +349,19 @@ class CoStormSettings(BaseModel):
     """Co-STORM round-table parameters (seed 004; the Co-STORM paper's defaults)."""
 
     experts: int = Field(default=3, ge=1, le=8, description="N: experts generated at warm start")
-    max_node_items: int = Field(default=10, ge=2, le=100, description="K: items before a mind-map node is reorganized")
-    moderator_after: int = Field(default=2, ge=1, le=10, description="L: consecutive answer turns before the moderator speaks")
+    max_node_items: int = Field(
+        default=10, ge=2, le=100, description="K: items before a mind-map node is reorganized"
+    )
+    moderator_after: int = Field(
+        default=2,
+        ge=1,
+        le=10,
+        description="L: consecutive answer turns before the moderator speaks",
+    )
     alpha: float = Field(default=0.5, ge=0.0, le=1.0, description="moderator rerank exponent α")
-    query_budget: int = Field(default=30, ge=1, le=500, description="search queries before the round-table stops")
+    query_budget: int = Field(
+        default=30, ge=1, le=500, description="search queries before the round-table stops"
+    )
     max_turns: int = Field(default=20, ge=1, le=200, description="turn cap of the round-table")
 
 
@@ -362,19 +395,30 @@ class RunConfig(BaseModel):
     models: dict[str, str] = Field(default_factory=dict)
     search: list[str] = Field(default_factory=lambda: ["local"])
     corpora: list[str] = Field(default_factory=list)
-    min_databases: int = Field(default=1, ge=1, le=8, description="seed 000 'sources span multiple databases': "
-                               "check_completion is ready only with sources of this many source types")
+    min_databases: int = Field(
+        default=1,
+        ge=1,
+        le=8,
+        description="seed 000 'sources span multiple databases': "
+        "check_completion is ready only with sources of this many source types",
+    )
     budget_usd: float | None = Field(default=None, ge=0)
     budget_tokens: int | None = Field(default=None, ge=0)
     costorm: CoStormSettings = Field(default_factory=CoStormSettings)
     cassette_mode: Literal["record", "replay"] | None = Field(
-        default=None, description="record every LLM call to cassette_path, or answer every call from it (no network)")
+        default=None,
+        description="record every LLM call to cassette_path, or answer every call from it (no network)",
+    )
     cassette_path: str = ""
 
     @property
     def cassette(self) -> tuple[str, str] | None:
         """This run's LLM cassette ``(mode, path)`` or None (then the process-wide one applies)."""
-        return (self.cassette_mode, self.cassette_path) if self.cassette_mode and self.cassette_path else None
+        return (
+            (self.cassette_mode, self.cassette_path)
+            if self.cassette_mode and self.cassette_path
+            else None
+        )
 
     @property
     def cassette_replay(self) -> bool:
@@ -434,8 +478,12 @@ class RunState(BaseModel):
     report_path: str = ""
     wall_s: float = 0.0
     budget_exhausted: bool = False
-    stop_reason: str = Field(default="", description="why the run stopped early or how Co-STORM ended")
-    review_state: str = Field(default="", description="issue 12 plan review: '' (none), 'awaiting', 'approved'")
+    stop_reason: str = Field(
+        default="", description="why the run stopped early or how Co-STORM ended"
+    )
+    review_state: str = Field(
+        default="", description="issue 12 plan review: '' (none), 'awaiting', 'approved'"
+    )
 
 
 class Event(BaseModel):

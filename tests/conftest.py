@@ -20,7 +20,10 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 if os.environ.get("PYTEST_XDIST_WORKER"):
     os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-SHARED_DATA = Path(os.environ.get("RESEARCH_SHARED_DATA") or Path(__file__).resolve().parents[2] / "shared" / "data")
+SHARED_DATA = Path(
+    os.environ.get("RESEARCH_SHARED_DATA")
+    or Path(__file__).resolve().parents[2] / "shared" / "data"
+)
 CORPUS = SHARED_DATA / "corpus" / "docs.jsonl"
 
 
@@ -161,7 +164,12 @@ class FinishedRun:
     """
 
     def __init__(self, redis_url: str, data_dir: Path, run_id: str, corpus: Path) -> None:
-        self.redis_url, self.data_dir, self.run_id, self.corpus = redis_url, data_dir, run_id, corpus
+        self.redis_url, self.data_dir, self.run_id, self.corpus = (
+            redis_url,
+            data_dir,
+            run_id,
+            corpus,
+        )
         self.topic = FINISHED_TOPIC
 
     def env(self) -> dict[str, str]:
@@ -194,7 +202,9 @@ def finished_run(tmp_path_factory, finished_corpus):
             _build_finished_run(build, finished_corpus)
     run_id = (build / "run_id").read_text().strip()
     mine = tmp_path_factory.mktemp("finished")
-    shutil.copytree(build / "redis", mine / "redis", ignore=shutil.ignore_patterns("*.sock", "redis.log"))
+    shutil.copytree(
+        build / "redis", mine / "redis", ignore=shutil.ignore_patterns("*.sock", "redis.log")
+    )
     shutil.copytree(build / "data", mine / "data")
     server = EmbeddedRedis(mine / "redis")
     url = server.start()
@@ -210,14 +220,20 @@ def _build_finished_run(build: Path, corpus: Path) -> None:
     import shutil
 
     from private_runs import private_env  # tests/ is on sys.path (rootdir conftest)
+
     from research import jobs
     from research.followup.ask import audit_run
 
     shutil.rmtree(build, ignore_errors=True)  # a half-built leftover of a crashed builder
-    server, _url, _data, mp = private_env(None, "", redis_dir=build / "redis", data_dir=build / "data")
+    server, _url, _data, mp = private_env(
+        None, "", redis_dir=build / "redis", data_dir=build / "data"
+    )
     try:
-        state = jobs.run_foreground(jobs.make_config(FINISHED_TOPIC, corpus=str(corpus), template="drug",
-                                                     max_perspectives=3, max_turns=2))
+        state = jobs.run_foreground(
+            jobs.make_config(
+                FINISHED_TOPIC, corpus=str(corpus), template="drug", max_perspectives=3, max_turns=2
+            )
+        )
         if state.status == "complete":
             audit_run(state.run_id)  # as when the report is first shown (stored; one MiniLM pass)
     finally:

@@ -16,8 +16,13 @@ from urllib.parse import parse_qs, urlsplit
 
 import yaml
 
-FIXTURES = Path(os.environ.get("RESEARCH_SHARED_DATA") or Path(__file__).resolve().parents[2] / "shared" / "data") \
+FIXTURES = (
+    Path(
+        os.environ.get("RESEARCH_SHARED_DATA")
+        or Path(__file__).resolve().parents[2] / "shared" / "data"
+    )
     / "api_fixtures"
+)
 
 
 def _read(rel: str) -> bytes:
@@ -25,11 +30,16 @@ def _read(rel: str) -> bytes:
 
 
 def _wiki(rel: str) -> bytes:
-    return json.dumps(json.loads(_read(f"wikipedia/pymediawiki_tests_2017/individual/{rel}"))["response"]).encode()
+    return json.dumps(
+        json.loads(_read(f"wikipedia/pymediawiki_tests_2017/individual/{rel}"))["response"]
+    ).encode()
 
 
 def _ct_studies() -> bytes:
-    studies = [json.loads(p.read_text()) for p in sorted((FIXTURES / "clinicaltrials_gov/v2_study").glob("*.json"))]
+    studies = [
+        json.loads(p.read_text())
+        for p in sorted((FIXTURES / "clinicaltrials_gov/v2_study").glob("*.json"))
+    ]
     return json.dumps({"studies": studies}).encode()  # v2 /studies envelope around the real records
 
 
@@ -41,7 +51,10 @@ def _pubmed_pool() -> dict[str, bytes]:
     """PMID → raw ``<PubmedArticle>`` element bytes from every recorded efetch body."""
     from lxml import etree
 
-    bodies = [p.read_bytes() for p in sorted((FIXTURES / "pubmed/biopython_Tests_Entrez").glob("pubmed*.xml"))]
+    bodies = [
+        p.read_bytes()
+        for p in sorted((FIXTURES / "pubmed/biopython_Tests_Entrez").glob("pubmed*.xml"))
+    ]
     for p in sorted((FIXTURES / "pubmed/biocommons_eutils_cassettes").glob("*.yaml")):
         for it in yaml.safe_load(p.read_text())["interactions"]:
             body = it["response"]["body"]["string"]
@@ -73,7 +86,10 @@ class FixtureServer:
         self.pages: dict[str, tuple[int, dict, bytes]] = {}
         self.hang_s = 3.0
         self.pubmed = _pubmed_pool()
-        self.studies = {p.stem: p.read_bytes() for p in sorted((FIXTURES / "clinicaltrials_gov/v2_study").glob("*.json"))}
+        self.studies = {
+            p.stem: p.read_bytes()
+            for p in sorted((FIXTURES / "clinicaltrials_gov/v2_study").glob("*.json"))
+        }
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -113,21 +129,33 @@ class FixtureServer:
                 if term == "biopython":
                     return 200, "text/xml", _read("pubmed/biopython_Tests_Entrez/esearch1.xml")
                 ids = _rank(term, self.pubmed)[: int(q.get("retmax", ["20"])[0])]
-                body = ("<eSearchResult><Count>%d</Count><RetMax>%d</RetMax><RetStart>0</RetStart><IdList>%s"
-                        "</IdList></eSearchResult>" % (len(ids), len(ids), "".join(f"<Id>{i}</Id>" for i in ids)))
+                body = (
+                    "<eSearchResult><Count>%d</Count><RetMax>%d</RetMax><RetStart>0</RetStart><IdList>%s"
+                    "</IdList></eSearchResult>"
+                    % (len(ids), len(ids), "".join(f"<Id>{i}</Id>" for i in ids))
+                )
                 return 200, "text/xml", body.encode()
             if path.endswith("efetch.fcgi"):
                 ids = [i for i in q.get("id", [""])[0].split(",") if i]
                 if ids and all(i in self.pubmed for i in ids):
-                    return 200, "text/xml", b"<PubmedArticleSet>" + b"".join(self.pubmed[i] for i in ids) + b"</PubmedArticleSet>"
+                    return (
+                        200,
+                        "text/xml",
+                        b"<PubmedArticleSet>"
+                        + b"".join(self.pubmed[i] for i in ids)
+                        + b"</PubmedArticleSet>",
+                    )
                 return 200, "text/xml", _read("pubmed/biopython_Tests_Entrez/pubmed2.xml")
         if backend == "clinicaltrials" and path.endswith("/studies"):
             term = q.get("query.term", [""])[0]
             ranked = _rank(term, self.studies)
             if not ranked:
                 return 200, "application/json", _ct_studies()
-            return 200, "application/json", json.dumps(
-                {"studies": [json.loads(self.studies[k]) for k in ranked]}).encode()
+            return (
+                200,
+                "application/json",
+                json.dumps({"studies": [json.loads(self.studies[k]) for k in ranked]}).encode(),
+            )
         if backend == "wikipedia":
             if q.get("list") == ["search"]:
                 return 200, "application/json", _wiki("list_search__chess_set__0.json")
@@ -137,10 +165,16 @@ class FixtureServer:
             body = json.loads(_read("brave/web_search_example_statefarm.json"))["response"]
             return 200, "application/json", json.dumps(body).encode()
         if backend == "tavily":
-            body = json.loads(_read("tavily/extracted/test_basic_search__0.json"))["response"]["body"]
+            body = json.loads(_read("tavily/extracted/test_basic_search__0.json"))["response"][
+                "body"
+            ]
             return 200, "application/json", json.dumps(body).encode()
         if backend == "serper":
-            return 200, "application/json", _read("serper/langchain_docs_google_serper_ipynb/search_apple_inc.json")
+            return (
+                200,
+                "application/json",
+                _read("serper/langchain_docs_google_serper_ipynb/search_apple_inc.json"),
+            )
         return 404, "text/plain", b"not found"
 
     def _handle(self, h: BaseHTTPRequestHandler) -> None:
@@ -160,12 +194,23 @@ class FixtureServer:
         if mode == "hang":
             time.sleep(self.hang_s)
         if mode in ("500", "hang"):
-            status, ctype, body = 500, "text/html", b"<html><body>Internal Server Error</body></html>"
+            status, ctype, body = (
+                500,
+                "text/html",
+                b"<html><body>Internal Server Error</body></html>",
+            )
         elif mode == "429":
-            status, ctype, body = 429, "application/json", json.dumps(
-                {"error": {"code": 429, "message": "Provider returned error"}}).encode()
+            status, ctype, body = (
+                429,
+                "application/json",
+                json.dumps({"error": {"code": 429, "message": "Provider returned error"}}).encode(),
+            )
         elif mode == "error_body" and backend == "wikipedia":
-            status, ctype, body = 200, "application/json", _wiki("geosearch__9999999999_999_0_0__0.json")
+            status, ctype, body = (
+                200,
+                "application/json",
+                _wiki("geosearch__9999999999_999_0_0__0.json"),
+            )
         else:
             status, ctype, body = self._route(backend, parts.path, parse_qs(parts.query))
         try:

@@ -26,10 +26,22 @@ def loopback_llm():
 def llm_env(loopback_llm, monkeypatch, data_dir):
     """Env for a litellm run against the loopback server: key = the canary, fast retries."""
     loopback_llm.reset_counts()
-    for name, value in {"OPENAI_API_KEY": CANARY_KEY, "OPENAI_API_BASE": loopback_llm.url,
-                        "RESEARCH_LLM_BACKOFF_S": "0.01", "RESEARCH_LLM_TIMEOUT_S": "1.5",
-                        "RESEARCH_LLM_MAX_ATTEMPTS": "8", "RESEARCH_LLM_CONCURRENCY": "4"}.items():
+    for name, value in {
+        "OPENAI_API_KEY": CANARY_KEY,
+        "OPENAI_API_BASE": loopback_llm.url,
+        "RESEARCH_LLM_BACKOFF_S": "0.01",
+        "RESEARCH_LLM_TIMEOUT_S": "1.5",
+        "RESEARCH_LLM_MAX_ATTEMPTS": "8",
+        "RESEARCH_LLM_CONCURRENCY": "4",
+    }.items():
         monkeypatch.setenv(name, value)
-    for name in ("RESEARCH_LLM_RECORD", "RESEARCH_LLM_REPLAY", "RESEARCH_LLM_MODEL", "RESEARCH_MODEL_PRICES"):
-        monkeypatch.setenv(name, "")  # empty = unset; the CLI may set them and monkeypatch restores them
+    for name in (
+        "RESEARCH_LLM_RECORD",
+        "RESEARCH_LLM_REPLAY",
+        "RESEARCH_LLM_MODEL",
+        "RESEARCH_MODEL_PRICES",
+    ):
+        monkeypatch.setenv(
+            name, ""
+        )  # empty = unset; the CLI may set them and monkeypatch restores them
     return loopback_llm

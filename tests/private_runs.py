@@ -8,8 +8,14 @@ from pathlib import Path
 import pytest
 
 
-def private_env(tmp_path_factory, prefix: str, *, redis_dir: Path | None = None, data_dir: Path | None = None,
-                **env: str):
+def private_env(
+    tmp_path_factory,
+    prefix: str,
+    *,
+    redis_dir: Path | None = None,
+    data_dir: Path | None = None,
+    **env: str,
+):
     """Start an ``EmbeddedRedis`` and point ``RESEARCH_DATA_DIR``/``REDIS_URL`` (and ``env``) at
     it, with no LLM model configured (runs are extractive). Its files go in ``redis_dir`` and the
     data dir is ``data_dir`` when given, else fresh temp dirs named ``{prefix}_redis`` and

@@ -21,15 +21,35 @@ def fingerprint(store: RunStore, run_id: str) -> dict:
     sources (minus random citation ids and timestamps), the turns, the artifact files and their
     contents, and the cards. Run ids, timestamps and citation ids differ by design."""
     report = store.get_doc(run_id, "report", Report)
-    sources = [s.model_dump(exclude={"citation_id", "saved_at", "created_at"}) for s in
-               SourceCollector(store.r, run_id).all_sources()]
-    turns = [(t.perspective, t.turn_number, t.question, t.answer, t.search_queries,
-              [(s.n, s.source_id, s.url) for s in t.sources]) for t in store.get_turns(run_id)]
+    sources = [
+        s.model_dump(exclude={"citation_id", "saved_at", "created_at"})
+        for s in SourceCollector(store.r, run_id).all_sources()
+    ]
+    turns = [
+        (
+            t.perspective,
+            t.turn_number,
+            t.question,
+            t.answer,
+            t.search_queries,
+            [(s.n, s.source_id, s.url) for s in t.sources],
+        )
+        for t in store.get_turns(run_id)
+    ]
     root = artifacts_dir(run_id)
-    files = {p.relative_to(root).as_posix(): p.read_text() for p in sorted(root.rglob("*")) if p.is_file()}
+    files = {
+        p.relative_to(root).as_posix(): p.read_text()
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
     cards = [(c.artifact_file, c.tool_input, c.card.summary_title) for c in store.get_cards(run_id)]
-    return {"report": report.markdown if report else None, "sources": sources, "turns": turns,
-            "files": files, "cards": cards}
+    return {
+        "report": report.markdown if report else None,
+        "sources": sources,
+        "turns": turns,
+        "files": files,
+        "cards": cards,
+    }
 
 
 def diff_keys(a: dict, b: dict) -> list[str]:
@@ -39,9 +59,17 @@ def diff_keys(a: dict, b: dict) -> list[str]:
 
 def subprocess_env(data_dir: Path, redis_url: str, **extra: str) -> dict:
     """Environment for a ``research`` subprocess on the test Redis and data dir."""
-    env = {**os.environ, "RESEARCH_DATA_DIR": str(data_dir), "REDIS_URL": redis_url,
-           "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "LITELLM_LOCAL_MODEL_COST_MAP": "True",
-           "TOKENIZERS_PARALLELISM": "false", "PYTHONPATH": str(REPO), **extra}
+    env = {
+        **os.environ,
+        "RESEARCH_DATA_DIR": str(data_dir),
+        "REDIS_URL": redis_url,
+        "HF_HUB_OFFLINE": "1",
+        "TRANSFORMERS_OFFLINE": "1",
+        "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+        "TOKENIZERS_PARALLELISM": "false",
+        "PYTHONPATH": str(REPO),
+        **extra,
+    }
     return env
 
 

@@ -11,17 +11,21 @@ import re
 import subprocess
 
 import pytest
+from resilience_helpers import REPO, TOPIC, research_cmd, subprocess_env
 from streamlit.testing.v1 import AppTest
 
 from research.devtools.loopback_llm import LoopbackLLM
 from research.store import keys
 from research.store.runs import new_run_id
-from resilience_helpers import REPO, TOPIC, research_cmd, subprocess_env
 
 CANARY = "sk-canary-e7-9b1d4f2a6c8e0357"
-AUTH = {"redirect_uri": "http://localhost:8501/oauth2callback", "cookie_secret": "not-a-secret",
-        "client_id": "research-desk", "client_secret": "not-a-secret",
-        "server_metadata_url": "https://login.example.com/.well-known/openid-configuration"}
+AUTH = {
+    "redirect_uri": "http://localhost:8501/oauth2callback",
+    "cookie_secret": "not-a-secret",
+    "client_id": "research-desk",
+    "client_secret": "not-a-secret",
+    "server_metadata_url": "https://login.example.com/.well-known/openid-configuration",
+}
 
 
 def _app(monkeypatch) -> AppTest:
@@ -83,20 +87,50 @@ def _all_redis_values(r) -> list[str]:
 @pytest.mark.slow
 def test_canary_key_appears_nowhere(data_dir, redis_server, r, finished_corpus, tmp_path):
     with LoopbackLLM() as llm:
-        env = subprocess_env(data_dir, redis_server, OPENAI_API_KEY=CANARY, OPENAI_API_BASE=llm.url,
-                             LITELLM_LOG="DEBUG", RESEARCH_LLM_BACKOFF_S="0.01")
-        run = subprocess.run(research_cmd("run", TOPIC, "--corpus", str(finished_corpus), "--template", "drug",
-                                          "--engine", "litellm", "--model", "openai/gpt-4o-mini",
-                                          "--max-perspectives", "1", "--max-turns", "1", "--json"),
-                             env=env, capture_output=True, text=True, timeout=600)
+        env = subprocess_env(
+            data_dir,
+            redis_server,
+            OPENAI_API_KEY=CANARY,
+            OPENAI_API_BASE=llm.url,
+            LITELLM_LOG="DEBUG",
+            RESEARCH_LLM_BACKOFF_S="0.01",
+        )
+        run = subprocess.run(
+            research_cmd(
+                "run",
+                TOPIC,
+                "--corpus",
+                str(finished_corpus),
+                "--template",
+                "drug",
+                "--engine",
+                "litellm",
+                "--model",
+                "openai/gpt-4o-mini",
+                "--max-perspectives",
+                "1",
+                "--max-turns",
+                "1",
+                "--json",
+            ),
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
         assert run.returncode == 0, run.stderr[-3000:]
         assert llm.stats()["ok"] > 5  # the key was really used for HTTP calls
         summary = json.loads(run.stdout.strip().splitlines()[-1])
         out = tmp_path / "export"
         logs = [run.stdout, run.stderr]
         for fmt in ("md", "zip"):
-            ex = subprocess.run(research_cmd("export", summary["run_id"], "--format", fmt, "--out", f"{out}.{fmt}"),
-                                env=env, capture_output=True, text=True, timeout=300)
+            ex = subprocess.run(
+                research_cmd("export", summary["run_id"], "--format", fmt, "--out", f"{out}.{fmt}"),
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=300,
+            )
             logs += [ex.stdout, ex.stderr]
             assert ex.returncode == 0, ex.stderr[-2000:]
             assert CANARY.encode() not in (tmp_path / f"export.{fmt}").read_bytes()

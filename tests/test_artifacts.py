@@ -3,28 +3,53 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
-from research.artifacts import (ArtifactStore, artifact_filename, artifact_path, artifacts_dir, context_message,
-                                read_artifact, slug)
+from research.artifacts import (
+    ArtifactStore,
+    artifact_filename,
+    artifact_path,
+    artifacts_dir,
+    context_message,
+    read_artifact,
+    slug,
+)
 from research.config import load_settings
 from research.errors import ArtifactError
-from research.models import Step
+from research.models import RunConfig, Step
 from research.store.runs import RunStore
-from research.models import RunConfig
 
-HOSTILE_TITLES = ["../../etc/passwd", "/abs/path", "Plan: HER2/neu — Überblick!", "a\x00b\nc\r\td",
-                  "..", "", "   ", "CON", "x" * 500, "רפואה ‏עברית", "<script>alert(1)</script>"]
+HOSTILE_TITLES = [
+    "../../etc/passwd",
+    "/abs/path",
+    "Plan: HER2/neu — Überblick!",
+    "a\x00b\nc\r\td",
+    "..",
+    "",
+    "   ",
+    "CON",
+    "x" * 500,
+    "רפואה ‏עברית",
+    "<script>alert(1)</script>",
+]
 
 
 def test_filename_convention_seed_001_5_3():
-    name = artifact_filename("Research plan: Trastuzumab in HER2+ breast cancer", 3, "Clinical Efficacy",
-                             "search_local", "json")
-    assert name == ("research_plan_trastuzumab_in_her2_breast_cancer__step3_clinical_efficacy"
-                    "__search_local.json")
-    assert artifact_filename("P", 3, "S", "search_local", "json", seq=2).endswith("__search_local__2.json")
+    name = artifact_filename(
+        "Research plan: Trastuzumab in HER2+ breast cancer",
+        3,
+        "Clinical Efficacy",
+        "search_local",
+        "json",
+    )
+    assert name == (
+        "research_plan_trastuzumab_in_her2_breast_cancer__step3_clinical_efficacy"
+        "__search_local.json"
+    )
+    assert artifact_filename("P", 3, "S", "search_local", "json", seq=2).endswith(
+        "__search_local__2.json"
+    )
     assert name == name.lower() and " " not in name
 
 
@@ -43,7 +68,14 @@ def test_artifact_path_refuses_escape(data_dir):
     (root / "p" / "f.txt").write_text("x")
     assert artifact_path(rid, "p/f.txt") == (root / "p" / "f.txt").resolve()
     (data_dir / "secret.txt").write_text("s")
-    for bad in ["../../secret.txt", "/etc/passwd", "p/../../../secret.txt", "", "p/\x00", "p/missing.txt"]:
+    for bad in [
+        "../../secret.txt",
+        "/etc/passwd",
+        "p/../../../secret.txt",
+        "",
+        "p/\x00",
+        "p/missing.txt",
+    ]:
         with pytest.raises(ArtifactError):
             artifact_path(rid, bad)
 
@@ -59,8 +91,11 @@ def test_record_writes_raw_always_and_injects_only_useful(data_dir, r, engine, c
     store = RunStore(r)
     rid = store.create_run(RunConfig(topic="Trastuzumab")).run_id
     arts = ArtifactStore(rid, "../Research plan: Trastuzumab", engine, store, load_settings())
-    step = Step(step_id=2, title="Clinical Efficacy",
-                description="Find trial results and response rates of trastuzumab in HER2-positive breast cancer")
+    step = Step(
+        step_id=2,
+        title="Clinical Efficacy",
+        description="Find trial results and response rates of trastuzumab in HER2-positive breast cancer",
+    )
     docs = [json.loads(line) for line in corpus_path.open() if "trastuzumab" in line.lower()][:4]
     useful_raw = {"query": "trastuzumab efficacy", "results": docs}
     rec1, msg1 = arts.record(step, "search_local", useful_raw, tool_input="trastuzumab efficacy")
@@ -78,12 +113,17 @@ def test_record_writes_raw_always_and_injects_only_useful(data_dir, r, engine, c
     content = json.loads(msg1["content"])
     assert set(content) == {"summary_title", "summary", "extraction", "artifact_file"}
     assert content["artifact_file"] == p1.name
-    assert "search_local" not in json.dumps({k: v for k, v in content.items() if k != "artifact_file"})
+    assert "search_local" not in json.dumps(
+        {k: v for k, v in content.items() if k != "artifact_file"}
+    )
     assert "plan_title" not in content and "tool_name" not in content
     assert rec2.card.is_useful is False and msg2 is None
     # context reduction: the card is far smaller than the raw output
     assert rec1.card_tokens < 0.2 * rec1.raw_tokens
-    assert [c.artifact_file for c in store.get_cards(rid)] == [rec1.artifact_file, rec2.artifact_file]
+    assert [c.artifact_file for c in store.get_cards(rid)] == [
+        rec1.artifact_file,
+        rec2.artifact_file,
+    ]
     # read_artifact (seed 001 §8) greps by the bare filename from the context message
     hits = read_artifact(rid, content["artifact_file"], pattern="trastuzumab")
     assert "trastuzumab" in hits.lower()

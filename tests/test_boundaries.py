@@ -54,8 +54,10 @@ def _imports(mod: str, path: Path) -> set[str]:
             if node.level:
                 up = pkg.split(".")[: len(pkg.split(".")) - (node.level - 1)]
                 base = ".".join(up + ([node.module] if node.module else []))
-            targets = [_resolve(f"{base}.{a.name}") if f"{base}.{a.name}" in _modules() else _resolve(base)
-                       for a in node.names]
+            targets = [
+                _resolve(f"{base}.{a.name}") if f"{base}.{a.name}" in _modules() else _resolve(base)
+                for a in node.names
+            ]
         else:
             continue
         out |= {t for t in targets if t and t != mod}
@@ -113,16 +115,20 @@ def _raw_redis_uses(source: str, label: str) -> list[str]:
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Attribute) and node.attr == "r":
             hits.append(f"{label}:{node.lineno} .r")
-        elif isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", "")) == "get_redis":
+        elif (
+            isinstance(node, ast.Call)
+            and getattr(node.func, "id", getattr(node.func, "attr", "")) == "get_redis"
+        ):
             hits.append(f"{label}:{node.lineno} get_redis()")
     return hits
 
 
 def test_raw_redis_client_only_inside_the_store():
-    outside = [p for p in sorted(PKG.rglob("*.py"))
-               if not _rel(p).startswith("research/store/")]
+    outside = [p for p in sorted(PKG.rglob("*.py")) if not _rel(p).startswith("research/store/")]
     pages = sorted((ROOT / "app_pages").glob("*.py")) + [ROOT / "streamlit_app.py"]
-    hits = [h for p in outside + pages for h in _raw_redis_uses(p.read_text(encoding="utf-8"), _rel(p))]
+    hits = [
+        h for p in outside + pages for h in _raw_redis_uses(p.read_text(encoding="utf-8"), _rel(p))
+    ]
     assert hits == []
 
 
@@ -130,11 +136,17 @@ def _environ_reads(source: str, label: str) -> list[str]:
     """Lines touching ``os.environ`` / ``os.getenv`` (``from os import environ`` counts too)."""
     hits = []
     for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.Attribute) and node.attr in ("environ", "getenv") \
-                and getattr(node.value, "id", "") == "os":
+        if (
+            isinstance(node, ast.Attribute)
+            and node.attr in ("environ", "getenv")
+            and getattr(node.value, "id", "") == "os"
+        ):
             hits.append(f"{label}:{node.lineno} os.{node.attr}")
-        elif isinstance(node, ast.ImportFrom) and node.module == "os" \
-                and any(a.name in ("environ", "getenv") for a in node.names):
+        elif (
+            isinstance(node, ast.ImportFrom)
+            and node.module == "os"
+            and any(a.name in ("environ", "getenv") for a in node.names)
+        ):
             hits.append(f"{label}:{node.lineno} from os import")
     return hits
 
@@ -142,14 +154,18 @@ def _environ_reads(source: str, label: str) -> list[str]:
 def test_environment_read_only_by_settings_and_cli():
     files = [p for p in sorted(PKG.rglob("*.py")) if _rel(p) not in ENV_READERS]
     pages = sorted((ROOT / "app_pages").glob("*.py")) + [ROOT / "streamlit_app.py"]
-    hits = [h for p in files + pages for h in _environ_reads(p.read_text(encoding="utf-8"), _rel(p))]
+    hits = [
+        h for p in files + pages for h in _environ_reads(p.read_text(encoding="utf-8"), _rel(p))
+    ]
     assert hits == []
 
 
 def test_checks_see_real_violations():
     """The walkers are not vacuous: they find a cycle, a raw client use and an env read."""
     assert _cycles({"a": {"b"}, "b": {"a"}, "c": set()}) == [["a", "b"]]
-    src = "import os\nv = os.environ.get('X')\nstore.r.get('k')\nget_redis()\nfrom os import getenv\n"
+    src = (
+        "import os\nv = os.environ.get('X')\nstore.r.get('k')\nget_redis()\nfrom os import getenv\n"
+    )
     assert sorted(_environ_reads(src, "x")) == ["x:2 os.environ", "x:5 from os import"]
     assert sorted(_raw_redis_uses(src, "x")) == ["x:3 .r", "x:4 get_redis()"]
 
@@ -158,17 +174,28 @@ def test_only_pages_and_ui_import_the_ui_layer():
     """Layers point down: nothing under ``research/`` outside ``research/ui/`` imports it (the
     exports use the neutral ``research.export.rendering``)."""
     graph = {mod: _imports(mod, path) for mod, path in _modules().items()}
-    up = sorted(f"{m} → {t}" for m, targets in graph.items() if not m.startswith("research.ui")
-                for t in targets if t == "research.ui" or t.startswith("research.ui."))
+    up = sorted(
+        f"{m} → {t}"
+        for m, targets in graph.items()
+        if not m.startswith("research.ui")
+        for t in targets
+        if t == "research.ui" or t.startswith("research.ui.")
+    )
     assert up == []
 
 
 def test_one_citation_regex():
     """Every citation-marker regex (``[n]``) is built in research/pipeline/citations.py (issue 15)."""
-    marker = re.compile(r"""re\.(?:compile|sub|findall|fullmatch|match|search|finditer|split)\(\s*r?["'][^"']*\\\[\(?\\d""")
+    marker = re.compile(
+        r"""re\.(?:compile|sub|findall|fullmatch|match|search|finditer|split)\(\s*r?["'][^"']*\\\[\(?\\d"""
+    )
     files = [p for p in sorted(PKG.rglob("*.py")) if _rel(p) != "research/pipeline/citations.py"]
-    hits = [f"{_rel(p)}:{n}" for p in files for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
-            if marker.search(line)]
+    hits = [
+        f"{_rel(p)}:{n}"
+        for p in files
+        for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
+        if marker.search(line)
+    ]
     assert hits == []
 
 
@@ -177,8 +204,11 @@ def _emitted_events(source: str, label: str) -> list[tuple[str, str]]:
     argument (first or second positional) is a string literal; an f-string reads ``<f-string>``."""
     out = []
     for node in ast.walk(ast.parse(source)):
-        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-                and node.func.attr in ("emit", "_emit")):
+        if not (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in ("emit", "_emit")
+        ):
             continue
         for arg in node.args[:2]:
             if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
@@ -199,9 +229,15 @@ def test_every_emitted_event_is_declared():
 
 
 def test_event_walker_sees_undeclared_names():
-    src = ('store.emit(run_id, "plan.ready", {})\nctx.emit("plan.redy", {})\n'
-           'self._emit(f"search.{kind}", {})\nemit(state)\n')
-    assert _emitted_events(src, "x") == [("x:1", "plan.ready"), ("x:2", "plan.redy"), ("x:3", "<f-string>")]
+    src = (
+        'store.emit(run_id, "plan.ready", {})\nctx.emit("plan.redy", {})\n'
+        'self._emit(f"search.{kind}", {})\nemit(state)\n'
+    )
+    assert _emitted_events(src, "x") == [
+        ("x:1", "plan.ready"),
+        ("x:2", "plan.redy"),
+        ("x:3", "<f-string>"),
+    ]
 
 
 def _docstrings(tree: ast.AST) -> set[int]:
@@ -213,8 +249,12 @@ def _docstrings(tree: ast.AST) -> set[int]:
         if not isinstance(body, list):
             continue
         for i, stmt in enumerate(body):
-            if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str) \
-                    and (i == 0 or isinstance(body[i - 1], (ast.Assign, ast.AnnAssign))):
+            if (
+                isinstance(stmt, ast.Expr)
+                and isinstance(stmt.value, ast.Constant)
+                and isinstance(stmt.value.value, str)
+                and (i == 0 or isinstance(body[i - 1], (ast.Assign, ast.AnnAssign)))
+            ):
                 out.add(id(stmt.value))
     return out
 
@@ -223,9 +263,14 @@ def _offline_wordings(source: str, label: str) -> list[str]:
     """Lines with a string (not a docstring) that spells the offline engine's label itself."""
     tree = ast.parse(source)
     docs = _docstrings(tree)
-    return [f"{label}:{n.lineno}" for n in ast.walk(tree)
-            if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in docs
-            and "offline extractive" in n.value.lower()]
+    return [
+        f"{label}:{n.lineno}"
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Constant)
+        and isinstance(n.value, str)
+        and id(n) not in docs
+        and "offline extractive" in n.value.lower()
+    ]
 
 
 def test_offline_label_spelled_once():

@@ -26,4 +26,7 @@ def test_check_integrity_flags_out_of_range_gaps_and_order():
 
 def test_cited_spans_pairs_text_with_its_markers():
     spans = c.cited_spans("HER2 is amplified in 20% of tumours [1][3]. Trastuzumab binds HER2 [2].")
-    assert spans == [("HER2 is amplified in 20% of tumours", [1, 3]), ("Trastuzumab binds HER2", [2])]
+    assert spans == [
+        ("HER2 is amplified in 20% of tumours", [1, 3]),
+        ("Trastuzumab binds HER2", [2]),
+    ]

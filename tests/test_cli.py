@@ -17,9 +17,18 @@ from research.models import Reference, Report, ReportSection, RunConfig
 from research.store.runs import RunStore
 
 SUMMARY_TYPES = {
-    "run_id": str, "status": str, "report_path": str, "artifacts_dir": str, "sources": int,
-    "questions": dict, "citations": int, "llm_calls": int, "prompt_tokens": int,
-    "completion_tokens": int, "cost_usd": (int, float), "wall_s": (int, float),
+    "run_id": str,
+    "status": str,
+    "report_path": str,
+    "artifacts_dir": str,
+    "sources": int,
+    "questions": dict,
+    "citations": int,
+    "llm_calls": int,
+    "prompt_tokens": int,
+    "completion_tokens": int,
+    "cost_usd": (int, float),
+    "wall_s": (int, float),
 }
 
 
@@ -29,12 +38,23 @@ def cli(tmp_path, redis_server):
     data = tmp_path / "data"
     cwd = tmp_path / "cwd"
     cwd.mkdir()
-    env = {**os.environ, "RESEARCH_DATA_DIR": str(data), "REDIS_URL": redis_server, "PYTHONDONTWRITEBYTECODE": "1"}
+    env = {
+        **os.environ,
+        "RESEARCH_DATA_DIR": str(data),
+        "REDIS_URL": redis_server,
+        "PYTHONDONTWRITEBYTECODE": "1",
+    }
     env.pop("RESEARCH_CORPUS", None)
 
     def run(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-m", "research.cli", *args], cwd=cwd, env=env,
-                              capture_output=True, text=True, timeout=timeout)
+        return subprocess.run(
+            [sys.executable, "-m", "research.cli", *args],
+            cwd=cwd,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
 
     run.data, run.cwd, run.env = data, cwd, env
     return run
@@ -51,34 +71,71 @@ def test_help_is_fast_and_lists_commands(cli):
     for word in ("run", "list", "show", "export"):
         assert word in out.stdout
     env = dict(os.environ)
-    code = ("import sys, research.cli; research.cli.build_parser(); "
-            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'redis', 'research')))")
-    mods = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=30)
+    code = (
+        "import sys, research.cli; research.cli.build_parser(); "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'redis', 'research')))"
+    )
+    mods = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=30
+    )
     loaded = json.loads(mods.stdout.replace("'", '"'))
     # --help stays light: no torch, no redis client, no engine/pipeline/store modules
     assert not [m for m in loaded if m.split(".")[0] in ("torch", "redis")], loaded
-    heavy = ("research.store", "research.pipeline", "research.engines", "research.search", "research.search.embeddings")
+    heavy = (
+        "research.store",
+        "research.pipeline",
+        "research.engines",
+        "research.search",
+        "research.search.embeddings",
+    )
     assert not [m for m in loaded if m.startswith(heavy)], loaded
 
 
-@pytest.mark.parametrize("args, code, fragment", [
-    (["run", ""], "invalid_input", "topic is empty"),
-    (["run", "   \t  "], "invalid_input", "topic is empty"),
-    (["run", "x" * 5000], "invalid_input", "5,000 characters long; the limit is 500"),
-    (["run", "../../etc/passwd"], "invalid_input", "remove path components"),
-    (["run", "mRNA \x1b[31mvaccines"], "invalid_input", "U+001B"),
-    (["run", "mRNA vaccines", "--max-turns", "abc"], "invalid_input", "--max-turns must be a whole number from 1 to 10"),
-    (["run", "mRNA vaccines", "--max-perspectives", "0"], "invalid_input", "from 1 to 12; got 0"),
-    (["run", "mRNA vaccines", "--corpus", "does/not/exist.jsonl"], "corpus_error", "does not exist"),
-    (["run", "mRNA vaccines", "--corpus", "NOTES"], "corpus_error", "is not a .jsonl file"),
-    (["run", "mRNA vaccines", "--template", "nope"], None, "template 'nope'"),  # code owned by syllabus.py
-    (["run"], "invalid_input", "required: TOPIC"),
-    (["frobnicate"], "invalid_input", "invalid choice"),
-    (["show", "../../etc/passwd"], "invalid_input", "not a run id"),
-    (["show", "0123456789abcdef"], "run_not_found", "No run '0123456789abcdef'"),
-    (["export", "0123456789abcdef", "--format", "md", "--out", "r.md"], "run_not_found", "No run"),
-    (["export", "0123456789abcdef", "--format", "exe"], "invalid_input", "invalid choice: 'exe'"),
-])
+@pytest.mark.parametrize(
+    "args, code, fragment",
+    [
+        (["run", ""], "invalid_input", "topic is empty"),
+        (["run", "   \t  "], "invalid_input", "topic is empty"),
+        (["run", "x" * 5000], "invalid_input", "5,000 characters long; the limit is 500"),
+        (["run", "../../etc/passwd"], "invalid_input", "remove path components"),
+        (["run", "mRNA \x1b[31mvaccines"], "invalid_input", "U+001B"),
+        (
+            ["run", "mRNA vaccines", "--max-turns", "abc"],
+            "invalid_input",
+            "--max-turns must be a whole number from 1 to 10",
+        ),
+        (
+            ["run", "mRNA vaccines", "--max-perspectives", "0"],
+            "invalid_input",
+            "from 1 to 12; got 0",
+        ),
+        (
+            ["run", "mRNA vaccines", "--corpus", "does/not/exist.jsonl"],
+            "corpus_error",
+            "does not exist",
+        ),
+        (["run", "mRNA vaccines", "--corpus", "NOTES"], "corpus_error", "is not a .jsonl file"),
+        (
+            ["run", "mRNA vaccines", "--template", "nope"],
+            None,
+            "template 'nope'",
+        ),  # code owned by syllabus.py
+        (["run"], "invalid_input", "required: TOPIC"),
+        (["frobnicate"], "invalid_input", "invalid choice"),
+        (["show", "../../etc/passwd"], "invalid_input", "not a run id"),
+        (["show", "0123456789abcdef"], "run_not_found", "No run '0123456789abcdef'"),
+        (
+            ["export", "0123456789abcdef", "--format", "md", "--out", "r.md"],
+            "run_not_found",
+            "No run",
+        ),
+        (
+            ["export", "0123456789abcdef", "--format", "exe"],
+            "invalid_input",
+            "invalid choice: 'exe'",
+        ),
+    ],
+)
 def test_bad_input_exits_2_and_writes_nothing(cli, r, tmp_path, args, code, fragment):
     notes = tmp_path / "notes.txt"
     notes.write_text('{"text": "not jsonl by name"}\n', encoding="utf-8")
@@ -103,10 +160,25 @@ def test_list_on_empty_store(cli, r):
 def _stored_run(r, topic: str) -> str:
     store = RunStore(r)
     run_id = store.create_run(RunConfig(topic=topic)).run_id
-    store.put_doc(run_id, "report", Report(
-        title=topic, lead="Lead [1].", sections=[ReportSection(heading="Body", text="Text [1].")],
-        references=[Reference(number=1, source_id="s1", title="T", url="https://example.org", source_type="web")],
-        markdown=f"# {topic}\n\nLead [1].\n"))
+    store.put_doc(
+        run_id,
+        "report",
+        Report(
+            title=topic,
+            lead="Lead [1].",
+            sections=[ReportSection(heading="Body", text="Text [1].")],
+            references=[
+                Reference(
+                    number=1,
+                    source_id="s1",
+                    title="T",
+                    url="https://example.org",
+                    source_type="web",
+                )
+            ],
+            markdown=f"# {topic}\n\nLead [1].\n",
+        ),
+    )
     return run_id
 
 
@@ -151,8 +223,18 @@ def _tiny_corpus(corpus_path: Path, dest: Path, n: int = 30) -> Path:
 @pytest.mark.slow
 def test_run_json_end_to_end(cli, r, corpus_path, tmp_path):
     corpus = _tiny_corpus(corpus_path, tmp_path / "tiny.jsonl")
-    out = cli("run", "Trastuzumab in HER2-positive breast cancer", "--corpus", str(corpus),
-              "--max-perspectives", "2", "--max-turns", "1", "--json", timeout=600)
+    out = cli(
+        "run",
+        "Trastuzumab in HER2-positive breast cancer",
+        "--corpus",
+        str(corpus),
+        "--max-perspectives",
+        "2",
+        "--max-turns",
+        "1",
+        "--json",
+        timeout=600,
+    )
     assert out.returncode == 0, out.stderr[-3000:]
     lines = [ln for ln in out.stdout.splitlines() if ln.strip()]
     assert len(lines) == 1, out.stdout[-2000:]  # exactly ONE JSON object on stdout
@@ -180,7 +262,9 @@ def test_run_json_end_to_end(cli, r, corpus_path, tmp_path):
 
     exp = cli("export", run_id, "--format", "md", "--out", str(tmp_path / "out" / "report.md"))
     assert exp.returncode == 0, exp.stderr
-    assert (tmp_path / "out" / "report.md").read_text(encoding="utf-8") == report.read_text(encoding="utf-8")
+    assert (tmp_path / "out" / "report.md").read_text(encoding="utf-8") == report.read_text(
+        encoding="utf-8"
+    )
 
 
 @pytest.mark.slow
@@ -188,9 +272,23 @@ def test_ctrl_c_cancels_the_run(cli, r, corpus_path, tmp_path):
     """First Ctrl-C asks the run to stop at its next step: it ends ``cancelled``, exit 1."""
     corpus = _tiny_corpus(corpus_path, tmp_path / "tiny.jsonl")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "research.cli", "run", "HER2 testing methods", "--corpus", str(corpus), "--json"],
-        cwd=cli.cwd, env=cli.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+        [
+            sys.executable,
+            "-m",
+            "research.cli",
+            "run",
+            "HER2 testing methods",
+            "--corpus",
+            str(corpus),
+            "--json",
+        ],
+        cwd=cli.cwd,
+        env=cli.env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
     try:
         deadline = time.monotonic() + 120
         while not r.zcard("runs") and time.monotonic() < deadline:  # wait until the run exists

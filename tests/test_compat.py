@@ -38,15 +38,24 @@ print(json.dumps(errors))
 
 
 def _stress(mode: str, rounds: int) -> list[str]:
-    out = subprocess.run([sys.executable, "-c", STRESS, mode, str(rounds)], capture_output=True, text=True,
-                         cwd=ROOT, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}, timeout=120, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", STRESS, mode, str(rounds)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+        timeout=120,
+        check=True,
+    )
     return json.loads(out.stdout)
 
 
 @pytest.mark.skipif(sys.version_info >= (3, 13), reason="the interpreter bug is 3.11/3.12 only")
 def test_concurrent_ast_parse_fails_without_the_lock_and_not_with_it():
     unpatched = _stress("plain", 30)
-    assert unpatched and "AST constructor recursion depth mismatch" in unpatched[0]  # the bug is real here
+    assert (
+        unpatched and "AST constructor recursion depth mismatch" in unpatched[0]
+    )  # the bug is real here
     assert _stress("patched", 30) == []
 
 

@@ -11,8 +11,8 @@ from typing import get_args
 import pytest
 from pydantic import ValidationError
 
-from research import models
 import research.cli.commands as cli
+from research import models
 from research.planning import syllabus
 from research.ui import launch_form
 
@@ -20,32 +20,54 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def _run_option(flag: str):
-    sub = next(a for a in cli.build_parser()._actions if getattr(a, "choices", None) and "run" in a.choices)
+    sub = next(
+        a for a in cli.build_parser()._actions if getattr(a, "choices", None) and "run" in a.choices
+    )
     return next(a for a in sub.choices["run"]._actions if flag in a.option_strings)
 
 
 def test_cli_choices_equal_the_model_literals():
-    assert tuple(_run_option("--engine").choices) == get_args(models.RunConfig.model_fields["engine"].annotation)
-    assert tuple(_run_option("--mode").choices) == get_args(models.RunConfig.model_fields["mode"].annotation)
+    assert tuple(_run_option("--engine").choices) == get_args(
+        models.RunConfig.model_fields["engine"].annotation
+    )
+    assert tuple(_run_option("--mode").choices) == get_args(
+        models.RunConfig.model_fields["mode"].annotation
+    )
 
 
 def test_bounds_are_the_model_fields():
-    for name, rng in (("max_perspectives", models.PERSPECTIVES_RANGE), ("max_turns", models.TURNS_RANGE)):
+    for name, rng in (
+        ("max_perspectives", models.PERSPECTIVES_RANGE),
+        ("max_turns", models.TURNS_RANGE),
+    ):
         field = models.RunConfig.model_fields[name]
         ge = next(m.ge for m in field.metadata if hasattr(m, "ge"))
         le = next(m.le for m in field.metadata if hasattr(m, "le"))
         assert rng == (ge, le)
-    assert f"{models.PERSPECTIVES_RANGE[0]}–{models.PERSPECTIVES_RANGE[1]}" in _run_option("--max-perspectives").help
+    assert (
+        f"{models.PERSPECTIVES_RANGE[0]}–{models.PERSPECTIVES_RANGE[1]}"
+        in _run_option("--max-perspectives").help
+    )
     assert f"{models.TURNS_RANGE[0]}–{models.TURNS_RANGE[1]}" in _run_option("--max-turns").help
     assert launch_form.MODES == models.MODES
-    assert (launch_form.PERSPECTIVES_RANGE, launch_form.TURNS_RANGE) == (models.PERSPECTIVES_RANGE, models.TURNS_RANGE)
+    assert (launch_form.PERSPECTIVES_RANGE, launch_form.TURNS_RANGE) == (
+        models.PERSPECTIVES_RANGE,
+        models.TURNS_RANGE,
+    )
 
 
 def test_no_restated_limits_in_the_entry_points():
     """No literal 1..12 / 1..10 bounds or engine/mode lists outside models.py."""
-    bad = re.compile(r"validate_int\([^)]*,\s*\d+,\s*\d+\)|max_value=1[02]\b|\(\"extractive\", \"litellm\"\)"
-                     r"|\[\"storm\", \"costorm\"\]|\(\"storm\", \"costorm\"\)")
-    for rel in ("research/cli/commands.py", "research/jobs/launch.py", "research/ui/launch_form.py", "app_pages/launch.py"):
+    bad = re.compile(
+        r"validate_int\([^)]*,\s*\d+,\s*\d+\)|max_value=1[02]\b|\(\"extractive\", \"litellm\"\)"
+        r"|\[\"storm\", \"costorm\"\]|\(\"storm\", \"costorm\"\)"
+    )
+    for rel in (
+        "research/cli/commands.py",
+        "research/jobs/launch.py",
+        "research/ui/launch_form.py",
+        "app_pages/launch.py",
+    ):
         src = (ROOT / rel).read_text(encoding="utf-8")
         hits = [m.group(0) for m in bad.finditer(src)]
         hits = [h for h in hits if "--limit" not in h]  # not a RunConfig field

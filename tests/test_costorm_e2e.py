@@ -12,8 +12,8 @@ import time
 
 import pytest
 
-from research import jobs
 import research.cli.commands as cli
+from research import jobs
 from research.costorm import get_meta, get_mindmap, get_turns, post_analyst_message
 from research.costorm.report import OPEN_QUESTIONS
 from research.models import Report, Syllabus
@@ -42,8 +42,21 @@ def cli_run(env, corpus_path):
 
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
-        code = cli.main(["run", TOPIC, "--mode", "costorm", "--corpus", str(corpus_path), "--template", "drug",
-                         "--query-budget", "22", "--json"])
+        code = cli.main(
+            [
+                "run",
+                TOPIC,
+                "--mode",
+                "costorm",
+                "--corpus",
+                str(corpus_path),
+                "--template",
+                "drug",
+                "--query-budget",
+                "22",
+                "--json",
+            ]
+        )
     return code, json.loads(out.getvalue().strip().splitlines()[-1])
 
 
@@ -56,11 +69,16 @@ def test_cli_costorm_run_meets_done_when(cli_run):
     turns = get_turns(r, rid)
     meta = get_meta(r, rid)
     assert len(meta.experts) >= 3
-    assert {t.role for t in turns if t.warm_start} == {e.name for e in meta.experts[:3]} or \
-        len([t for t in turns if t.warm_start]) >= 3
+    assert {t.role for t in turns if t.warm_start} == {e.name for e in meta.experts[:3]} or len(
+        [t for t in turns if t.warm_start]
+    ) >= 3
     assert any(t.kind == "moderator" for t in turns)
-    assert {t.intent for t in turns} == {"original_question", "information_request", "potential_answer",
-                                         "further_details"}
+    assert {t.intent for t in turns} == {
+        "original_question",
+        "information_request",
+        "potential_answer",
+        "further_details",
+    }
     assert [t.turn_number for t in turns] == list(range(1, len(turns) + 1))
     assert meta.stop_reason in ("coverage_complete", "query_budget", "turn_cap")
     state = RunStore(r).get_run(rid)
@@ -92,8 +110,12 @@ def test_report_from_mind_map_citations_resolve(cli_run):
         assert q.heading in {s.heading for s in report.sections}
         if q.status == "insufficient":
             assert f"{q.label}: {q.sources_found} " in report.markdown
-    saved = {s.source_id for s in __import__("research.store.collector", fromlist=["x"]).SourceCollector(
-        store.r, summary["run_id"]).all_sources()}
+    saved = {
+        s.source_id
+        for s in __import__("research.store.collector", fromlist=["x"])
+        .SourceCollector(store.r, summary["run_id"])
+        .all_sources()
+    }
     assert {ref.source_id for ref in report.references} <= saved
 
 
@@ -107,8 +129,13 @@ def _wait(pred, timeout_s: float = 300.0) -> None:
 
 @pytest.mark.slow
 def test_analyst_turn_and_resume_without_repeating_turns(env, corpus_path):
-    config = jobs.make_config(TOPIC, corpus=str(corpus_path), template="drug", mode="costorm",
-                              costorm={"experts": 2, "query_budget": 12, "max_turns": 7})
+    config = jobs.make_config(
+        TOPIC,
+        corpus=str(corpus_path),
+        template="drug",
+        mode="costorm",
+        costorm={"experts": 2, "query_budget": 12, "max_turns": 7},
+    )
     store = RunStore(get_redis())
     rid = store.create_run(config, engine_label="offline extractive mode").run_id
     worker = threading.Thread(target=runner.execute, args=(rid,), daemon=True)
@@ -116,22 +143,31 @@ def test_analyst_turn_and_resume_without_repeating_turns(env, corpus_path):
     _wait(lambda: len(get_turns(store.r, rid)) >= 1)
     message = "What is known about trastuzumab biosimilars?"
     post_analyst_message(store, rid, message)
-    _wait(lambda: any(t.kind == "analyst" for t in get_turns(store.r, rid)) and
-          len(get_turns(store.r, rid)) >= [t.kind for t in get_turns(store.r, rid)].index("analyst") + 2)
-    store.request_cancel(rid)          # interrupt the run after some turns
+    _wait(
+        lambda: (
+            any(t.kind == "analyst" for t in get_turns(store.r, rid))
+            and len(get_turns(store.r, rid))
+            >= [t.kind for t in get_turns(store.r, rid)].index("analyst") + 2
+        )
+    )
+    store.request_cancel(rid)  # interrupt the run after some turns
     worker.join(300)
     assert store.get_run(rid).status == "cancelled"
     before = get_turns(store.r, rid)
     analyst = next(t for t in before if t.kind == "analyst")
-    assert analyst.role == "Analyst" and analyst.intent == "original_question" and analyst.utterance == message
+    assert (
+        analyst.role == "Analyst"
+        and analyst.intent == "original_question"
+        and analyst.utterance == message
+    )
     nxt = before[before.index(analyst) + 1]
-    assert nxt.question == message    # it steers the next turn
+    assert nxt.question == message  # it steers the next turn
     # a stopped worker leaves the run 'interrupted' (issue 7 resume path); re-execute it
     store.r.delete(keys.run_cancel(rid))
     store.set_status(rid, "interrupted")
     assert runner.execute(rid) == "complete"
     after = get_turns(store.r, rid)
-    assert [t.model_dump() for t in after[:len(before)]] == [t.model_dump() for t in before]
+    assert [t.model_dump() for t in after[: len(before)]] == [t.model_dump() for t in before]
     assert [t.turn_number for t in after] == list(range(1, len(after) + 1))
     assert len(after) > len(before)
     assert sum(t.kind == "analyst" for t in after) == 1

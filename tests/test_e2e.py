@@ -24,7 +24,9 @@ def finished_run(redis_server, corpus_path, tmp_path_factory):
     data = tmp_path_factory.mktemp("e2e_data")
     mp.setenv("RESEARCH_DATA_DIR", str(data))
     mp.setenv("REDIS_URL", redis_server)
-    config = jobs.make_config(TOPIC, corpus=str(corpus_path), template="drug", max_perspectives=4, max_turns=3)
+    config = jobs.make_config(
+        TOPIC, corpus=str(corpus_path), template="drug", max_perspectives=4, max_turns=3
+    )
     state = jobs.run_foreground(config)
     yield state, data
     mp.undo()
@@ -59,8 +61,10 @@ def test_every_tool_call_has_raw_file_and_useful_card(finished_run):
     assert {c.artifact_file for c in cards} == files
     assert any(c.card.is_useful for c in cards)
     for c in cards:
-        assert re.fullmatch(r"[a-z0-9_]+/[a-z0-9_]+__step\d+_[a-z0-9_]+__[a-z0-9_]+(__\d+)?\.(json|txt)",
-                            c.artifact_file), c.artifact_file
+        assert re.fullmatch(
+            r"[a-z0-9_]+/[a-z0-9_]+__step\d+_[a-z0-9_]+__[a-z0-9_]+(__\d+)?\.(json|txt)",
+            c.artifact_file,
+        ), c.artifact_file
     # seed 001 §10: what entered working memory is far smaller than the raw outputs
     raw = sum(c.raw_tokens for c in cards)
     injected = sum(c.card_tokens for c in cards)

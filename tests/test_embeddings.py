@@ -54,8 +54,12 @@ def test_encode_rejects_a_bare_string(embedder):
 
 
 def test_batching_gives_the_same_vectors_as_one_by_one(embedder):
-    texts = [f"Sentence number {i} about {topic}." for i, topic in
-             enumerate(["cancer", "storms", "drums", "vaccines", "rivers", "trains", "law"] * 3)]
+    texts = [
+        f"Sentence number {i} about {topic}."
+        for i, topic in enumerate(
+            ["cancer", "storms", "drums", "vaccines", "rivers", "trains", "law"] * 3
+        )
+    ]
     batched = embedder.encode(texts, batch_size=4)
     big = embedder.encode(texts, batch_size=64)
     single = np.stack([embedder.encode_one(t) for t in texts])

@@ -34,10 +34,14 @@ def test_check_event_names_the_problem():
     check_event("cancel.requested", {})  # every field optional
     with pytest.raises(InvariantError, match="Unknown event type 'plan.redy'.*research/events.py"):
         check_event("plan.redy", {})
-    with pytest.raises(InvariantError, match="field 'steps' missing.*field 'stepz' is not declared"):
+    with pytest.raises(
+        InvariantError, match="field 'steps' missing.*field 'stepz' is not declared"
+    ):
         check_event("plan.ready", {"plan_title": "P", "stepz": 3, "questions": []})
     with pytest.raises(InvariantError, match="field 'turn'"):
-        check_event("turn.finished", {"perspective": "p", "turn": "two", "question": "q", "sources": 1})
+        check_event(
+            "turn.finished", {"perspective": "p", "turn": "two", "question": "q", "sources": 1}
+        )
 
 
 def test_store_emit_validates_and_keeps_the_stored_format(r):
@@ -60,7 +64,9 @@ def test_events_of_an_older_version_still_render(r):
     """An event written before the declarations (raw stream entry) reads and renders."""
     store = RunStore(r)
     run_id = store.create_run(RunConfig(topic="Old run")).run_id
-    r.xadd(keys.run_events(run_id), {"ts": 1.0, "type": "legacy.thing", "data": json.dumps({"k": "v"})})
+    r.xadd(
+        keys.run_events(run_id), {"ts": 1.0, "type": "legacy.thing", "data": json.dumps({"k": "v"})}
+    )
     old = store.events(run_id)[-1]
     assert describe_event(old) == 'legacy.thing {"k": "v"}'
 
@@ -70,7 +76,13 @@ def test_lines_of_a_real_run_have_every_field(finished_run):
     store = RunStore(redis.Redis.from_url(finished_run.redis_url, decode_responses=True))
     evs = store.events(finished_run.run_id)
     types = {e.type for e in evs}
-    assert {"run.created", "plan.ready", "turn.finished", "coverage.checked", "report.ready"} <= types
+    assert {
+        "run.created",
+        "plan.ready",
+        "turn.finished",
+        "coverage.checked",
+        "report.ready",
+    } <= types
     for ev in evs:
         check_event(ev.type, ev.data)
         line = event_line(ev.type, ev.data)

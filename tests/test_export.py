@@ -23,8 +23,11 @@ def small_run(data_dir, r):
 def test_html_is_self_contained_with_linked_citations(small_run):
     store, rid = small_run
     html = render_export(store, rid, "html").decode()
-    assert html.startswith("<!DOCTYPE html>") and "<script" not in html and "onerror=" not in html.replace(
-        "onerror=&quot;", "")
+    assert (
+        html.startswith("<!DOCTYPE html>")
+        and "<script" not in html
+        and "onerror=" not in html.replace("onerror=&quot;", "")
+    )
     assert re.search(r'<a href="#ref-1" title="\[1\] Trastuzumab study 1[^"]*“In cohort 1', html)
     assert '<li id="ref-1" value="1"><a href="https://' in html
     assert "&lt;script&gt;" in html  # the payload is shown as text
@@ -46,8 +49,18 @@ def test_pdf_docx_and_zip(small_run):
     assert 'w:anchor="ref_1"' in xml and 'w:name="ref_1"' in xml  # citation → bookmark
     z = zipfile.ZipFile(io.BytesIO(render_export(store, rid, "zip")))
     names = set(z.namelist())
-    assert {"run.json", "plan.json", "summary_cards.json", "transcripts.json", "sources.csv", "sources.json",
-            "events.jsonl", "report.md", "report.html", "usage.json"} <= names
+    assert {
+        "run.json",
+        "plan.json",
+        "summary_cards.json",
+        "transcripts.json",
+        "sources.csv",
+        "sources.json",
+        "events.jsonl",
+        "report.md",
+        "report.html",
+        "usage.json",
+    } <= names
     assert sum(n.startswith("artifacts/") for n in names) == 5
     assert z.read("sources.csv").decode().count("\n") == 13  # header + 12 sources
 
@@ -73,6 +86,12 @@ def test_cli_export_every_format(small_run, tmp_path, monkeypatch, capsys):
     for fmt in FORMATS:
         assert main(["export", rid, "--format", fmt]) == 0
         path = capsys.readouterr().out.strip()
-        assert path.endswith(safe_filename(store.get_run(rid).topic, fmt)) and (tmp_path / path).stat().st_size > 0
-    assert export_run(rid, "html", tmp_path / "x" / "r.html", store=store).read_text().count("ref-1") >= 2
+        assert (
+            path.endswith(safe_filename(store.get_run(rid).topic, fmt))
+            and (tmp_path / path).stat().st_size > 0
+        )
+    assert (
+        export_run(rid, "html", tmp_path / "x" / "r.html", store=store).read_text().count("ref-1")
+        >= 2
+    )
     assert HOSTILE not in (tmp_path / "x" / "r.html").read_text()

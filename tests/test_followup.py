@@ -10,7 +10,9 @@ import pytest
 
 from research.errors import InputError, RunNotFoundError
 
-pytestmark = pytest.mark.timeout(1800)  # the session's finished run is built by the first test (2 shared cores)
+pytestmark = pytest.mark.timeout(
+    1800
+)  # the session's finished run is built by the first test (2 shared cores)
 ROOT = Path(__file__).resolve().parents[1]
 LVEF = "Which trials monitored left ventricular ejection fraction?"
 
@@ -101,8 +103,12 @@ def test_report_audit_every_extractive_citation_supported(env, store):
     report = store.get_doc(env.run_id, "report", Report)
     audit = audit_run(env.run_id, store=store, refresh=True)
     body = " ".join([report.lead, *[s.text for s in report.sections]])
-    assert audit.total >= len(set(LOCAL_RE.findall(body)))  # every reference is checked at least once
-    assert audit.supported == audit.total, [c.model_dump() for c in audit.checks if c.verdict != "supported"][:3]
+    assert audit.total >= len(
+        set(LOCAL_RE.findall(body))
+    )  # every reference is checked at least once
+    assert audit.supported == audit.total, [
+        c.model_dump() for c in audit.checks if c.verdict != "supported"
+    ][:3]
     assert audit.line().startswith(f"{audit.total} of {audit.total} citations supported")
     assert all(c.passage for c in audit.checks)
 
@@ -112,7 +118,9 @@ def test_audit_verdicts_separate_right_and_wrong_sources(env, store):
     from research.followup.audit import SupportScorer, verdict
     from research.followup.evidence import load_evidence
 
-    docs = [d for d in load_evidence(store, env.run_id) if d.from_artifact and len(d.sentences()) >= 3]
+    docs = [
+        d for d in load_evidence(store, env.run_id) if d.from_artifact and len(d.sentences()) >= 3
+    ]
     assert len(docs) >= 2
     scorer = SupportScorer()
     sentence = docs[0].sentences()[1]
@@ -125,8 +133,10 @@ def test_audit_verdicts_separate_right_and_wrong_sources(env, store):
     assert verdict(scorer.score(sentence, far).score) != "supported"
 
 
-@pytest.mark.parametrize("question, code", [("", "invalid_question"), ("   ", "invalid_question"),
-                                            ("why " * 1250, "invalid_question")])
+@pytest.mark.parametrize(
+    "question, code",
+    [("", "invalid_question"), ("   ", "invalid_question"), ("why " * 1250, "invalid_question")],
+)
 def test_bad_questions_store_nothing(env, store, question, code):
     from research.followup.ask import ask
     from research.store.followups import FollowupStore
@@ -170,7 +180,9 @@ def _cli(capsys, *args) -> tuple[int, str, str]:
 
 
 def test_cli_ask_and_audit_json(env, lvef, capsys):
-    code, out, err = _cli(capsys, "ask", env.run_id, "What cardiac toxicity was reported with trastuzumab?", "--json")
+    code, out, err = _cli(
+        capsys, "ask", env.run_id, "What cardiac toxicity was reported with trastuzumab?", "--json"
+    )
     assert code == 0, err
     data = json.loads(out)
     assert set(data) >= {"answer", "citations", "new_references", "sources_added", "audit"}
@@ -196,9 +208,15 @@ def small_run(tmp_path_factory, finished_corpus):
     mp.setenv("RESEARCH_DATA_DIR", str(tmp_path_factory.mktemp("more_data")))
     mp.setenv("REDIS_URL", url)
     mp.delenv("RESEARCH_LLM_MODEL", raising=False)
-    state = jobs.run_foreground(jobs.make_config("Trastuzumab in HER2-positive breast cancer",
-                                                 corpus=str(finished_corpus), template="drug",
-                                                 max_perspectives=1, max_turns=1))
+    state = jobs.run_foreground(
+        jobs.make_config(
+            "Trastuzumab in HER2-positive breast cancer",
+            corpus=str(finished_corpus),
+            template="drug",
+            max_perspectives=1,
+            max_turns=1,
+        )
+    )
     assert state.status == "complete", state.error
     yield state.run_id
     mp.undo()
@@ -215,18 +233,29 @@ def test_research_more_adds_sources_and_updates_coverage(small_run):
     collector = SourceCollector(store.r, small_run)
     n_before, cov_before = len(collector.all_sources()), collector.question_counts()
     turns_before = store.count_turns(small_run)
-    f = ask(small_run, "How was cardiac function monitored in the long-term follow-up of adjuvant trastuzumab?", research=True, store=store)
+    f = ask(
+        small_run,
+        "How was cardiac function monitored in the long-term follow-up of adjuvant trastuzumab?",
+        research=True,
+        store=store,
+    )
     assert f.researched and f.sources_added >= 1
     assert len(collector.all_sources()) == n_before + f.sources_added
     assert collector.question_counts() != cov_before
     assert store.count_turns(small_run) == turns_before + 1
     turn = store.get_turns(small_run)[-1]
     assert turn.perspective == "Analyst follow-up" and turn.sources and turn.search_queries
-    assert f.found and f.new_references and set(r.number for r in f.new_references) <= set(f.citations)
+    assert (
+        f.found and f.new_references and set(r.number for r in f.new_references) <= set(f.citations)
+    )
     new_ids = {s.source_id for s in collector.all_sources()[n_before:]}
-    assert new_ids & {r.source_id for r in f.new_references}, "the answer cites a source research-more found"
+    assert new_ids & {r.source_id for r in f.new_references}, (
+        "the answer cites a source research-more found"
+    )
     types = [e.type for e in store.events(small_run)]
-    assert {"followup.research.started", "followup.research.finished", "turn.finished"} <= set(types)
+    assert {"followup.research.started", "followup.research.finished", "turn.finished"} <= set(
+        types
+    )
 
 
 def test_report_page_shows_chat_audit_and_read_only_followups(env, store, lvef, monkeypatch):
@@ -239,7 +268,9 @@ def test_report_page_shows_chat_audit_and_read_only_followups(env, store, lvef, 
 
     from research.followup.ask import audit_run
 
-    audit_run(env.run_id, store=store)  # stored: the page shows it at once (else it computes in the background)
+    audit_run(
+        env.run_id, store=store
+    )  # stored: the page shows it at once (else it computes in the background)
     at = AppTest.from_file(str(ROOT / "app_pages" / "report.py"), default_timeout=120)
     at.query_params["run"] = env.run_id
     at.run()
@@ -264,7 +295,11 @@ def test_audit_thresholds_match_the_calibration_result():
     from research.followup import audit
 
     result = json.loads((ROOT / "bench" / "results" / "audit_calibration.json").read_text())
-    assert (audit.W_COSINE, audit.SUPPORTED, audit.WEAK) == (result["W_COSINE"], result["SUPPORTED"], result["WEAK"])
+    assert (audit.W_COSINE, audit.SUPPORTED, audit.WEAK) == (
+        result["W_COSINE"],
+        result["SUPPORTED"],
+        result["WEAK"],
+    )
     assert audit.PRECISION["supported"] == result["test"]["supported_precision"] >= 0.95
     assert audit.PRECISION["unsupported"] == result["test"]["unsupported_precision"]
     assert f"{result['test']['supported_precision']:.3f}" in audit.__doc__

@@ -14,9 +14,9 @@ import subprocess
 import time
 
 import pytest
+from resilience_helpers import research_cmd, subprocess_env
 
 from research.errors import InputError
-from resilience_helpers import research_cmd, subprocess_env
 
 pytestmark = pytest.mark.timeout(1800)
 LEASE_TTL_MS = "2000"  # short, so a killed job's follow-up shows interrupted quickly
@@ -29,14 +29,19 @@ def small(tmp_path_factory, finished_corpus):
     follow-ups research more, so it is not the session's shared run). Yields
     ``(store, run_id, data_dir, redis_url)``."""
     from private_runs import private_env
+
     from research import jobs
     from research.store.connection import get_redis
     from research.store.runs import RunStore
 
-    server, url, data, mp = private_env(tmp_path_factory, "fj", RESEARCH_LEASE_TTL_MS=LEASE_TTL_MS,
-                                        RESEARCH_JOB_BACKEND="thread")
-    state = jobs.run_foreground(jobs.make_config(TOPIC, corpus=str(finished_corpus), template="drug",
-                                                 max_perspectives=1, max_turns=1))
+    server, url, data, mp = private_env(
+        tmp_path_factory, "fj", RESEARCH_LEASE_TTL_MS=LEASE_TTL_MS, RESEARCH_JOB_BACKEND="thread"
+    )
+    state = jobs.run_foreground(
+        jobs.make_config(
+            TOPIC, corpus=str(finished_corpus), template="drug", max_perspectives=1, max_turns=1
+        )
+    )
     assert state.status == "complete", state.error
     yield RunStore(get_redis()), state.run_id, data, url
     mp.undo()
@@ -46,7 +51,11 @@ def small(tmp_path_factory, finished_corpus):
 def _analyst_turns(store, run_id, question):
     from research.followup.more import PERSPECTIVE
 
-    return [t for t in store.get_turns(run_id) if t.perspective == PERSPECTIVE and t.question == question]
+    return [
+        t
+        for t in store.get_turns(run_id)
+        if t.perspective == PERSPECTIVE and t.question == question
+    ]
 
 
 def _assert_clean(store, run_id):
@@ -66,8 +75,8 @@ def test_rq_worker_answers_a_queued_followup(small, monkeypatch):
     ``research worker --burst`` process researches more and answers it."""
     from rq import Queue
 
-    from research.jobs import workers
     from research.followup.jobs import pending, submit_ask
+    from research.jobs import workers
     from research.store.followups import FollowupStore
 
     store, run_id, data, url = small
@@ -80,18 +89,33 @@ def test_rq_worker_answers_a_queued_followup(small, monkeypatch):
     assert [(p["id"], p["stage"], p["alive"]) for p in waiting] == [(fid, "queued", True)]
     assert workers.queue().count == 1  # queued for a worker, nothing ran here
     env = subprocess_env(data, url, RESEARCH_JOB_BACKEND="rq", RESEARCH_LEASE_TTL_MS=LEASE_TTL_MS)
-    proc = subprocess.run(research_cmd("worker", "--burst", "--no-resume", "--name", f"fj-{os.getpid()}"),
-                          env=env, capture_output=True, text=True, timeout=900)
+    proc = subprocess.run(
+        research_cmd("worker", "--burst", "--no-resume", "--name", f"fj-{os.getpid()}"),
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     f = FollowupStore(store).answered(run_id, fid)
-    assert f is not None, (proc.stderr[-2000:], [e.data for e in store.events(run_id) if e.type == "followup.failed"])
+    assert f is not None, (
+        proc.stderr[-2000:],
+        [e.data for e in store.events(run_id) if e.type == "followup.failed"],
+    )
     assert f.researched and f.sources_added >= 1 and f.found
     assert len(store.collector(run_id).all_sources()) == n_sources + f.sources_added
-    assert store.count_turns(run_id) == n_turns + 1 and len(_analyst_turns(store, run_id, question)) == 1
+    assert (
+        store.count_turns(run_id) == n_turns + 1
+        and len(_analyst_turns(store, run_id, question)) == 1
+    )
     assert pending(store, run_id) == [] and FollowupStore(store).list_pending(run_id) == []
     types = [e.type for e in store.events(run_id)]
-    assert {"followup.asked", "followup.research.started", "followup.research.finished",
-            "followup.answered"} <= set(types)
+    assert {
+        "followup.asked",
+        "followup.research.started",
+        "followup.research.finished",
+        "followup.answered",
+    } <= set(types)
     _assert_clean(store, run_id)
 
 
@@ -108,13 +132,21 @@ def test_killed_followup_resumes_once(small, kill_after):
 
     store, run_id, data, url = small
     fs = FollowupStore(store)
-    question = {"followup.research.started": "Which cardiac events were seen with trastuzumab plus anthracyclines?",
-                "turn.finished": "What is known about subcutaneous trastuzumab dosing?"}[kill_after]
+    question = {
+        "followup.research.started": "Which cardiac events were seen with trastuzumab plus anthracyclines?",
+        "turn.finished": "What is known about subcutaneous trastuzumab dosing?",
+    }[kill_after]
     n_sources, n_turns = len(store.collector(run_id).all_sources()), store.count_turns(run_id)
     mark = _nth_id(store, run_id, store.r.xlen(keys.run_events(run_id)))
-    env = subprocess_env(data, url, RESEARCH_LEASE_TTL_MS=LEASE_TTL_MS, RESEARCH_JOB_BACKEND="thread")
-    proc = subprocess.Popen(research_cmd("ask", run_id, question, "--research", "--json"), env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    env = subprocess_env(
+        data, url, RESEARCH_LEASE_TTL_MS=LEASE_TTL_MS, RESEARCH_JOB_BACKEND="thread"
+    )
+    proc = subprocess.Popen(
+        research_cmd("ask", run_id, question, "--research", "--json"),
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     try:
         deadline = time.monotonic() + 600
         while proc.poll() is None and time.monotonic() < deadline:
@@ -133,7 +165,9 @@ def test_killed_followup_resumes_once(small, kill_after):
     while pending(store, run_id)[0]["alive"] and time.monotonic() < deadline:
         time.sleep(0.1)  # the dead process's lease expires after LEASE_TTL_MS
     assert pending(store, run_id)[0]["stage"].startswith("interrupted")
-    if kill_after == "turn.finished":  # the Report page shows it from the stored record; its button resumes it
+    if (
+        kill_after == "turn.finished"
+    ):  # the Report page shows it from the stored record; its button resumes it
         at = _report_page_showing_interrupted(run_id, question)
         at.button(key=f"resume-followup-{p.id}").click().run()
         assert not at.exception, [e.value for e in at.exception]
@@ -141,12 +175,17 @@ def test_killed_followup_resumes_once(small, kill_after):
         while fs.answered(run_id, p.id) is None and time.monotonic() < deadline:
             time.sleep(0.5)  # answered by the dashboard's thread job
     else:
-        assert jobs.resume_run(run_id, foreground=True, by="cli") == "complete"  # `research resume RUN`
+        assert (
+            jobs.resume_run(run_id, foreground=True, by="cli") == "complete"
+        )  # `research resume RUN`
 
     [f] = [x for x in fs.list(run_id) if x.id == p.id]
     assert f.found and f.researched and f.citations
     assert fs.list_pending(run_id) == []
-    assert len(_analyst_turns(store, run_id, question)) == 1 and store.count_turns(run_id) == n_turns + 1
+    assert (
+        len(_analyst_turns(store, run_id, question)) == 1
+        and store.count_turns(run_id) == n_turns + 1
+    )
     assert len(store.collector(run_id).all_sources()) == n_sources + f.sources_added
     events = store.events(run_id, after=mark)
     mine = [e for e in events if e.data.get("id") == p.id]
@@ -168,13 +207,16 @@ def _report_page_showing_interrupted(run_id, question):
 
     from streamlit.testing.v1 import AppTest
 
-    at = AppTest.from_file(str(Path(__file__).resolve().parents[1] / "app_pages" / "report.py"), default_timeout=120)
+    at = AppTest.from_file(
+        str(Path(__file__).resolve().parents[1] / "app_pages" / "report.py"), default_timeout=120
+    )
     at.query_params["run"] = run_id
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     assert any(question in str(m.value) for m in at.markdown)
-    assert any(str(c.value).startswith("interrupted: its job stopped") for c in at.caption), \
-        [c.value for c in at.caption]
+    assert any(str(c.value).startswith("interrupted: its job stopped") for c in at.caption), [
+        c.value for c in at.caption
+    ]
     return at
 
 
@@ -200,12 +242,17 @@ def test_run_without_report_refuses_followups(small, status):
     state = store.create_run(RunConfig(topic=TOPIC))
     store.set_status(state.run_id, status)
     n_events = len(store.events(state.run_id))
-    for call in (lambda: ask(state.run_id, "Which trials monitored LVEF?", store=store),
-                 lambda: submit_ask(store, state.run_id, "Which trials monitored LVEF?", research=True)):
+    for call in (
+        lambda: ask(state.run_id, "Which trials monitored LVEF?", store=store),
+        lambda: submit_ask(store, state.run_id, "Which trials monitored LVEF?", research=True),
+    ):
         with pytest.raises(InputError) as exc:
             call()
         assert exc.value.code == "report_not_ready"
-        assert "no report yet" in exc.value.message and "ask again when the run is complete" in exc.value.message
+        assert (
+            "no report yet" in exc.value.message
+            and "ask again when the run is complete" in exc.value.message
+        )
     fs = FollowupStore(store)
     assert fs.list(state.run_id) == [] and fs.list_pending(state.run_id) == []
     assert len(store.events(state.run_id)) == n_events

@@ -26,8 +26,25 @@ def _main(capsys, *argv) -> tuple[int, dict]:
 
 
 def _run(capsys, corpus_path, *extra) -> str:
-    code, s = _main(capsys, "run", TOPIC, "--corpus", str(corpus_path), "--template", "drug", "--engine", "litellm",
-                    "--model", MODEL, "--max-perspectives", "1", "--max-turns", "1", "--json", *extra)
+    code, s = _main(
+        capsys,
+        "run",
+        TOPIC,
+        "--corpus",
+        str(corpus_path),
+        "--template",
+        "drug",
+        "--engine",
+        "litellm",
+        "--model",
+        MODEL,
+        "--max-perspectives",
+        "1",
+        "--max-turns",
+        "1",
+        "--json",
+        *extra,
+    )
     assert code == 0 and s["status"] == "complete", s
     return s["run_id"]
 
@@ -49,7 +66,10 @@ def _report_cited(run_id: str) -> set[int]:
     from research.store import open_store
 
     report = open_store().get_doc(run_id, "report", Report)
-    return {int(n) for n in LOCAL_RE.findall(" ".join([report.lead, *[s.text for s in report.sections]]))}
+    return {
+        int(n)
+        for n in LOCAL_RE.findall(" ".join([report.lead, *[s.text for s in report.sections]]))
+    }
 
 
 def test_ask_with_litellm_engine(llm_env, capsys, corpus_path, data_dir):
@@ -67,14 +87,20 @@ def test_ask_with_litellm_engine(llm_env, capsys, corpus_path, data_dir):
     refs = _references(run_id)
     cited = {int(n) for n in re.findall(r"\[(\d+)\]", f["answer"])}
     assert f["citations"] and cited == set(f["citations"]) and cited <= set(refs)
-    assert [r["number"] for r in f["new_references"]] == sorted(r["number"] for r in f["new_references"])
+    assert [r["number"] for r in f["new_references"]] == sorted(
+        r["number"] for r in f["new_references"]
+    )
     assert all(refs[r["number"]] == r["source_id"] for r in f["new_references"])
     # its citations are audited (one check per cited number at least) and `research audit` runs
     assert f["audit"] and {c["number"] for c in f["audit"]} == cited
-    assert all(c["verdict"] in ("supported", "weak", "unsupported") and c["passage"] for c in f["audit"])
+    assert all(
+        c["verdict"] in ("supported", "weak", "unsupported") and c["passage"] for c in f["audit"]
+    )
     code, audit = _main(capsys, "audit", run_id, "--json")
     assert code == 0 and audit["total"] == audit["supported"] + audit["weak"] + audit["unsupported"]
-    assert {c["number"] for c in audit["checks"]} == _report_cited(run_id)  # every report citation, none else
+    assert {c["number"] for c in audit["checks"]} == _report_cited(
+        run_id
+    )  # every report citation, none else
     code, snap = _main(capsys, "show", run_id, "--json")
     assert code == 0 and [x["id"] for x in snap["followups"]] == [f["id"]]
 

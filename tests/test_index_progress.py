@@ -42,11 +42,15 @@ def test_build_reports_states_and_counts(tmp_path, corpus_path, monkeypatch):
     states = [s["state"] for s in seen]
     assert states[0] in ("loading_model", "embedding") and states[-1] == "ready"
     counts = [s["done"] for s in seen if s["state"] == "embedding"]
-    assert counts == sorted(counts) and all(s["total"] == 20 for s in seen if s["state"] == "embedding")
+    assert counts == sorted(counts) and all(
+        s["total"] == 20 for s in seen if s["state"] == "embedding"
+    )
     # after a chunk the build estimates the time left from its own rate; none before, none at the end
     partial = [s for s in seen if s["state"] == "embedding" and 0 < s["done"] < 20]
     assert partial and all(s["eta_s"] is not None and s["eta_s"] >= 0 for s in partial)
-    assert all(s["eta_s"] is None for s in seen if s["state"] == "embedding" and s["done"] in (0, 20))
+    assert all(
+        s["eta_s"] is None for s in seen if s["state"] == "embedding" and s["done"] in (0, 20)
+    )
     final = index_progress.index_state(src, idx)
     assert final["state"] == "ready" and final["done"] == final["total"] == 20
     # a fresh process would see the index on disk: ready with its document count
@@ -91,28 +95,48 @@ def test_time_left_estimate():
     assert index_progress.eta_s(0, 2972, 3.0) is None  # no rate yet
     assert index_progress.eta_s(1280, 2972, 18.5) == 24.5  # 1,692 docs at 69.2 docs/s
     assert index_progress.eta_s(2972, 2972, 43.0) is None
-    assert [eta_text(x) for x in (None, 4.4, 24.5, 61, 150)] == \
-        ["", " · about 4 s left", " · about 25 s left", " · about 60 s left", " · about 2 min left"]
+    assert [eta_text(x) for x in (None, 4.4, 24.5, 61, 150)] == [
+        "",
+        " · about 4 s left",
+        " · about 25 s left",
+        " · about 60 s left",
+        " · about 2 min left",
+    ]
 
 
 def test_labels_for_the_run_page_and_corpora_page():
-    assert index_label({"state": "embedding", "done": 1200, "total": 2972}) == \
-        (1200 / 2972, "Indexing corpus: 1,200 / 2,972 documents")
-    assert index_label({"state": "embedding", "done": 1280, "total": 2972, "eta_s": 24.5})[1] == \
-        "Indexing corpus: 1,280 / 2,972 documents · about 25 s left"
-    assert index_status_line({"state": "embedding", "done": 10, "total": 40, "corpus": "/x/docs.jsonl",
-                              "eta_s": 130})[1] == "Indexing docs.jsonl: 10 / 40 documents · about 2 min left"
+    assert index_label({"state": "embedding", "done": 1200, "total": 2972}) == (
+        1200 / 2972,
+        "Indexing corpus: 1,200 / 2,972 documents",
+    )
+    assert (
+        index_label({"state": "embedding", "done": 1280, "total": 2972, "eta_s": 24.5})[1]
+        == "Indexing corpus: 1,280 / 2,972 documents · about 25 s left"
+    )
+    assert (
+        index_status_line(
+            {"state": "embedding", "done": 10, "total": 40, "corpus": "/x/docs.jsonl", "eta_s": 130}
+        )[1]
+        == "Indexing docs.jsonl: 10 / 40 documents · about 2 min left"
+    )
     assert index_label({"state": "loading_model", "done": 0, "total": 0})[0] == 0.0
-    frac, text = index_status_line({"state": "embedding", "done": 10, "total": 40, "corpus": "/x/docs.jsonl"})
+    frac, text = index_status_line(
+        {"state": "embedding", "done": 10, "total": 40, "corpus": "/x/docs.jsonl"}
+    )
     assert frac == 0.25 and text == "Indexing docs.jsonl: 10 / 40 documents"
-    frac, text = index_status_line({"state": "ready", "done": 40, "total": 40, "corpus": "/x/docs.jsonl",
-                                    "updated": 0})
+    frac, text = index_status_line(
+        {"state": "ready", "done": 40, "total": 40, "corpus": "/x/docs.jsonl", "updated": 0}
+    )
     assert frac is None and "ready, 40 documents" in text
     assert "not built yet" in index_status_line({"state": "missing", "corpus": "/x/d.jsonl"})[1]
-    json.dumps(index_progress.index_state("/nonexistent/corpus.jsonl", "/tmp"))  # JSON-safe, no raise
+    json.dumps(
+        index_progress.index_state("/nonexistent/corpus.jsonl", "/tmp")
+    )  # JSON-safe, no raise
 
 
-def test_creating_a_run_on_a_cold_index_announces_the_build(tmp_path, corpus_path, data_dir, monkeypatch):
+def test_creating_a_run_on_a_cold_index_announces_the_build(
+    tmp_path, corpus_path, data_dir, monkeypatch
+):
     """The first ``index.progress`` event is written when the run is created (the CLI and the
     dashboard create the run before importing the pipeline), not when the pipeline starts."""
     from research import jobs
@@ -135,7 +159,9 @@ def test_creating_a_run_does_not_import_the_pipeline():
     import subprocess
     import sys
 
-    code = ("import sys, research.jobs; "
-            "print(sorted(m for m in ('research.pipeline.runner', 'sklearn') if m in sys.modules))")
+    code = (
+        "import sys, research.jobs; "
+        "print(sorted(m for m in ('research.pipeline.runner', 'sklearn') if m in sys.modules))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]", out.stdout + out.stderr

@@ -14,8 +14,8 @@ from research import jobs
 from research.errors import CorpusError, InputError
 from research.ingest import ingest
 from research.models import Report
-from research.store.connection import get_redis
 from research.store.collector import SourceCollector
+from research.store.connection import get_redis
 from research.store.runs import RunStore
 
 TOPIC = "Zanubrutinib in mantle cell lymphoma"
@@ -30,8 +30,8 @@ PAGES = [
 
 def make_run_docs(folder: Path) -> None:
     """A 5-page PDF (one theme per page), a DOCX memo and an HTML page, all on TOPIC."""
-    from fpdf import FPDF
     import docx
+    from fpdf import FPDF
 
     folder.mkdir(parents=True, exist_ok=True)
     pdf = FPDF()
@@ -42,12 +42,17 @@ def make_run_docs(folder: Path) -> None:
     pdf.output(str(folder / "zanu-report.pdf"))
     d = docx.Document()
     d.add_heading("Zanubrutinib memo", 0)
-    d.add_paragraph("The memo summarises zanubrutinib efficacy in mantle cell lymphoma and its bleeding risk. " * 3)
+    d.add_paragraph(
+        "The memo summarises zanubrutinib efficacy in mantle cell lymphoma and its bleeding risk. "
+        * 3
+    )
     d.save(str(folder / "memo.docx"))
     (folder / "overview.html").write_text(
         "<html><head><title>Zanubrutinib overview</title></head><body><article><h1>Zanubrutinib</h1><p>"
-        + "Zanubrutinib received accelerated approval for mantle cell lymphoma after at least one prior therapy. " * 5
-        + "</p></article></body></html>")
+        + "Zanubrutinib received accelerated approval for mantle cell lymphoma after at least one prior therapy. "
+        * 5
+        + "</p></article></body></html>"
+    )
 
 
 def _page_texts(pdf: Path) -> list[str]:
@@ -62,14 +67,22 @@ def test_run_over_ingested_corpus_cites_file_and_page(data_dir, tmp_path):
     make_run_docs(folder)
     rep = ingest("lymphoma-docs", [folder])
     assert len(rep.added) == 3 and not rep.errors
-    cfg = jobs.make_config(TOPIC, corpora="lymphoma-docs", template="drug", max_perspectives=2, max_turns=1,
-                           min_databases=2)
+    cfg = jobs.make_config(
+        TOPIC,
+        corpora="lymphoma-docs",
+        template="drug",
+        max_perspectives=2,
+        max_turns=1,
+        min_databases=2,
+    )
     assert cfg.search == [] and cfg.corpora == ["lymphoma-docs"] and cfg.min_databases == 2
     state = jobs.run_foreground(cfg)
     assert state.status == "complete", state.error
     store = RunStore(get_redis())
     checked = [e.data for e in store.events(state.run_id) if e.type == "coverage.checked"]
-    assert checked and checked[-1]["databases"] == "1/2 databases (Local)" and not checked[-1]["ready"]
+    assert (
+        checked and checked[-1]["databases"] == "1/2 databases (Local)" and not checked[-1]["ready"]
+    )
     report = store.get_doc(state.run_id, "report", Report)
     refs = report.references
     sources = {s.source_id: s for s in SourceCollector(get_redis(), state.run_id).all_sources()}
@@ -79,7 +92,9 @@ def test_run_over_ingested_corpus_cites_file_and_page(data_dir, tmp_path):
     cited_pages = []
     for ref in refs:
         assert ref.url.startswith("file://"), ref.url
-        assert any(name in ref.title for name in ("zanu-report.pdf", "memo.docx", "overview.html")), ref.title
+        assert any(
+            name in ref.title for name in ("zanu-report.pdf", "memo.docx", "overview.html")
+        ), ref.title
         m = re.match(r"zanu-report\.pdf p\. (\d+)", ref.title)
         if not m:
             continue
@@ -95,7 +110,9 @@ def test_run_over_ingested_corpus_cites_file_and_page(data_dir, tmp_path):
     # the question-organised report (issue 12) quotes a sentence only in the section it fits
     # best, so this 3-document run cites fewer passages than before: one PDF page at least
     assert cited_pages, [r.title for r in refs]
-    assert any(r.title.startswith(("memo.docx", "overview.html")) for r in refs), [r.title for r in refs]
+    assert any(r.title.startswith(("memo.docx", "overview.html")) for r in refs), [
+        r.title for r in refs
+    ]
     assert f"[{pdf.name} p. " in report.markdown or f"{pdf.name} p. " in report.markdown
 
 
@@ -103,7 +120,9 @@ def test_corpora_only_run_needs_no_default_corpus(data_dir, tmp_path, monkeypatc
     folder = tmp_path / "docs"
     make_run_docs(folder)
     first = ingest("lymphoma-docs", [folder / "overview.html"])
-    again = ingest("lymphoma-docs", [folder / "overview.html"])  # nothing changed: no re-index, no model load
+    again = ingest(
+        "lymphoma-docs", [folder / "overview.html"]
+    )  # nothing changed: no re-index, no model load
     assert again.unchanged and again.chunks == first.chunks and again.seconds < 1.0
     monkeypatch.setenv("RESEARCH_CORPUS", str(tmp_path / "absent.jsonl"))
     cfg = jobs.make_config(TOPIC, corpora="lymphoma-docs")
@@ -113,8 +132,8 @@ def test_corpora_only_run_needs_no_default_corpus(data_dir, tmp_path, monkeypatc
 
 
 def test_min_databases_criterion(r, data_dir):
-    from research.store.collector import SourceCollector
     from research.planning.syllabus import get_template
+    from research.store.collector import SourceCollector
 
     col = SourceCollector(r, "00112233445566bb")
     col.init(get_template("drug"))
@@ -123,7 +142,13 @@ def test_min_databases_criterion(r, data_dir):
     assert "databases" not in col.check_completion()  # default 1: seed 000 behaviour unchanged
     one = col.check_completion(min_databases=2)
     assert one["databases"] == "1/2 databases (PubMed)" and one["ready"] is False
-    col.save_source("clinicaltrials.gov", "NCT00000001", "https://clinicaltrials.gov/study/NCT00000001", "Trial", [q])
+    col.save_source(
+        "clinicaltrials.gov",
+        "NCT00000001",
+        "https://clinicaltrials.gov/study/NCT00000001",
+        "Trial",
+        [q],
+    )
     assert col.check_completion(min_databases=2)["databases"].startswith("2/2 databases")
     with pytest.raises(InputError, match="min databases must be a whole number from 1 to 8"):
         jobs.make_config(TOPIC, min_databases=0)

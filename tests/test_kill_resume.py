@@ -24,12 +24,12 @@ import subprocess
 import time
 
 import pytest
+from resilience_helpers import SMALL, TOPIC, diff_keys, fingerprint, research_cmd, subprocess_env
 
 from research import jobs
 from research.store import keys
 from research.store.connection import get_redis
 from research.store.runs import RunStore
-from resilience_helpers import SMALL, TOPIC, diff_keys, fingerprint, research_cmd, subprocess_env
 
 LEASE_TTL_MS = "2000"  # short, so a killed job's run shows interrupted quickly
 TRIALS = int(os.environ.get("RESEARCH_KILL_TRIALS", "6"))  # strata of the event stream (see above)
@@ -57,7 +57,9 @@ def env_and_baseline(redis_server, finished_corpus, tmp_path_factory):
     mp.undo()
 
 
-def _new_run(store: RunStore, known: set[str], proc: subprocess.Popen, timeout_s: float = 180) -> str | None:
+def _new_run(
+    store: RunStore, known: set[str], proc: subprocess.Popen, timeout_s: float = 180
+) -> str | None:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline and proc.poll() is None:
         fresh = set(store.r.zrange(keys.RUNS_INDEX, 0, -1)) - known
@@ -75,14 +77,26 @@ def _stratified_points(rng: random.Random, lo: int, hi: int, n: int) -> list[int
 
 @pytest.mark.slow
 @pytest.mark.timeout(1800)
-def test_kill9_at_random_points_then_resume_gives_the_same_run(env_and_baseline, redis_server, finished_corpus):
+def test_kill9_at_random_points_then_resume_gives_the_same_run(
+    env_and_baseline, redis_server, finished_corpus
+):
     store, data, base, n_events = env_and_baseline
     rng = random.Random(20240607)
     points = _stratified_points(rng, 3, n_events - 2, TRIALS)
     env = subprocess_env(data, redis_server, RESEARCH_LEASE_TTL_MS=LEASE_TTL_MS)
-    cmd = research_cmd("run", TOPIC, "--corpus", str(finished_corpus), "--template", SMALL["template"],
-                       "--max-perspectives", str(SMALL["max_perspectives"]),
-                       "--max-turns", str(SMALL["max_turns"]), "--json")
+    cmd = research_cmd(
+        "run",
+        TOPIC,
+        "--corpus",
+        str(finished_corpus),
+        "--template",
+        SMALL["template"],
+        "--max-perspectives",
+        str(SMALL["max_perspectives"]),
+        "--max-turns",
+        str(SMALL["max_turns"]),
+        "--json",
+    )
     killed_at = []
     for point in points:
         known = set(store.r.zrange(keys.RUNS_INDEX, 0, -1))
@@ -111,7 +125,9 @@ def test_kill9_at_random_points_then_resume_gives_the_same_run(env_and_baseline,
 
 
 @pytest.mark.slow
-def test_two_rq_workers_serve_four_queued_runs(env_and_baseline, redis_server, finished_corpus, monkeypatch):
+def test_two_rq_workers_serve_four_queued_runs(
+    env_and_baseline, redis_server, finished_corpus, monkeypatch
+):
     store, data, _, _ = env_and_baseline
     monkeypatch.setenv("RESEARCH_JOB_BACKEND", "rq")
     monkeypatch.delenv("RESEARCH_LEASE_TTL_MS")  # the default: busy workers must not look dead
@@ -120,12 +136,21 @@ def test_two_rq_workers_serve_four_queued_runs(env_and_baseline, redis_server, f
     from research.jobs import workers
 
     Queue(workers.QUEUE, connection=workers.rq_connection()).empty()
-    config = jobs.make_config(TOPIC, corpus=str(finished_corpus), template="drug", max_perspectives=1, max_turns=1)
+    config = jobs.make_config(
+        TOPIC, corpus=str(finished_corpus), template="drug", max_perspectives=1, max_turns=1
+    )
     ids = [jobs.start_run(config) for _ in range(4)]
     assert all(store.get_run(i).status == "pending" for i in ids)  # queued, not started here
     env = subprocess_env(data, redis_server, RESEARCH_JOB_BACKEND="rq")
-    procs = [subprocess.Popen(research_cmd("worker", "--burst", "--no-resume", "--name", f"w{n}-{os.getpid()}"),
-                              env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE) for n in range(2)]
+    procs = [
+        subprocess.Popen(
+            research_cmd("worker", "--burst", "--no-resume", "--name", f"w{n}-{os.getpid()}"),
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
+        for n in range(2)
+    ]
     try:
         states = [jobs.wait_for(i, timeout_s=600) for i in ids]
     finally:

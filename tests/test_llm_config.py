@@ -13,8 +13,13 @@ from research.llm.validate import parse_models
 
 @pytest.fixture()
 def env(monkeypatch, data_dir, corpus_path):
-    for name in ("RESEARCH_LLM_MODEL", "RESEARCH_LLM_CHEAP_MODEL", "RESEARCH_MODEL_PRICES", "RESEARCH_LLM_REPLAY",
-                 *[f"RESEARCH_MODEL_{r.upper()}" for r in ("planner", "expert", "writer")]):
+    for name in (
+        "RESEARCH_LLM_MODEL",
+        "RESEARCH_LLM_CHEAP_MODEL",
+        "RESEARCH_MODEL_PRICES",
+        "RESEARCH_LLM_REPLAY",
+        *[f"RESEARCH_MODEL_{r.upper()}" for r in ("planner", "expert", "writer")],
+    ):
         monkeypatch.setenv(name, "")
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     return corpus_path
@@ -26,7 +31,10 @@ def test_models_per_role_from_config_then_env(env, monkeypatch):
     monkeypatch.setenv("RESEARCH_MODEL_WRITER", "openai/gpt-4.1")
     m = resolve_models({"planner": "openai/o3-mini"})
     assert m["planner"] == "openai/o3-mini" and m["writer"] == "openai/gpt-4.1"
-    assert m["expert"] == m["question_asker"] == "openai/gpt-4o-mini" and m["outline"] == "openai/gpt-4o"
+    assert (
+        m["expert"] == m["question_asker"] == "openai/gpt-4o-mini"
+        and m["outline"] == "openai/gpt-4o"
+    )
     assert parse_models("planner=a/b, writer=c/d") == {"planner": "a/b", "writer": "c/d"}
     with pytest.raises(InputError):
         parse_models("planner")
@@ -41,16 +49,30 @@ def test_make_config_errors_say_what_to_set(env, monkeypatch):
     with pytest.raises(InputError, match="provider"):
         jobs.make_config("topic", corpus=env, engine="litellm", models={"*": "no-such-model-xyz"})
     with pytest.raises(InputError, match="RESEARCH_MODEL_PRICES"):
-        jobs.make_config("topic", corpus=env, engine="litellm", models={"*": "openai/my-private-finetune"})
+        jobs.make_config(
+            "topic", corpus=env, engine="litellm", models={"*": "openai/my-private-finetune"}
+        )
     monkeypatch.setenv("RESEARCH_MODEL_PRICES", '{"openai/my-private-finetune": [1.0, 2.0]}')
-    cfg = jobs.make_config("topic", corpus=env, engine="litellm", models={"*": "openai/my-private-finetune"},
-                           budget_usd="0.5", budget_tokens=1000)
-    assert cfg.budget_usd == 0.5 and cfg.budget_tokens == 1000 and "sk-" not in cfg.model_dump_json()
+    cfg = jobs.make_config(
+        "topic",
+        corpus=env,
+        engine="litellm",
+        models={"*": "openai/my-private-finetune"},
+        budget_usd="0.5",
+        budget_tokens=1000,
+    )
+    assert (
+        cfg.budget_usd == 0.5 and cfg.budget_tokens == 1000 and "sk-" not in cfg.model_dump_json()
+    )
     assert cost_usd("openai/my-private-finetune", 1_000_000, 1_000_000) == pytest.approx(3.0)
     with pytest.raises(InputError, match="budget"):
-        jobs.make_config("topic", corpus=env, engine="litellm", models={"*": "openai/gpt-4o-mini"}, budget_usd=-1)
+        jobs.make_config(
+            "topic", corpus=env, engine="litellm", models={"*": "openai/gpt-4o-mini"}, budget_usd=-1
+        )
     with pytest.raises(InputError, match="role"):
-        jobs.make_config("topic", corpus=env, engine="litellm", models={"boss": "openai/gpt-4o-mini"})
+        jobs.make_config(
+            "topic", corpus=env, engine="litellm", models={"boss": "openai/gpt-4o-mini"}
+        )
 
 
 def test_retry_after_parsing():
@@ -61,7 +83,9 @@ def test_retry_after_parsing():
 
     from research.search.http import MAX_RETRY_AFTER_S, retry_after_s
 
-    assert retry_after_s(httpx.Response(429, headers={"Retry-After": "soon"})) is None  # before: ValueError
+    assert (
+        retry_after_s(httpx.Response(429, headers={"Retry-After": "soon"})) is None
+    )  # before: ValueError
     assert retry_after_s(httpx.Response(429, headers={"Retry-After": "2.5"})) == 2.5
     assert retry_after_s(httpx.Response(429, headers={"Retry-After": "3600"})) == MAX_RETRY_AFTER_S
     assert retry_after_s(httpx.Response(429)) is None

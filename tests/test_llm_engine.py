@@ -12,8 +12,16 @@ from research.engines import base as b
 from research.engines.litellm import LiteLLMEngine
 from research.engines.litellm import material as mat
 from research.engines.litellm.structured import extract_json
-from research.models import (ConversationResult, DialogueTurn, Outline, OutlineSection, Perspective, ReportSection,
-                             RunConfig, SearchResult, SummaryCard)
+from research.models import (
+    ConversationResult,
+    DialogueTurn,
+    OutlineSection,
+    Perspective,
+    ReportSection,
+    RunConfig,
+    SearchResult,
+    SummaryCard,
+)
 from research.planning.syllabus import get_template
 from tests.llm_fixtures import CANARY_KEY, MODEL, llm_env, loopback_llm  # noqa: F401
 
@@ -21,9 +29,18 @@ TOPIC = "Trastuzumab in HER2-positive breast cancer"
 
 
 def _results(n=3):
-    return [SearchResult(url=f"https://example.org/{i}", title=f"Trial {i} of trastuzumab",
-                         snippets=[f"Trastuzumab improved survival in trial {i} of HER2-positive patients. More text."],
-                         text="full text " * 50, query="trastuzumab survival") for i in range(1, n + 1)]
+    return [
+        SearchResult(
+            url=f"https://example.org/{i}",
+            title=f"Trial {i} of trastuzumab",
+            snippets=[
+                f"Trastuzumab improved survival in trial {i} of HER2-positive patients. More text."
+            ],
+            text="full text " * 50,
+            query="trastuzumab survival",
+        )
+        for i in range(1, n + 1)
+    ]
 
 
 @pytest.fixture()
@@ -39,50 +56,119 @@ def test_every_step_parses(engine, llm_env):
     rel = engine.related_outline(b.RelatedInput(topic=TOPIC, query="her2", results=_results()))
     assert rel.sections and rel.source == "https://example.org/1"
     fitted = engine.fit_syllabus(b.FitInput(topic=TOPIC, syllabus=syl, related=[rel]))  # issue 12
-    assert 4 <= len(fitted.questions) <= 8 and fitted.keys() != syl.keys() and fitted.name == syl.name
-    personas = engine.personas(b.PersonaInput(topic=TOPIC, related=[rel], syllabus=syl, max_perspectives=2))
+    assert (
+        4 <= len(fitted.questions) <= 8 and fitted.keys() != syl.keys() and fitted.name == syl.name
+    )
+    personas = engine.personas(
+        b.PersonaInput(topic=TOPIC, related=[rel], syllabus=syl, max_perspectives=2)
+    )
     assert len(personas.perspectives) == 2
     p = personas.perspectives[0]
-    ask = engine.ask_question(b.AskInput(topic=TOPIC, perspective=p, history=[], next_focus=syl.questions[:2], max_turns=2))
+    ask = engine.ask_question(
+        b.AskInput(
+            topic=TOPIC, perspective=p, history=[], next_focus=syl.questions[:2], max_turns=2
+        )
+    )
     assert ask.question and ask.focus_question in {"", *syl.keys()}
-    assert 1 <= len(ask.queries) <= 3 and all(q.strip() for q in ask.queries)  # issue 14: queries in the same call
+    assert 1 <= len(ask.queries) <= 3 and all(
+        q.strip() for q in ask.queries
+    )  # issue 14: queries in the same call
     assert engine.question_to_queries(b.QueryInput(topic=TOPIC, question=ask.question)).queries
-    ans = engine.answer_question(b.AnswerInput(topic=TOPIC, question=ask.question, results=_results()))
+    ans = engine.answer_question(
+        b.AnswerInput(topic=TOPIC, question=ask.question, results=_results())
+    )
     assert ans.cited and set(ans.cited) <= {1, 2, 3} and "[1]" in ans.answer
-    asg = engine.assign_questions(b.AssignInput(syllabus=syl, question=ask.question, focus=[syl.keys()[0]],
-                                                results=_results()))
+    asg = engine.assign_questions(
+        b.AssignInput(
+            syllabus=syl, question=ask.question, focus=[syl.keys()[0]], results=_results()
+        )
+    )
     assert len(asg.relevant_questions) == len(asg.key_excerpts) == 3
     assert all(set(k) <= set(syl.keys()) for k in asg.relevant_questions)
-    card_of_search = b.TurnCard(query="trastuzumab survival", card=SummaryCard(
-        summary_title="Trials of trastuzumab", summary="Three trials report improved survival.",
-        extraction=["Trial 1: survival improved"], is_useful=True))
-    both = engine.answer_and_assign(b.AnswerAssignInput(  # issue 14: one call, one copy of the results
-        answer=b.AnswerInput(topic=TOPIC, question=ask.question, results=_results(), turn_cards=[card_of_search]),
-        syllabus=syl, focus=[syl.keys()[0]]))
+    card_of_search = b.TurnCard(
+        query="trastuzumab survival",
+        card=SummaryCard(
+            summary_title="Trials of trastuzumab",
+            summary="Three trials report improved survival.",
+            extraction=["Trial 1: survival improved"],
+            is_useful=True,
+        ),
+    )
+    both = engine.answer_and_assign(
+        b.AnswerAssignInput(  # issue 14: one call, one copy of the results
+            answer=b.AnswerInput(
+                topic=TOPIC, question=ask.question, results=_results(), turn_cards=[card_of_search]
+            ),
+            syllabus=syl,
+            focus=[syl.keys()[0]],
+        )
+    )
     assert both.answer.cited and set(both.answer.cited) <= {1, 2, 3}
-    assert both.assigned and len(both.assigned.relevant_questions) == len(both.assigned.key_excerpts) == 3
+    assert (
+        both.assigned
+        and len(both.assigned.relevant_questions) == len(both.assigned.key_excerpts) == 3
+    )
     assert all(set(k) <= set(syl.keys()) for k in both.assigned.relevant_questions)
-    sent = material_of(next(x for x in reversed(llm_env.bodies) if step_of(x) == "answer_and_assign"))
-    assert sent["notes"][0]["summary"] == "Three trials report improved survival."  # the turn's card is in the prompt
-    assert [r.split("]")[0] for r in sent["results"]] == ["[1", "[2", "[3"]  # each result once, one line
-    assert all(len(r.split(": ", 1)[1]) <= mat.CARDED_CHARS for r in sent["results"])  # … the card stands in
+    sent = material_of(
+        next(x for x in reversed(llm_env.bodies) if step_of(x) == "answer_and_assign")
+    )
+    assert (
+        sent["notes"][0]["summary"] == "Three trials report improved survival."
+    )  # the turn's card is in the prompt
+    assert [r.split("]")[0] for r in sent["results"]] == [
+        "[1",
+        "[2",
+        "[3",
+    ]  # each result once, one line
+    assert all(
+        len(r.split(": ", 1)[1]) <= mat.CARDED_CHARS for r in sent["results"]
+    )  # … the card stands in
     assert sent["keys"] == ", ".join(syl.keys()) and "topic" not in sent
-    card = engine.compress(b.CompressInput(plan_title="p", step_title="s", step_description="d", tool_name="search_local",
-                                           raw_output=json.dumps({"query": "q", "results": [r.model_dump() for r in _results()]})))
+    card = engine.compress(
+        b.CompressInput(
+            plan_title="p",
+            step_title="s",
+            step_description="d",
+            tool_name="search_local",
+            raw_output=json.dumps({"query": "q", "results": [r.model_dump() for r in _results()]}),
+        )
+    )
     assert card.is_useful and card.summary_title
-    facts = [b.Fact(text="Trastuzumab improves survival.", source_id=f"src_00{i}") for i in range(1, 5)]
+    facts = [
+        b.Fact(text="Trastuzumab improves survival.", source_id=f"src_00{i}") for i in range(1, 5)
+    ]
     analysis = engine.analyze(b.AnalysisInput(topic=TOPIC, facts=facts))
-    assert analysis.facts_total == 4 and all(len(c.source_ids) >= 2 for c in analysis.cross_validated)
+    assert analysis.facts_total == 4 and all(
+        len(c.source_ids) >= 2 for c in analysis.cross_validated
+    )
     draft = engine.draft_outline(b.OutlineInput(topic=TOPIC))
     assert draft.sections
     turn = DialogueTurn(perspective=p.name, turn_number=1, question="q?", answer="a [1].")
-    refined = engine.refine_outline(b.RefineInput(topic=TOPIC, draft=draft, conversations=[
-        ConversationResult(perspective=p, turns=[turn])]))
+    refined = engine.refine_outline(
+        b.RefineInput(
+            topic=TOPIC,
+            draft=draft,
+            conversations=[ConversationResult(perspective=p, turns=[turn])],
+        )
+    )
     assert len(refined.sections) >= len(draft.sections)
-    sec = engine.write_section(b.SectionInput(topic=TOPIC, section=OutlineSection(heading="Efficacy"), snippets=[
-        b.Snippet(n=1, source_id="src_001", text="Trastuzumab improved overall survival in the HERA trial.")]))
+    sec = engine.write_section(
+        b.SectionInput(
+            topic=TOPIC,
+            section=OutlineSection(heading="Efficacy"),
+            snippets=[
+                b.Snippet(
+                    n=1,
+                    source_id="src_001",
+                    text="Trastuzumab improved overall survival in the HERA trial.",
+                )
+            ],
+        )
+    )
     assert "[1]" in sec.text
-    lead = engine.write_lead(b.LeadInput(topic=TOPIC, sections=[ReportSection(heading="Efficacy", text=sec.text)]))
+    lead = engine.write_lead(
+        b.LeadInput(topic=TOPIC, sections=[ReportSection(heading="Efficacy", text=sec.text)])
+    )
     assert lead.text
     assert engine.polish(b.PolishInput(topic=TOPIC, text=sec.text)).text == sec.text
     assert engine.session.accountant.totals["calls"] == llm_env.stats()["ok"] == 17
@@ -97,7 +183,10 @@ def test_reask_once_on_invalid_reply_and_think_blocks(llm_env, monkeypatch):
         calls.append(body)
         if len(calls) == 1:
             return Reply(content="<think>let me see</think> not json at all")
-        return Reply(content="<think>ok</think>```json\n" + default_responder(body).content + "\n```")
+        return Reply(
+            content="<think>ok</think>```json\n" + default_responder(body).content + "\n```"
+        )
+
     with LoopbackLLM(responder) as srv:
         monkeypatch.setenv("OPENAI_API_BASE", srv.url)
         eng = LiteLLMEngine(RunConfig(topic=TOPIC, engine="litellm", models={"*": MODEL}))
@@ -124,13 +213,25 @@ def test_extract_json_and_step_marker():
 def test_auth_error_is_raised_with_its_code(llm_env, monkeypatch):
     class Srv(LoopbackLLM):
         def handle(self, body):
-            return 401, {"Content-Type": "application/json"}, json.dumps(
-                {"error": {"message": "Incorrect API key provided", "type": "invalid_request_error",
-                           "code": "invalid_api_key"}}).encode()
+            return (
+                401,
+                {"Content-Type": "application/json"},
+                json.dumps(
+                    {
+                        "error": {
+                            "message": "Incorrect API key provided",
+                            "type": "invalid_request_error",
+                            "code": "invalid_api_key",
+                        }
+                    }
+                ).encode(),
+            )
+
     with Srv() as srv:
         monkeypatch.setenv("OPENAI_API_BASE", srv.url)
         eng = LiteLLMEngine(RunConfig(topic=TOPIC, engine="litellm", models={"*": MODEL}))
         from research.llm.errors import LLMError
+
         with pytest.raises(LLMError) as ei:
             eng.survey_queries(b.SurveyInput(topic=TOPIC))
     assert ei.value.code == "auth_error" and CANARY_KEY not in ei.value.message
@@ -142,10 +243,20 @@ def test_asker_sees_a_bounded_history_and_writes_the_queries(engine, llm_env):
     syllabus questions as ``{key: label}`` (no descriptions)."""
     syl = get_template("drug")
     p = Perspective(name="Oncologist", focus="treatment decisions")
-    history = [DialogueTurn(perspective=p.name, turn_number=i, question=f"Question {i}?",
-                            answer=("Trastuzumab improved survival [1]. " * 20) + f"turn {i}") for i in (1, 2)]
-    ask = engine.ask_question(b.AskInput(topic=TOPIC, perspective=p, history=history, next_focus=syl.questions[:4],
-                                         max_turns=3))
+    history = [
+        DialogueTurn(
+            perspective=p.name,
+            turn_number=i,
+            question=f"Question {i}?",
+            answer=("Trastuzumab improved survival [1]. " * 20) + f"turn {i}",
+        )
+        for i in (1, 2)
+    ]
+    ask = engine.ask_question(
+        b.AskInput(
+            topic=TOPIC, perspective=p, history=history, next_focus=syl.questions[:4], max_turns=3
+        )
+    )
     m = material_of(next(x for x in reversed(llm_env.bodies) if step_of(x) == "ask_question"))
     assert m["asked"] == ["Question 1?", "Question 2?"] and m["perspective"] == "Oncologist"
     assert len(m["last_answer"]) <= mat.ASK_ANSWER_CHARS and "[1]" not in m["last_answer"]
@@ -153,5 +264,7 @@ def test_asker_sees_a_bounded_history_and_writes_the_queries(engine, llm_env):
     assert m["open"] == {q.key: q.label for q in syl.questions[:3]} and "description" not in str(m)
     assert ask.focus_question in m["open"] and 1 <= len(ask.queries) <= 3
     assert llm_env.stats()["by_step"].get("question_to_queries", 0) == 0
-    done = engine.ask_question(b.AskInput(topic=TOPIC, perspective=p, history=history + [history[0]], max_turns=3))
+    done = engine.ask_question(
+        b.AskInput(topic=TOPIC, perspective=p, history=history + [history[0]], max_turns=3)
+    )
     assert b.THANKS in done.question and done.queries == []

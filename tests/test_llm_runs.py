@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import json
 
-import pytest
-
 import research.cli.commands as cli
 from research.devtools.loopback_llm import Faults, LoopbackLLM
 from tests.llm_fixtures import CANARY_KEY, MODEL, llm_env, loopback_llm  # noqa: F401
@@ -17,8 +15,26 @@ TOPIC = "Trastuzumab in HER2-positive breast cancer"
 
 
 def _run(capsys, corpus_path, *extra, persp="2", turns="2") -> dict:
-    code = cli.main(["run", TOPIC, "--corpus", str(corpus_path), "--template", "drug", "--engine", "litellm",
-                     "--model", MODEL, "--max-perspectives", persp, "--max-turns", turns, "--json", *extra])
+    code = cli.main(
+        [
+            "run",
+            TOPIC,
+            "--corpus",
+            str(corpus_path),
+            "--template",
+            "drug",
+            "--engine",
+            "litellm",
+            "--model",
+            MODEL,
+            "--max-perspectives",
+            persp,
+            "--max-turns",
+            turns,
+            "--json",
+            *extra,
+        ]
+    )
     out = capsys.readouterr().out.strip().splitlines()[-1]
     summary = json.loads(out)
     summary["exit"] = code
@@ -38,49 +54,92 @@ def test_full_run_accounting_and_context_reduction(llm_env, capsys, corpus_path,
     assert snap["run"]["engine_label"] == f"litellm ({MODEL})"
     assert llm["llm_calls"] == llm_env.stats()["ok"] > 20
     assert {"planning", "conversations", "analyzing", "synthesizing"} <= set(llm["by_phase"])
-    assert {"planner", "question_asker", "expert", "compressor", "outline", "writer", "polish"} == set(llm["by_role"])
+    assert {
+        "planner",
+        "question_asker",
+        "expert",
+        "compressor",
+        "outline",
+        "writer",
+        "polish",
+    } == set(llm["by_role"])
     assert sum(v["calls"] for v in llm["by_role"].values()) == llm["llm_calls"]
     # cost = litellm's price table for gpt-4o-mini, to the cent (and to the micro-dollar)
     import litellm
+
     price = litellm.model_cost["gpt-4o-mini"]
-    expected = llm["prompt_tokens"] * price["input_cost_per_token"] + llm["completion_tokens"] * price["output_cost_per_token"]
-    assert round(llm["cost_usd"], 2) == round(expected, 2) and abs(llm["cost_usd"] - expected) < 1e-6
+    expected = (
+        llm["prompt_tokens"] * price["input_cost_per_token"]
+        + llm["completion_tokens"] * price["output_cost_per_token"]
+    )
+    assert (
+        round(llm["cost_usd"], 2) == round(expected, 2) and abs(llm["cost_usd"] - expected) < 1e-6
+    )
     assert abs(sum(v["cost_usd"] for v in llm["by_phase"].values()) - expected) < 1e-6
     ctx = llm["context"]
     assert ctx["raw_tool_tokens"] > ctx["tool_tokens_sent"] > 0
     assert ctx["context_reduction_pct"] >= 80.0, ctx
     # issue 14: a dialogue turn answers and assigns its results in ONE call (no second copy of them)
-    assert llm["by_step"]["answer_and_assign"]["calls"] >= 1 and "assign_questions" not in llm["by_step"]
+    assert (
+        llm["by_step"]["answer_and_assign"]["calls"] >= 1
+        and "assign_questions" not in llm["by_step"]
+    )
     # issue 14 item 3: the asker writes the turn's queries in the same call (no question_to_queries call)
-    assert llm["by_step"]["ask_question"]["calls"] >= 1 and "question_to_queries" not in llm["by_step"]
+    assert (
+        llm["by_step"]["ask_question"]["calls"] >= 1 and "question_to_queries" not in llm["by_step"]
+    )
     # llm_calls.jsonl: one line per call, prompts and replies, no key
     log = data_dir / "research_artifacts" / s["run_id"] / "llm_calls.jsonl"
     lines = [json.loads(x) for x in log.read_text().splitlines()]
     assert len(lines) == llm["llm_calls"] and all(x["messages"] and x["response"] for x in lines)
-    asked = {json.loads(x["response"]["content"])["question"]: json.loads(x["response"]["content"])["queries"]
-             for x in lines if x["step"] == "ask_question"}
+    asked = {
+        json.loads(x["response"]["content"])["question"]: json.loads(x["response"]["content"])[
+            "queries"
+        ]
+        for x in lines
+        if x["step"] == "ask_question"
+    }
     turns = snap["turns"]
-    assert turns and all(t["search_queries"] == asked[t["question"]] for t in turns)  # the asker's queries were searched
+    assert turns and all(
+        t["search_queries"] == asked[t["question"]] for t in turns
+    )  # the asker's queries were searched
     assert (data_dir / "reports" / s["run_id"] / "report.md").read_text().count("[1]") >= 1
     from research.ui.cost import breakdown_rows, context_figure, cost_figure, tokens_figure
+
     assert {r["role"] for r in breakdown_rows(llm, "role")} == set(llm["by_role"])
-    assert tokens_figure(llm, "phase").data and cost_figure(llm, "model").data and context_figure(llm) is not None
+    assert (
+        tokens_figure(llm, "phase").data
+        and cost_figure(llm, "model").data
+        and context_figure(llm) is not None
+    )
     from pathlib import Path
 
     from streamlit.testing.v1 import AppTest
-    at = AppTest.from_file(str(Path(__file__).resolve().parents[1] / "app_pages" / "cost.py"), default_timeout=60)
+
+    at = AppTest.from_file(
+        str(Path(__file__).resolve().parents[1] / "app_pages" / "cost.py"), default_timeout=60
+    )
     at.query_params["run"] = s["run_id"]
     at.run()
     assert not at.exception, at.exception
     metrics = {m.label: m.value for m in at.metric}
-    assert metrics["LLM calls"] == str(llm["llm_calls"]) and metrics["Context reduction"].endswith("%")
+    assert metrics["LLM calls"] == str(llm["llm_calls"]) and metrics["Context reduction"].endswith(
+        "%"
+    )
 
 
-def test_ten_runs_in_a_row_complete_with_20pct_faults(llm_env, capsys, finished_corpus, monkeypatch):
+def test_ten_runs_in_a_row_complete_with_20pct_faults(
+    llm_env, capsys, finished_corpus, monkeypatch
+):
     """Issue 3: with 20% of calls failing (429 with Retry-After, 500, timeout, bad JSON, malformed,
     truncated) 10 runs in a row complete, and every transport fault shows up as a counted retry."""
-    faults = Faults(rate=0.2, kinds=("429", "500", "timeout", "bad_json", "malformed", "truncated"), seed=11,
-                    retry_after_s=0.02, hang_s=3.0)
+    faults = Faults(
+        rate=0.2,
+        kinds=("429", "500", "timeout", "bad_json", "malformed", "truncated"),
+        seed=11,
+        retry_after_s=0.02,
+        hang_s=3.0,
+    )
     with LoopbackLLM(faults=faults) as srv:
         monkeypatch.setenv("OPENAI_API_BASE", srv.url)
         monkeypatch.setenv("RESEARCH_LLM_TIMEOUT_S", "0.8")
@@ -91,7 +150,9 @@ def test_ten_runs_in_a_row_complete_with_20pct_faults(llm_env, capsys, finished_
             llm = _show(capsys, s["run_id"])["llm"]
             retries, calls = retries + llm["retries"], calls + llm["llm_calls"]
         stats = srv.stats()
-    transport = sum(n for k, n in stats["faults"].items() if k in ("429", "500", "timeout", "malformed"))
+    transport = sum(
+        n for k, n in stats["faults"].items() if k in ("429", "500", "timeout", "malformed")
+    )
     assert transport >= 10 and retries >= transport, (stats, retries)
     assert calls == stats["ok"]
 
@@ -100,7 +161,9 @@ def test_budget_ends_run_early_with_report_and_flag(llm_env, capsys, finished_co
     s = _run(capsys, finished_corpus, "--budget-usd", "0.001", persp="1", turns="1")
     assert s["status"] == "complete" and s["report_path"], s
     snap = _show(capsys, s["run_id"])
-    assert snap["run"]["budget_exhausted"] is True and snap["run"]["stop_reason"] == "budget_exhausted"
+    assert (
+        snap["run"]["budget_exhausted"] is True and snap["run"]["stop_reason"] == "budget_exhausted"
+    )
     assert [e for e in snap["events"] if e["type"] == "budget.exhausted"]
     assert snap["llm"]["cost_usd"] < 0.002 and snap["llm"]["budget_exhausted"] is True
     assert snap["report"]["sections"]
@@ -110,7 +173,9 @@ def test_budget_ends_run_early_with_report_and_flag(llm_env, capsys, finished_co
     assert snap2["llm"]["llm_calls"] < 10
 
 
-def test_replay_reproduces_report_byte_for_byte_offline(llm_env, capsys, finished_corpus, tmp_path, monkeypatch, data_dir):
+def test_replay_reproduces_report_byte_for_byte_offline(
+    llm_env, capsys, finished_corpus, tmp_path, monkeypatch, data_dir
+):
     cassette = tmp_path / "run.cassette.jsonl"
     with LoopbackLLM() as srv:
         monkeypatch.setenv("OPENAI_API_BASE", srv.url)
@@ -137,10 +202,14 @@ def test_canary_key_is_nowhere(llm_env, capsys, finished_corpus, data_dir, r, tm
     assert CANARY_KEY not in out.read_text()
     for key in r.keys("*"):
         kind = r.type(key)
-        values = {"string": lambda: [r.get(key)], "hash": lambda: list(r.hgetall(key).values()),
-                  "list": lambda: r.lrange(key, 0, -1), "set": lambda: list(r.smembers(key)),
-                  "zset": lambda: r.zrange(key, 0, -1),
-                  "stream": lambda: [json.dumps(f) for _, f in r.xrange(key)]}.get(kind, lambda: [])()
+        values = {
+            "string": lambda: [r.get(key)],
+            "hash": lambda: list(r.hgetall(key).values()),
+            "list": lambda: r.lrange(key, 0, -1),
+            "set": lambda: list(r.smembers(key)),
+            "zset": lambda: r.zrange(key, 0, -1),
+            "stream": lambda: [json.dumps(f) for _, f in r.xrange(key)],
+        }.get(kind, lambda: [])()
         assert not any(CANARY_KEY in str(v) for v in values), key
     for path in data_dir.rglob("*"):
         if path.is_file() and path.stat().st_size < 50_000_000 and "redis" not in path.parts:

@@ -37,8 +37,12 @@ def test_server_waits_the_drawn_delay():
         body = _body(7)
         want = srv.delay_s(body)
         t0 = time.perf_counter()
-        resp = httpx.post(f"{srv.url}/chat/completions", json=body, timeout=30,
-                          headers={"Authorization": "Bearer sk-test"})
+        resp = httpx.post(
+            f"{srv.url}/chat/completions",
+            json=body,
+            timeout=30,
+            headers={"Authorization": "Bearer sk-test"},
+        )
         took = time.perf_counter() - t0
     assert resp.status_code == 200
     assert took >= want - 0.01

@@ -6,7 +6,6 @@ shared corpus, once per module, against the session's private redis-server.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import time
@@ -69,7 +68,9 @@ def test_app_navigation_and_sidebar(run):
     at = AppTest.from_file(str(ROOT / "streamlit_app.py"), default_timeout=60).run()
     _no_exception(at)
     sidebar = " ".join(e.value for e in at.sidebar.caption)
-    assert "offline extractive mode" in sidebar and "embedded" not in sidebar  # REDIS_URL → external
+    assert (
+        "offline extractive mode" in sidebar and "embedded" not in sidebar
+    )  # REDIS_URL → external
     assert "external" in sidebar and os.environ["RESEARCH_DATA_DIR"] in sidebar.replace("\\", "")
     assert "Launch a research run" in _texts(at, "title")  # the default page
     # in the full app, run links are real st.page_link's carrying ?run=
@@ -92,7 +93,10 @@ def test_launch_lists_history(run):
     row = history[history["run_id"] == state.run_id].iloc[0]
     assert row["topic"] == TOPIC and row["status"].endswith("complete") and row["sources"] > 0
     assert row["report"] == f"report?run={state.run_id}"
-    assert any(o.startswith("drug") for o in at.selectbox[0].options) and at.selectbox[0].value == "auto"
+    assert (
+        any(o.startswith("drug") for o in at.selectbox[0].options)
+        and at.selectbox[0].value == "auto"
+    )
 
 
 def test_launch_empty_topic_shows_validation_message(run):
@@ -123,7 +127,9 @@ def test_launch_form_starts_a_background_run(run, tiny_corpus):
     _no_exception(at)
     run_id = at.session_state["launched_run"]
     assert any(run_id in s for s in _texts(at, "success"))
-    assert any(f"report?run={run_id}" in m for m in _texts(at, "markdown"))  # links to the run's pages
+    assert any(
+        f"report?run={run_id}" in m for m in _texts(at, "markdown")
+    )  # links to the run's pages
     deadline = time.monotonic() + 300
     while store.get_run(run_id).status in ACTIVE_STATUSES and time.monotonic() < deadline:
         time.sleep(1)  # the run executes in a server thread; let it finish inside this module's env
@@ -206,7 +212,13 @@ def test_report_page_links_citations_to_anchors(run):
     assert "[[1]](#ref-1" in body  # with or without a hover title
     html = [m for m in at.markdown if m.proto.allow_html]
     assert [m.value for m in html] == [f'<a id="ref-{r.number}"></a>' for r in report.references]
-    assert [b.proto.label for b in at.download_button] == ["Markdown", "HTML", "PDF", "Word", "Run (.zip)"]
+    assert [b.proto.label for b in at.download_button] == [
+        "Markdown",
+        "HTML",
+        "PDF",
+        "Word",
+        "Run (.zip)",
+    ]
     assert any(s == "Analysis" for s in _texts(at, "subheader"))
 
 
@@ -230,7 +242,9 @@ def test_no_run_opens_the_newest_run(run):
     _, store = run
     at = _page("coverage")
     _no_exception(at)
-    assert not any("No run selected" in i for i in _texts(at, "info"))  # issue 14: no dead end after a launch
+    assert not any(
+        "No run selected" in i for i in _texts(at, "info")
+    )  # issue 14: no dead end after a launch
     assert not at.error
     newest = store.list_runs()[0].run_id
     q = at.query_params["run"]
@@ -240,10 +254,11 @@ def test_no_run_opens_the_newest_run(run):
 def test_active_run_shows_progress_without_report(run):
     _, store = run
     from research.models import RunConfig
-
     from research.store.lease import Lease
 
-    pending = store.create_run(RunConfig(topic="An active run"), engine_label="offline extractive mode")
+    pending = store.create_run(
+        RunConfig(topic="An active run"), engine_label="offline extractive mode"
+    )
     lease = Lease(store.r, pending.run_id)
     assert lease.acquire()  # a live job holds the lease; without one the run reads as "interrupted"
     store.set_status(pending.run_id, "conversations")
@@ -251,7 +266,9 @@ def test_active_run_shows_progress_without_report(run):
         at = _page("report", pending.run_id)
         _no_exception(at)
         assert at.get("progress") and "report is written" in " ".join(_texts(at, "info"))
-        assert "✅ planning → 🔵 **conversations** → ⚪ analyzing" in " ".join(_texts(at, "markdown"))
+        assert "✅ planning → 🔵 **conversations** → ⚪ analyzing" in " ".join(
+            _texts(at, "markdown")
+        )
         (cancel,) = [b for b in at.button if b.label == "Cancel run"]
         cancel.click().run()
         assert store.cancel_requested(pending.run_id)
@@ -307,19 +324,47 @@ def test_launch_form_offers_every_config_field(run):
 def test_launch_passes_only_accepted_fields():
     from research.ui.launch_form import config_kwargs, form_values
 
-    def gate(topic, *, corpus=None, template="general", max_perspectives=4, max_turns=3, engine="extractive",
-             search=None):
+    def gate(
+        topic,
+        *,
+        corpus=None,
+        template="general",
+        max_perspectives=4,
+        max_turns=3,
+        engine="extractive",
+        search=None,
+    ):
         return None
 
-    values = form_values(corpus="c", template="general", max_perspectives=2, max_turns=1, engine="litellm",
-                         mode="costorm", search=["local", "pubmed"], corpora=[], models={"writer": "m"},
-                         budget_usd=1.5, budget_tokens=0, costorm={"experts": 3})
+    values = form_values(
+        corpus="c",
+        template="general",
+        max_perspectives=2,
+        max_turns=1,
+        engine="litellm",
+        mode="costorm",
+        search=["local", "pubmed"],
+        corpora=[],
+        models={"writer": "m"},
+        budget_usd=1.5,
+        budget_tokens=0,
+        costorm={"experts": 3},
+    )
     kwargs, dropped = config_kwargs(values, gate)
     assert kwargs["search"] == ["local", "pubmed"] and "mode" not in kwargs
-    assert set(dropped) == {"mode", "models", "budget_usd", "budget_tokens", "corpora", "costorm", "min_databases",
-                            "review"}
+    assert set(dropped) == {
+        "mode",
+        "models",
+        "budget_usd",
+        "budget_tokens",
+        "corpora",
+        "costorm",
+        "min_databases",
+        "review",
+    }
     assert values["budget_tokens"] is None and values["models"] == {"writer": "m"}
     from research import jobs
+
     assert config_kwargs(values, jobs.make_config)[1] == []  # the real gate takes every form field
 
 
@@ -349,8 +394,13 @@ def test_compare_page(run, page_env):
     _no_exception(at)
     assert at.get("plotly_chart")
     subs = _texts(at, "subheader")
-    assert {"Configuration", "Coverage per question", "Sources in common and unique", "Outlines",
-            "Report diff"} <= set(subs)
+    assert {
+        "Configuration",
+        "Coverage per question",
+        "Sources in common and unique",
+        "Outlines",
+        "Report diff",
+    } <= set(subs)
     diff = at.code[-1].value
     assert diff.startswith("---") and "+++" in diff
     store.delete_run(other)

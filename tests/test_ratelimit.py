@@ -8,9 +8,9 @@ import time
 
 import pytest
 
-from research.net import ratelimit
 from research.llm.client import acquire_rpm
 from research.llm.errors import LLMError
+from research.net import ratelimit
 
 
 def test_at_most_count_per_window_across_threads():
@@ -33,12 +33,16 @@ def test_at_most_count_per_window_across_threads():
 def test_timeout_and_off():
     assert ratelimit.acquire("test:timeout", 1, 60.0, timeout_s=0)
     t0 = time.monotonic()
-    assert not ratelimit.acquire("test:timeout", 1, 60.0, timeout_s=0.3)  # the next slot is a minute away
+    assert not ratelimit.acquire(
+        "test:timeout", 1, 60.0, timeout_s=0.3
+    )  # the next slot is a minute away
     assert 0.25 <= time.monotonic() - t0 < 5
     assert not ratelimit.acquire("test:timeout", 1, 60.0, timeout_s=0)
     assert ratelimit.shared_limiter("test:off", 0, 60.0) is None
     assert all(ratelimit.acquire("test:off", 0, 60.0) for _ in range(100))
-    assert ratelimit.shared_limiter("test:same", 2, 1.0) is ratelimit.shared_limiter("test:same", 2, 1.0)
+    assert ratelimit.shared_limiter("test:same", 2, 1.0) is ratelimit.shared_limiter(
+        "test:same", 2, 1.0
+    )
 
 
 def test_llm_rpm_limit_raises_past_the_deadline(monkeypatch):

@@ -37,12 +37,15 @@ def test_every_question_answered_or_stated(stored, finished_run):
         assert q.heading in headings
         section = report.sections[headings.index(q.heading)]
         if q.status == "insufficient":  # one explicit sentence with the count, in its section
-            assert f"{q.label}: " in section.text and "the evidence found does not establish" in section.text
+            assert (
+                f"{q.label}: " in section.text
+                and "the evidence found does not establish" in section.text
+            )
             assert f"{q.sources_found} " in section.text
         else:  # the question's section and the subsections nested under it cite its sources
             i = headings.index(q.heading)
             body = [section.text]
-            for sub in report.sections[i + 1:]:
+            for sub in report.sections[i + 1 :]:
                 if sub.level <= section.level:
                     break
                 body.append(sub.text)

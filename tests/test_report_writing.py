@@ -22,8 +22,15 @@ TOPIC = "Trastuzumab in HER2-positive breast cancer"
 
 @pytest.fixture(scope="module")
 def docs(corpus_path) -> dict[str, dict]:
-    wanted = {"pubmed:28355372", "pubmed:22987084", "pubmed:16236737", "pubmed:27348762", "pubmed:20113825",
-              "pubmed:31171092", "pubmed:28577685"}
+    wanted = {
+        "pubmed:28355372",
+        "pubmed:22987084",
+        "pubmed:16236737",
+        "pubmed:27348762",
+        "pubmed:20113825",
+        "pubmed:31171092",
+        "pubmed:28577685",
+    }
     out = {}
     with corpus_path.open(encoding="utf-8") as fh:
         for line in fh:
@@ -40,8 +47,14 @@ def vectors() -> Vectors:
 
 
 def _source(n: int, doc: dict) -> SourceRecord:
-    return SourceRecord(source_id=f"src_{n:03d}", citation_id=f"cit_{n}", source_type="pubmed",
-                        external_id=doc["id"].split(":")[1], url=doc["url"], title=doc["title"])
+    return SourceRecord(
+        source_id=f"src_{n:03d}",
+        citation_id=f"cit_{n}",
+        source_type="pubmed",
+        external_id=doc["id"].split(":")[1],
+        url=doc["url"],
+        title=doc["title"],
+    )
 
 
 def test_snippet_cuts_are_not_sentences_full_text_sentences_are(docs):
@@ -55,8 +68,9 @@ def test_snippet_cuts_are_not_sentences_full_text_sentences_are(docs):
     assert all(s[0].isupper() or s[0].isdigit() for s in whole)
     # the title that opens a PubMed text is not a sentence of the report
     assert not any(s.rstrip(".") == doc["title"].rstrip(".") for s in whole)
-    assert not evidence.is_whole("To evaluate the efficacy and safety of trastuzumab.") or \
-        evidence._PURPOSE.match("To evaluate the efficacy and safety of trastuzumab.")
+    assert not evidence.is_whole(
+        "To evaluate the efficacy and safety of trastuzumab."
+    ) or evidence._PURPOSE.match("To evaluate the efficacy and safety of trastuzumab.")
 
 
 def test_a_protocols_hypothesis_is_not_a_sentence_of_the_report(docs):
@@ -64,11 +78,16 @@ def test_a_protocols_hypothesis_is_not_a_sentence_of_the_report(docs):
     whole = evidence.clean_sentences(doc["text"], doc["title"])
     assert not any(s.startswith("We hypothesize") for s in whole)  # a hypothesis states no finding
     assert any("cardiotoxicity" in s for s in whole)  # the rest of the abstract stays usable
-    assert not evidence.clean_sentences("Patients will be randomized to lisinopril or carvedilol for one year.")
+    assert not evidence.clean_sentences(
+        "Patients will be randomized to lisinopril or carvedilol for one year."
+    )
 
 
 def test_off_topic_source_is_left_out(docs, vectors):
-    blue, b31 = docs["pubmed:28355372"], docs["pubmed:22987084"]  # methylene blue SLN vs trastuzumab
+    blue, b31 = (
+        docs["pubmed:28355372"],
+        docs["pubmed:22987084"],
+    )  # methylene blue SLN vs trastuzumab
     sources = [_source(1, blue), _source(2, b31)]
     texts = {"src_001": blue["text"], "src_002": b31["text"]}
     assert evidence.on_topic_sources(vectors, TOPIC, sources, texts) == {"src_002"}
@@ -78,14 +97,22 @@ def test_off_topic_source_is_left_out(docs, vectors):
 
 
 def test_no_sentence_twice_across_lead_and_sections(docs, vectors):
-    sents = evidence.clean_sentences(docs["pubmed:16236737"]["text"], docs["pubmed:16236737"]["title"])
+    sents = evidence.clean_sentences(
+        docs["pubmed:16236737"]["text"], docs["pubmed:16236737"]["title"]
+    )
     a, b, c = sents[:3]
-    near = a.replace("trastuzumab", "Trastuzumab", 1).rstrip(".") + " overall."  # same sentence, slightly edited
-    lone = evidence.clean_sentences(docs["pubmed:22987084"]["text"], docs["pubmed:22987084"]["title"])[0]
+    near = (
+        a.replace("trastuzumab", "Trastuzumab", 1).rstrip(".") + " overall."
+    )  # same sentence, slightly edited
+    lone = evidence.clean_sentences(
+        docs["pubmed:22987084"]["text"], docs["pubmed:22987084"]["title"]
+    )[0]
     lead = f"{a}[@src_001] {lone}[@src_002]"
-    secs = [ReportSection(heading="Efficacy", text=f"{a}[@src_001] {b}[@src_001]\n\n{near}[@src_003]"),
-            ReportSection(heading="Design", text=f"{c}[@src_001] {a}[@src_004]"),
-            ReportSection(heading="Cardiac Safety", text=f"{lone}[@src_002]")]
+    secs = [
+        ReportSection(heading="Efficacy", text=f"{a}[@src_001] {b}[@src_001]\n\n{near}[@src_003]"),
+        ReportSection(heading="Design", text=f"{c}[@src_001] {a}[@src_004]"),
+        ReportSection(heading="Cardiac Safety", text=f"{lone}[@src_002]"),
+    ]
     new_lead, out = dedupe_report(vectors, lead, secs)
     body = [new_lead, *[s.text for s in out]]
     assert sum(t.count(a) for t in body) == 1 and a in new_lead
@@ -97,17 +124,37 @@ def test_no_sentence_twice_across_lead_and_sections(docs, vectors):
 
 
 def test_each_sentence_goes_once_to_its_nearest_fitting_section(docs, vectors):
-    ids = ["pubmed:22987084", "pubmed:27348762", "pubmed:31171092", "pubmed:16236737", "pubmed:20113825"]
+    ids = [
+        "pubmed:22987084",
+        "pubmed:27348762",
+        "pubmed:31171092",
+        "pubmed:16236737",
+        "pubmed:20113825",
+    ]
     sources = [_source(i + 1, docs[d]) for i, d in enumerate(ids)]
     texts = {s.source_id: docs[d]["text"] for s, d in zip(sources, ids)}
     units = evidence.units_for(vectors, TOPIC, sources, texts)
     assert len(units) >= 15
-    efficacy = Question(key="clinical.efficacy", label="Clinical Efficacy",
-                        description="Trial results, patient outcomes, response rates", min_sources=2)
-    outline = Outline(sections=[OutlineSection(heading="Cardiotoxicity Prevention"),
-                                OutlineSection(heading="Clinical Efficacy")])
-    finalized = {"questions": {"clinical.efficacy": {"sources": [{"source_id": "src_004"}, {"source_id": "src_005"}]}}}
-    plans = sections.plan_sections(vectors, TOPIC, outline, Syllabus(name="t", questions=[efficacy]), finalized)
+    efficacy = Question(
+        key="clinical.efficacy",
+        label="Clinical Efficacy",
+        description="Trial results, patient outcomes, response rates",
+        min_sources=2,
+    )
+    outline = Outline(
+        sections=[
+            OutlineSection(heading="Cardiotoxicity Prevention"),
+            OutlineSection(heading="Clinical Efficacy"),
+        ]
+    )
+    finalized = {
+        "questions": {
+            "clinical.efficacy": {"sources": [{"source_id": "src_004"}, {"source_id": "src_005"}]}
+        }
+    }
+    plans = sections.plan_sections(
+        vectors, TOPIC, outline, Syllabus(name="t", questions=[efficacy]), finalized
+    )
     assert [p.heading for p in plans] == ["Clinical Efficacy", "Cardiotoxicity Prevention"]
     sections.allocate(vectors, TOPIC, plans, units)
     eff, cardio = plans
@@ -125,12 +172,20 @@ def test_each_sentence_goes_once_to_its_nearest_fitting_section(docs, vectors):
 
 
 def test_unanswered_question_gets_one_sentence_with_the_count():
-    q = Question(key="market.status", label="Market Status",
-                 description="Development stage, approvals, commercialization", min_sources=3)
+    q = Question(
+        key="market.status",
+        label="Market Status",
+        description="Development stage, approvals, commercialization",
+        min_sources=3,
+    )
     s = sections.insufficient_sentence(q, 1)
-    assert s == ("Market Status: 1 of 3 sources needed; the evidence found does not establish market status "
-                 "(development stage, approvals, commercialization).")
-    assert "5 sources were assigned to this question (3 needed)" in sections.insufficient_sentence(q, 5)
+    assert s == (
+        "Market Status: 1 of 3 sources needed; the evidence found does not establish market status "
+        "(development stage, approvals, commercialization)."
+    )
+    assert "5 sources were assigned to this question (3 needed)" in sections.insufficient_sentence(
+        q, 5
+    )
     pointed = sections.insufficient_sentence(q, 5, ["Clinical Efficacy", "Adjuvant Chemotherapy"])
     assert "quoted under “Clinical Efficacy” and “Adjuvant Chemotherapy”" in pointed
 
@@ -154,12 +209,21 @@ def test_lead_prefers_a_finding_that_stands_alone(vectors):
     from research.planning.syllabus import STORM_QUESTIONS  # noqa: PLC0415 - the drug template
 
     regimen = "The risk versus benefit of trastuzumab as given in this regimen remains strongly in favor of trastuzumab.[12]"
-    tdm1 = ("In this randomized phase II study, first-line treatment with T-DM1 for patients with HER2-positive MBC "
-            "provided a significant improvement in PFS, with a favorable safety profile, versus HT.[2]")
+    tdm1 = (
+        "In this randomized phase II study, first-line treatment with T-DM1 for patients with HER2-positive MBC "
+        "provided a significant improvement in PFS, with a favorable safety profile, versus HT.[2]"
+    )
     section = ReportSection(heading="Safety Profile", text=f"{regimen} {tdm1}")
     spec = STORM_QUESTIONS["clinical.safety"]
-    q = LeadQuestion(key="clinical.safety", label=spec["label"], description=spec["description"],
-                     heading="Safety Profile", status="answered", sources_found=28, min_sources=3)
+    q = LeadQuestion(
+        key="clinical.safety",
+        label=spec["label"],
+        description=spec["description"],
+        heading="Safety Profile",
+        status="answered",
+        sources_found=28,
+        min_sources=3,
+    )
     sims = vectors.sim([f"Trastuzumab: {q.label}. {q.description}"], [regimen[:-4], tdm1[:-3]])[0]
     assert sims[0] > sims[1]  # by similarity alone the dangling sentence would lead
     assert ANAPHORA.search(regimen) and not ANAPHORA.search(tdm1)

@@ -12,6 +12,7 @@ import threading
 import time
 
 import pytest
+from resilience_helpers import SMALL, TOPIC, diff_keys, fingerprint
 
 from research import jobs
 from research.artifacts import ArtifactStore
@@ -22,7 +23,6 @@ from research.store import keys, lease
 from research.store.connection import get_redis
 from research.store.runs import RunStore
 from research.store.server import EmbeddedRedis
-from resilience_helpers import SMALL, TOPIC, diff_keys, fingerprint
 
 
 def _config(corpus_path, topic=TOPIC, **kw):
@@ -183,7 +183,7 @@ def test_resume_after_a_stop_mid_conversations_redoes_nothing(baseline, finished
     fp = fingerprint(store, run_id)
     assert diff_keys(base, fp) == []
     turns = store.get_turns(run_id)
-    assert [t.started_at for t in turns[:len(first_turns)]] == [t.started_at for t in first_turns]
+    assert [t.started_at for t in turns[: len(first_turns)]] == [t.started_at for t in first_turns]
     types = [e.type for e in store.events(run_id)]
     assert "run.interrupted" in types and "run.resumed" in types
 
@@ -217,8 +217,9 @@ def test_eight_concurrent_runs_do_not_interfere(baseline, finished_corpus):
     """8 runs at once (4 of the same topic): all complete; same input → identical runs."""
     store = baseline[0]
     other = "Pembrolizumab in non-small cell lung cancer"
-    configs = [_config(finished_corpus, max_perspectives=2, max_turns=1)] * 4 + \
-              [_config(finished_corpus, topic=other, max_perspectives=1, max_turns=1)] * 4
+    configs = [_config(finished_corpus, max_perspectives=2, max_turns=1)] * 4 + [
+        _config(finished_corpus, topic=other, max_perspectives=1, max_turns=1)
+    ] * 4
     ids = [jobs.start_run(c) for c in configs]
     states = [jobs.wait_for(i, timeout_s=600) for i in ids]
     assert [s.status for s in states] == ["complete"] * 8, [s.error for s in states]

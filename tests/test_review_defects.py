@@ -34,12 +34,16 @@ def _wait(pred, timeout_s: float = 120.0) -> None:
 def test_cli_follows_the_run_it_created_not_an_identical_one(data_dir, r, finished_corpus):
     """Two identical runs started together on one Redis: the CLI must report (and, on Ctrl-C,
     cancel) the run it created, never the other one found by an equal config."""
-    from research import jobs
     import research.cli.commands as cli
+    from research import jobs
 
-    config = jobs.make_config("HER2 testing methods", corpus=str(finished_corpus), max_perspectives=1, max_turns=1)
+    config = jobs.make_config(
+        "HER2 testing methods", corpus=str(finished_corpus), max_perspectives=1, max_turns=1
+    )
     store = RunStore(r)
-    twin = store.create_run(config).run_id  # another process's run with the same config, just created
+    twin = store.create_run(
+        config
+    ).run_id  # another process's run with the same config, just created
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
         state = cli._run_with_progress(jobs, config, quiet=False)
@@ -51,7 +55,9 @@ def test_cli_follows_the_run_it_created_not_an_identical_one(data_dir, r, finish
 
 
 # ---------------------------------------------------------------- 2. dashboard start retries resume
-def test_dashboard_resume_retries_after_redis_was_down(data_dir, r, redis_server, monkeypatch, caplog, tmp_path):
+def test_dashboard_resume_retries_after_redis_was_down(
+    data_dir, r, redis_server, monkeypatch, caplog, tmp_path
+):
     """Redis down at the first page load: the failure is logged and a later page load resumes
     the interrupted runs (before: swallowed inside st.cache_resource for the server's life)."""
     import streamlit as st
@@ -75,7 +81,9 @@ def test_dashboard_resume_retries_after_redis_was_down(data_dir, r, redis_server
     _wait(lambda: any(e.type == "resume.requested" for e in store.events(rid)), 30)
     requested = next(e for e in store.events(rid) if e.type == "resume.requested")
     assert requested.data["by"] == "dashboard"
-    _wait(lambda: store.get_run(rid).status not in ("pending", "planning"), 60)  # its job ends (no corpus)
+    _wait(
+        lambda: store.get_run(rid).status not in ("pending", "planning"), 60
+    )  # its job ends (no corpus)
     st.cache_resource.clear()
 
 
@@ -103,8 +111,12 @@ def test_resumed_costorm_run_does_not_plan_again(data_dir, r, finished_corpus):
     from research.pipeline import runner
     from research.store import keys
 
-    config = jobs.make_config("Trastuzumab cardiotoxicity", corpus=str(finished_corpus), mode="costorm",
-                              costorm={"experts": 1, "query_budget": 2, "max_turns": 1})
+    config = jobs.make_config(
+        "Trastuzumab cardiotoxicity",
+        corpus=str(finished_corpus),
+        mode="costorm",
+        costorm={"experts": 1, "query_budget": 2, "max_turns": 1},
+    )
     store = RunStore(r)
     rid = store.create_run(config).run_id
     assert runner.execute(rid) == "complete"
@@ -141,22 +153,32 @@ def test_no_assert_statements_in_production_code():
     found = []
     for path in sorted((ROOT / "research").rglob("*.py")):
         tree = ast.parse(path.read_text(encoding="utf-8"))
-        found += [f"{path.relative_to(ROOT)}:{n.lineno}" for n in ast.walk(tree) if isinstance(n, ast.Assert)]
+        found += [
+            f"{path.relative_to(ROOT)}:{n.lineno}"
+            for n in ast.walk(tree)
+            if isinstance(n, ast.Assert)
+        ]
     assert found == []
 
 
 def test_step_for_without_a_plan_raises_a_typed_error(data_dir, r):
-    from research.pipeline.context import RunContext
-
     from research.config import load_settings
     from research.models import RunConfig
+    from research.pipeline.context import RunContext
     from research.store.collector import SourceCollector
 
     store = RunStore(r)
     config = RunConfig(topic="t")
     rid = store.create_run(config).run_id
-    ctx = RunContext(run_id=rid, config=config, settings=load_settings(), store=store,
-                     collector=SourceCollector(r, rid), engine=None, retriever=None)  # type: ignore[arg-type]
+    ctx = RunContext(
+        run_id=rid,
+        config=config,
+        settings=load_settings(),
+        store=store,
+        collector=SourceCollector(r, rid),
+        engine=None,
+        retriever=None,
+    )  # type: ignore[arg-type]
     with pytest.raises(ResearchError) as exc:
         ctx.step_for("anything")
     assert exc.value.code == "invariant_violated"

@@ -10,13 +10,16 @@ import time
 
 import pytest
 import yaml
-
 from fixture_server import FIXTURES
+
 from research.search.backends import brave, clinicaltrials, pubmed, serper, tavily, wikipedia
 from research.search.http import BackendError, rate_for, wait_turn
 
 if not FIXTURES.is_dir():
-    pytest.skip(f"shared API fixtures not found at {FIXTURES} (set RESEARCH_SHARED_DATA)", allow_module_level=True)
+    pytest.skip(
+        f"shared API fixtures not found at {FIXTURES} (set RESEARCH_SHARED_DATA)",
+        allow_module_level=True,
+    )
 ENTREZ = FIXTURES / "pubmed" / "biopython_Tests_Entrez"
 CASSETTES = FIXTURES / "pubmed" / "biocommons_eutils_cassettes"
 
@@ -29,7 +32,9 @@ def test_pubmed_esearch_every_fixture():
         counts[f.name] = out["count"]
         assert all(i.isdigit() for i in out["ids"])
     assert counts["esearch1.xml"] == 63 and counts["esearch8.xml"] == 0
-    assert pubmed.parse_esearch((ENTREZ / "esearch8.xml").read_bytes())["errors"] == ["PhraseNotFound: abcXYZ"]
+    assert pubmed.parse_esearch((ENTREZ / "esearch8.xml").read_bytes())["errors"] == [
+        "PhraseNotFound: abcXYZ"
+    ]
     assert pubmed.parse_esearch((ENTREZ / "esearch1.xml").read_bytes())["ids"][0] == "41282813"
 
 
@@ -37,11 +42,15 @@ def test_pubmed_efetch_every_fixture_with_identifiers():
     seen = {}
     for f in sorted(ENTREZ.glob("pubmed*.xml")) + [ENTREZ / "efetch_pmc.xml"]:
         for r in pubmed.parse_efetch(f.read_bytes()):
-            assert r.source_type == "pubmed" and r.title and re.fullmatch(r"PMID:\d+", r.external_id)
+            assert (
+                r.source_type == "pubmed" and r.title and re.fullmatch(r"PMID:\d+", r.external_id)
+            )
             assert r.url == f"https://pubmed.ncbi.nlm.nih.gov/{r.external_id[5:]}/"
             seen[r.external_id] = r
     assert seen["PMID:27797938"].doc_id == "DOI:10.1136/gutjnl-2016-312510"
-    assert seen["PMID:27797938"].published == "2017-06" and "Objective:" in seen["PMID:27797938"].text
+    assert (
+        seen["PMID:27797938"].published == "2017-06" and "Objective:" in seen["PMID:27797938"].text
+    )
     assert seen["PMID:9997"].published == "1976-09-28"
     assert seen["PMID:34527728"].doc_id == "DOI:10.1183/23120541.50193-2021"  # PMC (JATS) body
     assert {"PMID:11748933", "PMID:11700088"} <= set(seen)  # two articles in pubmed2.xml
@@ -75,13 +84,21 @@ def test_clinicaltrials_every_fixture():
         results = clinicaltrials.parse_studies(json.loads(f.read_text()))
         assert results, f.name
         for r in results:
-            assert re.fullmatch(r"NCT\d{8}", r.external_id) and r.source_type == "clinicaltrials.gov"
+            assert (
+                re.fullmatch(r"NCT\d{8}", r.external_id) and r.source_type == "clinicaltrials.gov"
+            )
             assert r.url == f"https://clinicaltrials.gov/study/{r.external_id}"
         if f.parent.name == "v2_study":
             assert results[0].external_id == f.stem
-    covid = clinicaltrials.parse_studies(json.loads((FIXTURES / "clinicaltrials_gov/v1_classic_retired/covid-19-search.json").read_text()))
+    covid = clinicaltrials.parse_studies(
+        json.loads(
+            (FIXTURES / "clinicaltrials_gov/v1_classic_retired/covid-19-search.json").read_text()
+        )
+    )
     assert len(covid) == 100
-    r = clinicaltrials.parse_studies(json.loads((FIXTURES / "clinicaltrials_gov/v2_study/NCT02210780.json").read_text()))[0]
+    r = clinicaltrials.parse_studies(
+        json.loads((FIXTURES / "clinicaltrials_gov/v2_study/NCT02210780.json").read_text())
+    )[0]
     assert r.published == "2014-08-05" and "Status: COMPLETED" in r.snippets[-1]
 
 
@@ -96,17 +113,33 @@ def test_wikipedia_every_fixture():
             assert all(v["extract"] for v in wikipedia.parse_extracts(resp).values())
         else:
             assert wikipedia.parse_search(resp), f.name
-    recorded = json.loads((FIXTURES / "wikipedia/pymediawiki_tests_2017/en_wikipedia_recorded_responses.json").read_text())
+    recorded = json.loads(
+        (
+            FIXTURES / "wikipedia/pymediawiki_tests_2017/en_wikipedia_recorded_responses.json"
+        ).read_text()
+    )
     for pair in recorded:
         p = pair["params"]
-        if p.get("list") in ("search", "prefixsearch", "geosearch") or p.get("action") == "opensearch":
+        if (
+            p.get("list") in ("search", "prefixsearch", "geosearch")
+            or p.get("action") == "opensearch"
+        ):
             try:
                 wikipedia.parse_search(pair["response"])
             except BackendError as exc:
                 assert "error" in pair["response"], exc
-    hits = wikipedia.parse_search(json.loads((FIXTURES / "wikipedia/pymediawiki_tests_2017/individual/prefixsearch__ba__1.json").read_text())["response"])
+    hits = wikipedia.parse_search(
+        json.loads(
+            (
+                FIXTURES / "wikipedia/pymediawiki_tests_2017/individual/prefixsearch__ba__1.json"
+            ).read_text()
+        )["response"]
+    )
     results = wikipedia.to_results(hits, {}, "ba")
-    assert results[1].url == "https://en.wikipedia.org/wiki/Barack_Obama" and results[1].external_id == "enwiki:534366"
+    assert (
+        results[1].url == "https://en.wikipedia.org/wiki/Barack_Obama"
+        and results[1].external_id == "enwiki:534366"
+    )
 
 
 # ---------------------------------------------------------------- web backends
@@ -115,8 +148,12 @@ def test_brave_every_fixture():
     for f in sorted((FIXTURES / "brave").rglob("*.json")):
         results = brave.parse_response(json.loads(f.read_text()))
         sizes.append(len(results))
-        assert all(r.url.startswith("http") and r.source_type == "web" and "<strong>" not in " ".join(r.snippets)
-                   for r in results)
+        assert all(
+            r.url.startswith("http")
+            and r.source_type == "web"
+            and "<strong>" not in " ".join(r.snippets)
+            for r in results
+        )
     assert sizes.count(0) == 4 and max(sizes) >= 20
 
 
@@ -126,14 +163,18 @@ def test_tavily_every_fixture():
     for f in sorted((FIXTURES / "tavily/pydantic_ai_cassettes").glob("*.yaml")):
         for it in yaml.safe_load(f.read_text())["interactions"]:
             resp = it["response"]
-            payload = resp["parsed_body"] if "parsed_body" in resp else json.loads(resp["body"]["string"])
+            payload = (
+                resp["parsed_body"] if "parsed_body" in resp else json.loads(resp["body"]["string"])
+            )
             results = tavily.parse_response(payload)
             assert results and all(r.url.startswith("http") for r in results)
 
 
 def test_serper_every_fixture():
-    got = {f.stem: serper.parse_response(json.loads(f.read_text()))
-           for f in sorted((FIXTURES / "serper").rglob("*.json"))}
+    got = {
+        f.stem: serper.parse_response(json.loads(f.read_text()))
+        for f in sorted((FIXTURES / "serper").rglob("*.json"))
+    }
     assert got["search_apple_inc"][0].url == "http://www.apple.com/"  # knowledge graph first
     assert got["news_tesla_inc"] and got["images_lion"]
     assert got["places_italian_restaurants_upper_east_side"] == []  # places have no links
@@ -146,7 +187,10 @@ def test_serper_every_fixture():
 def test_clients_against_loopback_server(backends_env):
     pm = pubmed.PubMedSearch().search("semaglutide efficacy", 5)
     assert pm[0].external_id == "PMID:29915538" and "Semaglutide" in pm[0].title
-    assert [r.external_id for r in pubmed.PubMedSearch().search("biopython", 2)] == ["PMID:11748933", "PMID:11700088"]
+    assert [r.external_id for r in pubmed.PubMedSearch().search("biopython", 2)] == [
+        "PMID:11748933",
+        "PMID:11700088",
+    ]
     assert pubmed.PubMedSearch().search("abcXYZ", 5) == []
     ct = clinicaltrials.ClinicalTrialsSearch().search("dupilumab", 4)
     assert ct[0].external_id == "NCT02210780" and all(r.external_id.startswith("NCT") for r in ct)
@@ -155,7 +199,11 @@ def test_clients_against_loopback_server(backends_env):
 
 
 def test_web_backends_need_keys(backends_env, monkeypatch):
-    for mod, var in ((brave, "BRAVE_API_KEY"), (tavily, "TAVILY_API_KEY"), (serper, "SERPER_API_KEY")):
+    for mod, var in (
+        (brave, "BRAVE_API_KEY"),
+        (tavily, "TAVILY_API_KEY"),
+        (serper, "SERPER_API_KEY"),
+    ):
         monkeypatch.delenv(var, raising=False)
         cls = [getattr(mod, n) for n in dir(mod) if n.endswith("Search")][0]
         with pytest.raises(BackendError, match=var) as exc:

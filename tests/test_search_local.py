@@ -11,8 +11,15 @@ from pathlib import Path
 import pytest
 
 from research.errors import CorpusError, InputError
-from research.search import (LocalSearch, Retriever, external_id_for, get_local_search,
-                             load_corpus, read_corpus, source_type_for)
+from research.search import (
+    LocalSearch,
+    Retriever,
+    external_id_for,
+    get_local_search,
+    load_corpus,
+    read_corpus,
+    source_type_for,
+)
 
 HER2 = re.compile(r"trastuzumab|her2|herceptin|erbb2", re.I)
 
@@ -51,7 +58,9 @@ def make_pdf(path: Path, title: str, lines: list[str]) -> Path:
     out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
     out += b"".join(b"%010d 00000 n \n" % off for off in offsets)
     out += b"trailer\n<< /Size %d /Root 1 0 R /Info 6 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (
-        len(objects) + 1, xref)
+        len(objects) + 1,
+        xref,
+    )
     path.write_bytes(bytes(out))
     return path
 
@@ -72,15 +81,24 @@ stations along the eastern canal to protect farmland from future floods.</p>
 def doc_folder(tmp_path):
     root = tmp_path / "docs"
     (root / "sub").mkdir(parents=True)
-    (root / "notes.txt").write_text("Glacier retreat\nAlpine glaciers lost ten percent of their "
-                                    "volume in two summers, says the survey.\n")
-    (root / "sub" / "guide.md").write_text("Intro text before the heading.\n\n# Beekeeping Guide\n\n"
-                                           "Honey bees need a water source near the hive. "
-                                           "Inspect the brood frames every week in spring.\n")
+    (root / "notes.txt").write_text(
+        "Glacier retreat\nAlpine glaciers lost ten percent of their "
+        "volume in two summers, says the survey.\n"
+    )
+    (root / "sub" / "guide.md").write_text(
+        "Intro text before the heading.\n\n# Beekeeping Guide\n\n"
+        "Honey bees need a water source near the hive. "
+        "Inspect the brood frames every week in spring.\n"
+    )
     (root / "flood.html").write_text(HTML)
-    make_pdf(root / "paper.pdf", "Solar Panel Efficiency",
-             ["Perovskite solar cells reached 26 percent efficiency.",
-              "Tandem cells with silicon exceed 33 percent in the lab."])
+    make_pdf(
+        root / "paper.pdf",
+        "Solar Panel Efficiency",
+        [
+            "Perovskite solar cells reached 26 percent efficiency.",
+            "Tandem cells with silicon exceed 33 percent in the lab.",
+        ],
+    )
     (root / "empty.txt").write_text("   \n")
     (root / ".hidden.txt").write_text("secret scratch notes")
     (root / "image.png").write_bytes(b"\x89PNG\r\n")
@@ -89,22 +107,35 @@ def doc_folder(tmp_path):
 
 # ---------------------------------------------------------------- corpus loading
 def test_jsonl_skips_and_counts_bad_lines(tmp_path):
-    path = write_jsonl(tmp_path / "c.jsonl", [
-        {"id": "pubmed:1", "title": "T1", "url": "https://pubmed.ncbi.nlm.nih.gov/1/",
-         "text": "Alpha text.", "source": "pubmed", "topic": "extra fields are ignored"},
-        "{not json",
-        "[1, 2, 3]",
-        {"id": "x2", "title": "no text"},
-        {"id": "pubmed:1", "text": "repeated id"},
-        "",
-        {"id": 7, "text": "Numeric id and no title. Second sentence."},
-    ])
+    path = write_jsonl(
+        tmp_path / "c.jsonl",
+        [
+            {
+                "id": "pubmed:1",
+                "title": "T1",
+                "url": "https://pubmed.ncbi.nlm.nih.gov/1/",
+                "text": "Alpha text.",
+                "source": "pubmed",
+                "topic": "extra fields are ignored",
+            },
+            "{not json",
+            "[1, 2, 3]",
+            {"id": "x2", "title": "no text"},
+            {"id": "pubmed:1", "text": "repeated id"},
+            "",
+            {"id": 7, "text": "Numeric id and no title. Second sentence."},
+        ],
+    )
     loaded = read_corpus(path)
     assert [d.id for d in loaded.documents] == ["pubmed:1", "7"]
     assert loaded.skipped == 4
     assert loaded.problems[0].startswith("line 2: invalid JSON")
     first, second = loaded.documents
-    assert (first.title, first.source, first.url) == ("T1", "pubmed", "https://pubmed.ncbi.nlm.nih.gov/1/")
+    assert (first.title, first.source, first.url) == (
+        "T1",
+        "pubmed",
+        "https://pubmed.ncbi.nlm.nih.gov/1/",
+    )
     assert second.title == "Numeric id and no title. Second sentence." and second.source == "local"
     assert load_corpus(path) == loaded.documents
 
@@ -186,28 +217,38 @@ def test_folder_search_end_to_end(doc_folder, tmp_path):
 
 
 def test_changed_corpus_gets_a_new_index(tmp_path):
-    path = write_jsonl(tmp_path / "c.jsonl", [{"id": "a", "title": "Apples", "text": "Apples are red."}])
+    path = write_jsonl(
+        tmp_path / "c.jsonl", [{"id": "a", "title": "Apples", "text": "Apples are red."}]
+    )
     first = LocalSearch(path, tmp_path / "idx")
     assert first.built
     assert not LocalSearch(path, tmp_path / "idx").built
     time.sleep(0.01)
     with path.open("a") as fh:
         fh.write(json.dumps({"id": "b", "title": "Bananas", "text": "Bananas are yellow."}) + "\n")
-    other = write_jsonl(tmp_path / "other.jsonl", [{"id": "x", "title": "Cherries", "text": "Cherries are dark."}])
+    other = write_jsonl(
+        tmp_path / "other.jsonl", [{"id": "x", "title": "Cherries", "text": "Cherries are dark."}]
+    )
     kept = LocalSearch(other, tmp_path / "idx").index_path  # another corpus in the same index dir
     old_version = tmp_path / "idx" / ("0" * 40)  # what an earlier INDEX_VERSION left behind
     old_version.mkdir()
-    (old_version / "meta.json").write_text(json.dumps({"version": 1, "corpus": str(path.resolve())}))
+    (old_version / "meta.json").write_text(
+        json.dumps({"version": 1, "corpus": str(path.resolve())})
+    )
     second = LocalSearch(path, tmp_path / "idx")
     assert second.built and second.index_path != first.index_path
     assert second.search("yellow fruit", k=1)[0].doc_id == "b"
     # the superseded indexes of this corpus are gone; the other corpus's index stays
     assert not first.index_path.exists() and not old_version.exists() and kept.is_dir()
-    assert sorted(p.parent for p in (tmp_path / "idx").glob("*/meta.json")) == sorted([second.index_path, kept])
+    assert sorted(p.parent for p in (tmp_path / "idx").glob("*/meta.json")) == sorted(
+        [second.index_path, kept]
+    )
 
 
 def test_broken_cache_is_rebuilt(tmp_path):
-    path = write_jsonl(tmp_path / "c.jsonl", [{"id": "a", "title": "Apples", "text": "Apples are red."}])
+    path = write_jsonl(
+        tmp_path / "c.jsonl", [{"id": "a", "title": "Apples", "text": "Apples are red."}]
+    )
     first = LocalSearch(path, tmp_path / "idx")
     (first.index_path / "embeddings.npy").write_bytes(b"garbage")
     again = LocalSearch(path, tmp_path / "idx")
@@ -222,8 +263,10 @@ def shared_search(corpus_path, shared_index_dir):
     conftest's session-wide ``shared_index_dir``, so the pipeline tests reuse this index."""
     t0 = time.monotonic()
     search = get_local_search(corpus_path, shared_index_dir)
-    print(f"\nshared corpus index: {len(search.docs)} docs, built={search.built} "
-          f"in {time.monotonic() - t0:.1f} s")
+    print(
+        f"\nshared corpus index: {len(search.docs)} docs, built={search.built} "
+        f"in {time.monotonic() - t0:.1f} s"
+    )
     return search
 
 
@@ -235,7 +278,9 @@ def test_hybrid_search_finds_trastuzumab_her2_docs(shared_search):
     for r in results:
         assert HER2.search(r.title + " " + r.text), r.title
         assert r.source_type == "pubmed" and r.doc_id == f"pubmed:{r.external_id}"
-        assert r.external_id.isdigit() and r.url == f"https://pubmed.ncbi.nlm.nih.gov/{r.external_id}/"
+        assert (
+            r.external_id.isdigit() and r.url == f"https://pubmed.ncbi.nlm.nih.gov/{r.external_id}/"
+        )
         assert 1 <= len(r.snippets) <= 3 and sum(map(len, r.snippets)) <= 600
         assert HER2.search(r.snippets[0]), r.snippets
         assert r.backend == "local" and r.query == "trastuzumab HER2 breast cancer"
@@ -248,15 +293,19 @@ def test_search_maps_trials_and_wikipedia(shared_search):
     assert ct and ct[0].external_id.startswith("NCT")
     assert ct[0].url == f"https://clinicaltrials.gov/study/{ct[0].external_id}"
     wiki = shared_search.search("Taylor Hawkins death toxicology", k=3)
-    assert any(r.source_type == "wikipedia" and r.doc_id.startswith("freshwiki:Taylor_Hawkins")
-               for r in wiki)
+    assert any(
+        r.source_type == "wikipedia" and r.doc_id.startswith("freshwiki:Taylor_Hawkins")
+        for r in wiki
+    )
 
 
 def test_dense_half_finds_docs_without_shared_words(shared_search):
     # "heart attack" never needs to appear: the embedding side matches myocardial infarction
     results = shared_search.search("heart attack", k=5)
-    assert any(re.search(r"myocardial|cardiac|cardiovascular|heart", r.title + r.text, re.I)
-               for r in results)
+    assert any(
+        re.search(r"myocardial|cardiac|cardiovascular|heart", r.title + r.text, re.I)
+        for r in results
+    )
 
 
 def test_second_construction_reuses_the_cache(shared_search, corpus_path, shared_index_dir):
@@ -268,8 +317,11 @@ def test_second_construction_reuses_the_cache(shared_search, corpus_path, shared
     assert not again.built and elapsed < 15, elapsed  # a rebuild takes ~50 s
     assert again.index_path == shared_search.index_path
     assert {p: p.stat().st_mtime_ns for p in files} == files  # nothing rewritten
-    same_corpus = [m for m in shared_index_dir.glob("*/meta.json")
-                   if json.loads(m.read_text())["corpus"] == str(corpus_path.resolve())]
+    same_corpus = [
+        m
+        for m in shared_index_dir.glob("*/meta.json")
+        if json.loads(m.read_text())["corpus"] == str(corpus_path.resolve())
+    ]
     assert len(same_corpus) == 1  # no second index of the same corpus
     q = "trastuzumab HER2 breast cancer"
     assert [r.doc_id for r in again.search(q, 5)] == [r.doc_id for r in shared_search.search(q, 5)]
@@ -277,15 +329,21 @@ def test_second_construction_reuses_the_cache(shared_search, corpus_path, shared
 
 def test_get_local_search_is_one_instance_per_process(shared_search, corpus_path, shared_index_dir):
     with ThreadPoolExecutor(4) as pool:
-        got = list(pool.map(lambda _: get_local_search(str(corpus_path), shared_index_dir), range(4)))
+        got = list(
+            pool.map(lambda _: get_local_search(str(corpus_path), shared_index_dir), range(4))
+        )
     assert all(s is shared_search for s in got)
 
 
 def test_concurrent_searches_match_sequential(shared_search):
-    queries = ["trastuzumab HER2 breast cancer", "COVID-19 vaccine trial", "Hurricane Hilary rainfall",
-               "tamoxifen endometrial polyps", "Odisha train collision cause"] * 2
+    queries = [
+        "trastuzumab HER2 breast cancer",
+        "COVID-19 vaccine trial",
+        "Hurricane Hilary rainfall",
+        "tamoxifen endometrial polyps",
+        "Odisha train collision cause",
+    ] * 2
     expected = [[r.doc_id for r in shared_search.search(q, 4)] for q in queries]
     with ThreadPoolExecutor(4) as pool:
         got = list(pool.map(lambda q: [r.doc_id for r in shared_search.search(q, 4)], queries))
     assert got == expected
-

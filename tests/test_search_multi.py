@@ -17,12 +17,25 @@ SEARCH = "local,pubmed,clinicaltrials,wikipedia"
 
 
 def _r(url, backend, ext="", st="web", doc_id=""):
-    return SearchResult(url=url, title=url, source_type=st, external_id=ext, doc_id=doc_id, backend=backend,
-                        found_by=[{"backend": backend, "query": "q"}])
+    return SearchResult(
+        url=url,
+        title=url,
+        source_type=st,
+        external_id=ext,
+        doc_id=doc_id,
+        backend=backend,
+        found_by=[{"backend": backend, "query": "q"}],
+    )
 
 
 def test_identity_and_merge_dedups_by_pmid_nct_doi_url():
-    a = _r("https://pubmed.ncbi.nlm.nih.gov/123/", "pubmed", "PMID:123", "pubmed", "DOI:10.1056/NEJMoa1")
+    a = _r(
+        "https://pubmed.ncbi.nlm.nih.gov/123/",
+        "pubmed",
+        "PMID:123",
+        "pubmed",
+        "DOI:10.1056/NEJMoa1",
+    )
     b = _r("https://doi.org/10.1056/nejmoa1", "brave")  # same DOI (case-insensitive)
     c = _r("https://clinicaltrials.gov/study/NCT01234567", "brave")
     d = _r("https://x.org/p", "local", "NCT01234567", "clinicaltrials.gov", "nct:NCT01234567")
@@ -31,10 +44,16 @@ def test_identity_and_merge_dedups_by_pmid_nct_doi_url():
     assert "pmid:123" in identity_keys(a) and "doi:10.1056/nejmoa1" in identity_keys(b)
     merged = merge([[a, c, e], [b, d, f]], 10)
     assert [m.url for m in merged] == [a.url, c.url, e.url]
-    assert merged[0].found_by == [{"backend": "pubmed", "query": "q"}, {"backend": "brave", "query": "q"}]
+    assert merged[0].found_by == [
+        {"backend": "pubmed", "query": "q"},
+        {"backend": "brave", "query": "q"},
+    ]
     assert {x["backend"] for x in merged[2].found_by} == {"brave", "tavily"}
     # sections of one local page (same URL, different doc ids) stay separate
-    s1, s2 = _r("https://w.org/T#A", "local", "fw#1", "wikipedia", "fw#1"), _r("https://w.org/T#B", "local", "fw#2", "wikipedia", "fw#2")
+    s1, s2 = (
+        _r("https://w.org/T#A", "local", "fw#1", "wikipedia", "fw#1"),
+        _r("https://w.org/T#B", "local", "fw#2", "wikipedia", "fw#2"),
+    )
     assert len(merge([[s1, s2]], 10)) == 2
 
 
@@ -56,7 +75,9 @@ class _One:
     name = "one"
 
     def search(self, query, k):
-        return [SearchResult(url="https://a.org", title="A", source_type="pubmed", external_id="77")]
+        return [
+            SearchResult(url="https://a.org", title="A", source_type="pubmed", external_id="77")
+        ]
 
 
 def test_multi_reports_failures_and_empties():
@@ -92,10 +113,18 @@ def _run(tmp_path):
     """A small run whose local corpus is one note, so most evidence comes from the remote backends."""
     local = tmp_path / "local_corpus"
     local.mkdir(exist_ok=True)
-    (local / "note.md").write_text("# Semaglutide note\n\nSemaglutide is a GLP-1 receptor agonist studied in adults "
-                                   "with type 2 diabetes; trials report efficacy and safety outcomes.\n")
-    cfg = jobs.make_config("Semaglutide in type 2 diabetes", corpus=str(local), template="drug",
-                           max_perspectives=1, max_turns=1, search=SEARCH)
+    (local / "note.md").write_text(
+        "# Semaglutide note\n\nSemaglutide is a GLP-1 receptor agonist studied in adults "
+        "with type 2 diabetes; trials report efficacy and safety outcomes.\n"
+    )
+    cfg = jobs.make_config(
+        "Semaglutide in type 2 diabetes",
+        corpus=str(local),
+        template="drug",
+        max_perspectives=1,
+        max_turns=1,
+        search=SEARCH,
+    )
     return jobs.run_foreground(cfg)
 
 
@@ -114,7 +143,11 @@ def test_run_with_four_backends_saves_typed_sources(data_dir, tmp_path, backends
     assert len(types) >= 3, types
     assert any(s.external_id.startswith("PMID:") for s in sources)
     assert any(s.external_id.startswith("NCT") for s in sources)
-    assert backends_env.hits.get("pubmed") and backends_env.hits.get("clinicaltrials") and backends_env.hits.get("wikipedia")
+    assert (
+        backends_env.hits.get("pubmed")
+        and backends_env.hits.get("clinicaltrials")
+        and backends_env.hits.get("wikipedia")
+    )
     events = RunStore(get_redis()).events(state.run_id)
     assert not [e for e in events if e.type == "search.failed"]
 
@@ -126,7 +159,9 @@ def test_backend_500s_warn_and_run_completes(data_dir, tmp_path, backends_env):
     assert state.status == "complete", state.error
     store = RunStore(get_redis())
     failed = [e for e in store.events(state.run_id) if e.type == "search.failed"]
-    assert failed and all(e.data["backend"] == "pubmed" and e.data["reason"] == "http_error" for e in failed)
+    assert failed and all(
+        e.data["backend"] == "pubmed" and e.data["reason"] == "http_error" for e in failed
+    )
     assert failed[0].data["query"]
     report = store.get_doc(state.run_id, "report", Report)
     assert "Search backends that failed during this run: pubmed (http_error" in report.markdown

@@ -54,9 +54,14 @@ def test_launch_moves_to_the_report_page(app_env):
     run_id = at.session_state["launched_run"]
     q = at.query_params["run"]
     assert (q[0] if isinstance(q, list) else q) == run_id
-    assert [h.value for h in at.header] == [plain("Cardiotoxicity of trastuzumab")]  # the Report page's header
+    assert [h.value for h in at.header] == [
+        plain("Cardiotoxicity of trastuzumab")
+    ]  # the Report page's header
     store = _store()
     deadline = time.monotonic() + 300
-    while store.get_run(run_id).status not in ("complete", "failed", "cancelled") and time.monotonic() < deadline:
+    while (
+        store.get_run(run_id).status not in ("complete", "failed", "cancelled")
+        and time.monotonic() < deadline
+    ):
         time.sleep(0.5)  # the run executes in a server thread: let it end inside this module's env
     assert store.get_run(run_id).status == "complete"

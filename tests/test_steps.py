@@ -36,9 +36,13 @@ def test_every_step_has_a_loopback_case_and_no_case_lacks_a_step():
 def test_roles_models_and_families_are_valid():
     for spec in STEPS.values():
         assert spec.role in ROLES, spec.name
-        assert issubclass(spec.reply, BaseModel) and (spec.input is None or issubclass(spec.input, BaseModel))
+        assert issubclass(spec.reply, BaseModel) and (
+            spec.input is None or issubclass(spec.input, BaseModel)
+        )
     assert set(family("storm")) | set(family("costorm")) == set(STEPS)
-    assert [s.name for s in STEPS.values() if not s.in_context] == ["compress"]  # out of band (seed 001 §10)
+    assert [s.name for s in STEPS.values() if not s.in_context] == [
+        "compress"
+    ]  # out of band (seed 001 §10)
     try:
         step("answer_questoin")
     except KeyError as exc:
@@ -61,13 +65,30 @@ def test_cassette_keys_follow_the_declared_rule():
     from research.engines.base import AnswerInput, AskInput, CompressInput
     from research.models import Perspective
 
-    ask = AskInput(topic="t", perspective=Perspective(name="Oncologist", focus="f"), history=[], next_focus=[],
-                   max_turns=3)
+    ask = AskInput(
+        topic="t",
+        perspective=Perspective(name="Oncologist", focus="f"),
+        history=[],
+        next_focus=[],
+        max_turns=3,
+    )
     assert step("ask_question").cassette_key(ask) == "ask_question|Oncologist|0"
-    assert step("answer_question").cassette_key(AnswerInput(topic="t", question="Why?", results=[])) == \
-        "answer_question|Why?"
-    c1 = step("compress").cassette_key(CompressInput(plan_title="p", step_title="s", step_description="d",
-                                                     tool_name="search", raw_output="a" * 50))
+    assert (
+        step("answer_question").cassette_key(AnswerInput(topic="t", question="Why?", results=[]))
+        == "answer_question|Why?"
+    )
+    c1 = step("compress").cassette_key(
+        CompressInput(
+            plan_title="p",
+            step_title="s",
+            step_description="d",
+            tool_name="search",
+            raw_output="a" * 50,
+        )
+    )
     assert c1.startswith("compress|") and len(c1.split("|")[1]) == 16
     assert step("plan").cassette_key(None) == "plan"
-    assert default_responder({"messages": prompts.render(step("polish"), {"text": "x"})}).content == '{"text": "x"}'
+    assert (
+        default_responder({"messages": prompts.render(step("polish"), {"text": "x"})}).content
+        == '{"text": "x"}'
+    )

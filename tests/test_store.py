@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import redis
 import pytest
+import redis
 
 from research.errors import InputError, RunNotFoundError
 from research.models import ArtifactRecord, DialogueTurn, Plan, RunConfig, Step, SummaryCard
@@ -42,7 +42,9 @@ def test_keys_reject_bad_run_ids():
         with pytest.raises(InputError):
             keys.run(bad)
     assert keys.sources("0123456789abcdef") == "source_collection:0123456789abcdef:sources"
-    assert keys.question("0123456789abcdef", "clinical.efficacy").endswith(":question:clinical.efficacy")
+    assert keys.question("0123456789abcdef", "clinical.efficacy").endswith(
+        ":question:clinical.efficacy"
+    )
     with pytest.raises(InputError):
         keys.question("0123456789abcdef", "bad key*")
 
@@ -58,13 +60,27 @@ def test_run_lifecycle_docs_turns_cards_events(r):
     rid = state.run_id
     assert store.get_run(rid).status == "pending"
     store.set_status(rid, "planning")
-    store.put_doc(rid, "plan", Plan(plan_title="P", steps=[Step(step_id=1, title="a", description="b")]))
+    store.put_doc(
+        rid, "plan", Plan(plan_title="P", steps=[Step(step_id=1, title="a", description="b")])
+    )
     assert store.get_doc(rid, "plan", Plan).steps[0].title == "a"
-    store.append_turn(rid, DialogueTurn(perspective="Basic Fact Writer", turn_number=1, question="q?", answer="a [1]"))
+    store.append_turn(
+        rid,
+        DialogueTurn(perspective="Basic Fact Writer", turn_number=1, question="q?", answer="a [1]"),
+    )
     assert store.get_turns(rid)[0].question == "q?"
     card = SummaryCard(summary_title="t", summary="s", extraction=[], is_useful=False)
-    store.append_card(rid, ArtifactRecord(artifact_file="p/f.json", tool_name="search_local", step_id=1,
-                                          step_title="a", raw_chars=10, card=card))
+    store.append_card(
+        rid,
+        ArtifactRecord(
+            artifact_file="p/f.json",
+            tool_name="search_local",
+            step_id=1,
+            step_title="a",
+            raw_chars=10,
+            card=card,
+        ),
+    )
     assert store.get_cards(rid)[0].card.is_useful is False
     store.add_usage(rid, prompt_tokens=10, completion_tokens=5, cost_usd=0.001)
     assert store.get_usage(rid).prompt_tokens == 10

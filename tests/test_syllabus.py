@@ -6,14 +6,26 @@ import pytest
 
 from research.errors import InputError
 from research.models import Syllabus
-from research.store.collector import check_syllabus
 from research.planning.syllabus import TEMPLATES, get_template, template_names
+from research.store.collector import check_syllabus
 
 SEED_000_STORM_QUESTIONS = {  # copied from the seed text, "STORM_QUESTIONS"
-    "mechanism.moa": ("Mechanism of Action", "How does the drug work? Target binding, pathway effects", 5),
-    "clinical.efficacy": ("Clinical Efficacy", "Trial results, patient outcomes, response rates", 5),
+    "mechanism.moa": (
+        "Mechanism of Action",
+        "How does the drug work? Target binding, pathway effects",
+        5,
+    ),
+    "clinical.efficacy": (
+        "Clinical Efficacy",
+        "Trial results, patient outcomes, response rates",
+        5,
+    ),
     "clinical.safety": ("Safety Profile", "Adverse events, toxicity, contraindications", 5),
-    "competitive.landscape": ("Competitive Landscape", "Other drugs, combinations, market position", 5),
+    "competitive.landscape": (
+        "Competitive Landscape",
+        "Other drugs, combinations, market position",
+        5,
+    ),
     "market.status": ("Market Status", "Development stage, approvals, commercialization", 3),
     "ip.patents": ("Intellectual Property", "Patent coverage, exclusivity, formulations", 3),
 }
@@ -27,7 +39,9 @@ def test_names():
 def test_drug_template_is_seed_000_verbatim():
     drug = get_template("drug")
     assert isinstance(drug, Syllabus) and drug.name == "drug"
-    assert {q.key: (q.label, q.description, q.min_sources) for q in drug.questions} == SEED_000_STORM_QUESTIONS
+    assert {
+        q.key: (q.label, q.description, q.min_sources) for q in drug.questions
+    } == SEED_000_STORM_QUESTIONS
     assert drug.keys() == list(SEED_000_STORM_QUESTIONS)  # seed order
     assert sum(q.min_sources for q in drug.questions) == 26
 
@@ -35,8 +49,14 @@ def test_drug_template_is_seed_000_verbatim():
 def test_general_template_shape():
     general = get_template("general")
     assert general.name == "general" and len(general.questions) == 6
-    assert general.keys() == ["background.overview", "history.timeline", "key.actors", "impact.effects",
-                              "debate.controversies", "outlook.future"]
+    assert general.keys() == [
+        "background.overview",
+        "history.timeline",
+        "key.actors",
+        "impact.effects",
+        "debate.controversies",
+        "outlook.future",
+    ]
     assert all(3 <= q.min_sources <= 5 and q.label and q.description for q in general.questions)
 
 

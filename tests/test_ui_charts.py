@@ -11,9 +11,16 @@ def _src(i: int, stype: str) -> dict:
 
 FINAL = {
     "questions": {
-        "mechanism.moa": {"label": "Mechanism of Action", "min_sources": 2,
-                          "sources": [_src(1, "pubmed"), _src(2, "pubmed"), _src(3, "web")]},
-        "clinical.safety": {"label": "Safety Profile", "min_sources": 5, "sources": [_src(1, "pubmed")]},
+        "mechanism.moa": {
+            "label": "Mechanism of Action",
+            "min_sources": 2,
+            "sources": [_src(1, "pubmed"), _src(2, "pubmed"), _src(3, "web")],
+        },
+        "clinical.safety": {
+            "label": "Safety Profile",
+            "min_sources": 5,
+            "sources": [_src(1, "pubmed")],
+        },
         "market.status": {"label": "Market Status", "min_sources": 3, "sources": []},
     },
     "sources": [_src(1, "pubmed"), _src(2, "pubmed"), _src(3, "web")],
@@ -32,7 +39,11 @@ def test_coverage_table_status_and_missing():
 def test_coverage_long_counts_by_type():
     long = charts.coverage_long(FINAL)
     rows = {(r.key, r.source_type): r.count for r in long.itertuples()}
-    assert rows == {("mechanism.moa", "pubmed"): 2, ("mechanism.moa", "web"): 1, ("clinical.safety", "pubmed"): 1}
+    assert rows == {
+        ("mechanism.moa", "pubmed"): 2,
+        ("mechanism.moa", "web"): 1,
+        ("clinical.safety", "pubmed"): 1,
+    }
 
 
 def test_coverage_figure_stacks_types_and_marks_minimum():

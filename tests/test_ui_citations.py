@@ -28,15 +28,18 @@ def test_code_span():
     assert c.code("") == ""
 
 
-@pytest.mark.parametrize("url,expected", [
-    ("https://pubmed.ncbi.nlm.nih.gov/123/", "https://pubmed.ncbi.nlm.nih.gov/123/"),
-    ("http://x.org/a b(c)", "http://x.org/a%20b%28c%29"),
-    ("javascript:alert(1)", None),
-    ("data:text/html,<b>", None),
-    ("/relative/path", None),
-    ("", None),
-    (None, None),
-])
+@pytest.mark.parametrize(
+    "url,expected",
+    [
+        ("https://pubmed.ncbi.nlm.nih.gov/123/", "https://pubmed.ncbi.nlm.nih.gov/123/"),
+        ("http://x.org/a b(c)", "http://x.org/a%20b%28c%29"),
+        ("javascript:alert(1)", None),
+        ("data:text/html,<b>", None),
+        ("/relative/path", None),
+        ("", None),
+        (None, None),
+    ],
+)
 def test_safe_url(url, expected):
     assert c.safe_url(url) == expected
 
@@ -46,8 +49,8 @@ def test_link_citations_links_valid_only_and_is_idempotent():
     out = c.link_citations(text, 3)
     assert "[[1]](#ref-1)[[2]](#ref-2)" in out
     assert "[[3]](#ref-3)" in out
-    assert "[9]" in out and "#ref-9" not in out          # out of range left alone
-    assert "[2](http://x)" in out                          # an existing link untouched
+    assert "[9]" in out and "#ref-9" not in out  # out of range left alone
+    assert "[2](http://x)" in out  # an existing link untouched
     assert c.link_citations(out, 3) == out
 
 
@@ -59,8 +62,14 @@ def test_anchor_html_has_no_text_and_rejects_bad_numbers():
 
 
 def test_reference_markdown_escapes_title_and_drops_unsafe_url():
-    ref = Reference(number=2, source_id="src_001", title="Trastuzumab <b>[RCT]</b>", url="javascript:evil()",
-                    source_type="pubmed", external_id="PMID:123")
+    ref = Reference(
+        number=2,
+        source_id="src_001",
+        title="Trastuzumab <b>[RCT]</b>",
+        url="javascript:evil()",
+        source_type="pubmed",
+        external_id="PMID:123",
+    )
     out = c.reference_markdown(ref)
     assert out.startswith("**\\[2\\]** ")
     assert "javascript" not in out and "<b>" not in out
@@ -70,8 +79,14 @@ def test_reference_markdown_escapes_title_and_drops_unsafe_url():
 
 
 def test_source_markdown():
-    src = TurnSource(n=3, source_id="src_004", title="NCT01 trial", url="https://clinicaltrials.gov/x",
-                     source_type="clinicaltrials.gov", external_id="NCT01")
+    src = TurnSource(
+        n=3,
+        source_id="src_004",
+        title="NCT01 trial",
+        url="https://clinicaltrials.gov/x",
+        source_type="clinicaltrials.gov",
+        external_id="NCT01",
+    )
     out = c.source_markdown(src)
     assert out.startswith("**\\[3\\]** NCT01 trial")
     assert "[link](https://clinicaltrials.gov/x)" in out
@@ -79,12 +94,20 @@ def test_source_markdown():
 
 def test_report_body_markdown_links_and_escapes():
     report = Report(
-        title="T", lead="Lead cites [1].",
-        sections=[ReportSection(heading="Efficacy <i>", text="Benefit [2] <script>x</script> at $3 [5]."),
-                  ReportSection(heading="Safety", text="Cardiotoxicity [1].")],
-        references=[Reference(number=i, source_id=f"src_{i}", title=f"t{i}", url="https://a.b", source_type="web")
-                    for i in (1, 2)],
-        markdown="")
+        title="T",
+        lead="Lead cites [1].",
+        sections=[
+            ReportSection(heading="Efficacy <i>", text="Benefit [2] <script>x</script> at $3 [5]."),
+            ReportSection(heading="Safety", text="Cardiotoxicity [1]."),
+        ],
+        references=[
+            Reference(
+                number=i, source_id=f"src_{i}", title=f"t{i}", url="https://a.b", source_type="web"
+            )
+            for i in (1, 2)
+        ],
+        markdown="",
+    )
     body = c.report_body_markdown(report)
     assert body.startswith("Lead cites [[1]](#ref-1).")
     assert "## Efficacy \\<i\\>" in body and "## Safety" in body

@@ -10,28 +10,31 @@ import pytest
 
 from research.errors import CorpusError, InputError, RunNotFoundError
 from research.export import export_markdown, safe_filename
+from research.jobs.validation import MAX_TOPIC_CHARS, validate_corpus, validate_int, validate_topic
 from research.models import Reference, Report, ReportSection, RunConfig
 from research.store.runs import RunStore
-from research.jobs.validation import MAX_TOPIC_CHARS, validate_corpus, validate_int, validate_topic
 
 
 # ------------------------------------------------------------------------------ topics
-@pytest.mark.parametrize("topic, fragment", [
-    ("", "empty"),
-    ("   \t  \n ", "empty"),
-    ("x" * 5000, "5,000 characters long; the limit is 500"),
-    ("x" * (MAX_TOPIC_CHARS + 1), "501 characters long"),
-    ("../etc/passwd", "remove path components"),
-    ("notes ..\\windows\\system32", "remove path components"),
-    ("mRNA\x00vaccines", "U+0000"),
-    ("mRNA\x1b[31m vaccines", "U+001B"),
-    ("bell\x07", "control character"),
-    ("del\x7f", "U+007F"),
-    ("c1\x85control", "U+0085"),
-    ("bad bytes \udcff", "not valid UTF-8"),
-    (None, "must be text"),
-    (42, "must be text"),
-])
+@pytest.mark.parametrize(
+    "topic, fragment",
+    [
+        ("", "empty"),
+        ("   \t  \n ", "empty"),
+        ("x" * 5000, "5,000 characters long; the limit is 500"),
+        ("x" * (MAX_TOPIC_CHARS + 1), "501 characters long"),
+        ("../etc/passwd", "remove path components"),
+        ("notes ..\\windows\\system32", "remove path components"),
+        ("mRNA\x00vaccines", "U+0000"),
+        ("mRNA\x1b[31m vaccines", "U+001B"),
+        ("bell\x07", "control character"),
+        ("del\x7f", "U+007F"),
+        ("c1\x85control", "U+0085"),
+        ("bad bytes \udcff", "not valid UTF-8"),
+        (None, "must be text"),
+        (42, "must be text"),
+    ],
+)
 def test_bad_topics_are_rejected_with_a_fix(topic, fragment):
     with pytest.raises(InputError) as exc:
         validate_topic(topic)
@@ -44,16 +47,25 @@ def test_control_character_message_gives_position():
         validate_topic("mRNA\x00vaccines")
 
 
-@pytest.mark.parametrize("topic, expected", [
-    ("  Trastuzumab in HER2-positive breast cancer  ", "Trastuzumab in HER2-positive breast cancer"),
-    ("COVID-19\tvaccines\r\nin children", "COVID-19 vaccines in children"),
-    ("تأثير تغير المناخ على الزراعة", "تأثير تغير المناخ على الزراعة"),  # Arabic (RTL)
-    ("השפעת הבינה המלאכותית\u200f על הרפואה", "השפעת הבינה המלאכותית\u200f על הרפואה"),  # Hebrew + RLM kept
-    ("量子コンピュータの応用", "量子コンピュータの応用"),
-    ("Barbie: The Album", "Barbie: The Album"),
-    ("a/b testing .. in 2023", "a/b testing .. in 2023"),
-    ("x" * MAX_TOPIC_CHARS, "x" * MAX_TOPIC_CHARS),
-])
+@pytest.mark.parametrize(
+    "topic, expected",
+    [
+        (
+            "  Trastuzumab in HER2-positive breast cancer  ",
+            "Trastuzumab in HER2-positive breast cancer",
+        ),
+        ("COVID-19\tvaccines\r\nin children", "COVID-19 vaccines in children"),
+        ("تأثير تغير المناخ على الزراعة", "تأثير تغير المناخ على الزراعة"),  # Arabic (RTL)
+        (
+            "השפעת הבינה המלאכותית\u200f על הרפואה",
+            "השפעת הבינה המלאכותית\u200f על הרפואה",
+        ),  # Hebrew + RLM kept
+        ("量子コンピュータの応用", "量子コンピュータの応用"),
+        ("Barbie: The Album", "Barbie: The Album"),
+        ("a/b testing .. in 2023", "a/b testing .. in 2023"),
+        ("x" * MAX_TOPIC_CHARS, "x" * MAX_TOPIC_CHARS),
+    ],
+)
 def test_good_topics_are_cleaned(topic, expected):
     assert validate_topic(topic) == expected
 
@@ -75,7 +87,10 @@ def test_good_corpus_jsonl_and_folder(tmp_path, corpus_path):
     (folder / "sub" / "paper.txt").write_text("Trastuzumab improves survival.", encoding="utf-8")
     assert validate_corpus(folder) == folder.resolve()
     small = tmp_path / "Mixed.JSONL"
-    small.write_text('\n\n{"id": "1", "title": "t", "url": "u", "text": "x", "source": "web"}\n', encoding="utf-8")
+    small.write_text(
+        '\n\n{"id": "1", "title": "t", "url": "u", "text": "x", "source": "web"}\n',
+        encoding="utf-8",
+    )
     assert validate_corpus(small) == small.resolve()
 
 
@@ -87,20 +102,26 @@ def _write(path: Path, data: bytes | str) -> Path:
     return path
 
 
-@pytest.mark.parametrize("make, fragment", [
-    (lambda d: d / "missing.jsonl", "does not exist"),
-    (lambda d: _write(d / "notes.txt", '{"text": "x"}\n'), "is not a .jsonl file"),
-    (lambda d: _write(d / "data.csv", "id,text\n1,x\n"), "is not a .jsonl file"),
-    (lambda d: _write(d / "empty.jsonl", ""), "is empty"),
-    (lambda d: _write(d / "blank.jsonl", "\n  \n"), "is empty"),
-    (lambda d: _write(d / "csv.jsonl", "id,text\n1,x\n"), "line 1 is not JSON"),
-    (lambda d: _write(d / "list.jsonl", "[1, 2]\n"), "not an object"),
-    (lambda d: _write(d / "latin1.jsonl", b'{"text": "caf\xe9"}\n'), "not UTF-8"),
-    (lambda d: (d / "emptydir").mkdir() or d / "emptydir", "holds no documents"),
-    (lambda d: (d / "hidden").mkdir() or _write(d / "hidden" / ".DS_Store", "x").parent, "holds no documents"),
-    (lambda d: "", "No corpus path"),
-    (lambda d: "bad\x00path", "NUL"),
-])
+@pytest.mark.parametrize(
+    "make, fragment",
+    [
+        (lambda d: d / "missing.jsonl", "does not exist"),
+        (lambda d: _write(d / "notes.txt", '{"text": "x"}\n'), "is not a .jsonl file"),
+        (lambda d: _write(d / "data.csv", "id,text\n1,x\n"), "is not a .jsonl file"),
+        (lambda d: _write(d / "empty.jsonl", ""), "is empty"),
+        (lambda d: _write(d / "blank.jsonl", "\n  \n"), "is empty"),
+        (lambda d: _write(d / "csv.jsonl", "id,text\n1,x\n"), "line 1 is not JSON"),
+        (lambda d: _write(d / "list.jsonl", "[1, 2]\n"), "not an object"),
+        (lambda d: _write(d / "latin1.jsonl", b'{"text": "caf\xe9"}\n'), "not UTF-8"),
+        (lambda d: (d / "emptydir").mkdir() or d / "emptydir", "holds no documents"),
+        (
+            lambda d: (d / "hidden").mkdir() or _write(d / "hidden" / ".DS_Store", "x").parent,
+            "holds no documents",
+        ),
+        (lambda d: "", "No corpus path"),
+        (lambda d: "bad\x00path", "NUL"),
+    ],
+)
 def test_bad_corpus_is_rejected(tmp_path, make, fragment):
     with pytest.raises(CorpusError) as exc:
         validate_corpus(make(tmp_path))
@@ -114,10 +135,19 @@ def test_validate_int_accepts(value, expected):
     assert validate_int("max perspectives", value, 1, 12) == expected
 
 
-@pytest.mark.parametrize("value, fragment", [
-    (0, "got 0"), (13, "got 13"), (-1, "got -1"), ("abc", "got 'abc'"), ("2.5", "got '2.5'"),
-    (2.5, "got 2.5"), (True, "got True"), (None, "got None"),
-])
+@pytest.mark.parametrize(
+    "value, fragment",
+    [
+        (0, "got 0"),
+        (13, "got 13"),
+        (-1, "got -1"),
+        ("abc", "got 'abc'"),
+        ("2.5", "got '2.5'"),
+        (2.5, "got 2.5"),
+        (True, "got True"),
+        (None, "got None"),
+    ],
+)
 def test_validate_int_rejects(value, fragment):
     with pytest.raises(InputError) as exc:
         validate_int("max perspectives", value, 1, 12)
@@ -126,19 +156,26 @@ def test_validate_int_rejects(value, fragment):
 
 
 # ------------------------------------------------------------------------------ safe_filename
-@pytest.mark.parametrize("topic, ext, expected", [
-    ("Trastuzumab in HER2-positive Breast Cancer", "md", "trastuzumab_in_her2_positive_breast_cancer.md"),
-    ("Barbie: The Album", ".md", "barbie_the_album.md"),
-    ("../../etc/passwd", "md", "etc_passwd.md"),
-    ("C:\\Windows\\System32\\", "md", "c_windows_system32.md"),
-    ("Café Société — naïve", "md", "cafe_societe_naive.md"),
-    ("CON", "md", "con_report.md"),
-    ("nul", "txt", "nul_report.txt"),
-    ("  ...  ", "md", None),
-    ("", "md", None),
-    ("report", "", "report"),
-    ("a<b>c:d\"e|f?g*h\x00i", "MD", "a_b_c_d_e_f_g_h_i.md"),
-])
+@pytest.mark.parametrize(
+    "topic, ext, expected",
+    [
+        (
+            "Trastuzumab in HER2-positive Breast Cancer",
+            "md",
+            "trastuzumab_in_her2_positive_breast_cancer.md",
+        ),
+        ("Barbie: The Album", ".md", "barbie_the_album.md"),
+        ("../../etc/passwd", "md", "etc_passwd.md"),
+        ("C:\\Windows\\System32\\", "md", "c_windows_system32.md"),
+        ("Café Société — naïve", "md", "cafe_societe_naive.md"),
+        ("CON", "md", "con_report.md"),
+        ("nul", "txt", "nul_report.txt"),
+        ("  ...  ", "md", None),
+        ("", "md", None),
+        ("report", "", "report"),
+        ('a<b>c:d"e|f?g*h\x00i', "MD", "a_b_c_d_e_f_g_h_i.md"),
+    ],
+)
 def test_safe_filename_cases(topic, ext, expected):
     name = safe_filename(topic, ext)
     if expected is not None:
@@ -169,12 +206,25 @@ def test_safe_filename_long_and_non_latin_topics():
 def _report_run(store: RunStore, topic: str = "Trastuzumab and HER2") -> str:
     run_id = store.create_run(RunConfig(topic=topic)).run_id
     md = f"# {topic}\n\nTrastuzumab improved survival [1].\n\n## References\n\n1. [Trial](https://example.org/t)\n"
-    store.put_doc(run_id, "report", Report(
-        title=topic, lead="Trastuzumab improved survival [1].",
-        sections=[ReportSection(heading="Efficacy", text="Trastuzumab improved survival [1].")],
-        references=[Reference(number=1, source_id="s1", title="Trial", url="https://example.org/t",
-                              source_type="pubmed")],
-        markdown=md))
+    store.put_doc(
+        run_id,
+        "report",
+        Report(
+            title=topic,
+            lead="Trastuzumab improved survival [1].",
+            sections=[ReportSection(heading="Efficacy", text="Trastuzumab improved survival [1].")],
+            references=[
+                Reference(
+                    number=1,
+                    source_id="s1",
+                    title="Trial",
+                    url="https://example.org/t",
+                    source_type="pubmed",
+                )
+            ],
+            markdown=md,
+        ),
+    )
     return run_id
 
 

@@ -1,9 +1,9 @@
 """Artifacts: every raw tool output saved on disk and compressed into a summary card (seed 001 §4–§6)."""
 
 from research.artifacts.tool_results import (
-    ArtifactStore,
     MAX_PART,
     MAX_SEQ,
+    ArtifactStore,
     PreparedCall,
     artifact_filename,
     artifact_path,

@@ -28,10 +28,10 @@ from typing import Any
 from research.config import Settings, load_settings
 from research.engines.base import CompressInput, Engine
 from research.errors import ArtifactError
+from research.llm.tokens import count_tokens
 from research.models import ArtifactRecord, Step, SummaryCard
 from research.store.keys import check_run_id
 from research.store.runs import RunStore
-from research.llm.tokens import count_tokens
 
 MAX_PART = 48  # chars per name component; keeps full names well under 255 bytes
 MAX_SEQ = 10_000
@@ -49,8 +49,9 @@ def slug(text: str, max_len: int = MAX_PART, fallback: str = "untitled") -> str:
     return s or fallback
 
 
-def artifact_filename(plan_title: str, step_id: int, step_title: str, tool_name: str, ext: str,
-                      seq: int = 1) -> str:
+def artifact_filename(
+    plan_title: str, step_id: int, step_title: str, tool_name: str, ext: str, seq: int = 1
+) -> str:
     """Seed 001 §5.3 filename: ``{plan_title}__step{step_id}_{step_title}__{tool_name}[__{seq}].{ext}``."""
     base = f"{slug(plan_title)}__step{int(step_id)}_{slug(step_title)}__{slug(tool_name)}"
     if seq > 1:
@@ -76,7 +77,9 @@ def artifact_path(run_id: str, artifact_file: str, settings: Settings | None = N
         raise ArtifactError(f"'{artifact_file[:80]}' is not an artifact name of this run.")
     path = (root / artifact_file).resolve()
     if not path.is_relative_to(root):
-        raise ArtifactError(f"'{artifact_file[:80]}' is outside this run's artifacts; pick a file from the list.")
+        raise ArtifactError(
+            f"'{artifact_file[:80]}' is outside this run's artifacts; pick a file from the list."
+        )
     if not path.is_file():
         raise ArtifactError(f"Artifact '{artifact_file[:80]}' does not exist for run {run_id}.")
     return path
@@ -116,8 +119,14 @@ class ArtifactStore:
         settings: for the data dir.
     """
 
-    def __init__(self, run_id: str, plan_title: str, engine: Engine, store: RunStore,
-                 settings: Settings | None = None) -> None:
+    def __init__(
+        self,
+        run_id: str,
+        plan_title: str,
+        engine: Engine,
+        store: RunStore,
+        settings: Settings | None = None,
+    ) -> None:
         self.run_id = check_run_id(run_id)
         self.plan_title = plan_title
         self.engine = engine
@@ -129,7 +138,9 @@ class ArtifactStore:
         """Atomically create the next free ``__n`` file (O_EXCL: safe across threads/processes)."""
         self.plan_dir.mkdir(parents=True, exist_ok=True)
         for seq in range(1, MAX_SEQ):
-            path = self.plan_dir / artifact_filename(self.plan_title, step.step_id, step.title, tool_name, ext, seq)
+            path = self.plan_dir / artifact_filename(
+                self.plan_title, step.step_id, step.title, tool_name, ext, seq
+            )
             try:
                 with open(path, "x", encoding="utf-8"):
                     return path
@@ -137,16 +148,36 @@ class ArtifactStore:
                 continue
         raise ArtifactError(f"more than {MAX_SEQ} calls of {tool_name} in step {step.step_id}")
 
-    def prepare(self, step: Step, tool_name: str, raw_output: Any, *, tool_input: str = "",
-                perspective: str = "") -> "PreparedCall":
+    def prepare(
+        self,
+        step: Step,
+        tool_name: str,
+        raw_output: Any,
+        *,
+        tool_input: str = "",
+        perspective: str = "",
+    ) -> PreparedCall:
         """Serialize and compress a tool output without writing anything (thread-safe; used to
         compress in parallel and commit in a deterministic order, issue 7)."""
         text, ext = _serialize(raw_output)
-        card = self.engine.compress(CompressInput(
-            plan_title=self.plan_title, step_title=step.title, step_description=step.description,
-            tool_name=tool_name, raw_output=text))
-        return PreparedCall(step=step, tool_name=tool_name, text=text, ext=ext, card=card,
-                            tool_input=tool_input, perspective=perspective)
+        card = self.engine.compress(
+            CompressInput(
+                plan_title=self.plan_title,
+                step_title=step.title,
+                step_description=step.description,
+                tool_name=tool_name,
+                raw_output=text,
+            )
+        )
+        return PreparedCall(
+            step=step,
+            tool_name=tool_name,
+            text=text,
+            ext=ext,
+            card=card,
+            tool_input=tool_input,
+            perspective=perspective,
+        )
 
     def _reserve(self, call_id: str, step: Step, tool_name: str, ext: str) -> Path:
         """The file reserved for tool call ``call_id``: the same name on every attempt (a resumed
@@ -155,9 +186,13 @@ class ArtifactStore:
         base_key = base.rsplit(".", 1)[0]
         seq = self.store.calls.reserve(self.run_id, call_id, base_key)
         self.plan_dir.mkdir(parents=True, exist_ok=True)
-        return self.plan_dir / artifact_filename(self.plan_title, step.step_id, step.title, tool_name, ext, seq)
+        return self.plan_dir / artifact_filename(
+            self.plan_title, step.step_id, step.title, tool_name, ext, seq
+        )
 
-    def commit(self, call: "PreparedCall", call_id: str | None = None) -> tuple[ArtifactRecord, dict | None]:
+    def commit(
+        self, call: PreparedCall, call_id: str | None = None
+    ) -> tuple[ArtifactRecord, dict | None]:
         """Write the raw file, store the record and emit ``tool.called``.
 
         With ``call_id`` (unique within the run, e.g. ``conv0.t2.1``) the call is idempotent: a
@@ -176,30 +211,57 @@ class ArtifactStore:
             path.write_text(call.text, encoding="utf-8")
         rel = path.relative_to(self.root).as_posix()
         record = ArtifactRecord(
-            artifact_file=rel, tool_name=tool_name, step_id=step.step_id, step_title=step.title,
-            perspective=call.perspective, tool_input=call.tool_input[:500], raw_chars=len(call.text),
-            raw_tokens=count_tokens(call.text), card=call.card)
+            artifact_file=rel,
+            tool_name=tool_name,
+            step_id=step.step_id,
+            step_title=step.title,
+            perspective=call.perspective,
+            tool_input=call.tool_input[:500],
+            raw_chars=len(call.text),
+            raw_tokens=count_tokens(call.text),
+            card=call.card,
+        )
         message = context_message(record)
         record.card_tokens = count_tokens(message["content"]) if message else 0
         if call_id is None:
             self.store.append_card(self.run_id, record)
         else:  # the card and the "recorded" mark land together (MULTI), so a crash never doubles a card
             self.store.calls.record(self.run_id, call_id, record)
-        self.store.emit(self.run_id, "tool.called", {
-            "tool": tool_name, "step": step.step_id, "file": rel, "is_useful": call.card.is_useful,
-            "perspective": call.perspective})
+        self.store.emit(
+            self.run_id,
+            "tool.called",
+            {
+                "tool": tool_name,
+                "step": step.step_id,
+                "file": rel,
+                "is_useful": call.card.is_useful,
+                "perspective": call.perspective,
+            },
+        )
         return record, message
 
-    def record(self, step: Step, tool_name: str, raw_output: Any, *, tool_input: str = "",
-               perspective: str = "", call_id: str | None = None) -> tuple[ArtifactRecord, dict | None]:
+    def record(
+        self,
+        step: Step,
+        tool_name: str,
+        raw_output: Any,
+        *,
+        tool_input: str = "",
+        perspective: str = "",
+        call_id: str | None = None,
+    ) -> tuple[ArtifactRecord, dict | None]:
         """Write the raw output, compress it, store the card (``prepare`` then ``commit``).
 
         Returns:
             (record, message): ``message`` is the seed 001 §6.1 assistant message, or None when
             the card is not useful.
         """
-        return self.commit(self.prepare(step, tool_name, raw_output, tool_input=tool_input,
-                                        perspective=perspective), call_id)
+        return self.commit(
+            self.prepare(
+                step, tool_name, raw_output, tool_input=tool_input, perspective=perspective
+            ),
+            call_id,
+        )
 
 
 @dataclass
@@ -215,8 +277,14 @@ class PreparedCall:
     perspective: str = ""
 
 
-def read_artifact(run_id: str, artifact_file: str, pattern: str | None = None, *,
-                  max_chars: int = 4000, settings: Settings | None = None) -> str:
+def read_artifact(
+    run_id: str,
+    artifact_file: str,
+    pattern: str | None = None,
+    *,
+    max_chars: int = 4000,
+    settings: Settings | None = None,
+) -> str:
     """Seed 001 §8 file retrieval: the artifact's text, or only lines matching ``pattern``.
 
     Args:
@@ -231,7 +299,11 @@ def read_artifact(run_id: str, artifact_file: str, pattern: str | None = None, *
     root = artifacts_dir(run_id, settings)
     name = artifact_file
     if "/" not in name and root.is_dir():
-        hits = [f"{d.name}/{name}" for d in sorted(root.iterdir()) if d.is_dir() and (d / name).is_file()]
+        hits = [
+            f"{d.name}/{name}"
+            for d in sorted(root.iterdir())
+            if d.is_dir() and (d / name).is_file()
+        ]
         name = hits[0] if hits else name
     text = artifact_path(run_id, name, settings).read_text(encoding="utf-8", errors="replace")
     if pattern:

@@ -13,16 +13,37 @@ import os
 import sys
 import threading
 import time
+from datetime import UTC
 from pathlib import Path
 
-from research.cli.common import (EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, _err,  # noqa: F401
-                                 _print_json, _print_outcome, _store, report_run_outcome)
+from research.cli.common import (
+    EXIT_BAD_INPUT,
+    EXIT_FAILED,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    _err,  # noqa: F401
+    _print_json,
+    _print_outcome,
+    _store,
+    report_run_outcome,
+)
 from research.cli.progress import IndexBar
 from research.engines.labels import OFFLINE_LABEL
-from research.models import ENGINES, MIN_DATABASES_RANGE, MODES, PERSPECTIVES_RANGE, TEMPLATE_CHOICES, TURNS_RANGE
+from research.models import (
+    ENGINES,
+    MIN_DATABASES_RANGE,
+    MODES,
+    PERSPECTIVES_RANGE,
+    TEMPLATE_CHOICES,
+    TURNS_RANGE,
+)
 
-_OFFLINE_ENV = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
-                "LITELLM_LOCAL_MODEL_COST_MAP": "True", "TOKENIZERS_PARALLELISM": "false"}
+_OFFLINE_ENV = {
+    "HF_HUB_OFFLINE": "1",
+    "TRANSFORMERS_OFFLINE": "1",
+    "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+    "TOKENIZERS_PARALLELISM": "false",
+}
 _POLL_S = 0.25  # s between progress polls
 
 
@@ -41,44 +62,112 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=_Parser)
 
     run = sub.add_parser("run", help="research a topic and write a cited report")
-    run.add_argument("topic", metavar="TOPIC", help="the research question (quote it; up to 500 characters)")
-    run.add_argument("--corpus", metavar="PATH", help="a .jsonl file or a folder of documents "
-                     "(default: RESEARCH_CORPUS or the shared corpus)")
-    run.add_argument("--template", default=TEMPLATE_CHOICES[0], metavar="NAME",
-                     help=f"question syllabus: {', '.join(TEMPLATE_CHOICES)} (default {TEMPLATE_CHOICES[0]}: fitted to "
-                     "the topic)")
-    run.add_argument("--review", action="store_true", help="stop after planning for plan review "
-                     "(status awaiting_review; then `research plan` / `research approve`)")
-    run.add_argument("--max-perspectives", default="4", metavar="N",
-                     help="personas, {}–{} (default 4)".format(*PERSPECTIVES_RANGE))
-    run.add_argument("--max-turns", default="3", metavar="N",
-                     help="dialogue turns per persona, {}–{} (default 3)".format(*TURNS_RANGE))
-    run.add_argument("--engine", choices=list(ENGINES), default=None,
-                     help=f"engine (default: {OFFLINE_LABEL})")
-    run.add_argument("--mode", choices=list(MODES), default="storm",
-                     help="storm (perspective conversations) or costorm (round-table with moderator and mind map)")
+    run.add_argument(
+        "topic", metavar="TOPIC", help="the research question (quote it; up to 500 characters)"
+    )
+    run.add_argument(
+        "--corpus",
+        metavar="PATH",
+        help="a .jsonl file or a folder of documents "
+        "(default: RESEARCH_CORPUS or the shared corpus)",
+    )
+    run.add_argument(
+        "--template",
+        default=TEMPLATE_CHOICES[0],
+        metavar="NAME",
+        help=f"question syllabus: {', '.join(TEMPLATE_CHOICES)} (default {TEMPLATE_CHOICES[0]}: fitted to "
+        "the topic)",
+    )
+    run.add_argument(
+        "--review",
+        action="store_true",
+        help="stop after planning for plan review "
+        "(status awaiting_review; then `research plan` / `research approve`)",
+    )
+    run.add_argument(
+        "--max-perspectives",
+        default="4",
+        metavar="N",
+        help="personas, {}–{} (default 4)".format(*PERSPECTIVES_RANGE),
+    )
+    run.add_argument(
+        "--max-turns",
+        default="3",
+        metavar="N",
+        help="dialogue turns per persona, {}–{} (default 3)".format(*TURNS_RANGE),
+    )
+    run.add_argument(
+        "--engine", choices=list(ENGINES), default=None, help=f"engine (default: {OFFLINE_LABEL})"
+    )
+    run.add_argument(
+        "--mode",
+        choices=list(MODES),
+        default="storm",
+        help="storm (perspective conversations) or costorm (round-table with moderator and mind map)",
+    )
     run.add_argument("--experts", metavar="N", help="Co-STORM experts, 1–8 (default 3)")
-    run.add_argument("--max-node-items", metavar="K", help="Co-STORM items before a mind-map node is "
-                     "reorganized, 2–100 (default 10)")
-    run.add_argument("--moderator-after", metavar="L", help="Co-STORM consecutive answer turns before the "
-                     "moderator speaks, 1–10 (default 2)")
-    run.add_argument("--alpha", metavar="A", help="Co-STORM moderator rerank exponent, 0–1 (default 0.5)")
-    run.add_argument("--query-budget", metavar="N", help="Co-STORM search queries before it stops, 1–500 (default 30)")
-    run.add_argument("--costorm-turns", metavar="N", help="Co-STORM round-table turn cap, 1–200 (default 20)")
-    run.add_argument("--search", metavar="B,B", help="search backends, comma-separated: local, pubmed, "
-                     "clinicaltrials, wikipedia, brave, tavily, serper, searxng (default: local)")
-    run.add_argument("--corpora", metavar="NAME,NAME", help="ingested corpora to search too (see `research ingest`)")
-    run.add_argument("--min-databases", metavar="N", help="coverage is complete only with sources from N "
-                     "source types, e.g. PubMed + trials registry, 1–8 (default 1 = no such criterion)")
-    run.add_argument("--model", metavar="MODEL", help="litellm model for every role, e.g. openai/gpt-4o-mini "
-                     "(implies --engine litellm; default: RESEARCH_LLM_MODEL)")
-    run.add_argument("--models", metavar="ROLE=MODEL,...", help="model per role: planner, question_asker, expert, "
-                     "compressor, outline, writer, polish")
-    run.add_argument("--budget-usd", metavar="USD", help="stop LLM calls after this many US dollars")
+    run.add_argument(
+        "--max-node-items",
+        metavar="K",
+        help="Co-STORM items before a mind-map node is reorganized, 2–100 (default 10)",
+    )
+    run.add_argument(
+        "--moderator-after",
+        metavar="L",
+        help="Co-STORM consecutive answer turns before the moderator speaks, 1–10 (default 2)",
+    )
+    run.add_argument(
+        "--alpha", metavar="A", help="Co-STORM moderator rerank exponent, 0–1 (default 0.5)"
+    )
+    run.add_argument(
+        "--query-budget",
+        metavar="N",
+        help="Co-STORM search queries before it stops, 1–500 (default 30)",
+    )
+    run.add_argument(
+        "--costorm-turns", metavar="N", help="Co-STORM round-table turn cap, 1–200 (default 20)"
+    )
+    run.add_argument(
+        "--search",
+        metavar="B,B",
+        help="search backends, comma-separated: local, pubmed, "
+        "clinicaltrials, wikipedia, brave, tavily, serper, searxng (default: local)",
+    )
+    run.add_argument(
+        "--corpora",
+        metavar="NAME,NAME",
+        help="ingested corpora to search too (see `research ingest`)",
+    )
+    run.add_argument(
+        "--min-databases",
+        metavar="N",
+        help="coverage is complete only with sources from N "
+        "source types, e.g. PubMed + trials registry, 1–8 (default 1 = no such criterion)",
+    )
+    run.add_argument(
+        "--model",
+        metavar="MODEL",
+        help="litellm model for every role, e.g. openai/gpt-4o-mini "
+        "(implies --engine litellm; default: RESEARCH_LLM_MODEL)",
+    )
+    run.add_argument(
+        "--models",
+        metavar="ROLE=MODEL,...",
+        help="model per role: planner, question_asker, expert, compressor, outline, writer, polish",
+    )
+    run.add_argument(
+        "--budget-usd", metavar="USD", help="stop LLM calls after this many US dollars"
+    )
     run.add_argument("--budget-tokens", metavar="N", help="stop LLM calls after this many tokens")
-    run.add_argument("--record", metavar="PATH", help="record every LLM call to this cassette (JSONL)")
-    run.add_argument("--replay", metavar="PATH", help="answer every LLM call from this cassette, no network")
-    run.add_argument("--json", action="store_true", help="print one JSON summary object instead of progress")
+    run.add_argument(
+        "--record", metavar="PATH", help="record every LLM call to this cassette (JSONL)"
+    )
+    run.add_argument(
+        "--replay", metavar="PATH", help="answer every LLM call from this cassette, no network"
+    )
+    run.add_argument(
+        "--json", action="store_true", help="print one JSON summary object instead of progress"
+    )
 
     lst = sub.add_parser("list", help="list runs, newest first")
     lst.add_argument("--limit", default="200", metavar="N", help="at most N runs (default 200)")
@@ -86,34 +175,52 @@ def build_parser() -> argparse.ArgumentParser:
 
     show = sub.add_parser("show", help="show one run")
     show.add_argument("run_id", metavar="RUN_ID")
-    show.add_argument("--json", action="store_true", help="print the whole stored run state as JSON")
+    show.add_argument(
+        "--json", action="store_true", help="print the whole stored run state as JSON"
+    )
 
-    ing = sub.add_parser("ingest", help="add documents (PDF, DOCX, HTML, Markdown, text) to a named corpus")
+    ing = sub.add_parser(
+        "ingest", help="add documents (PDF, DOCX, HTML, Markdown, text) to a named corpus"
+    )
     ing.add_argument("name", metavar="NAME", help="corpus name (letters, digits, - and _)")
     ing.add_argument("paths", metavar="PATH", nargs="+", help="files or folders to ingest")
     ing.add_argument("--json", action="store_true", help="print the ingest report as JSON")
 
     exp = sub.add_parser("export", help="export a run's report")
     exp.add_argument("run_id", metavar="RUN_ID")
-    exp.add_argument("--format", choices=["md", "html", "pdf", "docx", "zip"], default="md",
-                     help="md, html (self-contained), pdf, docx, or zip (the whole run with every artifact)")
+    exp.add_argument(
+        "--format",
+        choices=["md", "html", "pdf", "docx", "zip"],
+        default="md",
+        help="md, html (self-contained), pdf, docx, or zip (the whole run with every artifact)",
+    )
     exp.add_argument("--out", metavar="PATH", help="output file (default: ./<topic>.<format>)")
 
     res = sub.add_parser("resume", help="continue an interrupted run from its stored state")
     res.add_argument("run_id", metavar="RUN_ID")
-    res.add_argument("--json", action="store_true", help="print one JSON summary object instead of progress")
+    res.add_argument(
+        "--json", action="store_true", help="print one JSON summary object instead of progress"
+    )
 
     pl = sub.add_parser("plan", help="show a run's plan, syllabus and perspectives (plan review)")
-    ap = sub.add_parser("approve", help="approve (optionally edit) the plan of a run awaiting review, then run it")
-    ap.add_argument("--plan", metavar="FILE", help="JSON with any of plan, syllabus, perspectives (as `research plan "
-                    "--json` prints them)")
+    ap = sub.add_parser(
+        "approve", help="approve (optionally edit) the plan of a run awaiting review, then run it"
+    )
+    ap.add_argument(
+        "--plan",
+        metavar="FILE",
+        help="JSON with any of plan, syllabus, perspectives (as `research plan "
+        "--json` prints them)",
+    )
     ap.add_argument("--cancel", action="store_true", help="cancel the run instead of approving it")
     for x in (pl, ap):
         x.add_argument("run_id", metavar="RUN_ID")
         x.add_argument("--json", action="store_true", help="print JSON")
     wrk = sub.add_parser("worker", help="serve queued runs (RQ worker on the shared Redis)")
     wrk.add_argument("--burst", action="store_true", help="exit when the queue is empty")
-    wrk.add_argument("--no-resume", action="store_true", help="do not resume interrupted runs at start")
+    wrk.add_argument(
+        "--no-resume", action="store_true", help="do not resume interrupted runs at start"
+    )
     wrk.add_argument("--name", metavar="NAME", help="worker name (default: RQ's)")
     from research.cli.followup import register  # issue 13: ask, audit
 
@@ -127,13 +234,21 @@ def main(argv: list[str] | None = None) -> int:
         os.environ.setdefault(k, v)
     parser = build_parser()
     args = parser.parse_args(argv)
+    from research.cli.review import cmd_approve, cmd_plan
     from research.errors import CorpusError, InputError, ResearchError, RunNotFoundError
 
-    from research.cli.review import cmd_approve, cmd_plan
-
-    handlers = {"run": cmd_run, "list": cmd_list, "show": cmd_show, "export": cmd_export, "resume": cmd_resume,
-                "worker": cmd_worker, "ingest": cmd_ingest, "plan": cmd_plan, "approve": cmd_approve,
-                **parser.followup_handlers}
+    handlers = {
+        "run": cmd_run,
+        "list": cmd_list,
+        "show": cmd_show,
+        "export": cmd_export,
+        "resume": cmd_resume,
+        "worker": cmd_worker,
+        "ingest": cmd_ingest,
+        "plan": cmd_plan,
+        "approve": cmd_approve,
+        **parser.followup_handlers,
+    }
     try:
         return handlers[args.command](args)
     except (InputError, CorpusError, RunNotFoundError) as exc:
@@ -145,9 +260,6 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         _err("interrupted", "stopped by Ctrl-C")
         return EXIT_INTERRUPTED
-
-
-
 
 
 # ---------------------------------------------------------------------------------- run
@@ -163,11 +275,18 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     check_template(args.template)  # a bad template name is reported before any corpus problem
     backends = [b.strip().lower() for b in (args.search or "").split(",") if b.strip()]
-    uses_local = "local" in backends or not (backends or args.corpora)  # else no default corpus needed
-    corpus = validate_corpus(args.corpus or load_settings().default_corpus) \
-        if args.corpus or uses_local else None
+    uses_local = "local" in backends or not (
+        backends or args.corpora
+    )  # else no default corpus needed
+    corpus = (
+        validate_corpus(args.corpus or load_settings().default_corpus)
+        if args.corpus or uses_local
+        else None
+    )
     index_bar = IndexBar()  # stderr only: --json stdout stays pure JSON
-    if corpus and uses_local:  # say at once that the index must be built, before the heavy imports below
+    if (
+        corpus and uses_local
+    ):  # say at once that the index must be built, before the heavy imports below
         from research.search.index_progress import index_state
 
         if index_state(corpus, load_settings().index_dir)["state"] == "missing":
@@ -183,10 +302,18 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.search or args.corpora:
         extra.update(search=args.search, corpora=args.corpora)
     if args.min_databases:
-        extra["min_databases"] = validate_int("--min-databases", args.min_databases, *MIN_DATABASES_RANGE)
+        extra["min_databases"] = validate_int(
+            "--min-databases", args.min_databases, *MIN_DATABASES_RANGE
+        )
     extra.update(_llm_options(args))
-    config = jobs.make_config(topic, corpus=str(corpus) if corpus else None, template=args.template, max_perspectives=max_p,
-                              max_turns=max_t, **extra)
+    config = jobs.make_config(
+        topic,
+        corpus=str(corpus) if corpus else None,
+        template=args.template,
+        max_perspectives=max_p,
+        max_turns=max_t,
+        **extra,
+    )
     t0 = time.monotonic()
     state = _run_with_progress(jobs, config, quiet=args.json, index_bar=index_bar)
     summary = jobs.run_summary(state.run_id)
@@ -198,9 +325,13 @@ def cmd_run(args: argparse.Namespace) -> int:
         return EXIT_OK
     if state.status == "awaiting_review":
         if not args.json:
-            print(f"plan ready for review: research plan {state.run_id}; then research approve {state.run_id}")
+            print(
+                f"plan ready for review: research plan {state.run_id}; then research approve {state.run_id}"
+            )
         return EXIT_OK
-    _err(state.error_code or state.status, state.error or f"run {state.run_id} ended {state.status}")
+    _err(
+        state.error_code or state.status, state.error or f"run {state.run_id} ended {state.status}"
+    )
     return EXIT_FAILED
 
 
@@ -238,17 +369,24 @@ def _costorm_options(args: argparse.Namespace) -> dict:
     from research.errors import InputError
 
     out: dict = {}
-    for field, flag, kind in (("experts", "experts", int), ("max_node_items", "max_node_items", int),
-                              ("moderator_after", "moderator_after", int), ("alpha", "alpha", float),
-                              ("query_budget", "query_budget", int), ("max_turns", "costorm_turns", int)):
+    for field, flag, kind in (
+        ("experts", "experts", int),
+        ("max_node_items", "max_node_items", int),
+        ("moderator_after", "moderator_after", int),
+        ("alpha", "alpha", float),
+        ("query_budget", "query_budget", int),
+        ("max_turns", "costorm_turns", int),
+    ):
         raw = getattr(args, flag)
         if raw is None:
             continue
         try:
             out[field] = kind(raw)
         except ValueError:
-            raise InputError(f"--{flag.replace('_', '-')} must be a {'number' if kind is float else 'whole number'} "
-                             f"(got {raw!r}).") from None
+            raise InputError(
+                f"--{flag.replace('_', '-')} must be a {'number' if kind is float else 'whole number'} "
+                f"(got {raw!r})."
+            ) from None
     return out
 
 
@@ -309,7 +447,9 @@ def _run_with_progress(jobs, config, *, quiet: bool, index_bar: IndexBar | None 
                 raise
             cancelling = True
             store.request_cancel(run_id)
-            sys.stderr.write(f"cancelling run {run_id} at the next step (Ctrl-C again to quit now)...\n")
+            sys.stderr.write(
+                f"cancelling run {run_id} at the next step (Ctrl-C again to quit now)...\n"
+            )
     if worker.exc is not None:
         index_bar.close()
         raise worker.exc
@@ -324,9 +464,11 @@ def _print_event(ev, elapsed: float) -> None:
         print(f"{stamp} {ev.data.get('status', '?')}", flush=True)
     elif ev.type == "turn.finished":
         q = str(ev.data.get("question", ""))[:90]
-        print(f"{stamp}   {ev.data.get('perspective', '?')} · turn {ev.data.get('turn', '?')} · "
-              f"{ev.data.get('sources', 0)} sources · {q}", flush=True)
-
+        print(
+            f"{stamp}   {ev.data.get('perspective', '?')} · turn {ev.data.get('turn', '?')} · "
+            f"{ev.data.get('sources', 0)} sources · {q}",
+            flush=True,
+        )
 
 
 # ---------------------------------------------------------------------------------- list
@@ -339,8 +481,17 @@ def cmd_list(args: argparse.Namespace) -> int:
     store.reconcile_dead_runs()  # explicit: reads are pure (issue 15); listing persists dead runs as interrupted
     runs = store.list_runs(limit=limit)
     counts = store.source_counts([st.run_id for st in runs])
-    rows = [{"run_id": st.run_id, "status": st.status, "topic": st.topic, "created": _iso(st.created_at),
-             "created_at": st.created_at, "sources": counts[st.run_id]} for st in runs]
+    rows = [
+        {
+            "run_id": st.run_id,
+            "status": st.status,
+            "topic": st.topic,
+            "created": _iso(st.created_at),
+            "created_at": st.created_at,
+            "sources": counts[st.run_id],
+        }
+        for st in runs
+    ]
     if args.json:
         _print_json(rows)
     elif not rows:
@@ -349,15 +500,17 @@ def cmd_list(args: argparse.Namespace) -> int:
         print(f"{'RUN ID':<16}  {'STATUS':<13} {'CREATED (UTC)':<20} {'SOURCES':>7}  TOPIC")
         for row in rows:
             topic = row["topic"] if len(row["topic"]) <= 70 else row["topic"][:69] + "…"
-            print(f"{row['run_id']:<16}  {row['status']:<13} {row['created'][:19].replace('T', ' '):<20} "
-                  f"{row['sources']:>7}  {topic}")
+            print(
+                f"{row['run_id']:<16}  {row['status']:<13} {row['created'][:19].replace('T', ' '):<20} "
+                f"{row['sources']:>7}  {topic}"
+            )
     return EXIT_OK
 
 
 def _iso(ts: float) -> str:
-    from datetime import datetime, timezone
+    from datetime import datetime
 
-    return datetime.fromtimestamp(ts, tz=timezone.utc).isoformat(timespec="seconds")
+    return datetime.fromtimestamp(ts, tz=UTC).isoformat(timespec="seconds")
 
 
 # ---------------------------------------------------------------------------------- show
@@ -374,7 +527,10 @@ def cmd_show(args: argparse.Namespace) -> int:
         return EXIT_OK
     state = _store().get_run(run_id)
     print(f"topic:   {state.topic}")
-    print(f"status:  {state.status}" + (f" ({state.error_code}: {state.error})" if state.error else ""))
+    print(
+        f"status:  {state.status}"
+        + (f" ({state.error_code}: {state.error})" if state.error else "")
+    )
     print(f"created: {_iso(state.created_at)}")
     print(f"engine:  {state.engine_label or state.config.engine}")
     _print_outcome(jobs.run_summary(run_id))
@@ -390,7 +546,11 @@ def cmd_export(args: argparse.Namespace) -> int:
 
     run_id = check_run_id(args.run_id.strip())
     store = _store()
-    out = Path(args.out) if args.out else Path.cwd() / safe_filename(store.get_run(run_id).topic, args.format)
+    out = (
+        Path(args.out)
+        if args.out
+        else Path.cwd() / safe_filename(store.get_run(run_id).topic, args.format)
+    )
     if args.format == "md":
         print(export_markdown(run_id, out, store=store))
     else:
@@ -434,10 +594,11 @@ def cmd_ingest(args: argparse.Namespace) -> int:
 
         _print_json(asdict(report))
     else:
-        print(f"corpus {report.corpus}: {len(report.added)} added, {len(report.updated)} updated, "
-              f"{len(report.unchanged)} unchanged, {len(report.errors)} failed; {report.files} files, "
-              f"{report.chunks} chunks in {report.seconds:.1f} s")
+        print(
+            f"corpus {report.corpus}: {len(report.added)} added, {len(report.updated)} updated, "
+            f"{len(report.unchanged)} unchanged, {len(report.errors)} failed; {report.files} files, "
+            f"{report.chunks} chunks in {report.seconds:.1f} s"
+        )
         for path, message in report.errors.items():
             _err("ingest_file_error", message)
     return EXIT_FAILED if report.errors else EXIT_OK
-

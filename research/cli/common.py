@@ -26,9 +26,15 @@ def _store():
 
 
 def _print_outcome(s: dict, elapsed_s: float | None = None) -> None:
-    took = f" in {elapsed_s:.1f}s" if elapsed_s is not None else (f" in {s['wall_s']:.1f}s" if s["wall_s"] else "")
-    print(f"{s['status']}{took} · {s['sources']} sources · {s['citations']} citations · "
-          f"{s['llm_calls']} LLM calls (${s['cost_usd']:.4f})")
+    took = (
+        f" in {elapsed_s:.1f}s"
+        if elapsed_s is not None
+        else (f" in {s['wall_s']:.1f}s" if s["wall_s"] else "")
+    )
+    print(
+        f"{s['status']}{took} · {s['sources']} sources · {s['citations']} citations · "
+        f"{s['llm_calls']} LLM calls (${s['cost_usd']:.4f})"
+    )
     for key, count in (s.get("questions") or {}).items():
         print(f"  {key}: {count} sources")
     if s.get("report_path"):

@@ -8,8 +8,13 @@ from __future__ import annotations
 
 import sys
 
-LABELS = {"loading_model": "Loading the embedding model", "embedding": "Indexing corpus",
-          "writing": "Writing the index", "ready": "Index ready", "failed": "Indexing failed"}
+LABELS = {
+    "loading_model": "Loading the embedding model",
+    "embedding": "Indexing corpus",
+    "writing": "Writing the index",
+    "ready": "Index ready",
+    "failed": "Indexing failed",
+}
 
 
 class IndexBar:
@@ -32,8 +37,14 @@ class IndexBar:
         total = int(data.get("total") or 0) or None
         done = int(data.get("done") or 0)
         if self._bar is None:
-            self._bar = tqdm(total=total, file=self.stream, unit=" docs", dynamic_ncols=True,
-                             desc=LABELS.get(state, state), mininterval=0.2)
+            self._bar = tqdm(
+                total=total,
+                file=self.stream,
+                unit=" docs",
+                dynamic_ncols=True,
+                desc=LABELS.get(state, state),
+                mininterval=0.2,
+            )
         bar = self._bar
         bar.set_description_str(LABELS.get(state, state), refresh=False)
         if total and bar.total != total:

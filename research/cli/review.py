@@ -18,8 +18,8 @@ from pathlib import Path
 
 def cmd_plan(args: argparse.Namespace) -> int:
     """``research plan RUN_ID``: the stored plan bundle (any status once planned)."""
-    from research.planning import review
     from research.cli.common import EXIT_OK, _print_json, _store
+    from research.planning import review
     from research.store.keys import check_run_id
 
     store = _store()
@@ -52,8 +52,11 @@ def _read_edit(path: str | None) -> dict | None:
     try:
         text = p.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"Cannot read the plan file '{path}' ({getattr(exc, 'strerror', None) or exc}); "
-                         "give a UTF-8 JSON file.", code="invalid_plan") from None
+        raise InputError(
+            f"Cannot read the plan file '{path}' ({getattr(exc, 'strerror', None) or exc}); "
+            "give a UTF-8 JSON file.",
+            code="invalid_plan",
+        ) from None
     return load_edit(text, f"The plan file '{p.name}'")
 
 
@@ -61,8 +64,8 @@ def cmd_approve(args: argparse.Namespace) -> int:
     """``research approve RUN_ID``: validate, store, run (or enqueue and wait); exit 0 when the
     run completes, 1 when it fails or is cancelled, 2 on bad input."""
     from research import jobs
-    from research.planning import review
     from research.cli.common import EXIT_OK, _print_json, _store, report_run_outcome
+    from research.planning import review
     from research.store.keys import check_run_id
 
     store = _store()
@@ -80,4 +83,3 @@ def cmd_approve(args: argparse.Namespace) -> int:
     else:
         status = review.approve(run_id, edit, by="cli", run="foreground", store=store)
     return report_run_outcome(run_id, status, args.json)
-

@@ -4,10 +4,22 @@ Public API: ``run_costorm`` (pipeline), ``post_analyst_message`` (queue an analy
 ``get_turns`` / ``get_mindmap`` / ``get_meta`` / ``pending_messages`` (readers for the dashboard and CLI).
 """
 
-from research.costorm.state import (get_meta, get_mindmap, get_turns, pending_messages,
-                                    post_analyst_message)
+from research.costorm.state import (
+    get_meta,
+    get_mindmap,
+    get_turns,
+    pending_messages,
+    post_analyst_message,
+)
 
-__all__ = ["get_meta", "get_mindmap", "get_turns", "pending_messages", "post_analyst_message", "run_costorm"]
+__all__ = [
+    "get_meta",
+    "get_mindmap",
+    "get_turns",
+    "pending_messages",
+    "post_analyst_message",
+    "run_costorm",
+]
 
 
 def run_costorm(ctx):  # noqa: ANN001, ANN201 - lazy import keeps the pipeline out of page imports

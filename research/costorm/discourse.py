@@ -19,14 +19,21 @@ from dataclasses import dataclass
 from research.costorm import moderator
 from research.costorm.mindmap import MindItem
 from research.costorm.state import Session
-from research.engines.costorm_steps import (CoStormSteps, ExpertAnswerInput, ExpertQuestionInput,
-                                    ExpertUpdateInput, ModeratorInput, PoolItem, TurnQueryInput,
-                                    UtteranceInput)
 from research.engines.base import AssignInput
+from research.engines.costorm_steps import (
+    CoStormSteps,
+    ExpertAnswerInput,
+    ExpertQuestionInput,
+    ExpertUpdateInput,
+    ModeratorInput,
+    PoolItem,
+    TurnQueryInput,
+    UtteranceInput,
+)
+from research.engines.extractive.text import split_sentences
 from research.models import CoStormTurn, Intent, Perspective, SearchResult, TurnSource, now
 from research.pipeline import citations
 from research.pipeline.context import RunContext
-from research.engines.extractive.text import split_sentences
 
 MAX_QUERIES_PER_TURN = 3
 POOL_TEXT_CHARS = 600
@@ -74,35 +81,61 @@ def _dedupe(results: list[SearchResult]) -> list[SearchResult]:
     return [r for r in results if not ((r.doc_id or r.url) in seen or seen.add(r.doc_id or r.url))]
 
 
-def save_sources(ctx: RunContext, question: str, results: list[SearchResult], cited: set[int]) -> list[TurnSource]:
+def save_sources(
+    ctx: RunContext, question: str, results: list[SearchResult], cited: set[int]
+) -> list[TurnSource]:
     """Seed 000 ``save_source`` for every cited result and every result bearing on a syllabus
     question (engine assignment); returns the turn's numbered sources (n = result number)."""
     if not results:
         return []
-    assigned = ctx.engine.assign_questions(AssignInput(syllabus=ctx.syllabus, question=question,
-                                                       focus=[], results=results))
+    assigned = ctx.engine.assign_questions(
+        AssignInput(syllabus=ctx.syllabus, question=question, focus=[], results=results)
+    )
     out = []
-    for n, (res, qkeys, excerpt) in enumerate(zip(results, assigned.relevant_questions, assigned.key_excerpts),
-                                              start=1):
+    for n, (res, qkeys, excerpt) in enumerate(
+        zip(results, assigned.relevant_questions, assigned.key_excerpts), start=1
+    ):
         if not qkeys and n not in cited:
             continue
-        saved = ctx.collector.save_source(source_type=res.source_type, external_id=res.external_id or res.doc_id,
-                                          url=res.url, title=res.title, relevant_questions=qkeys,
-                                          key_excerpts=excerpt or None)
-        out.append(TurnSource(n=n, source_id=saved["source_id"], citation_id=saved["citation_id"], title=res.title,
-                              url=res.url, source_type=res.source_type, external_id=res.external_id,
-                              snippet=" ".join(res.snippets)[:600]))
+        saved = ctx.collector.save_source(
+            source_type=res.source_type,
+            external_id=res.external_id or res.doc_id,
+            url=res.url,
+            title=res.title,
+            relevant_questions=qkeys,
+            key_excerpts=excerpt or None,
+        )
+        out.append(
+            TurnSource(
+                n=n,
+                source_id=saved["source_id"],
+                citation_id=saved["citation_id"],
+                title=res.title,
+                url=res.url,
+                source_type=res.source_type,
+                external_id=res.external_id,
+                snippet=" ".join(res.snippets)[:600],
+            )
+        )
     return out
 
 
 def _resolve(utterance: str, sources: list[TurnSource]) -> str:
     """Drop ``[n]`` markers that have no saved source (so every citation in a turn resolves)."""
     have = {s.n for s in sources}
-    return citations.LOCAL_RE.sub(lambda m: m.group(0) if int(m.group(1)) in have else "", utterance).strip()
+    return citations.LOCAL_RE.sub(
+        lambda m: m.group(0) if int(m.group(1)) in have else "", utterance
+    ).strip()
 
 
-def insert_cited(table: Table, utterance: str, sources: list[TurnSource], question: str, turn: int,
-                 last_sentence: bool = False) -> list[str]:
+def insert_cited(
+    table: Table,
+    utterance: str,
+    sources: list[TurnSource],
+    question: str,
+    turn: int,
+    last_sentence: bool = False,
+) -> list[str]:
     """Each cited span of ``utterance`` becomes a mind-map item (one per citation); with
     ``last_sentence`` only the sentence right before the citation (a moderator's quote).
     Returns the distinct node paths they landed in."""
@@ -115,10 +148,18 @@ def insert_cited(table: Table, utterance: str, sources: list[TurnSource], questi
             src = by_n.get(n)
             if src is None:
                 continue
-            item = MindItem(id=0, text=span, source_id=src.source_id, title=src.title, url=src.url,
-                            question=question, turn=turn)
-            path = table.session.mindmap.add_item(item, question or span, table.steps, table.vectors,
-                                                  table.settings.max_node_items)
+            item = MindItem(
+                id=0,
+                text=span,
+                source_id=src.source_id,
+                title=src.title,
+                url=src.url,
+                question=question,
+                turn=turn,
+            )
+            path = table.session.mindmap.add_item(
+                item, question or span, table.steps, table.vectors, table.settings.max_node_items
+            )
             if path not in paths:
                 paths.append(path)
     return paths
@@ -131,29 +172,42 @@ def _whole_sentences(text: str, max_chars: int) -> str:
         if out and len(" ".join([*out, sent])) > max_chars:
             break
         out.append(sent)
-    return " ".join(out)[:max_chars * 2]
+    return " ".join(out)[: max_chars * 2]
 
 
-def _pool_unused(table: Table, results: list[SearchResult], cited: set[int], question: str, turn: int) -> None:
+def _pool_unused(
+    table: Table, results: list[SearchResult], cited: set[int], question: str, turn: int
+) -> None:
     for n, r in enumerate(results, start=1):
         if n in cited or r.url in table.session.cited_urls:
             continue
         text = _whole_sentences(" ".join(r.snippets) or r.text, POOL_TEXT_CHARS)
         if text.strip():
-            table.session.pool.append(PoolItem(text=text, question=question, turn=turn,
-                                               result=r.model_copy(update={"text": ""})))
+            table.session.pool.append(
+                PoolItem(
+                    text=text,
+                    question=question,
+                    turn=turn,
+                    result=r.model_copy(update={"text": ""}),
+                )
+            )
 
 
-def answer_turn(table: Table, expert: Perspective, intent: Intent, question: str, *, warm: bool = False) -> CoStormTurn:
+def answer_turn(
+    table: Table, expert: Perspective, intent: Intent, question: str, *, warm: bool = False
+) -> CoStormTurn:
     """An expert's ``potential_answer`` / ``further_details`` turn (see module docstring). The
     queries are cut to the run's remaining query budget."""
     ctx, s = table.ctx, table.session
     started, number = now(), len(s.turns) + 1
     question = question or f"What are the key facts about {table.topic}?"
     left = max(0, table.settings.query_budget - s.meta.queries_used)
-    queries = table.steps.turn_queries(TurnQueryInput(topic=table.topic, expert=expert, intent=intent,
-                                                      question=question, history=s.turns)).queries
-    queries = queries[:min(MAX_QUERIES_PER_TURN, left)] or queries[:1]
+    queries = table.steps.turn_queries(
+        TurnQueryInput(
+            topic=table.topic, expert=expert, intent=intent, question=question, history=s.turns
+        )
+    ).queries
+    queries = queries[: min(MAX_QUERIES_PER_TURN, left)] or queries[:1]
     step = ctx.step_for(question)
     results: list[SearchResult] = []
     seen = thread_urls(s)  # further details bring new sources, not the ones just cited
@@ -163,19 +217,45 @@ def answer_turn(table: Table, expert: Perspective, intent: Intent, question: str
         seen |= {r.url for r in results}
         s.meta.queries_used += 1
     results = _dedupe(results)
-    answer = table.steps.expert_answer(ExpertAnswerInput(topic=table.topic, expert=expert, intent=intent,
-                                                         question=question, history=s.turns, results=results))
+    answer = table.steps.expert_answer(
+        ExpertAnswerInput(
+            topic=table.topic,
+            expert=expert,
+            intent=intent,
+            question=question,
+            history=s.turns,
+            results=results,
+        )
+    )
     cited = {int(n) for n in citations.LOCAL_RE.findall(answer.answer)} | set(answer.cited)
     sources = save_sources(ctx, question, results, cited)
-    polished = table.steps.polish_utterance(UtteranceInput(topic=table.topic, role=expert.name, intent=intent,
-                                                           utterance=answer.answer, history=s.turns)).text
+    polished = table.steps.polish_utterance(
+        UtteranceInput(
+            topic=table.topic,
+            role=expert.name,
+            intent=intent,
+            utterance=answer.answer,
+            history=s.turns,
+        )
+    ).text
     utterance = _resolve(polished or answer.answer, sources)
     used = {int(n) for n in citations.LOCAL_RE.findall(utterance)}
     _pool_unused(table, results, used, question, number)
     paths = insert_cited(table, utterance, sources, question, number)
-    return CoStormTurn(turn_number=number, role=expert.name, kind="expert", intent=intent, utterance=utterance,
-                       question=question, queries=queries, sources=sources, mind_map_nodes=paths,
-                       warm_start=warm, started_at=started, ended_at=now())
+    return CoStormTurn(
+        turn_number=number,
+        role=expert.name,
+        kind="expert",
+        intent=intent,
+        utterance=utterance,
+        question=question,
+        queries=queries,
+        sources=sources,
+        mind_map_nodes=paths,
+        warm_start=warm,
+        started_at=started,
+        ended_at=now(),
+    )
 
 
 def question_turn(table: Table, expert: Perspective, intent: Intent) -> CoStormTurn:
@@ -184,12 +264,28 @@ def question_turn(table: Table, expert: Perspective, intent: Intent) -> CoStormT
     s, started = table.session, now()
     focus_keys = table.ctx.collector.get_progress().get("next_focus", [])
     focus = [q for q in (table.ctx.syllabus.get(k) for k in focus_keys) if q is not None]
-    text = table.steps.expert_question(ExpertQuestionInput(topic=table.topic, expert=expert, intent=intent,
-                                                           history=s.turns, next_focus=focus)).text
-    text = table.steps.polish_utterance(UtteranceInput(topic=table.topic, role=expert.name, intent=intent,
-                                                       utterance=text, history=s.turns)).text or text
-    return CoStormTurn(turn_number=len(s.turns) + 1, role=expert.name, kind="expert", intent=intent,
-                       utterance=text, started_at=started, ended_at=now())
+    text = table.steps.expert_question(
+        ExpertQuestionInput(
+            topic=table.topic, expert=expert, intent=intent, history=s.turns, next_focus=focus
+        )
+    ).text
+    text = (
+        table.steps.polish_utterance(
+            UtteranceInput(
+                topic=table.topic, role=expert.name, intent=intent, utterance=text, history=s.turns
+            )
+        ).text
+        or text
+    )
+    return CoStormTurn(
+        turn_number=len(s.turns) + 1,
+        role=expert.name,
+        kind="expert",
+        intent=intent,
+        utterance=text,
+        started_at=started,
+        ended_at=now(),
+    )
 
 
 def moderator_turn(table: Table) -> CoStormTurn:
@@ -198,33 +294,68 @@ def moderator_turn(table: Table) -> CoStormTurn:
     ctx, s, started = table.ctx, table.session, now()
     number = len(s.turns) + 1
     items = moderator.top_items(s.pool, s.turns, table.topic, table.settings.alpha, table.vectors)
-    out = table.steps.moderator_question(ModeratorInput(topic=table.topic, items=items,
-                                                        concepts=s.mindmap.node_names(), history=s.turns))
+    out = table.steps.moderator_question(
+        ModeratorInput(
+            topic=table.topic, items=items, concepts=s.mindmap.node_names(), history=s.turns
+        )
+    )
     results = [i.result for i in items]
-    cited = {n for n in out.cited if 1 <= n <= len(items)} | \
-        {int(n) for n in citations.LOCAL_RE.findall(out.question) if 1 <= int(n) <= len(items)}
+    cited = {n for n in out.cited if 1 <= n <= len(items)} | {
+        int(n) for n in citations.LOCAL_RE.findall(out.question) if 1 <= int(n) <= len(items)
+    }
     sources = save_sources(ctx, out.question, results, cited)
-    polished = table.steps.polish_utterance(UtteranceInput(topic=table.topic, role=moderator.MODERATOR,
-                                                           intent="original_question", utterance=out.question,
-                                                           history=s.turns)).text or out.question
+    polished = (
+        table.steps.polish_utterance(
+            UtteranceInput(
+                topic=table.topic,
+                role=moderator.MODERATOR,
+                intent="original_question",
+                utterance=out.question,
+                history=s.turns,
+            )
+        ).text
+        or out.question
+    )
     utterance = _resolve(polished, sources)
     used_urls = {items[n - 1].result.url for n in cited}
     s.pool = [p for p in s.pool if p.result.url not in used_urls]
     question = out.question_only or utterance
     paths = insert_cited(table, utterance, sources, question, number, last_sentence=True)
     before = [e.name for e in s.meta.experts]
-    s.meta.experts = table.steps.update_experts(ExpertUpdateInput(
-        topic=table.topic, experts=s.meta.experts, question=utterance, n=table.settings.experts)).perspectives \
+    s.meta.experts = (
+        table.steps.update_experts(
+            ExpertUpdateInput(
+                topic=table.topic,
+                experts=s.meta.experts,
+                question=utterance,
+                n=table.settings.experts,
+            )
+        ).perspectives
         or s.meta.experts
+    )
     after = [e.name for e in s.meta.experts]
     if after != before:
         ctx.emit("costorm.experts_updated", {"experts": after})
-    return CoStormTurn(turn_number=number, role=moderator.MODERATOR, kind="moderator", intent="original_question",
-                       utterance=utterance, question=question, sources=sources, mind_map_nodes=paths,
-                       started_at=started, ended_at=now())
+    return CoStormTurn(
+        turn_number=number,
+        role=moderator.MODERATOR,
+        kind="moderator",
+        intent="original_question",
+        utterance=utterance,
+        question=question,
+        sources=sources,
+        mind_map_nodes=paths,
+        started_at=started,
+        ended_at=now(),
+    )
 
 
 def analyst_turn(table: Table, message: str) -> CoStormTurn:
     """The analyst's queued message as an ``original_question`` turn (issue 4 §7)."""
-    return CoStormTurn(turn_number=len(table.session.turns) + 1, role="Analyst", kind="analyst",
-                       intent="original_question", utterance=message)
+    return CoStormTurn(
+        turn_number=len(table.session.turns) + 1,
+        role="Analyst",
+        kind="analyst",
+        intent="original_question",
+        utterance=message,
+    )

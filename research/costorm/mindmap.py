@@ -17,7 +17,8 @@ The map is pydantic data, stored as one JSON string in Redis (``research.costorm
 
 from __future__ import annotations
 
-from typing import Iterator, Protocol
+from collections.abc import Iterator
+from typing import Protocol
 
 from pydantic import BaseModel, Field
 
@@ -83,7 +84,9 @@ class MindMap(BaseModel):
         return cls(topic=topic, root=MindNode(name=topic))
 
     # ------------------------------------------------------------------ reading
-    def walk(self, node: MindNode | None = None, prefix: str = "") -> Iterator[tuple[str, MindNode]]:
+    def walk(
+        self, node: MindNode | None = None, prefix: str = ""
+    ) -> Iterator[tuple[str, MindNode]]:
         """``(path, node)`` pre-order from ``node`` (default the root); path is ' > '-joined."""
         node = node or self.root
         path = f"{prefix}{SEP}{node.name}" if prefix else node.name
@@ -97,8 +100,10 @@ class MindMap(BaseModel):
 
     def depth(self) -> int:
         """Levels below the root (0 = only the root)."""
+
         def d(n: MindNode) -> int:
             return 1 + max((d(c) for c in n.children), default=0) if n.children else 0
+
         return d(self.root)
 
     def node_names(self) -> list[str]:
@@ -109,13 +114,16 @@ class MindMap(BaseModel):
         return {i: p for p, n in self.walk() for i in n.items}
 
     # ------------------------------------------------------------------ insert (appendix B)
-    def add_item(self, item: MindItem, question: str, steps: CoStormSteps, vectors: Similarity,
-                 k: int) -> str:
+    def add_item(
+        self, item: MindItem, question: str, steps: CoStormSteps, vectors: Similarity, k: int
+    ) -> str:
         """Insert a new piece of information (its ``id`` is assigned here); reorganize the node
         it lands in when it then holds more than ``k`` items. Returns the final node path."""
         item = item.model_copy(update={"id": len(self.items)})
         self.items.append(item)
-        path = self._place(item.id, question or item.text, steps, vectors, self.root, allow_new=True)
+        path = self._place(
+            item.id, question or item.text, steps, vectors, self.root, allow_new=True
+        )
         self.clean()  # seed 004 pseudocode: insert, then clean
         self.rebalance(steps, vectors, k)
         return self.item_paths().get(item.id, path)
@@ -124,25 +132,49 @@ class MindMap(BaseModel):
         """Reorganize over-full nodes (more than ``k`` items; a node whose split failed waits
         for ``k // 2`` more items), at most ``rounds`` reorganizations per call."""
         for _ in range(rounds):
-            full = next((p for p, n in self.walk() if len(n.items) > k
-                         and len(n.items) >= (n.hold + k // 2 if n.hold else 0)), None)
+            full = next(
+                (
+                    p
+                    for p, n in self.walk()
+                    if len(n.items) > k and len(n.items) >= (n.hold + k // 2 if n.hold else 0)
+                ),
+                None,
+            )
             if full is None:
                 return
             self.reorganize(full, steps, vectors, k)
 
-    def _place(self, item_id: int, question: str, steps: CoStormSteps, vectors: Similarity,
-               under: MindNode, allow_new: bool) -> str:
+    def _place(
+        self,
+        item_id: int,
+        question: str,
+        steps: CoStormSteps,
+        vectors: Similarity,
+        under: MindNode,
+        allow_new: bool,
+    ) -> str:
         """Top-candidate selection by embedding similarity, then the engine's choice."""
         prefix = self._prefix_of(under)
         cands = list(self.walk(under, prefix))
-        sims = vectors.sim([aspect_of(question, self.topic)], [self._path_text(p) for p, _ in cands])[0]
+        sims = vectors.sim(
+            [aspect_of(question, self.topic)], [self._path_text(p) for p, _ in cands]
+        )[0]
         item = self.items[item_id]
         isims = self._centroid_sims(item, [n for _, n in cands], vectors)
-        order = sorted(range(len(cands)), key=lambda i: (-max(float(sims[i]), isims[i]), i))[:TOP_CANDIDATES]
-        choice = steps.choose_placement(PlacementInput(
-            topic=self.topic, question=question, text=item.text, candidates=[cands[i][0] for i in order],
-            similarities=[round(float(sims[i]), 4) for i in order], allow_new=allow_new,
-            item_similarities=[isims[i] for i in order]))
+        order = sorted(range(len(cands)), key=lambda i: (-max(float(sims[i]), isims[i]), i))[
+            :TOP_CANDIDATES
+        ]
+        choice = steps.choose_placement(
+            PlacementInput(
+                topic=self.topic,
+                question=question,
+                text=item.text,
+                candidates=[cands[i][0] for i in order],
+                similarities=[round(float(sims[i]), 4) for i in order],
+                allow_new=allow_new,
+                item_similarities=[isims[i] for i in order],
+            )
+        )
         by_path = dict(cands)
         path = choice.path if choice.path in by_path else cands[order[0]][0]
         node = by_path[path]
@@ -158,12 +190,18 @@ class MindMap(BaseModel):
         node.items.append(item_id)
         return path
 
-    def _centroid_sims(self, item: MindItem, nodes: list[MindNode], vectors: Similarity) -> list[float]:
+    def _centroid_sims(
+        self, item: MindItem, nodes: list[MindNode], vectors: Similarity
+    ) -> list[float]:
         """Per node: mean cosine of ``item.text`` to the (up to ``CENTROID_ITEMS`` first) other
         items in its subtree, i.e. similarity to the node's centroid; -1 for the root and for
         nodes holding no other item."""
-        held = [[i for i in self._subtree_items(n) if i != item.id][:CENTROID_ITEMS]
-                if n is not self.root else [] for n in nodes]
+        held = [
+            [i for i in self._subtree_items(n) if i != item.id][:CENTROID_ITEMS]
+            if n is not self.root
+            else []
+            for n in nodes
+        ]
         ids = sorted({i for h in held for i in h})
         if not ids:
             return [-1.0] * len(nodes)
@@ -177,7 +215,9 @@ class MindMap(BaseModel):
     def _path_text(self, path: str) -> str:
         """What a path is compared with: the concept names below the root (the topic for the
         root itself), so the topic words every path shares do not inflate the similarities."""
-        below = path[len(self.root.name) + len(SEP):] if path.startswith(self.root.name + SEP) else ""
+        below = (
+            path[len(self.root.name) + len(SEP) :] if path.startswith(self.root.name + SEP) else ""
+        )
         return below or self.topic
 
     def _prefix_of(self, node: MindNode) -> str:
@@ -194,11 +234,16 @@ class MindMap(BaseModel):
         if node is None or not node.items:
             return
         texts = [self.items[i].text for i in node.items]
-        out = steps.subtopics(SubtopicInput(topic=self.topic, path=path, items=texts,
-                                            max_subtopics=MAX_SUBTOPICS))
+        out = steps.subtopics(
+            SubtopicInput(topic=self.topic, path=path, items=texts, max_subtopics=MAX_SUBTOPICS)
+        )
         names = out.names
         for name in names:
-            if name.strip() and node.child(name) is None and name.strip().lower() != node.name.lower():
+            if (
+                name.strip()
+                and node.child(name) is None
+                and name.strip().lower() != node.name.lower()
+            ):
                 node.children.append(MindNode(name=name.strip()[:80]))
         if not node.children or len(names) == 0:
             node.hold = len(node.items)

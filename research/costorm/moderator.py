@@ -27,12 +27,14 @@ def rerank_score(cos_it: float, cos_iq: float, alpha: float) -> float:
     it = min(max(float(cos_it), 0.0), 1.0)
     iq = min(max(float(cos_iq), 0.0), 1.0)
     a = min(max(float(alpha), 0.0), 1.0)
-    left = 1.0 if a == 0 else it ** a
+    left = 1.0 if a == 0 else it**a
     right = 1.0 if a == 1 else (1.0 - iq) ** (1.0 - a)
     return left * right
 
 
-def rerank(items: list[PoolItem], topic: str, alpha: float, vectors) -> list[tuple[float, PoolItem]]:
+def rerank(
+    items: list[PoolItem], topic: str, alpha: float, vectors
+) -> list[tuple[float, PoolItem]]:
     """``(score, item)`` best first (ties keep pool order). ``vectors.sim`` gives cosines."""
     if not items:
         return []
@@ -41,7 +43,9 @@ def rerank(items: list[PoolItem], topic: str, alpha: float, vectors) -> list[tup
     questions = list(dict.fromkeys(i.question for i in items))
     cos_q = vectors.sim(questions, texts)
     qi = {q: n for n, q in enumerate(questions)}
-    scores = [rerank_score(cos_t[j], cos_q[qi[it.question], j], alpha) for j, it in enumerate(items)]
+    scores = [
+        rerank_score(cos_t[j], cos_q[qi[it.question], j], alpha) for j, it in enumerate(items)
+    ]
     order = sorted(range(len(items)), key=lambda j: (-round(scores[j], 6), j))
     return [(round(float(scores[j]), 6), items[j]) for j in order]
 
@@ -68,8 +72,14 @@ def since_last_moderator(pool: list[PoolItem], history: list[CoStormTurn]) -> li
     return fresh or pool
 
 
-def top_items(pool: list[PoolItem], history: list[CoStormTurn], topic: str, alpha: float, vectors,
-              k: int = TOP_ITEMS) -> list[PoolItem]:
+def top_items(
+    pool: list[PoolItem],
+    history: list[CoStormTurn],
+    topic: str,
+    alpha: float,
+    vectors,
+    k: int = TOP_ITEMS,
+) -> list[PoolItem]:
     """The ``k`` best unused items since the moderator's last turn, distinct sources first."""
     ranked = rerank(since_last_moderator(pool, history), topic, alpha, vectors)
     out: list[PoolItem] = []

@@ -18,8 +18,8 @@ from research.costorm import discourse, moderator, state
 from research.costorm.discourse import Table
 from research.costorm.report import write_report
 from research.engines.costorm_steps import ExpertsInput, IntentInput
-from research.engines.factory import costorm_steps
 from research.engines.extractive.vectors import Vectors
+from research.engines.factory import costorm_steps
 from research.models import QUESTION_INTENTS, CoStormTurn, Perspective, Report
 from research.pipeline import planning
 from research.pipeline.context import RunContext
@@ -35,7 +35,10 @@ def run_costorm(ctx: RunContext) -> Report:
     vectors = getattr(steps, "vectors", None) or Vectors()
     session = state.load(ctx.store, ctx.run_id, topic)
     if session.turns or session.meta.background_done:
-        ctx.emit("costorm.resumed", {"turns": len(session.turns), "queries_used": session.meta.queries_used})
+        ctx.emit(
+            "costorm.resumed",
+            {"turns": len(session.turns), "queries_used": session.meta.queries_used},
+        )
     table = Table(ctx=ctx, steps=steps, vectors=vectors, session=session)
     ctx.check_cancel()
     ctx.store.set_status(ctx.run_id, "conversations")
@@ -49,8 +52,16 @@ def run_costorm(ctx: RunContext) -> Report:
 def _commit(table: Table, turn: CoStormTurn | None = None, pop_inbox: bool = False) -> None:
     state.commit(table.ctx.store, table.ctx.run_id, table.session, turn, pop_inbox=pop_inbox)
     if turn is not None:
-        table.ctx.emit("turn.finished", {"perspective": turn.role, "turn": turn.turn_number, "intent": turn.intent,
-                                         "question": turn.utterance[:200], "sources": len(turn.sources)})
+        table.ctx.emit(
+            "turn.finished",
+            {
+                "perspective": turn.role,
+                "turn": turn.turn_number,
+                "intent": turn.intent,
+                "question": turn.utterance[:200],
+                "sources": len(turn.sources),
+            },
+        )
 
 
 def warm_start(table: Table) -> None:
@@ -61,9 +72,16 @@ def warm_start(table: Table) -> None:
         s.meta.queries_used += 1
         s.meta.experts = steps_experts(table, background)
         general = s.meta.experts[0]
-        answer = table.steps.expert_answer(discourse.ExpertAnswerInput(
-            topic=table.topic, expert=general, intent="potential_answer", question=table.topic, history=[],
-            results=background))
+        answer = table.steps.expert_answer(
+            discourse.ExpertAnswerInput(
+                topic=table.topic,
+                expert=general,
+                intent="potential_answer",
+                question=table.topic,
+                history=[],
+                results=background,
+            )
+        )
         cited = {int(n) for n in discourse.citations.LOCAL_RE.findall(answer.answer)}
         sources = discourse.save_sources(ctx, table.topic, background, cited)
         text = discourse._resolve(answer.answer, sources)
@@ -71,19 +89,26 @@ def warm_start(table: Table) -> None:
         discourse.insert_cited(table, text, sources, table.topic, 0)
         s.meta.background_done = True
         _commit(table)
-        ctx.emit("costorm.warm_start", {"experts": [e.name for e in s.meta.experts],
-                                        "mind_map_items": len(s.mindmap.items)})
+        ctx.emit(
+            "costorm.warm_start",
+            {"experts": [e.name for e in s.meta.experts], "mind_map_items": len(s.mindmap.items)},
+        )
     done = sum(1 for t in s.turns if t.warm_start)
     for expert in s.meta.experts[done:]:
         ctx.check_cancel()
-        question = next((q for q in expert.questions if q.strip()), f"What do sources say about {expert.focus}?")
-        _commit(table, discourse.answer_turn(table, expert, "potential_answer", question, warm=True))
+        question = next(
+            (q for q in expert.questions if q.strip()), f"What do sources say about {expert.focus}?"
+        )
+        _commit(
+            table, discourse.answer_turn(table, expert, "potential_answer", question, warm=True)
+        )
 
 
 def steps_experts(table: Table, background) -> list[Perspective]:
     """N experts from the background results, names made unique."""
-    found = table.steps.generate_experts(ExpertsInput(topic=table.topic, background=background,
-                                                      n=table.settings.experts)).perspectives
+    found = table.steps.generate_experts(
+        ExpertsInput(topic=table.topic, background=background, n=table.settings.experts)
+    ).perspectives
     out, names = [], set()
     for p in found:
         if p.name.strip().lower() not in names and p.name.strip():
@@ -91,13 +116,15 @@ def steps_experts(table: Table, background) -> list[Perspective]:
             out.append(p)
     if not out:
         out = [Perspective(name="General Expert", focus=f"Key facts about {table.topic}")]
-    return out[:table.settings.experts]
+    return out[: table.settings.experts]
 
 
 def stop_reason(table: Table) -> str:
     """The reason the round-table stops now ('' = go on): coverage, query budget, turn cap."""
     s, cfg = table.session, table.settings
-    if table.ctx.collector.check_completion(min_databases=table.ctx.config.min_databases).get("ready"):
+    if table.ctx.collector.check_completion(min_databases=table.ctx.config.min_databases).get(
+        "ready"
+    ):
         return STOP_COVERAGE
     if s.meta.queries_used >= cfg.query_budget:
         return STOP_BUDGET
@@ -124,8 +151,10 @@ def roundtable(table: Table) -> None:
             s.meta.stop_reason = reason
             _commit(table)
             ctx.store.set_fields(ctx.run_id, stop_reason=reason)
-            ctx.emit("costorm.stopped", {"reason": reason, "turns": len(s.turns),
-                                         "queries_used": s.meta.queries_used})
+            ctx.emit(
+                "costorm.stopped",
+                {"reason": reason, "turns": len(s.turns), "queries_used": s.meta.queries_used},
+            )
             return
         message = state.next_message(ctx.store, ctx.run_id)
         if message:
@@ -135,7 +164,9 @@ def roundtable(table: Table) -> None:
             _commit(table, discourse.moderator_turn(table))
             continue
         expert = next_expert(table)
-        intent = table.steps.choose_intent(IntentInput(topic=table.topic, expert=expert, history=s.turns)).intent
+        intent = table.steps.choose_intent(
+            IntentInput(topic=table.topic, expert=expert, history=s.turns)
+        ).intent
         if intent in QUESTION_INTENTS:
             turn = discourse.question_turn(table, expert, intent)
         else:

@@ -33,9 +33,14 @@ def _sections(table: Table) -> list[tuple[int, ReportSection]]:
         text = ""
         if node.items:
             items = [mm.items[i] for i in node.items]
-            snippets = [Snippet(n=n, source_id=it.source_id, text=it.text) for n, it in enumerate(items, start=1)]
+            snippets = [
+                Snippet(n=n, source_id=it.source_id, text=it.text)
+                for n, it in enumerate(items, start=1)
+            ]
             section = OutlineSection(heading=node.name, subsections=[c.name for c in node.children])
-            written = ctx.engine.write_section(SectionInput(topic=table.topic, section=section, snippets=snippets))
+            written = ctx.engine.write_section(
+                SectionInput(topic=table.topic, section=section, snippets=snippets)
+            )
             polished = ctx.engine.polish(PolishInput(topic=table.topic, text=written.text)).text
             text = citations.local_to_draft(polished, {s.n: s.source_id for s in snippets})
         if text or node.children:
@@ -48,8 +53,14 @@ def _lead(table: Table, sections: list[ReportSection]) -> str:
     """The lead from the drafted sections; engines only ever see local ``[n]`` markers."""
     ids = sorted({sid for s in sections for sid in citations.DRAFT_RE.findall(s.text)})
     local = {sid: i for i, sid in enumerate(ids, start=1)}
-    as_local = [ReportSection(heading=s.heading, text=citations.DRAFT_RE.sub(lambda m: f"[{local[m.group(1)]}]", s.text))
-                for s in sections if s.text]
+    as_local = [
+        ReportSection(
+            heading=s.heading,
+            text=citations.DRAFT_RE.sub(lambda m: f"[{local[m.group(1)]}]", s.text),
+        )
+        for s in sections
+        if s.text
+    ]
     lead = table.ctx.engine.write_lead(LeadInput(topic=table.topic, sections=as_local)).text
     return citations.local_to_draft(lead, {i: sid for sid, i in local.items()})
 
@@ -65,19 +76,36 @@ def write_report(table: Table) -> Report:
     depths = [d for d, _ in drafted]
     draft_sections = [s for _, s in drafted]
     lead_draft = _lead(table, draft_sections)
-    ctx.store.put_doc(ctx.run_id, "draft_report", assemble(ctx, table.topic, lead_draft, drafted, []))
+    ctx.store.put_doc(
+        ctx.run_id, "draft_report", assemble(ctx, table.topic, lead_draft, drafted, [])
+    )
     all_sources = ctx.collector.all_sources()
     by_id = {s.source_id: s for s in all_sources}
     texts, order = citations.renumber([lead_draft, *[s.text for s in draft_sections]], set(by_id))
-    refs = [Reference(number=i, source_id=sid, title=by_id[sid].title, url=by_id[sid].url,
-                      source_type=by_id[sid].source_type, external_id=by_id[sid].external_id)
-            for i, sid in enumerate(order, start=1)]
-    final = [(d, ReportSection(heading=s.heading, text=t)) for d, s, t in zip(depths, draft_sections, texts[1:])]
+    refs = [
+        Reference(
+            number=i,
+            source_id=sid,
+            title=by_id[sid].title,
+            url=by_id[sid].url,
+            source_type=by_id[sid].source_type,
+            external_id=by_id[sid].external_id,
+        )
+        for i, sid in enumerate(order, start=1)
+    ]
+    final = [
+        (d, ReportSection(heading=s.heading, text=t))
+        for d, s, t in zip(depths, draft_sections, texts[1:])
+    ]
     questions, open_section = _questions(ctx, final, {sid: r.number for sid, r in zip(order, refs)})
     if open_section is not None:
         final.append((1, open_section))
-    report = assemble(ctx, table.topic, texts[0], final, refs).model_copy(update={"questions": questions})
-    problems = citations.check_integrity("\n\n".join([report.lead, *[s.text for s in report.sections]]), len(refs))
+    report = assemble(ctx, table.topic, texts[0], final, refs).model_copy(
+        update={"questions": questions}
+    )
+    problems = citations.check_integrity(
+        "\n\n".join([report.lead, *[s.text for s in report.sections]]), len(refs)
+    )
     if problems:
         raise AssertionError(f"citation integrity failed: {problems}")
     ctx.store.put_doc(ctx.run_id, "report", report)
@@ -88,8 +116,9 @@ def write_report(table: Table) -> Report:
 OPEN_QUESTIONS = "Open Questions"
 
 
-def _questions(ctx: RunContext, final: list[tuple[int, ReportSection]],
-               number: dict[str, int]) -> tuple[list[ReportQuestion], ReportSection | None]:
+def _questions(
+    ctx: RunContext, final: list[tuple[int, ReportSection]], number: dict[str, int]
+) -> tuple[list[ReportQuestion], ReportSection | None]:
     """``Report.questions`` for a mind-map report (issue 12): per syllabus question, the section
     citing most of the sources assigned to it (seed 000 ``finalize_sources``); "answered" when
     the question has ``min_sources`` sources and that section cites one, else "insufficient",
@@ -110,28 +139,58 @@ def _questions(ctx: RunContext, final: list[tuple[int, ReportSection]],
                 best, best_n = sec, len(cited)
         if best is not None and len(srcs) >= q.min_sources:
             cited = [int(n) for n in citations.LOCAL_RE.findall(best.text) if int(n) in refs]
-            out.append(ReportQuestion(key=q.key, label=q.label, heading=best.heading, status="answered",
-                                      sources=list(dict.fromkeys(cited)), sources_found=len(srcs),
-                                      min_sources=q.min_sources))
+            out.append(
+                ReportQuestion(
+                    key=q.key,
+                    label=q.label,
+                    heading=best.heading,
+                    status="answered",
+                    sources=list(dict.fromkeys(cited)),
+                    sources_found=len(srcs),
+                    min_sources=q.min_sources,
+                )
+            )
             continue
-        statements.append(insufficient_sentence(q, len(srcs)) if len(srcs) < q.min_sources else
-                          f"{q.label}: {len(srcs)} sources found ({q.min_sources} needed), but no section of the "
-                          "mind map cites them; the evidence found does not establish it.")
-        out.append(ReportQuestion(key=q.key, label=q.label, heading=OPEN_QUESTIONS, status="insufficient",
-                                  sources=[], sources_found=len(srcs), min_sources=q.min_sources))
-    return out, (ReportSection(heading=OPEN_QUESTIONS, text=" ".join(statements)) if statements else None)
+        statements.append(
+            insufficient_sentence(q, len(srcs))
+            if len(srcs) < q.min_sources
+            else f"{q.label}: {len(srcs)} sources found ({q.min_sources} needed), but no section of the "
+            "mind map cites them; the evidence found does not establish it."
+        )
+        out.append(
+            ReportQuestion(
+                key=q.key,
+                label=q.label,
+                heading=OPEN_QUESTIONS,
+                status="insufficient",
+                sources=[],
+                sources_found=len(srcs),
+                min_sources=q.min_sources,
+            )
+        )
+    return out, (
+        ReportSection(heading=OPEN_QUESTIONS, text=" ".join(statements)) if statements else None
+    )
 
 
-def assemble(ctx: RunContext, topic: str, lead: str, sections: list[tuple[int, ReportSection]],
-             refs: list[Reference]) -> Report:
+def assemble(
+    ctx: RunContext,
+    topic: str,
+    lead: str,
+    sections: list[tuple[int, ReportSection]],
+    refs: list[Reference],
+) -> Report:
     """The Report with its markdown: the title, the engine note, the lead, a heading per
     section at its mind-map depth (``##`` for depth 1, ``###`` for depth 2, at most ``####``),
     and the references."""
     label = ctx.engine.label
     parts = [f"# {topic}", ""]
     if ctx.engine.name == "extractive":
-        parts += [f"> Written in **{label}** from the Co-STORM mind map: every sentence is extracted from a "
-                  "cited source; no language model was used.", ""]
+        parts += [
+            f"> Written in **{label}** from the Co-STORM mind map: every sentence is extracted from a "
+            "cited source; no language model was used.",
+            "",
+        ]
     parts += [lead, ""]
     for depth, s in sections:
         parts += [f"{'#' * min(depth + 1, 4)} {s.heading}", ""]
@@ -140,8 +199,18 @@ def assemble(ctx: RunContext, topic: str, lead: str, sections: list[tuple[int, R
     if refs:
         parts += ["## References", ""]
         for ref in refs:
-            ident = f" ({ref.source_type}: {ref.external_id})" if ref.external_id else f" ({ref.source_type})"
+            ident = (
+                f" ({ref.source_type}: {ref.external_id})"
+                if ref.external_id
+                else f" ({ref.source_type})"
+            )
             parts.append(f"{ref.number}. [{ref.title}]({ref.url}){ident}")
     levels = [s.model_copy(update={"level": min(max(depth, 1), 3)}) for depth, s in sections]
-    return Report(title=topic, lead=lead, sections=levels, references=refs,
-                  markdown="\n".join(parts).strip() + "\n", engine_label=label)
+    return Report(
+        title=topic,
+        lead=lead,
+        sections=levels,
+        references=refs,
+        markdown="\n".join(parts).strip() + "\n",
+        engine_label=label,
+    )

@@ -8,9 +8,14 @@ from research.errors import InputError
 from research.models import CoStormSettings
 
 MODES = ("storm", "costorm")
-LABELS = {"experts": "experts (N)", "max_node_items": "max node items (K)",
-          "moderator_after": "moderator after (L)", "alpha": "alpha (α)", "query_budget": "query budget",
-          "max_turns": "Co-STORM turn cap"}
+LABELS = {
+    "experts": "experts (N)",
+    "max_node_items": "max node items (K)",
+    "moderator_after": "moderator after (L)",
+    "alpha": "alpha (α)",
+    "query_budget": "query budget",
+    "max_turns": "Co-STORM turn cap",
+}
 
 
 def validate_mode(mode: str) -> str:
@@ -31,7 +36,9 @@ def validate_costorm(values: dict | CoStormSettings | None) -> CoStormSettings:
     given = {k: v for k, v in (values or {}).items() if v is not None}
     unknown = set(given) - set(CoStormSettings.model_fields)
     if unknown:
-        raise InputError(f"Unknown Co-STORM setting(s) {sorted(unknown)}; use {sorted(CoStormSettings.model_fields)}.")
+        raise InputError(
+            f"Unknown Co-STORM setting(s) {sorted(unknown)}; use {sorted(CoStormSettings.model_fields)}."
+        )
     try:
         return CoStormSettings(**given)
     except ValidationError as exc:
@@ -41,5 +48,7 @@ def validate_costorm(values: dict | CoStormSettings | None) -> CoStormSettings:
         meta = info.metadata if info else []
         lo = next((m.ge for m in meta if hasattr(m, "ge")), None)
         hi = next((m.le for m in meta if hasattr(m, "le")), None)
-        raise InputError(f"Co-STORM {LABELS.get(field, field)}: {err['msg'].lower()} (got {given.get(field)!r}; "
-                         f"allowed range {lo}–{hi}).") from None
+        raise InputError(
+            f"Co-STORM {LABELS.get(field, field)}: {err['msg'].lower()} (got {given.get(field)!r}; "
+            f"allowed range {lo}–{hi})."
+        ) from None

@@ -24,7 +24,7 @@ from research.models import ACTIVE_STATUSES, CoStormTurn, Perspective
 from research.store.costorm import CoStormRecords
 from research.store.runs import RunStore
 
-POOL_MAX = 300            # unused items kept (oldest dropped first)
+POOL_MAX = 300  # unused items kept (oldest dropped first)
 MESSAGE_MAX_CHARS = 1000  # analyst message length limit
 
 
@@ -63,23 +63,34 @@ def load(store, run_id: str, topic: str) -> Session:  # noqa: ANN001 - RunStore
     """The stored state (a fresh one for a new run: empty map named after ``topic``)."""
     turns_raw, mm, pool, meta = _records(store).load(run_id)
     turns = [CoStormTurn.model_validate_json(x) for x in turns_raw]
-    session = Session(turns=turns,
-                      mindmap=MindMap.model_validate_json(mm) if mm else MindMap.new(topic),
-                      pool=[PoolItem.model_validate(x) for x in json.loads(pool)] if pool else [],
-                      meta=Meta.model_validate_json(meta) if meta else Meta())
+    session = Session(
+        turns=turns,
+        mindmap=MindMap.model_validate_json(mm) if mm else MindMap.new(topic),
+        pool=[PoolItem.model_validate(x) for x in json.loads(pool)] if pool else [],
+        meta=Meta.model_validate_json(meta) if meta else Meta(),
+    )
     session.cited_urls = {s.url for t in turns for s in t.sources}
     return session
 
 
-def commit(store, run_id: str, session: Session, turn: CoStormTurn | None = None,  # noqa: ANN001 - RunStore
-           pop_inbox: bool = False) -> None:
+def commit(
+    store,
+    run_id: str,
+    session: Session,
+    turn: CoStormTurn | None = None,  # noqa: ANN001 - RunStore
+    pop_inbox: bool = False,
+) -> None:
     """Atomically store the map, pool and counters, plus ``turn`` (appended to ``session`` and
     to the turns list) and the removal of the first inbox message when ``pop_inbox``."""
     session.pool = session.pool[-POOL_MAX:]
-    _records(store).commit(run_id, mindmap=session.mindmap.model_dump_json(),
-                           pool=json.dumps([p.model_dump(mode="json") for p in session.pool]),
-                           state=session.meta.model_dump_json(),
-                           turn=turn.model_dump_json() if turn is not None else None, pop_inbox=pop_inbox)
+    _records(store).commit(
+        run_id,
+        mindmap=session.mindmap.model_dump_json(),
+        pool=json.dumps([p.model_dump(mode="json") for p in session.pool]),
+        state=session.meta.model_dump_json(),
+        turn=turn.model_dump_json() if turn is not None else None,
+        pop_inbox=pop_inbox,
+    )
     if turn is not None:
         session.turns.append(turn)
         session.cited_urls |= {s.url for s in turn.sources}
@@ -118,14 +129,20 @@ def post_analyst_message(store: RunStore, run_id: str, text: str) -> int:
     if not text:
         raise InputError("The message is empty: type a question or a direction for the experts.")
     if len(text) > MESSAGE_MAX_CHARS:
-        raise InputError(f"The message has {len(text)} characters; keep it under {MESSAGE_MAX_CHARS}.")
+        raise InputError(
+            f"The message has {len(text)} characters; keep it under {MESSAGE_MAX_CHARS}."
+        )
     state = store.get_run(run_id)
     if state.mode != "costorm":
-        raise InputError("Only Co-STORM runs take analyst messages; this run is in STORM mode.",
-                         code="not_costorm")
+        raise InputError(
+            "Only Co-STORM runs take analyst messages; this run is in STORM mode.",
+            code="not_costorm",
+        )
     if state.status not in ACTIVE_STATUSES:
-        raise InputError(f"The run is {state.status}; messages can only join an active round-table.",
-                         code="run_not_active")
+        raise InputError(
+            f"The run is {state.status}; messages can only join an active round-table.",
+            code="run_not_active",
+        )
     n = _records(store).push_message(run_id, text)
     store.emit(run_id, "analyst.posted", {"chars": len(text), "queued": n})
     return n

@@ -7,10 +7,17 @@ from __future__ import annotations
 from research.costorm.mindmap import MindMap
 from research.models import CoStormTurn
 
-INTENT_LABELS = {"original_question": "Original question", "information_request": "Information request",
-                 "potential_answer": "Potential answer", "further_details": "Further details"}
-STOP_REASONS = {"coverage_complete": "every syllabus question is covered (check_completion ready)",
-                "query_budget": "the query budget was reached", "turn_cap": "the turn cap was reached"}
+INTENT_LABELS = {
+    "original_question": "Original question",
+    "information_request": "Information request",
+    "potential_answer": "Potential answer",
+    "further_details": "Further details",
+}
+STOP_REASONS = {
+    "coverage_complete": "every syllabus question is covered (check_completion ready)",
+    "query_budget": "the query budget was reached",
+    "turn_cap": "the turn cap was reached",
+}
 
 
 def intent_counts(turns: list[CoStormTurn]) -> dict[str, int]:
@@ -23,7 +30,9 @@ def stop_reason_text(reason: str) -> str:
     return STOP_REASONS.get(reason, reason or "still running")
 
 
-def stop_line(reason: str, *, queries_used: int, query_budget: int, turns: int, max_turns: int) -> str:
+def stop_line(
+    reason: str, *, queries_used: int, query_budget: int, turns: int, max_turns: int
+) -> str:
     """One line saying why and where a Co-STORM run stopped ('' when it has not), e.g.
     ``"stopped: query budget reached (30/30)"`` or ``"stopped: turn cap reached (20/20 turns)"``.
     ``turns`` counts round-table turns (warm start excluded, as the turn cap does)."""
@@ -45,8 +54,13 @@ def role_counts(turns: list[CoStormTurn]) -> dict[str, int]:
     return {k: sum(t.kind == k for t in turns) for k in ("expert", "moderator", "analyst")}
 
 
-def summary(turns: list[CoStormTurn], mm: MindMap | None, meta_queries: int, meta_stop: str,
-            settings_dump: dict) -> dict:
+def summary(
+    turns: list[CoStormTurn],
+    mm: MindMap | None,
+    meta_queries: int,
+    meta_stop: str,
+    settings_dump: dict,
+) -> dict:
     """JSON-able summary of a Co-STORM run (``research show --json`` → ``costorm``): turns by
     intent and by speaker kind, per-speaker counts, moderator turns, warm-start turns, queries
     used vs budget, mind-map depth / node / item counts, and the stop reason with its line."""
@@ -56,15 +70,29 @@ def summary(turns: list[CoStormTurn], mm: MindMap | None, meta_queries: int, met
         by_role[t.role] = by_role.get(t.role, 0) + 1
     nodes = len(list(mm.walk())) - 1 if mm else 0
     return {
-        "turns": len(turns), "warm_start_turns": len(turns) - roundtable, "roundtable_turns": roundtable,
-        "max_turns": settings_dump.get("max_turns"), "by_intent": intent_counts(turns),
-        "by_kind": role_counts(turns), "by_role": by_role,
+        "turns": len(turns),
+        "warm_start_turns": len(turns) - roundtable,
+        "roundtable_turns": roundtable,
+        "max_turns": settings_dump.get("max_turns"),
+        "by_intent": intent_counts(turns),
+        "by_kind": role_counts(turns),
+        "by_role": by_role,
         "moderator_turns": sum(t.kind == "moderator" for t in turns),
-        "queries_used": meta_queries, "query_budget": settings_dump.get("query_budget"),
-        "mindmap": {"depth": mm.depth() if mm else 0, "nodes": nodes, "items": len(mm.items) if mm else 0},
+        "queries_used": meta_queries,
+        "query_budget": settings_dump.get("query_budget"),
+        "mindmap": {
+            "depth": mm.depth() if mm else 0,
+            "nodes": nodes,
+            "items": len(mm.items) if mm else 0,
+        },
         "stop_reason": meta_stop,
-        "stop_line": stop_line(meta_stop, queries_used=meta_queries, query_budget=settings_dump.get("query_budget", 0),
-                               turns=roundtable, max_turns=settings_dump.get("max_turns", 0)),
+        "stop_line": stop_line(
+            meta_stop,
+            queries_used=meta_queries,
+            query_budget=settings_dump.get("query_budget", 0),
+            turns=roundtable,
+            max_turns=settings_dump.get("max_turns", 0),
+        ),
         "settings": settings_dump,
     }
 
@@ -75,7 +103,12 @@ def run_summary(store, state) -> dict:  # noqa: ANN001 - RunStore, research.mode
     from research.costorm.state import get_meta, get_mindmap, get_turns  # noqa: PLC0415
 
     meta = get_meta(store, state.run_id)
-    out = summary(get_turns(store, state.run_id), get_mindmap(store, state.run_id), meta.queries_used,
-                  state.stop_reason or meta.stop_reason, state.config.costorm.model_dump())
+    out = summary(
+        get_turns(store, state.run_id),
+        get_mindmap(store, state.run_id),
+        meta.queries_used,
+        state.stop_reason or meta.stop_reason,
+        state.config.costorm.model_dump(),
+    )
     out["experts"] = [e.name for e in meta.experts]
     return out

@@ -16,13 +16,64 @@ from research.pipeline.citations import CITE_RE as _CITE_RE
 SENT_RE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9])")
 CITE_RE = _CITE_RE  # the one citation pattern (research/pipeline/citations.py)
 WORD_RE = re.compile(r"[A-Za-z][A-Za-z0-9-]*")
-LEAD_RE = re.compile(r"^\s*(?:what|how|which|why|when|who|can|could|does|do|is|are|as)\b.*?\b"
-                     r"(?:about|on|of|regarding|know)\s+", re.I)
-STOP = {"the", "and", "for", "with", "that", "this", "from", "what", "which", "were", "was", "are", "is", "its",
-        "their", "into", "about", "known", "sources", "report", "does", "have", "has", "been", "than", "more",
-        "other", "also", "such", "these", "those", "there", "they", "over", "after", "between", "among", "point",
-        "tell", "know", "should", "else", "say"}
-FALLBACK_EXPERTS = ("Clinical Evidence", "Safety", "Mechanism", "Health Economics", "Guidelines", "History")
+LEAD_RE = re.compile(
+    r"^\s*(?:what|how|which|why|when|who|can|could|does|do|is|are|as)\b.*?\b"
+    r"(?:about|on|of|regarding|know)\s+",
+    re.I,
+)
+STOP = {
+    "the",
+    "and",
+    "for",
+    "with",
+    "that",
+    "this",
+    "from",
+    "what",
+    "which",
+    "were",
+    "was",
+    "are",
+    "is",
+    "its",
+    "their",
+    "into",
+    "about",
+    "known",
+    "sources",
+    "report",
+    "does",
+    "have",
+    "has",
+    "been",
+    "than",
+    "more",
+    "other",
+    "also",
+    "such",
+    "these",
+    "those",
+    "there",
+    "they",
+    "over",
+    "after",
+    "between",
+    "among",
+    "point",
+    "tell",
+    "know",
+    "should",
+    "else",
+    "say",
+}
+FALLBACK_EXPERTS = (
+    "Clinical Evidence",
+    "Safety",
+    "Mechanism",
+    "Health Economics",
+    "Guidelines",
+    "History",
+)
 QUESTIONS = ("original_question", "information_request")
 
 
@@ -36,7 +87,12 @@ def _content_words(text: str, exclude: set[str], n: int) -> list[str]:
     out: list[str] = []
     for w in WORD_RE.findall(text or ""):
         low = w.lower()
-        if len(low) > 3 and low not in STOP and low not in exclude and low not in (x.lower() for x in out):
+        if (
+            len(low) > 3
+            and low not in STOP
+            and low not in exclude
+            and low not in (x.lower() for x in out)
+        ):
             out.append(w)
         if len(out) >= n:
             break
@@ -53,14 +109,27 @@ def _topic_words(topic: str) -> set[str]:
 
 def _experts(m: dict) -> dict:
     topic, n = m.get("topic", ""), int(m.get("n", 3))
-    out = [{"name": "General Background Expert", "focus": f"Definitions, key facts and background of {topic}",
-            "questions": [f"What is {topic}, and what are its defining facts?"]}]
-    phrases = [_title(_content_words(r.get("title", ""), _topic_words(topic), 2)) for r in m.get("background", [])]
+    out = [
+        {
+            "name": "General Background Expert",
+            "focus": f"Definitions, key facts and background of {topic}",
+            "questions": [f"What is {topic}, and what are its defining facts?"],
+        }
+    ]
+    phrases = [
+        _title(_content_words(r.get("title", ""), _topic_words(topic), 2))
+        for r in m.get("background", [])
+    ]
     for phrase in [p for p in phrases if p] + list(FALLBACK_EXPERTS):
         name = f"{phrase} Expert"
         if len(out) < n and name.lower() not in {e["name"].lower() for e in out}:
-            out.append({"name": name, "focus": f"{phrase} in relation to {topic}",
-                        "questions": [f"What do sources report about {phrase.lower()} in {topic}?"]})
+            out.append(
+                {
+                    "name": name,
+                    "focus": f"{phrase} in relation to {topic}",
+                    "questions": [f"What do sources report about {phrase.lower()} in {topic}?"],
+                }
+            )
     return {"perspectives": out[:n]}
 
 
@@ -79,12 +148,17 @@ def _question(m: dict) -> dict:
     topic, history = m.get("topic", ""), m.get("history", [])
     asked = {t.get("utterance", "").strip().lower() for t in history}
     turn = (history[-1].get("turn", 0) if history else 0) + 1
-    cands = [f"What is known about {f.get('label', f.get('key', ''))} for {topic}?" for f in m.get("next_focus", [])]
+    cands = [
+        f"What is known about {f.get('label', f.get('key', ''))} for {topic}?"
+        for f in m.get("next_focus", [])
+    ]
     cands += list(m.get("expert", {}).get("questions", []))
     for q in cands:
         if q.strip().lower() not in asked:
             return {"text": q}
-    return {"text": f"What else should we know about {m.get('expert', {}).get('focus', topic)} (point {turn})?"}
+    return {
+        "text": f"What else should we know about {m.get('expert', {}).get('focus', topic)} (point {turn})?"
+    }
 
 
 def _queries(m: dict) -> dict:
@@ -115,14 +189,25 @@ def _moderator(m: dict) -> dict:
     sentence = _first_sentence(items[0].get("text", ""))
     words = _content_words(sentence, _topic_words(topic), 4)
     q = f"What do the sources say about {' '.join(words).lower() or 'this'} for {topic}?"
-    return {"question": f"One source we have not used notes: {sentence.rstrip('.!?')} [1]. {q}",
-            "question_only": q, "cited": [1]}
+    return {
+        "question": f"One source we have not used notes: {sentence.rstrip('.!?')} [1]. {q}",
+        "question_only": q,
+        "cited": [1],
+    }
 
 
 def _update(m: dict) -> dict:
     n = int(m.get("n", 3))
-    return {"perspectives": [{"name": e.get("name", ""), "focus": e.get("focus", ""),
-                              "questions": e.get("questions", [])} for e in m.get("experts", [])[:n]]}
+    return {
+        "perspectives": [
+            {
+                "name": e.get("name", ""),
+                "focus": e.get("focus", ""),
+                "questions": e.get("questions", []),
+            }
+            for e in m.get("experts", [])[:n]
+        ]
+    }
 
 
 def concept_of(question: str, topic: str, text: str = "") -> str:
@@ -131,8 +216,11 @@ def concept_of(question: str, topic: str, text: str = "") -> str:
     core = LEAD_RE.sub("", question or "", count=1)
     core = re.split(r"\b(?:for|in|of|with)\b|[:?(]", core, maxsplit=1)[0]
     exclude = _topic_words(topic)
-    words = (_content_words(core, exclude, 3) or _content_words(question, exclude, 3)
-             or _content_words(_first_sentence(text), exclude, 2))
+    words = (
+        _content_words(core, exclude, 3)
+        or _content_words(question, exclude, 3)
+        or _content_words(_first_sentence(text), exclude, 2)
+    )
     return _title(words) or "Other Findings"
 
 
@@ -145,18 +233,28 @@ def _placement(m: dict) -> dict:
     if best and best["similarity"] >= 0.45:
         return {"choice": best["n"], "new_node": ""}
     parent = best if best and best["similarity"] >= 0.3 else root
-    return {"choice": parent["n"], "new_node": concept_of(m.get("question", ""), m.get("topic", ""), m.get("text", ""))}
+    return {
+        "choice": parent["n"],
+        "new_node": concept_of(m.get("question", ""), m.get("topic", ""), m.get("text", "")),
+    }
 
 
 def _subtopics(m: dict) -> dict:
     items, k = m.get("items", []), int(m.get("max_subtopics", 4))
     k = max(2, min(k, len(items) // 5))
-    exclude = _topic_words(m.get("topic", "")) | {w.lower() for w in WORD_RE.findall(m.get("path", ""))}
+    exclude = _topic_words(m.get("topic", "")) | {
+        w.lower() for w in WORD_RE.findall(m.get("path", ""))
+    }
     names: list[str] = []
     for i in range(k):
         item = items[(i * len(items)) // k] if items else {}
-        name = _title(_content_words(_first_sentence(item.get("text", "")), exclude, 2)) or f"Aspect {i + 1}"
-        names.append(name if name.lower() not in (x.lower() for x in names) else f"{name} ({i + 1})")
+        name = (
+            _title(_content_words(_first_sentence(item.get("text", "")), exclude, 2))
+            or f"Aspect {i + 1}"
+        )
+        names.append(
+            name if name.lower() not in (x.lower() for x in names) else f"{name} ({i + 1})"
+        )
     # each item to the name sharing most of its words (1-based), else to its slice's name
     name_words = [set(WORD_RE.findall(n.lower())) for n in names]
     assignment = []
@@ -169,8 +267,14 @@ def _subtopics(m: dict) -> dict:
 
 
 COSTORM_HANDLERS = {
-    "costorm_experts": _experts, "costorm_intent": _intent, "costorm_question": _question,
-    "costorm_queries": _queries, "costorm_answer": _answer, "costorm_polish": lambda m: {"text": m.get("utterance", "")},
-    "costorm_moderator": _moderator, "costorm_update_experts": _update, "costorm_placement": _placement,
+    "costorm_experts": _experts,
+    "costorm_intent": _intent,
+    "costorm_question": _question,
+    "costorm_queries": _queries,
+    "costorm_answer": _answer,
+    "costorm_polish": lambda m: {"text": m.get("utterance", "")},
+    "costorm_moderator": _moderator,
+    "costorm_update_experts": _update,
+    "costorm_placement": _placement,
     "costorm_subtopics": _subtopics,
 }

@@ -40,19 +40,34 @@ import random
 import threading
 import time
 import uuid
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Callable
 
 from research.devtools.loopback_responder import Reply, default_responder, step_of
 
-__all__ = ["FAULT_KINDS", "Faults", "LoopbackLLM", "Reply", "completion_body", "prompt_text", "real_429_body"]
+__all__ = [
+    "FAULT_KINDS",
+    "Faults",
+    "LoopbackLLM",
+    "Reply",
+    "completion_body",
+    "prompt_text",
+    "real_429_body",
+]
 
 FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "data" / "api_fixtures" / "openai"
-_FALLBACK_429 = {"error": {"message": "Rate limit reached for gpt-4o-mini in organization org-********** on "
-                           "tokens per min (TPM): Limit 10000, Used 9348, Requested 5086. Please try again "
-                           "in 26.604s.", "type": "tokens", "param": None, "code": "rate_limit_exceeded"}}
+_FALLBACK_429 = {
+    "error": {
+        "message": "Rate limit reached for gpt-4o-mini in organization org-********** on "
+        "tokens per min (TPM): Limit 10000, Used 9348, Requested 5086. Please try again "
+        "in 26.604s.",
+        "type": "tokens",
+        "param": None,
+        "code": "rate_limit_exceeded",
+    }
+}
 FAULT_KINDS = ("429", "500", "timeout", "malformed", "bad_json", "truncated")
 
 
@@ -93,25 +108,45 @@ def _count(text: str) -> int:
 
 def completion_body(model: str, reply: Reply, prompt_tokens: int) -> dict:
     """A ``chat.completion`` object shaped like the recorded OpenAI payloads."""
-    message: dict = {"role": "assistant", "content": reply.content, "refusal": None, "annotations": []}
+    message: dict = {
+        "role": "assistant",
+        "content": reply.content,
+        "refusal": None,
+        "annotations": [],
+    }
     out_text = reply.content or ""
     if reply.tool_calls:
-        message["tool_calls"] = [{"id": f"call_{uuid.uuid4().hex[:24]}", "type": "function",
-                                  "function": {"name": c["name"], "arguments": json.dumps(c.get("arguments", {}))}}
-                                 for c in reply.tool_calls]
+        message["tool_calls"] = [
+            {
+                "id": f"call_{uuid.uuid4().hex[:24]}",
+                "type": "function",
+                "function": {"name": c["name"], "arguments": json.dumps(c.get("arguments", {}))},
+            }
+            for c in reply.tool_calls
+        ]
         out_text += json.dumps(message["tool_calls"])
     finish = reply.finish_reason or ("tool_calls" if reply.tool_calls else "stop")
     completion_tokens = _count(out_text)
     return {
-        "id": f"chatcmpl-{uuid.uuid4().hex[:29]}", "object": "chat.completion", "created": int(time.time()),
-        "model": model, "service_tier": "default", "system_fingerprint": "fp_loopback",
+        "id": f"chatcmpl-{uuid.uuid4().hex[:29]}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
+        "service_tier": "default",
+        "system_fingerprint": "fp_loopback",
         "choices": [{"index": 0, "message": message, "logprobs": None, "finish_reason": finish}],
-        "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
-                  "total_tokens": prompt_tokens + completion_tokens,
-                  "prompt_tokens_details": {"cached_tokens": 0, "audio_tokens": 0},
-                  "completion_tokens_details": {"reasoning_tokens": 0, "audio_tokens": 0,
-                                                "accepted_prediction_tokens": 0,
-                                                "rejected_prediction_tokens": 0}},
+        "usage": {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens,
+            "total_tokens": prompt_tokens + completion_tokens,
+            "prompt_tokens_details": {"cached_tokens": 0, "audio_tokens": 0},
+            "completion_tokens_details": {
+                "reasoning_tokens": 0,
+                "audio_tokens": 0,
+                "accepted_prediction_tokens": 0,
+                "rejected_prediction_tokens": 0,
+            },
+        },
     }
 
 
@@ -136,9 +171,16 @@ class LoopbackLLM:
     same delay whatever the order calls arrive in), ``faults`` (Faults or None), ``model``
     (reported model name; default: the request's). Thread-safe counters."""
 
-    def __init__(self, responder: Callable[[dict], Reply] | None = None, *, latency_ms: float = 0.0,
-                 latency_sigma: float = 0.0, latency_seed: int = 0,
-                 faults: Faults | None = None, model: str | None = None) -> None:
+    def __init__(
+        self,
+        responder: Callable[[dict], Reply] | None = None,
+        *,
+        latency_ms: float = 0.0,
+        latency_sigma: float = 0.0,
+        latency_seed: int = 0,
+        faults: Faults | None = None,
+        model: str | None = None,
+    ) -> None:
         self.responder = responder or default_responder
         self.latency_ms = latency_ms
         self.latency_sigma = latency_sigma
@@ -157,12 +199,14 @@ class LoopbackLLM:
         self._stopping = threading.Event()
 
     # ------------------------------------------------------------------ lifecycle
-    def start(self) -> "LoopbackLLM":
+    def start(self) -> LoopbackLLM:
         """Bind 127.0.0.1 on a free port and serve in a daemon thread. Returns self."""
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
         self._server.daemon_threads = True
         self._stopping.clear()
-        self._thread = threading.Thread(target=self._server.serve_forever, name="loopback-llm", daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, name="loopback-llm", daemon=True
+        )
         self._thread.start()
         return self
 
@@ -174,7 +218,7 @@ class LoopbackLLM:
             self._server.server_close()
             self._server = None
 
-    def __enter__(self) -> "LoopbackLLM":
+    def __enter__(self) -> LoopbackLLM:
         return self.start()
 
     def __exit__(self, *exc) -> None:
@@ -194,8 +238,12 @@ class LoopbackLLM:
     def stats(self) -> dict:
         """``{"requests", "ok", "faults": {kind: n}, "by_step": {step: n}}``."""
         with self._lock:
-            return {"requests": self.requests, "ok": self.ok, "faults": dict(self.faults_sent),
-                    "by_step": dict(self.by_step)}
+            return {
+                "requests": self.requests,
+                "ok": self.ok,
+                "faults": dict(self.faults_sent),
+                "by_step": dict(self.by_step),
+            }
 
     def reset_counts(self) -> None:
         with self._lock:
@@ -231,20 +279,38 @@ class LoopbackLLM:
             time.sleep(self.delay_s(body))
         json_h = {"Content-Type": "application/json"}
         if fault == "429":
-            return 429, {**json_h, "Retry-After": f"{self.faults.retry_after_s:g}"}, json.dumps(real_429_body()).encode()
+            return (
+                429,
+                {**json_h, "Retry-After": f"{self.faults.retry_after_s:g}"},
+                json.dumps(real_429_body()).encode(),
+            )
         if fault == "500":
-            err = {"error": {"message": "The server had an error while processing your request. Sorry about that!",
-                             "type": "server_error", "param": None, "code": None}}
+            err = {
+                "error": {
+                    "message": "The server had an error while processing your request. Sorry about that!",
+                    "type": "server_error",
+                    "param": None,
+                    "code": None,
+                }
+            }
             return 500, json_h, json.dumps(err).encode()
         if fault == "timeout":
             self._stopping.wait(self.faults.hang_s)
         if fault == "malformed":
-            return 200, json_h, b'{"id": "chatcmpl-broken", "object": "chat.completion", "choices": [{"ind'
+            return (
+                200,
+                json_h,
+                b'{"id": "chatcmpl-broken", "object": "chat.completion", "choices": [{"ind',
+            )
         reply = self.responder(body)
         if fault == "bad_json":
-            reply = Reply(content="Sure! Here is what you asked for: {not json", finish_reason="stop")
+            reply = Reply(
+                content="Sure! Here is what you asked for: {not json", finish_reason="stop"
+            )
         elif fault == "truncated" and reply.content:
-            reply = Reply(content=reply.content[: max(1, len(reply.content) // 2)], finish_reason="length")
+            reply = Reply(
+                content=reply.content[: max(1, len(reply.content) // 2)], finish_reason="length"
+            )
         step = step_of(body) or "unknown"
         with self._lock:
             if fault != "timeout":  # the client gave up on a hung request: not a delivered reply
@@ -265,15 +331,21 @@ def _handler_for(server: LoopbackLLM) -> type[BaseHTTPRequestHandler]:
 
         def do_POST(self) -> None:  # noqa: N802 - http.server API
             if self.path.rstrip("/") not in ("/v1/chat/completions", "/chat/completions"):
-                self._send(404, {"Content-Type": "application/json"},
-                           b'{"error": {"message": "Unknown path", "type": "invalid_request_error"}}')
+                self._send(
+                    404,
+                    {"Content-Type": "application/json"},
+                    b'{"error": {"message": "Unknown path", "type": "invalid_request_error"}}',
+                )
                 return
             length = int(self.headers.get("Content-Length") or 0)
             try:
                 body = json.loads(self.rfile.read(length) or b"{}")
             except ValueError:
-                self._send(400, {"Content-Type": "application/json"},
-                           b'{"error": {"message": "request body is not JSON", "type": "invalid_request_error"}}')
+                self._send(
+                    400,
+                    {"Content-Type": "application/json"},
+                    b'{"error": {"message": "request body is not JSON", "type": "invalid_request_error"}}',
+                )
                 return
             status, headers, payload = server.handle(body)
             self._send(status, headers, payload)

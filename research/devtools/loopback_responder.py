@@ -20,7 +20,8 @@ from dataclasses import dataclass
 from research.devtools.loopback_costorm import COSTORM_HANDLERS
 from research.engines.steps import STEPS
 from research.llm.steps import MARKER
-from research.pipeline.citations import CITE_RE as _CITE_RE, LOCAL_RE
+from research.pipeline.citations import CITE_RE as _CITE_RE
+from research.pipeline.citations import LOCAL_RE
 
 STEP_RE = re.compile(re.escape(MARKER).replace(re.escape("{}"), "([a-z_]+)"))
 MAT_RE = re.compile(r"<material>\s*(.*?)\s*</material>", re.S)
@@ -75,27 +76,62 @@ def _words(text: str, n: int = 4) -> str:
 
 def _plan(m: dict) -> dict:
     qs = m.get("syllabus", [])
-    qs = [{"label": k, "description": v} for k, v in qs.items()] if isinstance(qs, dict) else qs  # {label: description}
-    steps = [{"step_id": 1, "title": "Survey the topic", "description": f"Search for overviews of {m.get('topic')}."}]
-    steps += [{"step_id": i + 2, "title": q.get("label", q.get("key", "question")),
-               "description": f"Find sources on {q.get('description', q.get('label', ''))}"} for i, q in enumerate(qs)]
-    steps.append({"step_id": len(steps) + 1, "title": "Cross-check findings",
-                  "description": "Compare sources and flag contradictions."})
+    qs = (
+        [{"label": k, "description": v} for k, v in qs.items()] if isinstance(qs, dict) else qs
+    )  # {label: description}
+    steps = [
+        {
+            "step_id": 1,
+            "title": "Survey the topic",
+            "description": f"Search for overviews of {m.get('topic')}.",
+        }
+    ]
+    steps += [
+        {
+            "step_id": i + 2,
+            "title": q.get("label", q.get("key", "question")),
+            "description": f"Find sources on {q.get('description', q.get('label', ''))}",
+        }
+        for i, q in enumerate(qs)
+    ]
+    steps.append(
+        {
+            "step_id": len(steps) + 1,
+            "title": "Cross-check findings",
+            "description": "Compare sources and flag contradictions.",
+        }
+    )
     return {"plan_title": f"Research plan: {m.get('topic', '')}"[:80], "steps": steps}
 
 
 def _related(m: dict) -> dict:
     titles = m.get("titles") or [r.get("title", "") for r in m.get("results", [])]
-    return {"topic": _words(m.get("query", ""), 6) or m.get("topic", ""),
-            "sections": [t[:60] for t in titles[:4] if t] or ["Overview"]}
+    return {
+        "topic": _words(m.get("query", ""), 6) or m.get("topic", ""),
+        "sections": [t[:60] for t in titles[:4] if t] or ["Overview"],
+    }
 
 
 def _personas(m: dict) -> dict:
-    names = ["Basic Fact Writer", "Clinical Researcher", "Policy Analyst", "Historian", "Economist", "Patient Advocate"]
+    names = [
+        "Basic Fact Writer",
+        "Clinical Researcher",
+        "Policy Analyst",
+        "Historian",
+        "Economist",
+        "Patient Advocate",
+    ]
     n = int(m.get("max_perspectives", 3))
-    return {"perspectives": [{"name": name, "focus": f"{name} view of {m.get('topic', '')}",
-                              "questions": [f"What should a {name.lower()} know about {m.get('topic', '')}?"]}
-                             for name in names[:n]]}
+    return {
+        "perspectives": [
+            {
+                "name": name,
+                "focus": f"{name} view of {m.get('topic', '')}",
+                "questions": [f"What should a {name.lower()} know about {m.get('topic', '')}?"],
+            }
+            for name in names[:n]
+        ]
+    }
 
 
 def _fit_syllabus(m: dict) -> dict:
@@ -110,8 +146,14 @@ def _fit_syllabus(m: dict) -> dict:
         if key in keys:
             continue
         keys.add(key)
-        out.append({"key": key, "label": name[:60], "description": f"What do sources say about {name} for {topic}?",
-                    "min_sources": 3})
+        out.append(
+            {
+                "key": key,
+                "label": name[:60],
+                "description": f"What do sources say about {name} for {topic}?",
+                "min_sources": 3,
+            }
+        )
         if len(out) == 5:
             break
     return {"questions": out}
@@ -134,7 +176,9 @@ def _ask(m: dict) -> dict:
     return {"question": q, "focus_question": "", "queries": [_words(q, 12)]}
 
 
-RESULT_LINE_RE = re.compile(r"^" + LOCAL_RE.pattern + r"\s*(.*?):\s(.*)$", re.S)  # "[n] title: snippet"
+RESULT_LINE_RE = re.compile(
+    r"^" + LOCAL_RE.pattern + r"\s*(.*?):\s(.*)$", re.S
+)  # "[n] title: snippet"
 
 
 def _results(m: dict) -> list[dict]:
@@ -166,7 +210,11 @@ def _assign(m: dict) -> dict:
     qs = [k.strip() for k in qs.split(",")] if isinstance(qs, str) else qs  # "key, key, …"
     keys = list(qs) if isinstance(qs, dict) else [q if isinstance(q, str) else q["key"] for q in qs]
     focus = m.get("focus", [])
-    focus = [k for k in ([x.strip() for x in focus.split(",")] if isinstance(focus, str) else focus) if k in keys]
+    focus = [
+        k
+        for k in ([x.strip() for x in focus.split(",")] if isinstance(focus, str) else focus)
+        if k in keys
+    ]
     rel, exc = [], []
     for r in _results(m):
         chosen = focus or ([keys[_h(r.get("title", "")) % len(keys)]] if keys else [])
@@ -179,13 +227,20 @@ def _compress(m: dict) -> dict:
     raw = m.get("raw_output", "")
     titles = re.findall(r'"title":\s*"([^"]{3,120})"', raw)
     if not titles:
-        return {"summary_title": "No relevant results returned by this search", "summary": "The tool returned nothing usable.",
-                "extraction": [], "is_useful": False}
+        return {
+            "summary_title": "No relevant results returned by this search",
+            "summary": "The tool returned nothing usable.",
+            "extraction": [],
+            "is_useful": False,
+        }
     q = re.search(r'"query":\s*"([^"]*)"', raw)
     query = q.group(1) if q else m.get("step_title", "")
-    return {"summary_title": f"Search results on {_words(query, 6)}"[:90],
-            "summary": f"The search for '{query}' returned {len(titles)} documents relevant to {m.get('step_title', 'the step')}.",
-            "extraction": [t[:100] for t in titles[:3]], "is_useful": True}
+    return {
+        "summary_title": f"Search results on {_words(query, 6)}"[:90],
+        "summary": f"The search for '{query}' returned {len(titles)} documents relevant to {m.get('step_title', 'the step')}.",
+        "extraction": [t[:100] for t in titles[:3]],
+        "is_useful": True,
+    }
 
 
 FACT_LINE_RE = re.compile(r"^(F\d+) (S\d+): (.*)$", re.S)
@@ -195,7 +250,9 @@ def _analyze(m: dict) -> dict:
     facts = []
     for f in m.get("facts", []):
         hit = None if isinstance(f, dict) else FACT_LINE_RE.match(str(f))
-        facts.append({"id": hit.group(1), "source": hit.group(2), "text": hit.group(3)} if hit else f)
+        facts.append(
+            {"id": hit.group(1), "source": hit.group(2), "text": hit.group(3)} if hit else f
+        )
     by_src: dict[str, list[dict]] = {}
     for f in facts:
         if isinstance(f, dict) and "source" in f:
@@ -203,7 +260,9 @@ def _analyze(m: dict) -> dict:
     claims = []
     srcs = list(by_src)
     for a, b in zip(srcs[::2], srcs[1::2]):
-        claims.append({"text": by_src[a][0]["text"], "fact_ids": [by_src[a][0]["id"], by_src[b][0]["id"]]})
+        claims.append(
+            {"text": by_src[a][0]["text"], "fact_ids": [by_src[a][0]["id"], by_src[b][0]["id"]]}
+        )
     return {"cross_validated": claims[:5], "contradictions": []}
 
 
@@ -212,18 +271,34 @@ def _outline(m: dict) -> dict:
     one perspectives section."""
     topic = m.get("topic", "")
     if "draft" not in m:
-        return {"sections": [{"heading": h, "subsections": []} for h in
-                             ("Background", "Evidence", "Safety and limitations", "Outlook")]}
+        return {
+            "sections": [
+                {"heading": h, "subsections": []}
+                for h in ("Background", "Evidence", "Safety and limitations", "Outlook")
+            ]
+        }
     draft = m["draft"]["sections"] if isinstance(m["draft"], dict) else m["draft"]
-    secs = [{"heading": d["heading"], "subsections": d.get("subsections", [])} if isinstance(d, dict) else
-            {"heading": d.split(" > ")[0], "subsections": d.split(" > ")[1:]} for d in draft]
-    return {"sections": secs + [{"heading": f"Perspectives on {_words(topic, 3)}", "subsections": []}]}
+    secs = [
+        {"heading": d["heading"], "subsections": d.get("subsections", [])}
+        if isinstance(d, dict)
+        else {"heading": d.split(" > ")[0], "subsections": d.split(" > ")[1:]}
+        for d in draft
+    ]
+    return {
+        "sections": secs + [{"heading": f"Perspectives on {_words(topic, 3)}", "subsections": []}]
+    }
 
 
 def _section(m: dict) -> dict:
-    parts = [f"{(_sentences(s.get('text', ''), 1) or [s.get('text', '')])[0].rstrip('.!?')} [{s['n']}]."
-             for s in m.get("snippets", [])[:5] if s.get("text")]
-    return {"text": " ".join(parts) or f"Little evidence was found on {m.get('heading', 'this section')}."}
+    parts = [
+        f"{(_sentences(s.get('text', ''), 1) or [s.get('text', '')])[0].rstrip('.!?')} [{s['n']}]."
+        for s in m.get("snippets", [])[:5]
+        if s.get("text")
+    ]
+    return {
+        "text": " ".join(parts)
+        or f"Little evidence was found on {m.get('heading', 'this section')}."
+    }
 
 
 def _lead(m: dict) -> dict:
@@ -239,15 +314,31 @@ def _polish(m: dict) -> dict:
     return {"text": m.get("text", "")}
 
 
-HANDLERS = {"plan": _plan, "survey_queries": lambda m: {"queries": [f"{m.get('topic', '')} overview",
-                                                                    f"{m.get('topic', '')} evidence",
-                                                                    f"{m.get('topic', '')} safety"]},
-            "related_outline": _related, "personas": _personas, "fit_syllabus": _fit_syllabus, "ask_question": _ask,
-            "question_to_queries": lambda m: {"queries": [_words(m.get("question", ""), 12)]},
-            "answer_question": _answer, "assign_questions": _assign,
-            "answer_and_assign": lambda m: {**_answer(m), **_assign(m)}, "compress": _compress, "analyze": _analyze,
-            "draft_outline": _outline, "refine_outline": _outline, "write_section": _section,
-            "write_lead": _lead, "polish": _polish}
+HANDLERS = {
+    "plan": _plan,
+    "survey_queries": lambda m: {
+        "queries": [
+            f"{m.get('topic', '')} overview",
+            f"{m.get('topic', '')} evidence",
+            f"{m.get('topic', '')} safety",
+        ]
+    },
+    "related_outline": _related,
+    "personas": _personas,
+    "fit_syllabus": _fit_syllabus,
+    "ask_question": _ask,
+    "question_to_queries": lambda m: {"queries": [_words(m.get("question", ""), 12)]},
+    "answer_question": _answer,
+    "assign_questions": _assign,
+    "answer_and_assign": lambda m: {**_answer(m), **_assign(m)},
+    "compress": _compress,
+    "analyze": _analyze,
+    "draft_outline": _outline,
+    "refine_outline": _outline,
+    "write_section": _section,
+    "write_lead": _lead,
+    "polish": _polish,
+}
 HANDLERS.update(COSTORM_HANDLERS)  # Co-STORM steps of the litellm engine (loopback_costorm.py)
 
 
@@ -257,12 +348,31 @@ def default_responder(body: dict) -> Reply:
     step = step_of(body)
     m = material_of(body)
     msgs = body.get("messages", [])
-    files = [{"artifact_file": x.get("artifact_file") or x.get("file")} for x in m.get("artifacts", m.get("notes", []))
-             if isinstance(x, dict) and (x.get("artifact_file") or x.get("file"))]
-    if step in ("answer_question", "answer_and_assign", "costorm_answer") and body.get("tools") and files \
-            and not any(x.get("role") == "tool" for x in msgs) and _h(m.get("question", "")) % 3 == 0:
+    files = [
+        {"artifact_file": x.get("artifact_file") or x.get("file")}
+        for x in m.get("artifacts", m.get("notes", []))
+        if isinstance(x, dict) and (x.get("artifact_file") or x.get("file"))
+    ]
+    if (
+        step in ("answer_question", "answer_and_assign", "costorm_answer")
+        and body.get("tools")
+        and files
+        and not any(x.get("role") == "tool" for x in msgs)
+        and _h(m.get("question", "")) % 3 == 0
+    ):
         art = files[0]
-        return Reply(tool_calls=[{"name": "read_artifact",
-                                  "arguments": {"file": art.get("artifact_file", ""), "pattern": _words(m.get("question", ""), 1)}}])
+        return Reply(
+            tool_calls=[
+                {
+                    "name": "read_artifact",
+                    "arguments": {
+                        "file": art.get("artifact_file", ""),
+                        "pattern": _words(m.get("question", ""), 1),
+                    },
+                }
+            ]
+        )
     handler = HANDLERS.get(step or "") if step in STEPS else None
-    return Reply(content=json.dumps(handler(m) if handler else {"text": "ok"}), finish_reason="stop")
+    return Reply(
+        content=json.dumps(handler(m) if handler else {"text": "ok"}), finish_reason="stop"
+    )

@@ -33,17 +33,23 @@ def _texts(corpus: Path | None, limit: int = 400) -> list[str]:
                     out.append(text)
                 if len(out) >= limit:
                     break
-    return out or [" ".join(f"Sentence {i} of a synthetic trial report about dosing and safety." for i in range(40))]
+    return out or [
+        " ".join(
+            f"Sentence {i} of a synthetic trial report about dosing and safety." for i in range(40)
+        )
+    ]
 
 
-def make_mixed_docs(folder: str | Path, corpus: str | Path | None = None, seed: int = 5) -> list[Path]:
+def make_mixed_docs(
+    folder: str | Path, corpus: str | Path | None = None, seed: int = 5
+) -> list[Path]:
     """Write the 20 documents into ``folder`` (created); returns their paths.
 
     Raises:
         OSError: ``folder`` is not writable.
     """
-    from fpdf import FPDF  # noqa: PLC0415 - fpdf2
     import docx  # noqa: PLC0415 - python-docx
+    from fpdf import FPDF  # noqa: PLC0415 - fpdf2
 
     out = Path(folder)
     out.mkdir(parents=True, exist_ok=True)
@@ -74,8 +80,11 @@ def make_mixed_docs(folder: str | Path, corpus: str | Path | None = None, seed: 
     for k in range(4):
         body = "".join(f"<p>{p}</p>" for p in para(8000).split("\n\n") if p.strip())
         paths.append(out / f"page{k}.html")
-        paths[-1].write_text(f"<html><head><title>Page {k}</title></head><body><nav>menu</nav><article>"
-                             f"<h1>Page {k}</h1>{body}</article></body></html>", encoding="utf-8")
+        paths[-1].write_text(
+            f"<html><head><title>Page {k}</title></head><body><nav>menu</nav><article>"
+            f"<h1>Page {k}</h1>{body}</article></body></html>",
+            encoding="utf-8",
+        )
     for k in range(2):
         paths.append(out / f"notes{k}.md")
         paths[-1].write_text(f"# Notes {k}\n\n{para(6000)}", encoding="utf-8")
@@ -86,9 +95,13 @@ def make_mixed_docs(folder: str | Path, corpus: str | Path | None = None, seed: 
 
 def main(argv: list[str] | None = None) -> int:
     """CLI entry point: generate, ingest into a temporary data dir, print the timing JSON."""
-    ap = argparse.ArgumentParser(prog="python -m research.devtools.mixed_docs", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(
+        prog="python -m research.devtools.mixed_docs", description=__doc__.split("\n\n")[0]
+    )
     ap.add_argument("--out", help="folder for the documents (default: a temporary folder)")
-    ap.add_argument("--corpus", help="JSONL corpus to cut text from (default: settings.default_corpus)")
+    ap.add_argument(
+        "--corpus", help="JSONL corpus to cut text from (default: settings.default_corpus)"
+    )
     args = ap.parse_args(argv)
     from research.config import load_settings, set_env, set_library_default  # noqa: PLC0415
 
@@ -103,8 +116,17 @@ def main(argv: list[str] | None = None) -> int:
 
         t0 = time.monotonic()
         report = ingest("mixed-docs", [folder])
-        print(json.dumps({"files": report.files, "chunks": report.chunks, "errors": len(report.errors),
-                          "seconds": round(time.monotonic() - t0, 2), "loadavg_1m": round(os.getloadavg()[0], 2)}))
+        print(
+            json.dumps(
+                {
+                    "files": report.files,
+                    "chunks": report.chunks,
+                    "errors": len(report.errors),
+                    "seconds": round(time.monotonic() - t0, 2),
+                    "loadavg_1m": round(os.getloadavg()[0], 2),
+                }
+            )
+        )
     return 0
 
 

@@ -41,8 +41,8 @@ Definitions (fixed here so figures from different days compare):
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -52,8 +52,10 @@ from research.pipeline import citations
 NEAR_DUPLICATE_COSINE = 0.92
 Encode = Callable[[list[str]], np.ndarray]
 
-_ABBREV = frozenset("""e.g i.e et al vs dr mr mrs ms prof fig figs no nos approx ca inc ltd co jr sr st
-u.s u.k ref refs vol pp eq ed eds dept univ gen lt col sgt mt ft cf resp""".split())
+_ABBREV = frozenset(
+    """e.g i.e et al vs dr mr mrs ms prof fig figs no nos approx ca inc ltd co jr sr st
+u.s u.k ref refs vol pp eq ed eds dept univ gen lt col sgt mt ft cf resp""".split()
+)
 _BOUNDARY = re.compile(r"[.!?]+[\"'”’)\]]*(?=\s+\S)")
 _INITIALS = re.compile(r"^[a-z](?:\.[a-z])+$")  # e.g, i.v, b.i.d, u.s
 _SKIP_LINE = re.compile(r"^\s*(?:#|>|\||[-*_]{3,}\s*$)")
@@ -62,7 +64,14 @@ _LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
 _EMPHASIS = re.compile(r"(\*\*|__|`)")
 _CLOSERS = "\"'”’)]} "
 _HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
-_STOP_HEADINGS = ("references", "external links", "see also", "notes", "further reading", "bibliography")
+_STOP_HEADINGS = (
+    "references",
+    "external links",
+    "see also",
+    "notes",
+    "further reading",
+    "bibliography",
+)
 
 
 @dataclass(frozen=True)
@@ -94,10 +103,14 @@ def split_sentences(text: str) -> list[str]:
         line = _plain(_BULLET.sub("", line))
         start = 0
         for m in _BOUNDARY.finditer(line):
-            before = line[start:m.start()].rsplit(" ", 1)[-1].lower().lstrip("([\"'")
-            if before in _ABBREV or _INITIALS.match(before) or (len(before) == 1 and before.isalpha()):
+            before = line[start : m.start()].rsplit(" ", 1)[-1].lower().lstrip("([\"'")
+            if (
+                before in _ABBREV
+                or _INITIALS.match(before)
+                or (len(before) == 1 and before.isalpha())
+            ):
                 continue
-            out.append(line[start:m.end()].strip())
+            out.append(line[start : m.end()].strip())
             start = m.end()
         out.append(line[start:].strip())
     return [s for s in out if re.search(r"[A-Za-z0-9]", s)]
@@ -133,8 +146,9 @@ def _unit(vectors: np.ndarray) -> np.ndarray:
     return v / np.maximum(np.linalg.norm(v, axis=1, keepdims=True), 1e-12)
 
 
-def near_duplicates(texts: Sequence[str], vectors: np.ndarray,
-                    threshold: float = NEAR_DUPLICATE_COSINE) -> list[tuple[int, int, float]]:
+def near_duplicates(
+    texts: Sequence[str], vectors: np.ndarray, threshold: float = NEAR_DUPLICATE_COSINE
+) -> list[tuple[int, int, float]]:
     """Sentences that repeat an earlier one: ``[(i, j, cosine)]`` with ``j < i`` the closest earlier
     sentence, for every ``i`` whose text equals an earlier one (cosine reported as 1.0) or whose
     cosine to some earlier sentence is ``>= threshold``. ``vectors``: ``(len(texts), d)`` embeddings.
@@ -157,8 +171,12 @@ def near_duplicates(texts: Sequence[str], vectors: np.ndarray,
     return out
 
 
-def section_fit(sentences: Sequence[ReportSentence], sentence_vectors: np.ndarray, headings: Sequence[str],
-                heading_vectors: np.ndarray) -> tuple[float | None, list[tuple[int, str]]]:
+def section_fit(
+    sentences: Sequence[ReportSentence],
+    sentence_vectors: np.ndarray,
+    headings: Sequence[str],
+    heading_vectors: np.ndarray,
+) -> tuple[float | None, list[tuple[int, str]]]:
     """Share of section sentences whose nearest heading is their own (rule in the module docstring).
 
     Args:
@@ -199,16 +217,30 @@ def questions_answered(report: Report, syllabus_keys: Iterable[str] | None = Non
         return None
     text = report.markdown.lower()
     status = [str(_field(q, "status") or "") for q in qs]
-    stated = sum(1 for q, st in zip(qs, status) if st == "insufficient" and any(
-        str(_field(q, f) or "").strip().lower() in text for f in ("label", "heading") if _field(q, f)))
+    stated = sum(
+        1
+        for q, st in zip(qs, status)
+        if st == "insufficient"
+        and any(
+            str(_field(q, f) or "").strip().lower() in text
+            for f in ("label", "heading")
+            if _field(q, f)
+        )
+    )
     keys = {str(_field(q, "key")) for q in qs}
     missing = sorted(set(syllabus_keys or ()) - keys)
     answered = status.count("answered")
     denom = len(qs) + len(missing)
-    return {"total": len(qs), "answered": answered, "insufficient": status.count("insufficient"),
-            "other": len(qs) - answered - status.count("insufficient"), "stated_insufficient": stated,
-            "missing": missing, "answered_share": answered / denom if denom else None,
-            "addressed_share": (answered + stated) / denom if denom else None}
+    return {
+        "total": len(qs),
+        "answered": answered,
+        "insufficient": status.count("insufficient"),
+        "other": len(qs) - answered - status.count("insufficient"),
+        "stated_insufficient": stated,
+        "missing": missing,
+        "answered_share": answered / denom if denom else None,
+        "addressed_share": (answered + stated) / denom if denom else None,
+    }
 
 
 def citation_problems(report: Report) -> list[str]:
@@ -217,8 +249,12 @@ def citation_problems(report: Report) -> list[str]:
     return citations.check_integrity(body, len(report.references))
 
 
-def measure(report: Report, topic: str, encode: Encode | None = None,
-            syllabus_keys: Iterable[str] | None = None) -> dict:
+def measure(
+    report: Report,
+    topic: str,
+    encode: Encode | None = None,
+    syllabus_keys: Iterable[str] | None = None,
+) -> dict:
     """Every report-quality figure of ``report`` on ``topic``.
 
     Args:
@@ -240,8 +276,12 @@ def measure(report: Report, topic: str, encode: Encode | None = None,
     sents = report_sentences(report)
     texts = [s.text for s in sents]
     headings = [s.heading for s in report.sections]
-    vecs = encode(texts + [f"{topic}: {h}" for h in headings]) if texts or headings else np.zeros((0, 1))
-    svec, hvec = vecs[:len(texts)], vecs[len(texts):]
+    vecs = (
+        encode(texts + [f"{topic}: {h}" for h in headings])
+        if texts or headings
+        else np.zeros((0, 1))
+    )
+    svec, hvec = vecs[: len(texts)], vecs[len(texts) :]
     n = len(texts)
     dups = near_duplicates(texts, svec)
     cut = [(s, r) for s in texts if (r := truncation_reason(s))]
@@ -249,15 +289,24 @@ def measure(report: Report, topic: str, encode: Encode | None = None,
     questions = questions_answered(report, syllabus_keys)
     problems = citation_problems(report)
     return {
-        "sentences": n, "lead_sentences": sum(1 for s in sents if s.section < 0),
+        "sentences": n,
+        "lead_sentences": sum(1 for s in sents if s.section < 0),
         "near_duplicate_rate": len(dups) / n if n else None,
-        "near_duplicates": [{"sentence": texts[i], "earlier": texts[j], "cosine": round(c, 4)} for i, j, c in dups],
+        "near_duplicates": [
+            {"sentence": texts[i], "earlier": texts[j], "cosine": round(c, 4)} for i, j, c in dups
+        ],
         "truncated_fragment_rate": len(cut) / n if n else None,
         "truncated_fragments": [{"sentence": s, "reason": r} for s, r in cut],
-        "section_fit": fit, "section_sentences": sum(1 for s in sents if s.section >= 0),
-        "misplaced": [{"sentence": texts[i], "heading": sents[i].heading, "nearest": h} for i, h in misplaced],
-        "questions": questions, "questions_answered": questions["answered_share"] if questions else None,
-        "citation_problems": problems, "citation_integrity": not problems, "references": len(report.references),
+        "section_fit": fit,
+        "section_sentences": sum(1 for s in sents if s.section >= 0),
+        "misplaced": [
+            {"sentence": texts[i], "heading": sents[i].heading, "nearest": h} for i, h in misplaced
+        ],
+        "questions": questions,
+        "questions_answered": questions["answered_share"] if questions else None,
+        "citation_problems": problems,
+        "citation_integrity": not problems,
+        "references": len(report.references),
     }
 
 
@@ -289,6 +338,13 @@ def report_from_markdown(markdown: str, title: str = "") -> Report:
             current = sections[-1][2]
         elif not (n == 0 and title and line.strip().replace("_", " ") == title.strip()):
             current.append(line)
-    return Report(title=title, lead="\n".join(lead).strip(), references=[], markdown=markdown,
-                  sections=[ReportSection(heading=h, text="\n".join(body).strip(), level=lv)
-                            for lv, h, body in sections])
+    return Report(
+        title=title,
+        lead="\n".join(lead).strip(),
+        references=[],
+        markdown=markdown,
+        sections=[
+            ReportSection(heading=h, text="\n".join(body).strip(), level=lv)
+            for lv, h, body in sections
+        ],
+    )

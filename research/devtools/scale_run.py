@@ -32,11 +32,27 @@ from pathlib import Path
 import redis
 
 from research.engines.labels import OFFLINE_LABEL
-from research.models import (Analysis, ArtifactRecord, Claim, Contradiction, DialogueTurn, Outline, OutlineSection,
-                             Perspective, Plan, Reference, Report, ReportSection, RunConfig, Step, SummaryCard,
-                             TopicOutline, TurnSource)
-from research.store.runs import RunStore
+from research.models import (
+    Analysis,
+    ArtifactRecord,
+    Claim,
+    Contradiction,
+    DialogueTurn,
+    Outline,
+    OutlineSection,
+    Perspective,
+    Plan,
+    Reference,
+    Report,
+    ReportSection,
+    RunConfig,
+    Step,
+    SummaryCard,
+    TopicOutline,
+    TurnSource,
+)
 from research.planning.syllabus import get_template
+from research.store.runs import RunStore
 
 TOPIC = "Trastuzumab in HER2-positive breast cancer (scale test)"
 _TYPES = ("pubmed", "clinicaltrials.gov", "web", "wikipedia")
@@ -46,18 +62,33 @@ HOSTILE = '<script>window.__pwned=1</script><img src=x onerror="window.__pwned=2
 
 def _source_fields(i: int) -> dict:
     stype = _TYPES[i % len(_TYPES)]
-    ext = {"pubmed": f"{30000000 + i}", "clinicaltrials.gov": f"NCT{10000000 + i:08d}"}.get(stype, "")
-    url = {"pubmed": f"https://pubmed.ncbi.nlm.nih.gov/{30000000 + i}/",
-           "clinicaltrials.gov": f"https://clinicaltrials.gov/study/NCT{10000000 + i:08d}",
-           "wikipedia": f"https://en.wikipedia.org/wiki/Scale_source_{i}"}.get(stype, f"https://example.org/doc/{i}")
-    return {"source_type": stype, "external_id": ext, "url": url,
-            "title": f"Trastuzumab study {i}: HER2-positive outcomes (cohort {i % 37})",
-            "key_excerpts": f"In cohort {i % 37}, trastuzumab plus chemotherapy improved disease-free survival "
-                            f"(HR 0.{50 + i % 40}) with cardiotoxicity in {i % 9 + 1}% of patients."}
+    ext = {"pubmed": f"{30000000 + i}", "clinicaltrials.gov": f"NCT{10000000 + i:08d}"}.get(
+        stype, ""
+    )
+    url = {
+        "pubmed": f"https://pubmed.ncbi.nlm.nih.gov/{30000000 + i}/",
+        "clinicaltrials.gov": f"https://clinicaltrials.gov/study/NCT{10000000 + i:08d}",
+        "wikipedia": f"https://en.wikipedia.org/wiki/Scale_source_{i}",
+    }.get(stype, f"https://example.org/doc/{i}")
+    return {
+        "source_type": stype,
+        "external_id": ext,
+        "url": url,
+        "title": f"Trastuzumab study {i}: HER2-positive outcomes (cohort {i % 37})",
+        "key_excerpts": f"In cohort {i % 37}, trastuzumab plus chemotherapy improved disease-free survival "
+        f"(HR 0.{50 + i % 40}) with cardiotoxicity in {i % 9 + 1}% of patients.",
+    }
 
 
-def build_scale_run(store: RunStore | redis.Redis, data_dir: str | Path, *, sources: int = 1000,
-                    turns: int = 100, artifacts: int = 500, hostile: bool = False) -> str:
+def build_scale_run(
+    store: RunStore | redis.Redis,
+    data_dir: str | Path,
+    *,
+    sources: int = 1000,
+    turns: int = 100,
+    artifacts: int = 500,
+    hostile: bool = False,
+) -> str:
     """Write a finished run of the given size; returns its run id.
 
     Args:
@@ -78,8 +109,12 @@ def build_scale_run(store: RunStore | redis.Redis, data_dir: str | Path, *, sour
     data_dir = Path(data_dir)
     syllabus = get_template("drug")
     keys_ = syllabus.keys()
-    config = RunConfig(topic=TOPIC, template="drug", max_perspectives=max(1, min(12, turns // 10)),
-                       max_turns=min(10, max(1, turns // max(1, min(12, turns // 10)))))
+    config = RunConfig(
+        topic=TOPIC,
+        template="drug",
+        max_perspectives=max(1, min(12, turns // 10)),
+        max_turns=min(10, max(1, turns // max(1, min(12, turns // 10)))),
+    )
     evil = f" {HOSTILE}" if hostile else ""
     state = store.create_run(config, engine_label=OFFLINE_LABEL)
     rid = state.run_id
@@ -94,15 +129,36 @@ def build_scale_run(store: RunStore | redis.Redis, data_dir: str | Path, *, sour
         f["key_excerpts"] += evil
         qs = [keys_[i % len(keys_)], keys_[(i * 7) % len(keys_)]]
         saved.append(collector.save_source(relevant_questions=sorted(set(qs)), **f)["source_id"])
-    plan = Plan(plan_title="Trastuzumab scale plan", steps=[
-        Step(step_id=i, title=f"Step {i}", description=f"Research aspect {i} of the topic") for i in range(1, 6)])
+    plan = Plan(
+        plan_title="Trastuzumab scale plan",
+        steps=[
+            Step(step_id=i, title=f"Step {i}", description=f"Research aspect {i} of the topic")
+            for i in range(1, 6)
+        ],
+    )
     store.put_doc(rid, "plan", plan)
     n_persp = max(1, turns // 10)
-    persp = [Perspective(name=f"Expert {p + 1}", focus=f"Focus area {p + 1}: efficacy, safety and access",
-                         questions=[f"What is known about aspect {p + 1}?"]) for p in range(n_persp)]
+    persp = [
+        Perspective(
+            name=f"Expert {p + 1}",
+            focus=f"Focus area {p + 1}: efficacy, safety and access",
+            questions=[f"What is known about aspect {p + 1}?"],
+        )
+        for p in range(n_persp)
+    ]
     store.put_doc(rid, "perspectives", persp)
-    store.put_doc(rid, "survey", [TopicOutline(topic=f"Related topic {i}", sections=["History", "Mechanism", "Trials"],
-                                               source=f"https://en.wikipedia.org/wiki/Related_{i}") for i in range(8)])
+    store.put_doc(
+        rid,
+        "survey",
+        [
+            TopicOutline(
+                topic=f"Related topic {i}",
+                sections=["History", "Mechanism", "Trials"],
+                source=f"https://en.wikipedia.org/wiki/Related_{i}",
+            )
+            for i in range(8)
+        ],
+    )
 
     root = data_dir / "research_artifacts" / rid / "trastuzumab_scale_plan"
     root.mkdir(parents=True, exist_ok=True)
@@ -113,52 +169,124 @@ def build_scale_run(store: RunStore | redis.Redis, data_dir: str | Path, *, sour
         files.append(f"trastuzumab_scale_plan/{name}")
         payload = [_source_fields((a * 3 + k) % sources + 1) for k in range(3)]
         (root / name).write_text(json.dumps(payload, indent=1), encoding="utf-8")
-        rec = ArtifactRecord(artifact_file=files[-1], tool_name="search", step_id=a % 5 + 1,
-                             step_title=f"Step {a % 5 + 1}", perspective=persp[a % n_persp].name,
-                             tool_input=f"trastuzumab query {a}", raw_chars=1500, raw_tokens=380, card_tokens=60,
-                             card=SummaryCard(summary_title=f"Search {a}: trastuzumab results",
-                                              summary=f"Three documents about trastuzumab outcomes (call {a}).{evil}",
-                                              extraction=[f"Finding {a}.1", f"Finding {a}.2"], is_useful=a % 3 != 0))
+        rec = ArtifactRecord(
+            artifact_file=files[-1],
+            tool_name="search",
+            step_id=a % 5 + 1,
+            step_title=f"Step {a % 5 + 1}",
+            perspective=persp[a % n_persp].name,
+            tool_input=f"trastuzumab query {a}",
+            raw_chars=1500,
+            raw_tokens=380,
+            card_tokens=60,
+            card=SummaryCard(
+                summary_title=f"Search {a}: trastuzumab results",
+                summary=f"Three documents about trastuzumab outcomes (call {a}).{evil}",
+                extraction=[f"Finding {a}.1", f"Finding {a}.2"],
+                is_useful=a % 3 != 0,
+            ),
+        )
         records.append(rec)
-        payloads.append({"tool": "search", "step": a % 5 + 1, "file": files[-1], "is_useful": a % 3 != 0})
+        payloads.append(
+            {"tool": "search", "step": a % 5 + 1, "file": files[-1], "is_useful": a % 3 != 0}
+        )
     store.append_cards(rid, records, event="tool.called", events=payloads)
     for t in range(turns):
-        srcs = [TurnSource(n=k + 1, source_id=saved[(t * 5 + k) % len(saved)], title=f"Source {(t * 5 + k) % sources + 1}",
-                           url=_source_fields((t * 5 + k) % sources + 1)["url"], source_type="pubmed",
-                           snippet="trastuzumab improved survival") for k in range(5)]
-        store.append_turn(rid, DialogueTurn(
-            perspective=persp[t % n_persp].name, turn_number=t // n_persp + 1,
-            question=f"What does the evidence say about aspect {t}?",
-            answer=f"Trastuzumab improved outcomes [1] with manageable cardiotoxicity [2]; see also [3].{evil}",
-            search_queries=[f"trastuzumab aspect {t}"], sources=srcs, artifact_files=[files[t % len(files)]]))
+        srcs = [
+            TurnSource(
+                n=k + 1,
+                source_id=saved[(t * 5 + k) % len(saved)],
+                title=f"Source {(t * 5 + k) % sources + 1}",
+                url=_source_fields((t * 5 + k) % sources + 1)["url"],
+                source_type="pubmed",
+                snippet="trastuzumab improved survival",
+            )
+            for k in range(5)
+        ]
+        store.append_turn(
+            rid,
+            DialogueTurn(
+                perspective=persp[t % n_persp].name,
+                turn_number=t // n_persp + 1,
+                question=f"What does the evidence say about aspect {t}?",
+                answer=f"Trastuzumab improved outcomes [1] with manageable cardiotoxicity [2]; see also [3].{evil}",
+                search_queries=[f"trastuzumab aspect {t}"],
+                sources=srcs,
+                artifact_files=[files[t % len(files)]],
+            ),
+        )
 
     store.set_status(rid, "analyzing")
     n_refs = min(_MAX_REFS, sources)
-    store.put_doc(rid, "analysis", Analysis(
-        facts_total=sources * 2, single_source=sources,
-        cross_validated=[Claim(text=f"Claim {i} about trastuzumab efficacy", source_ids=[saved[i], saved[i + 1]])
-                         for i in range(min(40, len(saved) - 1))],
-        contradictions=[Contradiction(subject=f"Cardiotoxicity rate {i}", statement_a="3% of patients",
-                                      source_a=saved[i], statement_b="7% of patients", source_b=saved[-1 - i],
-                                      explanation="Different follow-up times") for i in range(min(10, len(saved)))]))
+    store.put_doc(
+        rid,
+        "analysis",
+        Analysis(
+            facts_total=sources * 2,
+            single_source=sources,
+            cross_validated=[
+                Claim(
+                    text=f"Claim {i} about trastuzumab efficacy",
+                    source_ids=[saved[i], saved[i + 1]],
+                )
+                for i in range(min(40, len(saved) - 1))
+            ],
+            contradictions=[
+                Contradiction(
+                    subject=f"Cardiotoxicity rate {i}",
+                    statement_a="3% of patients",
+                    source_a=saved[i],
+                    statement_b="7% of patients",
+                    source_b=saved[-1 - i],
+                    explanation="Different follow-up times",
+                )
+                for i in range(min(10, len(saved)))
+            ],
+        ),
+    )
     store.set_status(rid, "synthesizing")
-    outline = Outline(sections=[OutlineSection(heading=f"Section {s}", subsections=[f"Part {s}.{k}" for k in range(3)])
-                                for s in range(1, 9)])
+    outline = Outline(
+        sections=[
+            OutlineSection(heading=f"Section {s}", subsections=[f"Part {s}.{k}" for k in range(3)])
+            for s in range(1, 9)
+        ]
+    )
     store.put_doc(rid, "outline", outline)
-    refs = [Reference(number=i + 1, source_id=saved[i], title=_source_fields(i + 1)["title"] + evil,
-                      url=_source_fields(i + 1)["url"], source_type=_source_fields(i + 1)["source_type"],
-                      external_id=_source_fields(i + 1)["external_id"]) for i in range(n_refs)]
+    refs = [
+        Reference(
+            number=i + 1,
+            source_id=saved[i],
+            title=_source_fields(i + 1)["title"] + evil,
+            url=_source_fields(i + 1)["url"],
+            source_type=_source_fields(i + 1)["source_type"],
+            external_id=_source_fields(i + 1)["external_id"],
+        )
+        for i in range(n_refs)
+    ]
     sections = []
     per = max(1, n_refs // 8)
     for s in range(8):
         cites = range(s * per + 1, min(n_refs, (s + 1) * per) + 1)
-        text = " ".join(f"Finding {c} on trastuzumab in HER2-positive disease [{c}]." for c in cites) or "No findings."
+        text = (
+            " ".join(f"Finding {c} on trastuzumab in HER2-positive disease [{c}]." for c in cites)
+            or "No findings."
+        )
         sections.append(ReportSection(heading=f"Section {s + 1}{evil}", text=text))
     lead = f"Trastuzumab transformed HER2-positive breast cancer care [1].{evil}"
-    md = "\n\n".join([f"# {TOPIC}", lead] + [f"## {x.heading}\n\n{x.text}" for x in sections] +
-                     ["## References"] + [f"[{r.number}] {r.title}. {r.url}" for r in refs])
-    report = Report(title=TOPIC, lead=lead, sections=sections, references=refs, markdown=md,
-                    engine_label=OFFLINE_LABEL)
+    md = "\n\n".join(
+        [f"# {TOPIC}", lead]
+        + [f"## {x.heading}\n\n{x.text}" for x in sections]
+        + ["## References"]
+        + [f"[{r.number}] {r.title}. {r.url}" for r in refs]
+    )
+    report = Report(
+        title=TOPIC,
+        lead=lead,
+        sections=sections,
+        references=refs,
+        markdown=md,
+        engine_label=OFFLINE_LABEL,
+    )
     store.put_doc(rid, "report", report)
     path = data_dir / "reports" / rid / "report.md"
     path.parent.mkdir(parents=True, exist_ok=True)

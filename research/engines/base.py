@@ -16,9 +16,21 @@ from typing import Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
 
-from research.models import (Analysis, ConversationResult, DialogueTurn, Outline, OutlineSection,
-                             Perspective, Plan, Question, ReportSection, SearchResult, SummaryCard,
-                             Syllabus, TopicOutline)
+from research.models import (
+    Analysis,
+    ConversationResult,
+    DialogueTurn,
+    Outline,
+    OutlineSection,
+    Perspective,
+    Plan,
+    Question,
+    ReportSection,
+    SearchResult,
+    SummaryCard,
+    Syllabus,
+    TopicOutline,
+)
 
 THANKS = "Thank you so much for your help!"
 
@@ -80,7 +92,9 @@ class AskOutput(BaseModel):
 
     question: str
     focus_question: str = Field(default="", description="syllabus key the question targets, if any")
-    queries: list[str] = Field(default_factory=list, description="1-3 keyword search queries for the question")
+    queries: list[str] = Field(
+        default_factory=list, description="1-3 keyword search queries for the question"
+    )
 
 
 class QueryInput(BaseModel):
@@ -101,11 +115,17 @@ class AnswerInput(BaseModel):
     topic: str
     question: str
     results: list[SearchResult] = Field(description="numbered 1..k in this order")
-    known_cards: int | None = Field(default=None, description="how many of the run's stored summary cards "
-                                    "(in commit order) the answer may draw on; None = all (issue 14: a "
-                                    "conversation turn sees the same cards whatever the thread timing)")
-    turn_cards: list[TurnCard] = Field(default_factory=list, description="cards of the searches that produced "
-                                       "``results`` (issue 14: the answer reads a card instead of long snippets)")
+    known_cards: int | None = Field(
+        default=None,
+        description="how many of the run's stored summary cards "
+        "(in commit order) the answer may draw on; None = all (issue 14: a "
+        "conversation turn sees the same cards whatever the thread timing)",
+    )
+    turn_cards: list[TurnCard] = Field(
+        default_factory=list,
+        description="cards of the searches that produced "
+        "``results`` (issue 14: the answer reads a card instead of long snippets)",
+    )
 
 
 class AnswerOutput(BaseModel):
@@ -123,7 +143,9 @@ class AssignInput(BaseModel):
 
 
 class AssignOutput(BaseModel):
-    relevant_questions: list[list[str]] = Field(description="per result, syllabus keys (may be empty)")
+    relevant_questions: list[list[str]] = Field(
+        description="per result, syllabus keys (may be empty)"
+    )
     key_excerpts: list[str] = Field(description="per result, 1–2 sentence excerpt")
 
 

@@ -130,8 +130,10 @@ class PlacementInput(BaseModel):
     similarities: list[float]
     allow_new: bool = True
     item_similarities: list[float] = Field(
-        default_factory=list, description="per candidate: mean cosine of ``text`` to the items already "
-        "in its subtree (its centroid), -1 when it holds none; [] = not computed")
+        default_factory=list,
+        description="per candidate: mean cosine of ``text`` to the items already "
+        "in its subtree (its centroid), -1 when it holds none; [] = not computed",
+    )
 
 
 class PlacementOutput(BaseModel):

@@ -28,7 +28,9 @@ def make_engine(config: RunConfig, run_id: str | None = None, store=None, settin
         from research.engines.litellm import LiteLLMEngine  # noqa: PLC0415 - heavy deps
 
         return LiteLLMEngine(config, run_id, store, settings)
-    raise InputError(f"Engine '{config.engine}' is not available in this build; use 'extractive' or 'litellm'.")
+    raise InputError(
+        f"Engine '{config.engine}' is not available in this build; use 'extractive' or 'litellm'."
+    )
 
 
 def engine_label(config: RunConfig) -> str:
@@ -83,7 +85,10 @@ def costorm_steps(engine: Any) -> CoStormSteps:
         try:
             from research.engines.litellm.costorm import LiteLLMCoStorm  # noqa: PLC0415
         except ImportError:
-            raise InputError("Co-STORM mode is not available for the litellm engine yet; "
-                             "launch it with the extractive engine.", code="costorm_unsupported") from None
+            raise InputError(
+                "Co-STORM mode is not available for the litellm engine yet; "
+                "launch it with the extractive engine.",
+                code="costorm_unsupported",
+            ) from None
         return LiteLLMCoStorm(engine)
     raise InputError(f"Co-STORM mode has no steps for engine {name!r}.", code="costorm_unsupported")

@@ -49,8 +49,12 @@ class AnswerAssignReply(BaseModel):
 
     answer: str
     cited: list[int] = Field(default_factory=list)
-    relevant_questions: list[list[str]] = Field(default_factory=list, description="per result, syllabus keys")
-    key_excerpts: list[str] = Field(default_factory=list, description="per result, its most relevant sentence")
+    relevant_questions: list[list[str]] = Field(
+        default_factory=list, description="per result, syllabus keys"
+    )
+    key_excerpts: list[str] = Field(
+        default_factory=list, description="per result, its most relevant sentence"
+    )
 
 
 class PlacementReply(BaseModel):

@@ -15,9 +15,15 @@ STORM steps: seed 002 (STORM) §1–§3 and seed 001 (planner, compression); Co-
 
 from __future__ import annotations
 
-from research.engines import costorm_steps as cs
 from research.engines import base as b
-from research.engines.replies import AnalysisReply, AnswerAssignReply, PlacementReply, RelatedReply, SyllabusReply
+from research.engines import costorm_steps as cs
+from research.engines.replies import (
+    AnalysisReply,
+    AnswerAssignReply,
+    PlacementReply,
+    RelatedReply,
+    SyllabusReply,
+)
 from research.llm.steps import StepSpec, digest
 from research.models import Outline, Plan, SummaryCard
 
@@ -29,41 +35,120 @@ _DECLARED = [
     StepSpec("fit_syllabus", "planner", b.FitInput, SyllabusReply),
     StepSpec("personas", "planner", b.PersonaInput, b.PersonaList),
     # ---------------------------------------------------------------- STORM (conversations)
-    StepSpec("ask_question", "question_asker", b.AskInput, b.AskOutput,
-             key=lambda i: (i.perspective.name, len(i.history))),
-    StepSpec("question_to_queries", "expert", b.QueryInput, b.QueryList, key=lambda i: (i.question,)),
-    StepSpec("answer_question", "expert", b.AnswerInput, b.AnswerOutput, key=lambda i: (i.question,)),
-    StepSpec("assign_questions", "expert", b.AssignInput, b.AssignOutput, key=lambda i: (i.question,)),
-    StepSpec("answer_and_assign", "expert", b.AnswerAssignInput, AnswerAssignReply, key=lambda i: (i.answer.question,)),
-    StepSpec("compress", "compressor", b.CompressInput, SummaryCard, key=lambda i: (digest(i.raw_output),),
-             in_context=False),
+    StepSpec(
+        "ask_question",
+        "question_asker",
+        b.AskInput,
+        b.AskOutput,
+        key=lambda i: (i.perspective.name, len(i.history)),
+    ),
+    StepSpec(
+        "question_to_queries", "expert", b.QueryInput, b.QueryList, key=lambda i: (i.question,)
+    ),
+    StepSpec(
+        "answer_question", "expert", b.AnswerInput, b.AnswerOutput, key=lambda i: (i.question,)
+    ),
+    StepSpec(
+        "assign_questions", "expert", b.AssignInput, b.AssignOutput, key=lambda i: (i.question,)
+    ),
+    StepSpec(
+        "answer_and_assign",
+        "expert",
+        b.AnswerAssignInput,
+        AnswerAssignReply,
+        key=lambda i: (i.answer.question,),
+    ),
+    StepSpec(
+        "compress",
+        "compressor",
+        b.CompressInput,
+        SummaryCard,
+        key=lambda i: (digest(i.raw_output),),
+        in_context=False,
+    ),
     # ---------------------------------------------------------------- STORM (analysis, report)
     StepSpec("analyze", "planner", b.AnalysisInput, AnalysisReply),
     StepSpec("draft_outline", "outline", b.OutlineInput, Outline),
     StepSpec("refine_outline", "outline", b.RefineInput, Outline),
-    StepSpec("write_section", "writer", b.SectionInput, b.TextOutput, key=lambda i: (i.section.heading,)),
+    StepSpec(
+        "write_section", "writer", b.SectionInput, b.TextOutput, key=lambda i: (i.section.heading,)
+    ),
     StepSpec("write_lead", "writer", b.LeadInput, b.TextOutput),
     StepSpec("polish", "polish", b.PolishInput, b.TextOutput, key=lambda i: (digest(i.text),)),
     # ---------------------------------------------------------------- Co-STORM
     StepSpec("costorm_experts", "planner", cs.ExpertsInput, b.PersonaList, family="costorm"),
-    StepSpec("costorm_intent", "expert", cs.IntentInput, cs.IntentOutput, family="costorm",
-             key=lambda i: (i.expert.name, len(i.history))),
-    StepSpec("costorm_question", "question_asker", cs.ExpertQuestionInput, b.TextOutput, family="costorm",
-             key=lambda i: (i.expert.name, len(i.history))),
-    StepSpec("costorm_queries", "expert", cs.TurnQueryInput, b.QueryList, family="costorm",
-             key=lambda i: (i.intent, i.question)),
-    StepSpec("costorm_answer", "expert", cs.ExpertAnswerInput, b.AnswerOutput, family="costorm",
-             key=lambda i: (i.intent, i.question)),
-    StepSpec("costorm_polish", "polish", cs.UtteranceInput, b.TextOutput, family="costorm",
-             key=lambda i: (digest(i.utterance),)),
-    StepSpec("costorm_moderator", "question_asker", cs.ModeratorInput, cs.ModeratorOutput, family="costorm",
-             key=lambda i: (len(i.history),)),
-    StepSpec("costorm_update_experts", "planner", cs.ExpertUpdateInput, b.PersonaList, family="costorm",
-             key=lambda i: (digest(i.question),)),
-    StepSpec("costorm_placement", "outline", cs.PlacementInput, PlacementReply, family="costorm",
-             key=lambda i: (digest(i.text + "|".join(i.candidates)),)),
-    StepSpec("costorm_subtopics", "outline", cs.SubtopicInput, cs.SubtopicOutput, family="costorm",
-             key=lambda i: (i.path, len(i.items))),
+    StepSpec(
+        "costorm_intent",
+        "expert",
+        cs.IntentInput,
+        cs.IntentOutput,
+        family="costorm",
+        key=lambda i: (i.expert.name, len(i.history)),
+    ),
+    StepSpec(
+        "costorm_question",
+        "question_asker",
+        cs.ExpertQuestionInput,
+        b.TextOutput,
+        family="costorm",
+        key=lambda i: (i.expert.name, len(i.history)),
+    ),
+    StepSpec(
+        "costorm_queries",
+        "expert",
+        cs.TurnQueryInput,
+        b.QueryList,
+        family="costorm",
+        key=lambda i: (i.intent, i.question),
+    ),
+    StepSpec(
+        "costorm_answer",
+        "expert",
+        cs.ExpertAnswerInput,
+        b.AnswerOutput,
+        family="costorm",
+        key=lambda i: (i.intent, i.question),
+    ),
+    StepSpec(
+        "costorm_polish",
+        "polish",
+        cs.UtteranceInput,
+        b.TextOutput,
+        family="costorm",
+        key=lambda i: (digest(i.utterance),),
+    ),
+    StepSpec(
+        "costorm_moderator",
+        "question_asker",
+        cs.ModeratorInput,
+        cs.ModeratorOutput,
+        family="costorm",
+        key=lambda i: (len(i.history),),
+    ),
+    StepSpec(
+        "costorm_update_experts",
+        "planner",
+        cs.ExpertUpdateInput,
+        b.PersonaList,
+        family="costorm",
+        key=lambda i: (digest(i.question),),
+    ),
+    StepSpec(
+        "costorm_placement",
+        "outline",
+        cs.PlacementInput,
+        PlacementReply,
+        family="costorm",
+        key=lambda i: (digest(i.text + "|".join(i.candidates)),),
+    ),
+    StepSpec(
+        "costorm_subtopics",
+        "outline",
+        cs.SubtopicInput,
+        cs.SubtopicOutput,
+        family="costorm",
+        key=lambda i: (i.path, len(i.items)),
+    ),
 ]
 
 STEPS: dict[str, StepSpec] = {s.name: s for s in _DECLARED}

@@ -22,7 +22,14 @@ from research.errors import InputError
 
 MAX_FILENAME_CHARS = 80
 # Names Windows refuses whatever the extension (case-insensitive).
-_WINDOWS_RESERVED = {"con", "prn", "aux", "nul", *(f"com{i}" for i in range(10)), *(f"lpt{i}" for i in range(10))}
+_WINDOWS_RESERVED = {
+    "con",
+    "prn",
+    "aux",
+    "nul",
+    *(f"com{i}" for i in range(10)),
+    *(f"lpt{i}" for i in range(10)),
+}
 
 
 def safe_filename(topic: str, ext: str) -> str:
@@ -82,11 +89,15 @@ def export_markdown(run_id: str, out: Path, *, store=None) -> Path:
     check_run_id(run_id)
     out_text = os.fspath(out)
     if not out_text.strip() or "\x00" in out_text:
-        raise InputError("The output path is empty or contains a NUL character; give a file path such as report.md.")
+        raise InputError(
+            "The output path is empty or contains a NUL character; give a file path such as report.md."
+        )
     path = Path(out_text).expanduser()
     if path.is_dir():
-        raise InputError(f"'{path}' is a directory; give a file path such as "
-                         f"{path / 'report.md'} (an existing directory is never overwritten).")
+        raise InputError(
+            f"'{path}' is a directory; give a file path such as "
+            f"{path / 'report.md'} (an existing directory is never overwritten)."
+        )
     if store is None:
         from research.store import open_store
 
@@ -94,8 +105,11 @@ def export_markdown(run_id: str, out: Path, *, store=None) -> Path:
     state = store.get_run(run_id)
     report = store.get_doc(run_id, "report", Report)
     if report is None:
-        raise InputError(f"Run {run_id} has no report yet (status: {state.status}); export it once it is "
-                         "complete.", code="report_not_ready")
+        raise InputError(
+            f"Run {run_id} has no report yet (status: {state.status}); export it once it is "
+            "complete.",
+            code="report_not_ready",
+        )
     from research.followup.appendix import with_appendix  # noqa: PLC0415 - issue 13
     from research.store.followups import FollowupStore  # noqa: PLC0415
 
@@ -122,14 +136,20 @@ def _write_atomic(path: Path, data: str | bytes) -> Path:
             Path(tmp).unlink(missing_ok=True)
             raise
     except OSError as exc:
-        raise InputError(f"Cannot write '{path}': {exc.strerror or exc}; choose a writable file path.") from exc
+        raise InputError(
+            f"Cannot write '{path}': {exc.strerror or exc}; choose a writable file path."
+        ) from exc
     return path.resolve()
 
 
 FORMATS = ("md", "html", "pdf", "docx", "zip")
-MIME_TYPES = {"md": "text/markdown", "html": "text/html", "pdf": "application/pdf",
-              "docx": "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
-              "zip": "application/zip"}
+MIME_TYPES = {
+    "md": "text/markdown",
+    "html": "text/html",
+    "pdf": "application/pdf",
+    "docx": "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+    "zip": "application/zip",
+}
 
 
 def render_export(store, run_id: str, fmt: str) -> bytes:
@@ -180,7 +200,9 @@ def export_run(run_id: str, fmt: str, out: Path, *, store=None) -> Path:
     check_run_id(run_id)
     path = Path(os.fspath(out)).expanduser()
     if path.is_dir():
-        raise InputError(f"'{path}' is a directory; give a file path such as {path / ('report.' + fmt)}.")
+        raise InputError(
+            f"'{path}' is a directory; give a file path such as {path / ('report.' + fmt)}."
+        )
     if store is None:
         from research.store import open_store
 

@@ -35,12 +35,15 @@ class ReportBundle:
     report: Report | None
     snippets: dict[str, str] = field(default_factory=dict)
     artifacts: dict[str, str] = field(default_factory=dict)
-    followups: list = field(default_factory=list)  # research.followup.models.Followup (issue 13 appendix)
+    followups: list = field(
+        default_factory=list
+    )  # research.followup.models.Followup (issue 13 appendix)
 
     def all_references(self) -> list[Reference]:
         """The report's references, then those the follow-ups added (numbers continue)."""
-        return list(self.report.references if self.report else []) + \
-            [r for f in self.followups for r in f.new_references]
+        return list(self.report.references if self.report else []) + [
+            r for f in self.followups for r in f.new_references
+        ]
 
     def tooltip(self, ref: Reference) -> str:
         """Plain hover text for a citation: ``[n] title — type · id — “snippet”`` (one line)."""
@@ -89,8 +92,11 @@ def load_bundle(store: RunStore, run_id: str) -> ReportBundle:
         by_query.setdefault((card.perspective, card.tool_input), card.artifact_file)
         by_query.setdefault(("", card.tool_input), card.artifact_file)
     for turn in store.get_turns(run_id):
-        files = list(turn.artifact_files) + [f for q in turn.search_queries
-                                             if (f := by_query.get((turn.perspective, q)) or by_query.get(("", q)))]
+        files = list(turn.artifact_files) + [
+            f
+            for q in turn.search_queries
+            if (f := by_query.get((turn.perspective, q)) or by_query.get(("", q)))
+        ]
         for src in turn.sources:
             if src.source_id not in wanted:
                 continue
@@ -104,6 +110,9 @@ def load_bundle(store: RunStore, run_id: str) -> ReportBundle:
 def require_report(bundle: ReportBundle) -> Report:
     """The bundle's report. Raises InputError (code ``report_not_ready``) when there is none."""
     if bundle.report is None:
-        raise InputError(f"Run {bundle.state.run_id} has no report yet (status: {bundle.state.status}); "
-                         "export it once it is complete.", code="report_not_ready")
+        raise InputError(
+            f"Run {bundle.state.run_id} has no report yet (status: {bundle.state.status}); "
+            "export it once it is complete.",
+            code="report_not_ready",
+        )
     return bundle.report

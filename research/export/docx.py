@@ -19,8 +19,8 @@ from docx.oxml import OxmlElement
 from docx.oxml.ns import qn
 
 from research.export.bundle import ReportBundle, require_report
-from research.pipeline.citations import CITE_PATTERN, LOCAL_RE
 from research.export.rendering import safe_url
+from research.pipeline.citations import CITE_PATTERN, LOCAL_RE
 
 _TOKEN_RE = re.compile(r"(\*\*[^*]+\*\*|" + CITE_PATTERN + ")")
 _LINK_COLOR = "1F5FBF"
@@ -47,8 +47,15 @@ def _run(text: str, *, bold: bool = False, link: bool = False, superscript: bool
     return r
 
 
-def _hyperlink(paragraph, text: str, *, anchor: str | None = None, url: str | None = None,
-               tooltip: str = "", superscript: bool = False) -> None:
+def _hyperlink(
+    paragraph,
+    text: str,
+    *,
+    anchor: str | None = None,
+    url: str | None = None,
+    tooltip: str = "",
+    superscript: bool = False,
+) -> None:
     h = OxmlElement("w:hyperlink")
     if anchor:
         h.set(qn("w:anchor"), anchor)
@@ -78,7 +85,9 @@ def _inline(paragraph, text: str, n_refs: int, tips: dict[int, str]) -> None:
             paragraph._p.append(_run(tok[2:-2], bold=True))
         elif (m := LOCAL_RE.fullmatch(tok)) and 1 <= int(m.group(1)) <= n_refs:
             n = int(m.group(1))
-            _hyperlink(paragraph, f"[{n}]", anchor=f"ref_{n}", tooltip=tips.get(n, ""), superscript=True)
+            _hyperlink(
+                paragraph, f"[{n}]", anchor=f"ref_{n}", tooltip=tips.get(n, ""), superscript=True
+            )
         else:
             paragraph._p.append(_run(tok))
 

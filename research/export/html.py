@@ -45,7 +45,9 @@ def body_html(bundle: ReportBundle) -> str:
     n = len(report.references)
     out = [f"<h1>{escape(report.title)}</h1>"]
     label = bundle.state.engine_label or report.engine_label or bundle.state.config.engine
-    out.append(f'<p class="meta">Research Desk · engine: {escape(label)} · run {escape(bundle.state.run_id)}</p>')
+    out.append(
+        f'<p class="meta">Research Desk · engine: {escape(label)} · run {escape(bundle.state.run_id)}</p>'
+    )
     out.append(_md(report.lead, bundle, n))
     for section, level in zip(report.sections, report.section_levels()):
         out.append(f"<h{level + 1}>{escape(section.heading)}</h{level + 1}>")
@@ -58,9 +60,12 @@ def body_html(bundle: ReportBundle) -> str:
         link = f'<a href="{escape(url, quote=True)}">{title}</a>' if url else title
         ident = " · ".join(escape(x) for x in (ref.source_type, ref.external_id) if x)
         snippet = bundle.snippets.get(ref.source_id, "")
-        out.append(f'<li id="ref-{ref.number}" value="{ref.number}">{link}'
-                   + (f' <span class="ident">— {ident}</span>' if ident else "")
-                   + (f'<span class="snippet">“{escape(snippet)}”</span>' if snippet else "") + "</li>")
+        out.append(
+            f'<li id="ref-{ref.number}" value="{ref.number}">{link}'
+            + (f' <span class="ident">— {ident}</span>' if ident else "")
+            + (f'<span class="snippet">“{escape(snippet)}”</span>' if snippet else "")
+            + "</li>"
+        )
     out.append("</ol>")
     out += _appendix_html(bundle)
     return "\n".join(out)
@@ -95,13 +100,17 @@ def report_html(bundle: ReportBundle) -> str:
     """
     body = body_html(bundle)
     title = escape(require_report(bundle).title)
-    return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-            f'<meta name="viewport" content="width=device-width, initial-scale=1">'
-            f"<title>{title}</title><style>{CSS}</style></head><body>\n{body}\n</body></html>\n")
+    return (
+        f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f'<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>{title}</title><style>{CSS}</style></head><body>\n{body}\n</body></html>\n"
+    )
 
 
-PDF_UNAVAILABLE = ("PDF export needs the pango library: install it (Debian: apt-get install "
-                   "libpango-1.0-0 libpangoft2-1.0-0) or download HTML/DOCX instead.")
+PDF_UNAVAILABLE = (
+    "PDF export needs the pango library: install it (Debian: apt-get install "
+    "libpango-1.0-0 libpangoft2-1.0-0) or download HTML/DOCX instead."
+)
 
 
 @functools.cache

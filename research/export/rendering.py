@@ -90,8 +90,9 @@ def link_title(text: str | None) -> str:
     return f'"{flat}"'
 
 
-def link_citations(text: str, n_refs: int, prefix: str = ANCHOR_PREFIX,
-                   titles: dict[int, str] | None = None) -> str:
+def link_citations(
+    text: str, n_refs: int, prefix: str = ANCHOR_PREFIX, titles: dict[int, str] | None = None
+) -> str:
     """Replace each ``[n]`` with ``1 <= n <= n_refs`` by ``[[n]](#{prefix}n)``.
 
     With ``titles`` (reference number → hover text) the link gets a title:
@@ -106,6 +107,7 @@ def link_citations(text: str, n_refs: int, prefix: str = ANCHOR_PREFIX,
             return m.group(0)
         tip = f" {link_title(titles[n])}" if titles.get(n) else ""
         return f"[[{n}]](#{prefix}{n}{tip})"
+
     return _CITE_RE.sub(sub, text)
 
 

@@ -29,8 +29,16 @@ from research.export.bundle import load_bundle
 from research.export.html import report_html
 from research.store.runs import RunStore
 
-_CSV_FIELDS = ["source_id", "citation_id", "source_type", "external_id", "url", "title", "relevant_questions",
-               "key_excerpts"]
+_CSV_FIELDS = [
+    "source_id",
+    "citation_id",
+    "source_type",
+    "external_id",
+    "url",
+    "title",
+    "relevant_questions",
+    "key_excerpts",
+]
 README = __doc__.split("Layout inside", 1)[1]
 
 
@@ -38,8 +46,11 @@ def _dump(obj) -> str:
     if obj is None:
         return "null"
     if isinstance(obj, list):
-        return json.dumps([x.model_dump(mode="json") if hasattr(x, "model_dump") else x for x in obj],
-                          ensure_ascii=False, indent=2)
+        return json.dumps(
+            [x.model_dump(mode="json") if hasattr(x, "model_dump") else x for x in obj],
+            ensure_ascii=False,
+            indent=2,
+        )
     if hasattr(obj, "model_dump"):
         return obj.model_dump_json(indent=2)
     return json.dumps(obj, ensure_ascii=False, indent=2, default=str)
@@ -48,9 +59,18 @@ def _dump(obj) -> str:
 def _transcripts_md(turns: list[m.DialogueTurn]) -> str:
     lines = ["# Transcripts", ""]
     for t in turns:
-        lines += [f"## {t.perspective} · turn {t.turn_number}", "", f"**WikiWriter:** {t.question}", "",
-                  f"**TopicExpert:** {t.answer}", ""]
-        lines += [f"- [{s.n}] {s.title} — {s.source_type} {s.external_id} {s.url}".rstrip() for s in t.sources]
+        lines += [
+            f"## {t.perspective} · turn {t.turn_number}",
+            "",
+            f"**WikiWriter:** {t.question}",
+            "",
+            f"**TopicExpert:** {t.answer}",
+            "",
+        ]
+        lines += [
+            f"- [{s.n}] {s.title} — {s.source_type} {s.external_id} {s.url}".rstrip()
+            for s in t.sources
+        ]
         lines.append("")
     return "\n".join(lines)
 
@@ -77,10 +97,16 @@ def run_zip(store: RunStore, run_id: str) -> bytes:
     with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_DEFLATED) as z:
         z.writestr("README.txt", "Research Desk run export" + README)
         z.writestr("run.json", bundle.state.model_dump_json(indent=2))
-        for name, model in [("plan", m.Plan), ("syllabus", m.Syllabus), ("outline", m.Outline),
-                            ("analysis", m.Analysis)]:
+        for name, model in [
+            ("plan", m.Plan),
+            ("syllabus", m.Syllabus),
+            ("outline", m.Outline),
+            ("analysis", m.Analysis),
+        ]:
             z.writestr(f"{name}.json", _dump(store.get_doc(run_id, name, model)))
-        z.writestr("perspectives.json", _dump(store.get_doc_list(run_id, "perspectives", m.Perspective)))
+        z.writestr(
+            "perspectives.json", _dump(store.get_doc_list(run_id, "perspectives", m.Perspective))
+        )
         z.writestr("survey.json", _dump(store.get_doc_list(run_id, "survey", m.TopicOutline)))
         z.writestr("summary_cards.json", _dump(store.get_cards(run_id)))
         turns = store.get_turns(run_id)
@@ -92,7 +118,9 @@ def run_zip(store: RunStore, run_id: str) -> bytes:
             finalized = {"questions": {}, "sources": [], "total": 0}
         z.writestr("sources.json", _dump(finalized))
         z.writestr("sources.csv", _sources_csv(finalized["sources"]))
-        z.writestr("events.jsonl", "".join(e.model_dump_json() + "\n" for e in store.events(run_id)))
+        z.writestr(
+            "events.jsonl", "".join(e.model_dump_json() + "\n" for e in store.events(run_id))
+        )
         z.writestr("usage.json", _dump(store.get_usage(run_id)))
         z.writestr("followups.json", _dump(bundle.followups))  # issue 13
         if bundle.report is not None:

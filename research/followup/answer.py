@@ -34,8 +34,10 @@ MAX_SENTENCES = 5
 MIN_SENTENCES = 2
 PER_SOURCE = 2
 DUPLICATE = 0.6  # content-word Jaccard above which a sentence repeats an earlier one
-NOT_FOUND = ("The run's sources do not answer this question: none of its {n} saved sources has a "
-             "passage on it. Research more to search for new sources.")
+NOT_FOUND = (
+    "The run's sources do not answer this question: none of its {n} saved sources has a "
+    "passage on it. Research more to search for new sources."
+)
 
 
 @dataclass
@@ -100,14 +102,24 @@ class Numbering:
         sid = doc.source.source_id
         if sid not in self.by_source:
             s = doc.source
-            self.new.append(Reference(number=self.next, source_id=sid, title=s.title, url=s.url,
-                                      source_type=s.source_type, external_id=s.external_id))
+            self.new.append(
+                Reference(
+                    number=self.next,
+                    source_id=sid,
+                    title=s.title,
+                    url=s.url,
+                    source_type=s.source_type,
+                    external_id=s.external_id,
+                )
+            )
             self.by_source[sid] = self.next
             self.next += 1
         return self.by_source[sid]
 
 
-def extractive_answer(question: str, ranked: list[Picked], numbering: Numbering) -> tuple[str, list[int], dict[int, EvidenceDoc]]:
+def extractive_answer(
+    question: str, ranked: list[Picked], numbering: Numbering
+) -> tuple[str, list[int], dict[int, EvidenceDoc]]:
     """(answer text with ``[n]``, cited numbers in order, number → source) from the selection."""
     parts, cited, docs = [], [], {}
     for p in select(ranked):
@@ -118,8 +130,14 @@ def extractive_answer(question: str, ranked: list[Picked], numbering: Numbering)
     return " ".join(parts), list(dict.fromkeys(cited)), docs
 
 
-def llm_answer(engine, topic: str, question: str, ranked: list[Picked], numbering: Numbering,
-               queries: dict[str, str]) -> tuple[str, list[int], dict[int, EvidenceDoc]]:
+def llm_answer(
+    engine,
+    topic: str,
+    question: str,
+    ranked: list[Picked],
+    numbering: Numbering,
+    queries: dict[str, str],
+) -> tuple[str, list[int], dict[int, EvidenceDoc]]:
     """The litellm engine's ``answer_question`` over the top sources (local [k] → run [n])."""
     from research.engines.base import AnswerInput  # noqa: PLC0415
     from research.engines.litellm.engine import CITE_RE  # noqa: PLC0415
@@ -133,10 +151,19 @@ def llm_answer(engine, topic: str, question: str, ranked: list[Picked], numberin
         if len(best.setdefault(sid, [])) < 3:
             best[sid].append(p.sentence)
     order = order[:TOP_SOURCES]
-    results = [SearchResult(url=d.source.url, title=d.source.title, snippets=best[d.source.source_id],
-                            text=d.text, source_type=d.source.source_type, external_id=d.source.external_id,
-                            doc_id=d.source.source_id, query=queries.get(d.source.source_id, ""))
-               for d in order]
+    results = [
+        SearchResult(
+            url=d.source.url,
+            title=d.source.title,
+            snippets=best[d.source.source_id],
+            text=d.text,
+            source_type=d.source.source_type,
+            external_id=d.source.external_id,
+            doc_id=d.source.source_id,
+            query=queries.get(d.source.source_id, ""),
+        )
+        for d in order
+    ]
     out = engine.answer_question(AnswerInput(topic=topic, question=question, results=results))
     docs: dict[int, EvidenceDoc] = {}
 
@@ -147,6 +174,7 @@ def llm_answer(engine, topic: str, question: str, ranked: list[Picked], numberin
         n = numbering.number(order[k - 1])
         docs[n] = order[k - 1]
         return f"[{n}]"
+
     text = CITE_RE.sub(sub, out.answer).strip()
     cited = [int(x) for x in CITE_RE.findall(text)]
     return text, list(dict.fromkeys(cited)), docs

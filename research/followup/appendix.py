@@ -48,8 +48,13 @@ def appendix_markdown(followups: list[Followup], *, with_references: bool = True
     refs = new_references(followups)
     if with_references and refs:
         parts.append(f"### {REFS_HEADING}")
-        parts.append("\n".join(f"- [{r.number}] {r.title} — {' · '.join(x for x in (r.source_type, r.external_id) if x)}"
-                               f" — {r.url}" for r in refs))
+        parts.append(
+            "\n".join(
+                f"- [{r.number}] {r.title} — {' · '.join(x for x in (r.source_type, r.external_id) if x)}"
+                f" — {r.url}"
+                for r in refs
+            )
+        )
     return "\n\n".join(parts)
 
 

@@ -11,16 +11,24 @@ from __future__ import annotations
 
 from research.errors import InputError
 from research.followup.audit import audit_report, summarize
-from research.followup.evidence import load_evidence
 from research.followup.checks import check_askable, validate_question  # noqa: F401 - validate_question re-exported
+from research.followup.evidence import load_evidence
 from research.followup.models import AuditSummary, Followup
 from research.models import Report
 from research.store.followups import FollowupStore
 from research.store.keys import check_run_id
 from research.store.runs import RunStore
 
-def ask(run_id: str, question: str, *, research: bool = False, store: RunStore | None = None,
-        settings=None, on_progress=None) -> Followup:
+
+def ask(
+    run_id: str,
+    question: str,
+    *,
+    research: bool = False,
+    store: RunStore | None = None,
+    settings=None,
+    on_progress=None,
+) -> Followup:
     """Answer ``question`` from the run's evidence in this process and store it with the run.
 
     The follow-up is stored pending first (``research.followup.execute.new_pending``) and
@@ -45,12 +53,16 @@ def ask(run_id: str, question: str, *, research: bool = False, store: RunStore |
     pending = new_pending(store, state, question, research)
     followup = execute(store, state.run_id, pending.id, settings=settings, on_progress=on_progress)
     if followup is None:  # cannot happen for a new id: no other job knows it
-        raise InputError(f"Follow-up {pending.id} on run {state.run_id} is being answered by another job.",
-                         code="followup_busy")
+        raise InputError(
+            f"Follow-up {pending.id} on run {state.run_id} is being answered by another job.",
+            code="followup_busy",
+        )
     return followup
 
 
-def audit_run(run_id: str, *, store: RunStore | None = None, settings=None, refresh: bool = False) -> AuditSummary:
+def audit_run(
+    run_id: str, *, store: RunStore | None = None, settings=None, refresh: bool = False
+) -> AuditSummary:
     """The citation audit of the run's report (stored; recomputed when ``refresh``, when none is
     stored, or when the run finished after the stored one was made).
 
@@ -67,10 +79,14 @@ def audit_run(run_id: str, *, store: RunStore | None = None, settings=None, refr
         return stored
     report = store.get_doc(state.run_id, "report", Report)
     if report is None:
-        raise InputError(f"Run {state.run_id} has no report yet ({state.status}); audit it once it is complete.",
-                         code="report_not_ready")
+        raise InputError(
+            f"Run {state.run_id} has no report yet ({state.status}); audit it once it is complete.",
+            code="report_not_ready",
+        )
     index_docs = {d.source.source_id: d for d in load_evidence(store, state.run_id, settings)}
-    by_number = {r.number: index_docs[r.source_id] for r in report.references if r.source_id in index_docs}
+    by_number = {
+        r.number: index_docs[r.source_id] for r in report.references if r.source_id in index_docs
+    }
     audit = audit_report(report, by_number)
     fs.put_audit(state.run_id, audit)
     return audit

@@ -43,7 +43,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from research.engines.extractive.text import content_words, split_sentences, strip_citations, word_key
+from research.engines.extractive.text import (
+    content_words,
+    split_sentences,
+    strip_citations,
+    word_key,
+)
 from research.followup.evidence import EvidenceDoc, embed, passages
 from research.followup.models import AuditSummary, CitationCheck, Verdict
 from research.models import Report
@@ -93,8 +98,13 @@ class SupportScorer:
             self._cache[sid] = (texts, embed(texts), [_keys(t) for t in texts])
         return self._cache[sid]
 
-    def score_texts(self, sentence: str, texts: list[str], vectors: np.ndarray | None = None,
-                    keys: list[set[str]] | None = None) -> Support:
+    def score_texts(
+        self,
+        sentence: str,
+        texts: list[str],
+        vectors: np.ndarray | None = None,
+        keys: list[set[str]] | None = None,
+    ) -> Support:
         """Best passage among ``texts`` for ``sentence`` (vectors/keys computed when not given)."""
         sentence = strip_citations(sentence)
         if not texts or not sentence:
@@ -113,13 +123,23 @@ class SupportScorer:
         return self.score_texts(sentence, texts, vectors, keys)
 
 
-def check(scorer: SupportScorer, where: str, sentence: str, number: int, doc: EvidenceDoc) -> CitationCheck:
+def check(
+    scorer: SupportScorer, where: str, sentence: str, number: int, doc: EvidenceDoc
+) -> CitationCheck:
     """One ``CitationCheck`` of ``sentence`` citing reference ``number`` (source ``doc``)."""
     s = scorer.score(sentence, doc)
-    passage = s.passage if len(s.passage) <= PASSAGE_CHARS else s.passage[:PASSAGE_CHARS - 1] + "…"
-    return CitationCheck(where=where, sentence=strip_citations(sentence), number=number,
-                         source_id=doc.source.source_id, score=round(s.score, 4), cosine=round(s.cosine, 4),
-                         overlap=round(s.overlap, 4), verdict=verdict(s.score), passage=passage)
+    passage = s.passage if len(s.passage) <= PASSAGE_CHARS else s.passage[: PASSAGE_CHARS - 1] + "…"
+    return CitationCheck(
+        where=where,
+        sentence=strip_citations(sentence),
+        number=number,
+        source_id=doc.source.source_id,
+        score=round(s.score, 4),
+        cosine=round(s.cosine, 4),
+        overlap=round(s.overlap, 4),
+        verdict=verdict(s.score),
+        passage=passage,
+    )
 
 
 def cited_sentences(text: str) -> list[tuple[str, list[int]]]:
@@ -132,8 +152,9 @@ def cited_sentences(text: str) -> list[tuple[str, list[int]]]:
     return out
 
 
-def audit_texts(scorer: SupportScorer, where: str, texts: list[str], number_to_doc: dict[int, EvidenceDoc]
-                ) -> list[CitationCheck]:
+def audit_texts(
+    scorer: SupportScorer, where: str, texts: list[str], number_to_doc: dict[int, EvidenceDoc]
+) -> list[CitationCheck]:
     """Checks for every cited sentence of ``texts`` whose numbers resolve in ``number_to_doc``."""
     checks = []
     for text in texts:
@@ -151,8 +172,9 @@ def summarize(checks: list[CitationCheck]) -> AuditSummary:
     return AuditSummary(total=len(checks), **counts, checks=sorted(checks, key=lambda c: c.score))
 
 
-def audit_report(report: Report, number_to_doc: dict[int, EvidenceDoc], scorer: SupportScorer | None = None
-                 ) -> AuditSummary:
+def audit_report(
+    report: Report, number_to_doc: dict[int, EvidenceDoc], scorer: SupportScorer | None = None
+) -> AuditSummary:
     """The audit of a report's lead and sections."""
     texts = [report.lead, *[s.text for s in report.sections]]
     return summarize(audit_texts(scorer or SupportScorer(), "report", texts, number_to_doc))

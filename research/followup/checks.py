@@ -12,14 +12,16 @@ from research.store.runs import RunStore
 
 NOT_ASKABLE = {
     "failed": "Run {id} failed ({error}); it has no trustworthy evidence to answer from. Resume it "
-              "(`research resume {id}`) or start a new run.",
+    "(`research resume {id}`) or start a new run.",
     "cancelled": "Run {id} was cancelled; follow-up questions are answered only for runs that wrote their "
-                 "report. Start a new run on this topic to ask it questions.",
+    "report. Start a new run on this topic to ask it questions.",
 }
 
 
-NO_REPORT = ("Run {id} has no report yet ({status}). Follow-up answers cite into the report's reference list, "
-             "whose numbers exist only once the report is written; ask again when the run is complete.")
+NO_REPORT = (
+    "Run {id} has no report yet ({status}). Follow-up answers cite into the report's reference list, "
+    "whose numbers exist only once the report is written; ask again when the run is complete."
+)
 
 
 def validate_question(question: object) -> str:
@@ -30,12 +32,17 @@ def validate_question(question: object) -> str:
             ``MAX_QUESTION_CHARS`` (1,000) characters.
     """
     if not isinstance(question, str) or not question.strip():
-        raise InputError("The question is empty: type what you want to know about this run's topic.",
-                         code="invalid_question")
+        raise InputError(
+            "The question is empty: type what you want to know about this run's topic.",
+            code="invalid_question",
+        )
     text = " ".join(question.split())
     if len(text) > MAX_QUESTION_CHARS:
-        raise InputError(f"The question is {len(text):,} characters long; keep it under {MAX_QUESTION_CHARS:,} "
-                         "(ask one question at a time).", code="invalid_question")
+        raise InputError(
+            f"The question is {len(text):,} characters long; keep it under {MAX_QUESTION_CHARS:,} "
+            "(ask one question at a time).",
+            code="invalid_question",
+        )
     return text
 
 
@@ -51,13 +58,22 @@ def check_askable(store: RunStore, run_id: str) -> RunState:
     """
     state = store.get_run(check_run_id(run_id.strip() if isinstance(run_id, str) else run_id))
     if state.status in NOT_ASKABLE:
-        raise InputError(NOT_ASKABLE[state.status].format(id=state.run_id, error=state.error or "no error stored"),
-                         code="not_askable")
+        raise InputError(
+            NOT_ASKABLE[state.status].format(
+                id=state.run_id, error=state.error or "no error stored"
+            ),
+            code="not_askable",
+        )
     if not store.has_doc(state.run_id, "report"):
-        raise InputError(NO_REPORT.format(id=state.run_id, status=state.status), code="report_not_ready")
+        raise InputError(
+            NO_REPORT.format(id=state.run_id, status=state.status), code="report_not_ready"
+        )
     if not store.collector(state.run_id).all_sources():
-        raise InputError(f"Run {state.run_id} has no saved source yet ({state.status}); ask again once its "
-                         "conversations have found sources.", code="no_evidence")
+        raise InputError(
+            f"Run {state.run_id} has no saved source yet ({state.status}); ask again once its "
+            "conversations have found sources.",
+            code="no_evidence",
+        )
     return state
 
 

@@ -23,9 +23,9 @@ import numpy as np
 
 from research.artifacts import artifacts_dir
 from research.config import Settings, load_settings
-from research.search.embeddings import get_embedder
 from research.engines.extractive.text import clean, split_sentences
 from research.models import SourceRecord
+from research.search.embeddings import get_embedder
 from research.store.keys import check_run_id
 from research.store.runs import RunStore
 
@@ -72,13 +72,17 @@ def artifact_texts(run_id: str, settings: Settings | None = None) -> dict[str, s
         for item in items:
             if not isinstance(item, dict) or not isinstance(item.get("url"), str):
                 continue
-            text = item.get("text") or " ".join(x for x in item.get("snippets") or [] if isinstance(x, str))
+            text = item.get("text") or " ".join(
+                x for x in item.get("snippets") or [] if isinstance(x, str)
+            )
             if isinstance(text, str) and len(text) > len(out.get(item["url"], "")):
                 out[item["url"]] = text
     return out
 
 
-def load_evidence(store: RunStore, run_id: str, settings: Settings | None = None) -> list[EvidenceDoc]:
+def load_evidence(
+    store: RunStore, run_id: str, settings: Settings | None = None
+) -> list[EvidenceDoc]:
     """Every collector source of the run with its best text, in source-id order."""
     texts = artifact_texts(run_id, settings)
     snippets: dict[str, list[str]] = {}
@@ -93,7 +97,11 @@ def load_evidence(store: RunStore, run_id: str, settings: Settings | None = None
             docs.append(EvidenceDoc(src, full, True))
         else:
             parts = [src.key_excerpts, *snippets.get(src.source_id, [])]
-            docs.append(EvidenceDoc(src, "\n".join(dict.fromkeys(p for p in parts if p)) or src.title, False))
+            docs.append(
+                EvidenceDoc(
+                    src, "\n".join(dict.fromkeys(p for p in parts if p)) or src.title, False
+                )
+            )
     return docs
 
 
@@ -112,8 +120,19 @@ class EvidenceIndex:
         folder = followup_dir(run_id, settings)
         folder.mkdir(parents=True, exist_ok=True)
         corpus = folder / "evidence.jsonl"
-        body = "".join(json.dumps({"id": d.source.source_id, "title": d.source.title, "url": d.source.url,
-                                   "text": d.text, "source": d.source.source_type}) + "\n" for d in self.docs)
+        body = "".join(
+            json.dumps(
+                {
+                    "id": d.source.source_id,
+                    "title": d.source.title,
+                    "url": d.source.url,
+                    "text": d.text,
+                    "source": d.source.source_type,
+                }
+            )
+            + "\n"
+            for d in self.docs
+        )
         if not corpus.is_file() or corpus.read_text(encoding="utf-8") != body:
             tmp = corpus.with_suffix(".tmp")
             tmp.write_text(body, encoding="utf-8")

@@ -43,11 +43,17 @@ def new_pending(store: RunStore, state: RunState, question: str, research: bool)
     validated ``question`` and the run (``research.followup.ask``)."""
     pending = PendingFollowup(id=secrets.token_hex(6), question=question, research=research)
     FollowupStore(store).put_pending(state.run_id, pending)
-    store.emit(state.run_id, "followup.asked", {"id": pending.id, "question": question[:200], "research": research})
+    store.emit(
+        state.run_id,
+        "followup.asked",
+        {"id": pending.id, "question": question[:200], "research": research},
+    )
     return pending
 
 
-def execute(store: RunStore, run_id: str, followup_id: str, *, settings=None, on_progress=None) -> Followup | None:
+def execute(
+    store: RunStore, run_id: str, followup_id: str, *, settings=None, on_progress=None
+) -> Followup | None:
     """Answer pending follow-up ``followup_id`` (or resume it) under its lease.
 
     ``on_progress``: optional ``callable(str)`` told each stage.
@@ -74,35 +80,56 @@ def execute(store: RunStore, run_id: str, followup_id: str, *, settings=None, on
                 if done is not None:
                     fs.drop_pending(run_id, followup_id)
                 return done
-            return _attempt(store, fs, run_id, pending, settings, on_progress or (lambda _msg: None))
+            return _attempt(
+                store, fs, run_id, pending, settings, on_progress or (lambda _msg: None)
+            )
     finally:
         lease.release()
 
 
-def _attempt(store: RunStore, fs: FollowupStore, run_id: str, pending: PendingFollowup, settings, say) -> Followup:
+def _attempt(
+    store: RunStore, fs: FollowupStore, run_id: str, pending: PendingFollowup, settings, say
+) -> Followup:
     """One attempt at a pending follow-up (under its lease and the run's follow-up lock)."""
     from research.followup.checks import check_askable  # noqa: PLC0415
 
     pending.attempts += 1
     if pending.attempts > 1:
-        store.emit(run_id, "followup.resumed", {"id": pending.id, "attempt": pending.attempts,
-                                                "stage": pending.stage})
+        store.emit(
+            run_id,
+            "followup.resumed",
+            {"id": pending.id, "attempt": pending.attempts, "stage": pending.stage},
+        )
     fs.put_pending(run_id, pending)
     try:
-        state = check_askable(store, run_id)  # the run may have been cancelled or lost its report meanwhile
+        state = check_askable(
+            store, run_id
+        )  # the run may have been cancelled or lost its report meanwhile
         return _answer(store, state, fs, pending, settings, say)
     except redis.RedisError:
         raise  # Redis is gone: the record stays pending and the follow-up resumes later
     except Exception as exc:
-        code = str(getattr(exc, "code", None) or "internal_error")  # a declared str (research/events.py)
+        code = str(
+            getattr(exc, "code", None) or "internal_error"
+        )  # a declared str (research/events.py)
         message = getattr(exc, "message", None) or f"{type(exc).__name__}: {exc}"
         fs.drop_pending(run_id, pending.id)
-        store.emit(run_id, "followup.failed", {"id": pending.id, "question": pending.question[:200], "code": code,
-                                               "message": str(message)[:500]})
+        store.emit(
+            run_id,
+            "followup.failed",
+            {
+                "id": pending.id,
+                "question": pending.question[:200],
+                "code": code,
+                "message": str(message)[:500],
+            },
+        )
         raise
 
 
-def _research(store: RunStore, state: RunState, fs: FollowupStore, pending: PendingFollowup, settings, say) -> int:
+def _research(
+    store: RunStore, state: RunState, fs: FollowupStore, pending: PendingFollowup, settings, say
+) -> int:
     """The research-more turn of ``pending`` (reused when it was stored); new sources it saved."""
     from research.followup import more  # noqa: PLC0415 - pulls in the pipeline
 
@@ -113,19 +140,38 @@ def _research(store: RunStore, state: RunState, fs: FollowupStore, pending: Pend
     if turn is None:
         pending.turn_number = more.next_turn_number(store, run_id)
         pending.stage = "researching"
-        fs.put_pending(run_id, pending)  # reserved before the turn is stored: a resumed job finds it
+        fs.put_pending(
+            run_id, pending
+        )  # reserved before the turn is stored: a resumed job finds it
         say("researching more: one Analyst follow-up dialogue turn")
-        return more.research_more(store, state, pending.question, pending.id, settings=settings,
-                                  before=pending.sources_before, turn_number=pending.turn_number)
+        return more.research_more(
+            store,
+            state,
+            pending.question,
+            pending.id,
+            settings=settings,
+            before=pending.sources_before,
+            turn_number=pending.turn_number,
+        )
     say("reusing the research-more turn stored before the interruption")
     added = more.added_by(store, run_id, turn, pending.sources_before)
-    store.emit(run_id, "followup.research.finished", {"id": pending.id, "queries": turn.search_queries,
-                                                      "results": len(turn.sources), "sources_added": added,
-                                                      "reused": True})
+    store.emit(
+        run_id,
+        "followup.research.finished",
+        {
+            "id": pending.id,
+            "queries": turn.search_queries,
+            "results": len(turn.sources),
+            "sources_added": added,
+            "reused": True,
+        },
+    )
     return added
 
 
-def _compose(store: RunStore, state: RunState, question: str, ranked, numbering: Numbering, settings):
+def _compose(
+    store: RunStore, state: RunState, question: str, ranked, numbering: Numbering, settings
+):
     """``(text, cited numbers, number → EvidenceDoc, engine label)``: the litellm engine's answer,
     or the extractive one (labelled ``EXTRACTIVE``) for an extractive run and for a litellm run
     whose LLM budget is spent (no model is called: the run's budget holds for follow-ups too)."""
@@ -134,11 +180,20 @@ def _compose(store: RunStore, state: RunState, question: str, ranked, numbering:
         from research.followup.checks import search_queries  # noqa: PLC0415
 
         engine = make_engine(state.config, state.run_id, store, settings)
-        spent = "reached during the run" if state.budget_exhausted else \
-            (engine.session.budget.exhausted() if hasattr(engine, "session") else "")
+        spent = (
+            "reached during the run"
+            if state.budget_exhausted
+            else (engine.session.budget.exhausted() if hasattr(engine, "session") else "")
+        )
         if not spent:
-            text, cited, docs = llm_answer(engine, state.topic, question, ranked, numbering,
-                                           search_queries(store, state.run_id))
+            text, cited, docs = llm_answer(
+                engine,
+                state.topic,
+                question,
+                ranked,
+                numbering,
+                search_queries(store, state.run_id),
+            )
             return text, cited, docs, getattr(engine, "label", "litellm")
         text, cited, docs = extractive_answer(question, ranked, numbering)
         return text, cited, docs, f"{EXTRACTIVE} (the run's LLM budget is spent: {spent})"
@@ -146,8 +201,9 @@ def _compose(store: RunStore, state: RunState, question: str, ranked, numbering:
     return text, cited, docs, EXTRACTIVE
 
 
-def _answer(store: RunStore, state: RunState, fs: FollowupStore, pending: PendingFollowup, settings,
-            say) -> Followup:
+def _answer(
+    store: RunStore, state: RunState, fs: FollowupStore, pending: PendingFollowup, settings, say
+) -> Followup:
     """Research (optional), retrieve, answer, audit, store in place of the pending record."""
     run_id = state.run_id
     added = _research(store, state, fs, pending, settings, say) if pending.research else 0
@@ -165,10 +221,21 @@ def _answer(store: RunStore, state: RunState, fs: FollowupStore, pending: Pendin
         text, numbering.new = NOT_FOUND.format(n=len(index.docs)), []
     say("auditing the answer's citations")
     checks = audit_texts(SupportScorer(), pending.id, [text], docs) if found else []
-    followup = Followup(id=pending.id, question=pending.question, answer=text, citations=cited,
-                        new_references=[r for r in numbering.new if r.number in cited], sources_added=added,
-                        researched=pending.research, found=found, engine_label=label, extractive=extractive,
-                        audit=checks, asked_at=pending.asked_at, answered_at=now())
+    followup = Followup(
+        id=pending.id,
+        question=pending.question,
+        answer=text,
+        citations=cited,
+        new_references=[r for r in numbering.new if r.number in cited],
+        sources_added=added,
+        researched=pending.research,
+        found=found,
+        engine_label=label,
+        extractive=extractive,
+        audit=checks,
+        asked_at=pending.asked_at,
+        answered_at=now(),
+    )
     if not fs.append(run_id, followup):
         return fs.answered(run_id, pending.id) or followup
     return followup

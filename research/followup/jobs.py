@@ -27,12 +27,20 @@ FUTURES: dict[str, Future] = {}
 QUEUED_MARKER_TTL_S = 7 * 24 * 3600  # as research.jobs.workers: outlives any sane queue wait
 THREAD_QUEUED_TTL_S = 120  # s: a thread job waits for a free pool thread at most about this long
 STAGES = {"queued": "queued", "researching": "researching more", "answering": "answering"}
-INTERRUPTED = ("interrupted: its job stopped. Resume it here; it also resumes when a worker or the dashboard "
-               "starts, or with `research resume {run_id}`")
+INTERRUPTED = (
+    "interrupted: its job stopped. Resume it here; it also resumes when a worker or the dashboard "
+    "starts, or with `research resume {run_id}`"
+)
 
 
-def submit_ask(store: RunStore, run_id: str, question: str, *, research: bool = False,
-               backend: str | None = None) -> str:
+def submit_ask(
+    store: RunStore,
+    run_id: str,
+    question: str,
+    *,
+    research: bool = False,
+    backend: str | None = None,
+) -> str:
     """Validate now (bad input raises, nothing stored), store the follow-up pending and start
     its job on ``backend`` ("thread" or "rq"; default ``research.config.job_backend()``).
 
@@ -43,9 +51,9 @@ def submit_ask(store: RunStore, run_id: str, question: str, *, research: bool = 
         InputError / RunNotFoundError: as ``research.followup.ask.ask``'s checks; InputError
             (code ``invalid_config``) for an unknown job backend.
     """
+    from research.config import job_backend  # noqa: PLC0415
     from research.followup.checks import check_askable, validate_question  # noqa: PLC0415
     from research.followup.execute import new_pending  # noqa: PLC0415
-    from research.config import job_backend  # noqa: PLC0415
 
     question = validate_question(question)
     state = check_askable(store, run_id)
@@ -64,9 +72,15 @@ def dispatch(store: RunStore, run_id: str, followup_id: str, backend: str) -> No
         from research.jobs import workers  # noqa: PLC0415 - rq only when used
 
         fs.mark_queued(run_id, followup_id, QUEUED_MARKER_TTL_S)
-        workers.queue().enqueue("research.followup.jobs.followup_job", run_id, followup_id, job_timeout=-1,
-                                result_ttl=24 * 3600, failure_ttl=7 * 24 * 3600,
-                                description=f"follow-up {followup_id} on run {run_id}")
+        workers.queue().enqueue(
+            "research.followup.jobs.followup_job",
+            run_id,
+            followup_id,
+            job_timeout=-1,
+            result_ttl=24 * 3600,
+            failure_ttl=7 * 24 * 3600,
+            description=f"follow-up {followup_id} on run {run_id}",
+        )
         return
     fs.mark_queued(run_id, followup_id, THREAD_QUEUED_TTL_S)
     FUTURES[followup_id] = _POOL.submit(_run, store, run_id, followup_id)
@@ -82,8 +96,12 @@ def _run(store: RunStore, run_id: str, followup_id: str) -> str:
     try:
         return "answered" if execute(store, run_id, followup_id) is not None else "skipped"
     except redis.RedisError as exc:
-        log.warning("follow-up %s on run %s stopped (Redis unreachable; it resumes later): %s",
-                    followup_id, run_id, exc)
+        log.warning(
+            "follow-up %s on run %s stopped (Redis unreachable; it resumes later): %s",
+            followup_id,
+            run_id,
+            exc,
+        )
         return "interrupted"
     except ResearchError as exc:  # recorded on the run (event followup.failed)
         log.warning("follow-up %s on run %s failed: %s", followup_id, run_id, exc.message)
@@ -101,8 +119,14 @@ def followup_job(run_id: str, followup_id: str) -> str:
     return _run(open_store(), run_id, followup_id)
 
 
-def resume_followups(store: RunStore, run_ids: list[str] | None = None, *, by: str = "worker",
-                     backend: str | None = None, foreground: bool = False) -> list[str]:
+def resume_followups(
+    store: RunStore,
+    run_ids: list[str] | None = None,
+    *,
+    by: str = "worker",
+    backend: str | None = None,
+    foreground: bool = False,
+) -> list[str]:
     """Resume every pending follow-up whose job died (``FollowupStore.dead_pending``) on the
     runs ``run_ids`` (default: every run): in this thread when ``foreground``, else on
     ``backend`` (default ``job_backend()``). Emits ``followup.resume.requested`` {id, by} each.
@@ -117,7 +141,9 @@ def resume_followups(store: RunStore, run_ids: list[str] | None = None, *, by: s
     resumed = []
     for run_id in fs.runs_with_pending(ids):
         for p in fs.dead_pending(run_id):
-            store.emit(run_id, "followup.resume.requested", {"id": p.id, "by": by, "stage": p.stage})
+            store.emit(
+                run_id, "followup.resume.requested", {"id": p.id, "by": by, "stage": p.stage}
+            )
             if foreground:
                 _run(store, run_id, p.id)
             else:
@@ -135,8 +161,15 @@ def pending(store: RunStore, run_id: str) -> list[dict]:
     out = []
     for p in fs.list_pending(run_id):
         stage = INTERRUPTED.format(run_id=run_id) if p.id in dead else _stage(p)
-        out.append({"id": p.id, "question": p.question, "research": p.research, "stage": stage,
-                    "alive": p.id not in dead})
+        out.append(
+            {
+                "id": p.id,
+                "question": p.question,
+                "research": p.research,
+                "stage": stage,
+                "alive": p.id not in dead,
+            }
+        )
     return out
 
 
@@ -169,6 +202,10 @@ def ensure_audit(store: RunStore, run_id: str):
     if audit is not None and audit.created_at >= (state.finished_at or 0):
         return audit
     fut = _AUDITS.get(run_id)
-    if fut is None or (fut.done() and fut.exception() is not None) or (fut.done() and audit is None):
+    if (
+        fut is None
+        or (fut.done() and fut.exception() is not None)
+        or (fut.done() and audit is None)
+    ):
         _AUDITS[run_id] = _POOL.submit(audit_run, run_id, store=store)
     return None

@@ -80,11 +80,19 @@ class Followup(BaseModel):
 
     def cli_dict(self) -> dict:
         """``research ask --json``: {answer, citations, new_references, sources_added, audit, ...}."""
-        return {"id": self.id, "question": self.question, "answer": self.answer, "citations": self.citations,
-                "new_references": [r.model_dump(mode="json") for r in self.new_references],
-                "sources_added": self.sources_added, "researched": self.researched, "found": self.found,
-                "engine_label": self.engine_label, "extractive": self.extractive,
-                "audit": [c.model_dump(mode="json") for c in self.audit]}
+        return {
+            "id": self.id,
+            "question": self.question,
+            "answer": self.answer,
+            "citations": self.citations,
+            "new_references": [r.model_dump(mode="json") for r in self.new_references],
+            "sources_added": self.sources_added,
+            "researched": self.researched,
+            "found": self.found,
+            "engine_label": self.engine_label,
+            "extractive": self.extractive,
+            "audit": [c.model_dump(mode="json") for c in self.audit],
+        }
 
 
 class PendingFollowup(BaseModel):

@@ -43,12 +43,22 @@ def focus_keys(syllabus, question: str, n: int = FOCUS_QUESTIONS) -> list[str]:
     return [syllabus.questions[i].key for i in np.argsort(-sims)[:n]]
 
 
-def stored_turn(store: RunStore, run_id: str, question: str, turn_number: int | None) -> DialogueTurn | None:
+def stored_turn(
+    store: RunStore, run_id: str, question: str, turn_number: int | None
+) -> DialogueTurn | None:
     """The stored Analyst follow-up turn number ``turn_number`` asking ``question``, or None."""
     if turn_number is None:
         return None
-    return next((t for t in store.get_turns(run_id) if t.perspective == PERSPECTIVE
-                 and t.turn_number == turn_number and t.question == question), None)
+    return next(
+        (
+            t
+            for t in store.get_turns(run_id)
+            if t.perspective == PERSPECTIVE
+            and t.turn_number == turn_number
+            and t.question == question
+        ),
+        None,
+    )
 
 
 def next_turn_number(store: RunStore, run_id: str) -> int:
@@ -62,8 +72,16 @@ def added_by(store: RunStore, run_id: str, turn: DialogueTurn, before: int) -> i
     return len({s.source_id for s in turn.sources} & new_ids)
 
 
-def research_more(store: RunStore, state: RunState, question: str, followup_id: str, *, settings=None,
-                  before: int | None = None, turn_number: int | None = None) -> int:
+def research_more(
+    store: RunStore,
+    state: RunState,
+    question: str,
+    followup_id: str,
+    *,
+    settings=None,
+    before: int | None = None,
+    turn_number: int | None = None,
+) -> int:
     """Run the Analyst follow-up dialogue turn; returns how many new sources were saved.
 
     ``before``: exclude the URLs of the collector's first ``before`` sources (default: all it
@@ -77,14 +95,16 @@ def research_more(store: RunStore, state: RunState, question: str, followup_id: 
     """
     from research.errors import InputError  # noqa: PLC0415
     from research.pipeline.conversation import PendingTurn, _dedupe, commit_turn, turn_cards  # noqa: PLC0415
-    from research.pipeline.recorders import DeferredRecorder  # noqa: PLC0415
     from research.pipeline.planning import restore_plan  # noqa: PLC0415
+    from research.pipeline.recorders import DeferredRecorder  # noqa: PLC0415
     from research.pipeline.runner import build_context  # noqa: PLC0415
 
     ctx = build_context(state.run_id, settings)
     if not restore_plan(ctx):
-        raise InputError(f"Run {state.run_id} is still planning; research more once its conversations started.",
-                         code="not_askable")
+        raise InputError(
+            f"Run {state.run_id} is still planning; research more once its conversations started.",
+            code="not_askable",
+        )
     saved = ctx.collector.all_sources()
     before_sources = len(saved) if before is None else before
     coverage_before = ctx.collector.question_counts()
@@ -93,8 +113,9 @@ def research_more(store: RunStore, state: RunState, question: str, followup_id: 
     started = now()
     focus = focus_keys(ctx.syllabus, question)
     step = ctx.step_for(question)
-    queries = ctx.engine.question_to_queries(QueryInput(topic=state.topic, question=question,
-                                                        perspective=perspective)).queries[:MAX_QUERIES]
+    queries = ctx.engine.question_to_queries(
+        QueryInput(topic=state.topic, question=question, perspective=perspective)
+    ).queries[:MAX_QUERIES]
     recorder = DeferredRecorder(ctx.artifacts, f"followup.{followup_id}")
     ctx.artifacts = recorder
     seen = {s.url for s in saved[:before_sources]}
@@ -103,18 +124,51 @@ def research_more(store: RunStore, state: RunState, question: str, followup_id: 
         results += ctx.search(q, step, perspective=PERSPECTIVE, memory=memory, exclude=seen)
         seen |= {r.url for r in results}
     results = _dedupe(results)
-    out = ctx.engine.answer_and_assign(AnswerAssignInput(
-        answer=AnswerInput(topic=state.topic, question=question, results=results, turn_cards=turn_cards(recorder)),
-        syllabus=ctx.syllabus, focus=focus))
+    out = ctx.engine.answer_and_assign(
+        AnswerAssignInput(
+            answer=AnswerInput(
+                topic=state.topic,
+                question=question,
+                results=results,
+                turn_cards=turn_cards(recorder),
+            ),
+            syllabus=ctx.syllabus,
+            focus=focus,
+        )
+    )
     answer, assigned = out.answer, out.assigned
-    turn = DialogueTurn(perspective=PERSPECTIVE, turn_number=turn_number or next_turn_number(store, state.run_id),
-                        question=question, answer=answer.answer, search_queries=queries, focus_questions=focus,
-                        started_at=started, ended_at=now())
-    stored = commit_turn(ctx, PendingTurn(turn=turn, results=results, assigned=assigned, cited=set(answer.cited),
-                                          recorder=recorder, memory=memory))
+    turn = DialogueTurn(
+        perspective=PERSPECTIVE,
+        turn_number=turn_number or next_turn_number(store, state.run_id),
+        question=question,
+        answer=answer.answer,
+        search_queries=queries,
+        focus_questions=focus,
+        started_at=started,
+        ended_at=now(),
+    )
+    stored = commit_turn(
+        ctx,
+        PendingTurn(
+            turn=turn,
+            results=results,
+            assigned=assigned,
+            cited=set(answer.cited),
+            recorder=recorder,
+            memory=memory,
+        ),
+    )
     added = added_by(store, state.run_id, stored, before_sources)
     after = ctx.collector.question_counts()
-    ctx.emit("followup.research.finished", {"id": followup_id, "queries": queries, "results": len(results),
-                                            "sources_added": added, "coverage_before": coverage_before,
-                                            "coverage_after": after})
+    ctx.emit(
+        "followup.research.finished",
+        {
+            "id": followup_id,
+            "queries": queries,
+            "results": len(results),
+            "sources_added": added,
+            "coverage_before": coverage_before,
+            "coverage_after": after,
+        },
+    )
     return added

@@ -41,7 +41,9 @@ def _pdf(path: Path) -> tuple[str, list[Page]]:
         try:
             reader.decrypt("")
         except Exception:  # noqa: BLE001 - pypdf raises various types for wrong passwords
-            raise ExtractError(f"{path.name}: the PDF is password-protected; remove the password and re-ingest") from None
+            raise ExtractError(
+                f"{path.name}: the PDF is password-protected; remove the password and re-ingest"
+            ) from None
     pages = [Page(i, (p.extract_text() or "").strip()) for i, p in enumerate(reader.pages, start=1)]
     title = ""
     try:
@@ -66,8 +68,11 @@ def _docx(path: Path) -> tuple[str, list[Page]]:
         elif tag == "tbl":
             for row in child.iter():
                 if row.tag.endswith("}tr"):
-                    cells = ["".join(t.text or "" for t in c.iter() if t.tag.endswith("}t")).strip()
-                             for c in row if c.tag.endswith("}tc")]
+                    cells = [
+                        "".join(t.text or "" for t in c.iter() if t.tag.endswith("}t")).strip()
+                        for c in row
+                        if c.tag.endswith("}tc")
+                    ]
                     if any(cells):
                         lines.append(" | ".join(cells))
     title = (document.core_properties.title or "").strip()
@@ -78,7 +83,10 @@ def _html(path: Path) -> tuple[str, list[Page]]:
     import trafilatura  # noqa: PLC0415
 
     html = path.read_text(encoding="utf-8", errors="replace")
-    text = trafilatura.extract(html, include_comments=False, include_tables=True, favor_recall=True) or ""
+    text = (
+        trafilatura.extract(html, include_comments=False, include_tables=True, favor_recall=True)
+        or ""
+    )
     meta = trafilatura.extract_metadata(html)
     return (meta.title if meta and meta.title else ""), [Page(None, text.strip())]
 
@@ -102,14 +110,18 @@ def extract(path: str | Path) -> tuple[str, list[Page]]:
     suffix = p.suffix.lower()
     readers = {".pdf": _pdf, ".docx": _docx, ".html": _html, ".htm": _html}
     if suffix not in SUFFIXES:
-        raise ExtractError(f"{p.name}: unsupported file type {suffix or '(none)'}; use {', '.join(SUFFIXES)}")
+        raise ExtractError(
+            f"{p.name}: unsupported file type {suffix or '(none)'}; use {', '.join(SUFFIXES)}"
+        )
     try:
         title, pages = readers.get(suffix, _text)(p)
     except ExtractError:
         raise
     except Exception as exc:  # noqa: BLE001 - any parser failure is this file's error only
-        raise ExtractError(f"{p.name}: cannot read this {suffix[1:].upper()} file ({type(exc).__name__}: "
-                           f"{str(exc)[:160]}); check that it is not corrupt") from None
+        raise ExtractError(
+            f"{p.name}: cannot read this {suffix[1:].upper()} file ({type(exc).__name__}: "
+            f"{str(exc)[:160]}); check that it is not corrupt"
+        ) from None
     pages = [pg for pg in pages if pg.text.strip()]
     if not pages:
         raise ExtractError(f"{p.name}: no text found (a scanned PDF needs OCR first)")

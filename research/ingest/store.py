@@ -50,8 +50,11 @@ def validate_corpus_name(name: str) -> str:
     """
     value = (name or "").strip().lower()
     if not NAME_RE.fullmatch(value):
-        raise InputError(f"corpus name {name!r:.70} is not valid: use 1-64 letters, digits, '-' or '_' "
-                         "(e.g. 'trial-reports')", code="bad_corpus_name")
+        raise InputError(
+            f"corpus name {name!r:.70} is not valid: use 1-64 letters, digits, '-' or '_' "
+            "(e.g. 'trial-reports')",
+            code="bad_corpus_name",
+        )
     return value
 
 
@@ -90,7 +93,7 @@ def chunk_pages(pages: list[Page], limit: int = CHUNK_CHARS) -> list[tuple[int |
                 pieces.append(para)
             else:
                 for sent in _SENT.split(para):
-                    pieces += [sent[i:i + limit] for i in range(0, len(sent), limit)]
+                    pieces += [sent[i : i + limit] for i in range(0, len(sent), limit)]
         buf = ""
         for piece in pieces:
             if buf and len(buf) + 1 + len(piece) > limit:
@@ -114,8 +117,17 @@ def _chunk_docs(path: Path, label: str, title: str, pages: list[Page]) -> list[d
         if title and title.lower() != label.lower():
             shown = f"{shown} — {title[:120]}"
         url = path.resolve().as_uri() + (f"#page={number}" if number else "")
-        docs.append({"id": doc_id, "title": shown, "url": url, "text": text, "source": "local",
-                     "file": str(path.resolve()), "page": number})
+        docs.append(
+            {
+                "id": doc_id,
+                "title": shown,
+                "url": url,
+                "text": text,
+                "source": "local",
+                "file": str(path.resolve()),
+                "page": number,
+            }
+        )
     return docs
 
 
@@ -124,10 +136,17 @@ def _files(paths: list[str | Path]) -> list[Path]:
     for raw in paths:
         p = Path(raw).expanduser()
         if not p.exists():
-            raise CorpusError(f"{p} does not exist: pass files or folders of {', '.join(SUFFIXES)} documents")
+            raise CorpusError(
+                f"{p} does not exist: pass files or folders of {', '.join(SUFFIXES)} documents"
+            )
         if p.is_dir():
-            out += sorted(f for f in p.rglob("*") if f.is_file() and f.suffix.lower() in SUFFIXES
-                          and not any(part.startswith(".") for part in f.relative_to(p).parts))
+            out += sorted(
+                f
+                for f in p.rglob("*")
+                if f.is_file()
+                and f.suffix.lower() in SUFFIXES
+                and not any(part.startswith(".") for part in f.relative_to(p).parts)
+            )
         else:
             out.append(p)
     return list(dict.fromkeys(f.resolve() for f in out))
@@ -148,7 +167,9 @@ class CachingEmbedder:
                 self.cache = {}
         self.embedded = 0
 
-    def encode(self, texts: list[str], batch_size: int = 64, max_tokens: int | None = None) -> np.ndarray:
+    def encode(
+        self, texts: list[str], batch_size: int = 64, max_tokens: int | None = None
+    ) -> np.ndarray:
         """``inner.encode`` with a persistent cache keyed by sha1 of the text (and of the
         ``max_tokens`` cut, which changes the vector; the index embeds documents' first
         ``search.local.DOC_TOKENS`` word pieces). Returns float32 ``(len(texts), dim)``."""
@@ -157,7 +178,9 @@ class CachingEmbedder:
         missing = list(dict.fromkeys(k for k in keys if k not in self.cache))
         if missing:
             by_key = dict(zip(keys, texts))
-            vecs = self.inner.encode([by_key[k] for k in missing], batch_size=batch_size, max_tokens=max_tokens)
+            vecs = self.inner.encode(
+                [by_key[k] for k in missing], batch_size=batch_size, max_tokens=max_tokens
+            )
             self.cache.update(zip(missing, vecs))
             self.embedded += len(missing)
             tmp = self.cache_file.with_suffix(".tmp.npz")
@@ -194,7 +217,9 @@ def ingest(name: str, paths: list[str | Path], settings: Settings | None = None)
     with _LOCK:
         root.mkdir(parents=True, exist_ok=True)
         manifest_path, chunks_path = root / "manifest.json", root / "chunks.jsonl"
-        manifest = json.loads(manifest_path.read_text()) if manifest_path.is_file() else {"files": {}}
+        manifest = (
+            json.loads(manifest_path.read_text()) if manifest_path.is_file() else {"files": {}}
+        )
         old: dict[str, list[dict]] = {}
         if chunks_path.is_file():
             for line in chunks_path.read_text(encoding="utf-8").splitlines():
@@ -214,14 +239,26 @@ def ingest(name: str, paths: list[str | Path], settings: Settings | None = None)
                 title, pages = extract(f)
             except ExtractError as exc:
                 report.errors[key] = exc.message
-                manifest["files"][key] = {"name": label, "sha1": digest, "size": f.stat().st_size, "chunks": 0,
-                                          "pages": 0, "error": exc.message}
+                manifest["files"][key] = {
+                    "name": label,
+                    "sha1": digest,
+                    "size": f.stat().st_size,
+                    "chunks": 0,
+                    "pages": 0,
+                    "error": exc.message,
+                }
                 old.pop(key, None)
                 continue
             (report.updated if entry else report.added).append(key)
             old[key] = _chunk_docs(f, label, title, pages)
-            manifest["files"][key] = {"name": label, "sha1": digest, "size": f.stat().st_size,
-                                      "chunks": len(old[key]), "pages": len(pages), "error": ""}
+            manifest["files"][key] = {
+                "name": label,
+                "sha1": digest,
+                "size": f.stat().st_size,
+                "chunks": len(old[key]),
+                "pages": len(pages),
+                "error": "",
+            }
         docs = [d for key in manifest["files"] for d in old.get(key, [])]
         report.files = sum(1 for v in manifest["files"].values() if not v.get("error"))
         report.chunks = len(docs)
@@ -232,18 +269,30 @@ def ingest(name: str, paths: list[str | Path], settings: Settings | None = None)
             raise CorpusError(f"corpus {root.name} has no readable document ({first})")
         if report.added or report.updated or not chunks_path.is_file() or report.errors:
             tmp = chunks_path.with_suffix(".tmp")
-            tmp.write_text("".join(json.dumps(d, ensure_ascii=False) + "\n" for d in docs), encoding="utf-8")
+            tmp.write_text(
+                "".join(json.dumps(d, ensure_ascii=False) + "\n" for d in docs), encoding="utf-8"
+            )
             tmp.replace(chunks_path)
         manifest_path.write_text(json.dumps(manifest, indent=1))
         from research.search.local import corpus_fingerprint  # noqa: PLC0415
 
-        if not (report.added or report.updated) and \
-                (root / "index" / corpus_fingerprint(chunks_path) / "meta.json").is_file():
+        if (
+            not (report.added or report.updated)
+            and (root / "index" / corpus_fingerprint(chunks_path) / "meta.json").is_file()
+        ):
             report.seconds = round(time.monotonic() - t0, 3)  # nothing new: skip loading the model
             return report
-        index = LocalSearch(chunks_path, root / "index", embedder=CachingEmbedder(get_embedder(), root / "embcache.npz"))
+        index = LocalSearch(
+            chunks_path,
+            root / "index",
+            embedder=CachingEmbedder(get_embedder(), root / "embcache.npz"),
+        )
         for stale in (root / "index").iterdir():  # indexes of earlier versions of chunks.jsonl
-            if stale.is_dir() and stale.name != index.index_path.name and not stale.name.startswith("."):
+            if (
+                stale.is_dir()
+                and stale.name != index.index_path.name
+                and not stale.name.startswith(".")
+            ):
                 shutil.rmtree(stale, ignore_errors=True)
     report.seconds = round(time.monotonic() - t0, 3)
     return report
@@ -264,11 +313,19 @@ def list_corpora(settings: Settings | None = None) -> list[dict]:
         except (OSError, ValueError):
             continue
         files = manifest.get("files", {}).values()
-        out.append({"name": d.name, "files": sum(1 for f in files if not f.get("error")),
-                    "chunks": sum(int(f.get("chunks", 0)) for f in files),
-                    "errors": {f.get("name", ""): f["error"] for f in files if f.get("error")},
-                    "updated": manifest.get("updated"),
-                    "file_list": [{k: f.get(k) for k in ("name", "size", "pages", "chunks", "error")} for f in files]})
+        out.append(
+            {
+                "name": d.name,
+                "files": sum(1 for f in files if not f.get("error")),
+                "chunks": sum(int(f.get("chunks", 0)) for f in files),
+                "errors": {f.get("name", ""): f["error"] for f in files if f.get("error")},
+                "updated": manifest.get("updated"),
+                "file_list": [
+                    {k: f.get(k) for k in ("name", "size", "pages", "chunks", "error")}
+                    for f in files
+                ],
+            }
+        )
     return out
 
 
@@ -300,6 +357,8 @@ def corpus_retriever(name: str, settings: Settings | None = None) -> NamedCorpus
     chunks = root / "chunks.jsonl"
     if not chunks.is_file():
         have = ", ".join(c["name"] for c in list_corpora(settings)) or "none yet"
-        raise CorpusError(f"no ingested corpus named {root.name!r} (existing: {have}); "
-                          f"create it with `research ingest {root.name} PATH...` or on the Corpora page")
+        raise CorpusError(
+            f"no ingested corpus named {root.name!r} (existing: {have}); "
+            f"create it with `research ingest {root.name} PATH...` or on the Corpora page"
+        )
     return NamedCorpusSearch(root.name, get_local_search(chunks, root / "index"))

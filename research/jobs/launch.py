@@ -18,28 +18,40 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 from research import artifacts
-from research.config import job_backend, load_settings
 from research import models as m
-from research.models import ACTIVE_STATUSES, Report, RunConfig, RunState, Syllabus
+from research.config import job_backend, load_settings
 from research.errors import InputError, ResearchError
-from research.store import keys
-from research.store import open_store
-from research.store.runs import RunStore
-from research.planning.syllabus import check_template
 from research.jobs.validation import validate_corpus, validate_int, validate_topic
+from research.models import ACTIVE_STATUSES, Report, RunConfig, RunState, Syllabus
+from research.planning.syllabus import check_template
+from research.store import keys, open_store
+from research.store.runs import RunStore
 
 log = logging.getLogger(__name__)
 MAX_CONCURRENT_RUNS = 8
 RESUMABLE = ("interrupted", "failed", "pending")
 
 
-def make_config(topic: str, *, corpus: str | Path | None = None, template: str = "auto", review: bool = False,
-                max_perspectives: int = 4, max_turns: int = 3, engine: str = "extractive",
-                mode: str = "storm", costorm: dict | None = None,
-                search: str | list[str] | None = None, corpora: str | list[str] | None = None,
-                models: dict[str, str] | None = None, budget_usd: float | None = None,
-                budget_tokens: int | None = None, min_databases: int = 1,
-                cassette_mode: str | None = None, cassette_path: str | Path | None = None) -> RunConfig:
+def make_config(
+    topic: str,
+    *,
+    corpus: str | Path | None = None,
+    template: str = "auto",
+    review: bool = False,
+    max_perspectives: int = 4,
+    max_turns: int = 3,
+    engine: str = "extractive",
+    mode: str = "storm",
+    costorm: dict | None = None,
+    search: str | list[str] | None = None,
+    corpora: str | list[str] | None = None,
+    models: dict[str, str] | None = None,
+    budget_usd: float | None = None,
+    budget_tokens: int | None = None,
+    min_databases: int = 1,
+    cassette_mode: str | None = None,
+    cassette_path: str | Path | None = None,
+) -> RunConfig:
     """Validate user input into a RunConfig. Nothing is written.
 
     ``mode``: "storm" or "costorm"; ``costorm``: Co-STORM settings (``CoStormSettings`` field
@@ -59,26 +71,47 @@ def make_config(topic: str, *, corpus: str | Path | None = None, template: str =
     settings = load_settings()
     check_data_dir(settings.data_dir)
     if engine not in m.ENGINES:
-        raise InputError(f"Unknown engine {str(engine)[:40]!r}: use 'extractive' (offline) or 'litellm'.",
-                         code="unknown_engine")
+        raise InputError(
+            f"Unknown engine {str(engine)[:40]!r}: use 'extractive' (offline) or 'litellm'.",
+            code="unknown_engine",
+        )
     template = check_template(template)  # raises with the valid names
-    ints = {"max_perspectives": validate_int("max perspectives", max_perspectives, *m.PERSPECTIVES_RANGE),
-            "max_turns": validate_int("max turns", max_turns, *m.TURNS_RANGE),
-            "min_databases": validate_int("min databases", min_databases, *m.MIN_DATABASES_RANGE)}
+    ints = {
+        "max_perspectives": validate_int(
+            "max perspectives", max_perspectives, *m.PERSPECTIVES_RANGE
+        ),
+        "max_turns": validate_int("max turns", max_turns, *m.TURNS_RANGE),
+        "min_databases": validate_int("min databases", min_databases, *m.MIN_DATABASES_RANGE),
+    }
     choice = _search_choice(search, corpora, settings)
     # a corpora-only run (no 'local' backend) needs no default corpus; an explicit one is still checked
-    corpus_path = validate_corpus(corpus or settings.default_corpus) \
-        if corpus or "local" in choice["search"] else ""
+    corpus_path = (
+        validate_corpus(corpus or settings.default_corpus)
+        if corpus or "local" in choice["search"]
+        else ""
+    )
     from research.costorm.settings import validate_costorm, validate_mode  # noqa: PLC0415 - issue 4
 
     if review and mode == "costorm":
-        raise InputError("Plan review is for STORM runs (the Co-STORM round-table has no plan to review); "
-                         "turn review off or use mode storm.", code="invalid_input")
+        raise InputError(
+            "Plan review is for STORM runs (the Co-STORM round-table has no plan to review); "
+            "turn review off or use mode storm.",
+            code="invalid_input",
+        )
     config = RunConfig(
-        topic=validate_topic(topic), corpus=str(corpus_path), template=template, review=bool(review), engine=engine,
-        mode=validate_mode(mode), costorm=validate_costorm(costorm), **ints, **choice,
+        topic=validate_topic(topic),
+        corpus=str(corpus_path),
+        template=template,
+        review=bool(review),
+        engine=engine,
+        mode=validate_mode(mode),
+        costorm=validate_costorm(costorm),
+        **ints,
+        **choice,
         **_llm_choice(engine, models, budget_usd, budget_tokens),
-        cassette_mode=cassette_mode or None, cassette_path=str(cassette_path or ""))
+        cassette_mode=cassette_mode or None,
+        cassette_path=str(cassette_path or ""),
+    )
     from research.engines.factory import check_engine  # noqa: PLC0415 - issue 3
 
     check_engine(config)
@@ -113,8 +146,11 @@ def check_data_dir(data_dir: Path) -> Path:
         with tempfile.NamedTemporaryFile(dir=data_dir, prefix=".write-probe-"):
             pass
     except OSError as exc:
-        raise InputError(f"The data dir '{data_dir}' is not a writable folder ({exc.strerror or exc}); set "
-                         "RESEARCH_DATA_DIR to a folder this process can write.", code="data_dir_unwritable") from None
+        raise InputError(
+            f"The data dir '{data_dir}' is not a writable folder ({exc.strerror or exc}); set "
+            "RESEARCH_DATA_DIR to a folder this process can write.",
+            code="data_dir_unwritable",
+        ) from None
     return data_dir
 
 
@@ -195,7 +231,9 @@ def start_run(config: RunConfig) -> str:
     return run_id
 
 
-def resume_run(run_id: str, *, foreground: bool = False, by: str = "cli", backend: str | None = None) -> str:
+def resume_run(
+    run_id: str, *, foreground: bool = False, by: str = "cli", backend: str | None = None
+) -> str:
     """Continue an interrupted (or failed, or stuck pending) run from its stored state, and its
     follow-ups whose job died (issue 13: ``research.followup.jobs.resume_followups``).
 
@@ -214,20 +252,32 @@ def resume_run(run_id: str, *, foreground: bool = False, by: str = "cli", backen
     """
     store = open_store()
     run_id = keys.check_run_id(run_id.strip() if isinstance(run_id, str) else run_id)
-    store.reconcile_dead_runs([run_id])  # a dead job's run is stored interrupted (+ run.interrupted) first
+    store.reconcile_dead_runs(
+        [run_id]
+    )  # a dead job's run is stored interrupted (+ run.interrupted) first
     state = store.get_run(run_id)
-    if _has_dead_followups(store, run_id) and (store.is_held(run_id) or state.status not in RESUMABLE):
+    if _has_dead_followups(store, run_id) and (
+        store.is_held(run_id) or state.status not in RESUMABLE
+    ):
         _resume_followups(store, [run_id], by, backend, foreground)
         return state.status
     if store.is_held(run_id):
-        raise InputError(f"Run {run_id} is still running ({state.status}); wait for it or cancel it.",
-                         code="not_resumable")
+        raise InputError(
+            f"Run {run_id} is still running ({state.status}); wait for it or cancel it.",
+            code="not_resumable",
+        )
     if state.status == m.REVIEW_STATUS:
-        raise InputError(f"Run {run_id} is waiting for plan review: approve it (research approve {run_id}, or the "
-                         "Plan page) or cancel it.", code="not_resumable")
+        raise InputError(
+            f"Run {run_id} is waiting for plan review: approve it (research approve {run_id}, or the "
+            "Plan page) or cancel it.",
+            code="not_resumable",
+        )
     if state.status not in RESUMABLE:
-        raise InputError(f"Run {run_id} is {state.status}; only interrupted or failed runs can be resumed. "
-                         "Start a new run instead.", code="not_resumable")
+        raise InputError(
+            f"Run {run_id} is {state.status}; only interrupted or failed runs can be resumed. "
+            "Start a new run instead.",
+            code="not_resumable",
+        )
     store.set_status(run_id, "pending")
     store.emit(run_id, "resume.requested", {"from": state.status, "by": by})
     if foreground:
@@ -245,8 +295,13 @@ def _has_dead_followups(store: RunStore, run_id: str) -> bool:
     return bool(FollowupStore(store).dead_pending(run_id))
 
 
-def _resume_followups(store: RunStore, run_ids: list[str] | None, by: str, backend: str | None,
-                      foreground: bool = False) -> list[str]:
+def _resume_followups(
+    store: RunStore,
+    run_ids: list[str] | None,
+    by: str,
+    backend: str | None,
+    foreground: bool = False,
+) -> list[str]:
     """Issue 13: resume the follow-ups whose job died (``research.followup.jobs.resume_followups``)."""
     from research.followup.jobs import resume_followups  # noqa: PLC0415
 
@@ -275,7 +330,9 @@ def resume_interrupted(by: str = "worker", backend: str | None = None) -> list[s
     try:
         followups = _resume_followups(store, None, by, backend)
         if followups:
-            log.info("resumed %d interrupted follow-up(s): %s", len(followups), ", ".join(followups))
+            log.info(
+                "resumed %d interrupted follow-up(s): %s", len(followups), ", ".join(followups)
+            )
     except ResearchError as exc:
         log.warning("could not resume interrupted follow-ups: %s", exc)
     return resumed
@@ -324,12 +381,19 @@ def run_summary(run_id: str) -> dict:
     usage = store.get_usage(run_id)
     counts = collector.question_counts() if store.get_doc(run_id, "syllabus", Syllabus) else {}
     return {
-        "run_id": run_id, "status": state.status, "report_path": state.report_path or None,
-        "artifacts_dir": str(artifacts.artifacts_dir(run_id)), "sources": len(collector.all_sources()),
-        "questions": counts, "citations": len(report.references) if report else 0,
-        "llm_calls": usage.llm_calls, "prompt_tokens": usage.prompt_tokens,
-        "completion_tokens": usage.completion_tokens, "cost_usd": round(usage.cost_usd, 6),
-        "wall_s": state.wall_s, "error": state.error or None,
+        "run_id": run_id,
+        "status": state.status,
+        "report_path": state.report_path or None,
+        "artifacts_dir": str(artifacts.artifacts_dir(run_id)),
+        "sources": len(collector.all_sources()),
+        "questions": counts,
+        "citations": len(report.references) if report else 0,
+        "llm_calls": usage.llm_calls,
+        "prompt_tokens": usage.prompt_tokens,
+        "completion_tokens": usage.completion_tokens,
+        "cost_usd": round(usage.cost_usd, 6),
+        "wall_s": state.wall_s,
+        "error": state.error or None,
     }
 
 
@@ -337,15 +401,29 @@ def run_snapshot(run_id: str) -> dict:
     """The whole stored state of a run as a JSON-able dict (``research show --json``)."""
     store = open_store()
     state = store.get_run(run_id)
-    docs = {name: store.get_doc(run_id, name, model) for name, model in
-            [("plan", m.Plan), ("syllabus", m.Syllabus), ("draft_outline", m.Outline), ("outline", m.Outline),
-             ("analysis", m.Analysis), ("report", m.Report), ("draft_report", m.Report)]}
+    docs = {
+        name: store.get_doc(run_id, name, model)
+        for name, model in [
+            ("plan", m.Plan),
+            ("syllabus", m.Syllabus),
+            ("draft_outline", m.Outline),
+            ("outline", m.Outline),
+            ("analysis", m.Analysis),
+            ("report", m.Report),
+            ("draft_report", m.Report),
+        ]
+    }
     has_syllabus = docs["syllabus"] is not None
     return {
         "run": state.model_dump(mode="json"),
         **{k: (v.model_dump(mode="json") if v else None) for k, v in docs.items()},
-        "survey": [x.model_dump(mode="json") for x in store.get_doc_list(run_id, "survey", m.TopicOutline)],
-        "perspectives": [x.model_dump(mode="json") for x in store.get_doc_list(run_id, "perspectives", m.Perspective)],
+        "survey": [
+            x.model_dump(mode="json") for x in store.get_doc_list(run_id, "survey", m.TopicOutline)
+        ],
+        "perspectives": [
+            x.model_dump(mode="json")
+            for x in store.get_doc_list(run_id, "perspectives", m.Perspective)
+        ],
         "turns": [t.model_dump(mode="json") for t in store.get_turns(run_id)],
         "artifacts": [c.model_dump(mode="json") for c in store.get_cards(run_id)],
         "sources": store.collector(run_id).finalize_sources() if has_syllabus else None,
@@ -366,8 +444,10 @@ def _followup_snapshot(store: RunStore, state: m.RunState, has_report: bool) -> 
 
     fs = FollowupStore(store)
     audit = fs.get_audit(state.run_id) if has_report else None
-    return {"followups": [f.model_dump(mode="json") for f in fs.list(state.run_id)],
-            "audit": audit.model_dump(mode="json") if audit else None}
+    return {
+        "followups": [f.model_dump(mode="json") for f in fs.list(state.run_id)],
+        "audit": audit.model_dump(mode="json") if audit else None,
+    }
 
 
 def _costorm_snapshot(store: RunStore, state: m.RunState) -> dict:

@@ -58,21 +58,31 @@ def validate_topic(topic: str) -> str:
     for i, ch in enumerate(topic):
         cat = unicodedata.category(ch)
         if cat == "Cs":
-            raise InputError("The topic is not valid UTF-8 text (character "
-                             f"{i + 1} is an undecodable byte); retype it or fix the terminal encoding.")
+            raise InputError(
+                "The topic is not valid UTF-8 text (character "
+                f"{i + 1} is an undecodable byte); retype it or fix the terminal encoding."
+            )
         if cat == "Cc" and ch not in _NORMALIZED_CONTROLS:
-            raise InputError(f"The topic contains a control character ({_describe(ch)}) at position "
-                             f"{i + 1}; remove it and use plain text.")
+            raise InputError(
+                f"The topic contains a control character ({_describe(ch)}) at position "
+                f"{i + 1}; remove it and use plain text."
+            )
     cleaned = " ".join(unicodedata.normalize("NFC", topic).split())
     if not cleaned:
-        raise InputError("The topic is empty; type a research question, e.g. "
-                         "'Trastuzumab in HER2-positive breast cancer'.")
+        raise InputError(
+            "The topic is empty; type a research question, e.g. "
+            "'Trastuzumab in HER2-positive breast cancer'."
+        )
     if len(cleaned) > MAX_TOPIC_CHARS:
-        raise InputError(f"The topic is {len(cleaned):,} characters long; the limit is "
-                         f"{MAX_TOPIC_CHARS}. Shorten it to the core question.")
+        raise InputError(
+            f"The topic is {len(cleaned):,} characters long; the limit is "
+            f"{MAX_TOPIC_CHARS}. Shorten it to the core question."
+        )
     if "../" in cleaned or "..\\" in cleaned:
-        raise InputError("The topic contains a path component ('../' or '..\\'); remove path components "
-                         "and describe the subject in words.")
+        raise InputError(
+            "The topic contains a path component ('../' or '..\\'); remove path components "
+            "and describe the subject in words."
+        )
     return cleaned
 
 
@@ -133,23 +143,33 @@ def _check_jsonl(p: Path, hint: str) -> None:
         raise CorpusError(f"Corpus file '{p.name}' is not a .jsonl file; {hint}.")
     try:
         with p.open("r", encoding="utf-8") as fh:
-            for lineno, line in enumerate(iter(lambda: fh.readline(_FIRST_LINE_LIMIT), ""), start=1):
+            for lineno, line in enumerate(
+                iter(lambda: fh.readline(_FIRST_LINE_LIMIT), ""), start=1
+            ):
                 if line.strip():
                     break
             else:
                 raise CorpusError(f"Corpus file '{p}' is empty; {hint}.")
     except UnicodeDecodeError as exc:
-        raise CorpusError(f"Corpus file '{p}' is not UTF-8 text ({exc.reason}); save it as UTF-8 JSONL.") from exc
+        raise CorpusError(
+            f"Corpus file '{p}' is not UTF-8 text ({exc.reason}); save it as UTF-8 JSONL."
+        ) from exc
     except OSError as exc:
-        raise CorpusError(f"Cannot read corpus file '{p}': {exc.strerror or exc}; check its permissions.") from exc
+        raise CorpusError(
+            f"Cannot read corpus file '{p}': {exc.strerror or exc}; check its permissions."
+        ) from exc
     try:
         record = json.loads(line)
     except json.JSONDecodeError as exc:
-        raise CorpusError(f"Corpus file '{p.name}' line {lineno} is not JSON ({exc.msg}); each line must be "
-                          "one JSON object such as {\"id\", \"title\", \"url\", \"text\", \"source\"}.") from exc
+        raise CorpusError(
+            f"Corpus file '{p.name}' line {lineno} is not JSON ({exc.msg}); each line must be "
+            'one JSON object such as {"id", "title", "url", "text", "source"}.'
+        ) from exc
     if not isinstance(record, dict):
-        raise CorpusError(f"Corpus file '{p.name}' line {lineno} is a JSON {type(record).__name__}, not an "
-                          "object; each line must be one document object with a \"text\" field.")
+        raise CorpusError(
+            f"Corpus file '{p.name}' line {lineno} is a JSON {type(record).__name__}, not an "
+            'object; each line must be one document object with a "text" field.'
+        )
 
 
 def validate_int(name: str, value: int | str, lo: int, hi: int) -> int:

@@ -47,8 +47,14 @@ def enqueue(run_id: str) -> str:
     """Queue ``run_job(run_id)``; marks the run as queued (so a lease-less pending run is not
     taken for a dead one). Returns the RQ job id."""
     open_store().mark_queued(run_id, QUEUED_MARKER_TTL_S)
-    job = queue().enqueue("research.jobs.workers.run_job", run_id, job_timeout=-1, result_ttl=24 * 3600,
-                          failure_ttl=7 * 24 * 3600, description=f"research run {run_id}")
+    job = queue().enqueue(
+        "research.jobs.workers.run_job",
+        run_id,
+        job_timeout=-1,
+        result_ttl=24 * 3600,
+        failure_ttl=7 * 24 * 3600,
+        description=f"research run {run_id}",
+    )
     return job.id
 
 

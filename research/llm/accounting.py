@@ -27,15 +27,35 @@ class Accountant:
     (USD), retries — for a run, starting from what the run's usage hash already holds (so its
     budget holds across resumes and follow-ups)."""
 
-    def __init__(self, run_id: str | None = None, store=None, artifacts_root: Path | None = None) -> None:
+    def __init__(
+        self, run_id: str | None = None, store=None, artifacts_root: Path | None = None
+    ) -> None:
         self.run_id, self.store = run_id, store
-        self.log_path = (artifacts_root / run_id / "llm_calls.jsonl") if (run_id and artifacts_root) else None
+        self.log_path = (
+            (artifacts_root / run_id / "llm_calls.jsonl") if (run_id and artifacts_root) else None
+        )
         self._lock = threading.Lock()
-        self.totals = {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0, "cost_usd": 0.0, "retries": 0}
+        self.totals = {
+            "calls": 0,
+            "prompt_tokens": 0,
+            "completion_tokens": 0,
+            "cost_usd": 0.0,
+            "retries": 0,
+        }
         if store is not None and run_id:  # a run's budget counts what it spent before this session:
-            spent = store.usage_totals(run_id)  # a resumed run or a follow-up (issue 13) starts from it
-            self.totals.update({"calls": int(spent.get("llm_calls", 0)), "cost_usd": float(spent.get("cost_usd", 0.0)),
-                                **{k: int(spent.get(k, 0)) for k in ("prompt_tokens", "completion_tokens", "retries")}})
+            spent = store.usage_totals(
+                run_id
+            )  # a resumed run or a follow-up (issue 13) starts from it
+            self.totals.update(
+                {
+                    "calls": int(spent.get("llm_calls", 0)),
+                    "cost_usd": float(spent.get("cost_usd", 0.0)),
+                    **{
+                        k: int(spent.get(k, 0))
+                        for k in ("prompt_tokens", "completion_tokens", "retries")
+                    },
+                }
+            )
 
     def phase(self) -> str:
         """The run's status now ("standalone" without a run)."""
@@ -43,8 +63,18 @@ class Accountant:
             return "standalone"
         return self.store.stored_status(self.run_id)
 
-    def record(self, spec: StepSpec, *, model: str, messages: list[dict], result: CallResult | None,
-               retries: int = 0, tool_tokens: int = 0, error: str = "", replayed: bool = False) -> float:
+    def record(
+        self,
+        spec: StepSpec,
+        *,
+        model: str,
+        messages: list[dict],
+        result: CallResult | None,
+        retries: int = 0,
+        tool_tokens: int = 0,
+        error: str = "",
+        replayed: bool = False,
+    ) -> float:
         """Account one call of the step ``spec`` (``result`` None for a call that failed after
         its retries: only its retries count). Returns the call's cost in USD."""
         step, role = spec.name, spec.role
@@ -61,18 +91,39 @@ class Accountant:
             t["retries"] += retries
         if self.store and self.run_id:
             if result:
-                self.store.record_llm_call(self.run_id, phase=phase, role=role, model=model, step=step,
-                                           prompt_tokens=prompt, completion_tokens=completion, cost_usd=cost,
-                                           retries=retries, tool_tokens=tool_tokens,
-                                           context_tokens=prompt if spec.in_context else 0)
+                self.store.record_llm_call(
+                    self.run_id,
+                    phase=phase,
+                    role=role,
+                    model=model,
+                    step=step,
+                    prompt_tokens=prompt,
+                    completion_tokens=completion,
+                    cost_usd=cost,
+                    retries=retries,
+                    tool_tokens=tool_tokens,
+                    context_tokens=prompt if spec.in_context else 0,
+                )
             elif retries:
                 self.store.add_retries(self.run_id, retries)
         if self.log_path:
-            line = {"ts": round(time.time(), 3), "step": step, "role": role, "model": model, "phase": phase,
-                    "prompt_tokens": prompt, "completion_tokens": completion, "cost_usd": cost,
-                    "latency_s": result.latency_s if result else None, "retries": retries,
-                    "tool_tokens": tool_tokens, "replayed": replayed, "error": error, "messages": messages,
-                    "response": result.to_dict() if result else None}
+            line = {
+                "ts": round(time.time(), 3),
+                "step": step,
+                "role": role,
+                "model": model,
+                "phase": phase,
+                "prompt_tokens": prompt,
+                "completion_tokens": completion,
+                "cost_usd": cost,
+                "latency_s": result.latency_s if result else None,
+                "retries": retries,
+                "tool_tokens": tool_tokens,
+                "replayed": replayed,
+                "error": error,
+                "messages": messages,
+                "response": result.to_dict() if result else None,
+            }
             self.log_path.parent.mkdir(parents=True, exist_ok=True)
             with self._lock, self.log_path.open("a", encoding="utf-8") as fh:
                 fh.write(json.dumps(line, ensure_ascii=False, default=str) + "\n")

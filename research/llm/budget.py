@@ -13,8 +13,13 @@ import threading
 class Budget:
     """Caps checked against an ``Accountant``'s totals. ``on_exhausted(reason)`` runs once."""
 
-    def __init__(self, accountant, budget_usd: float | None = None, budget_tokens: int | None = None,
-                 on_exhausted=None) -> None:
+    def __init__(
+        self,
+        accountant,
+        budget_usd: float | None = None,
+        budget_tokens: int | None = None,
+        on_exhausted=None,
+    ) -> None:
         self.accountant = accountant
         self.budget_usd, self.budget_tokens = budget_usd, budget_tokens
         self.on_exhausted = on_exhausted
@@ -22,7 +27,7 @@ class Budget:
         self.reason = ""
 
     def exhausted(self) -> str:
-        """"" while calls may start, else the reason (e.g. "budget_usd 0.01 reached ($0.0102)")."""
+        """ "" while calls may start, else the reason (e.g. "budget_usd 0.01 reached ($0.0102)")."""
         with self._lock:
             if self.reason:
                 return self.reason

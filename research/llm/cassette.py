@@ -25,7 +25,9 @@ from research.llm.errors import LLMError
 
 def request_key(request: dict) -> str:
     """sha256 hex of the canonical JSON of ``request`` (sorted keys, no whitespace)."""
-    return hashlib.sha256(json.dumps(request, sort_keys=True, separators=(",", ":"), default=str).encode()).hexdigest()
+    return hashlib.sha256(
+        json.dumps(request, sort_keys=True, separators=(",", ":"), default=str).encode()
+    ).hexdigest()
 
 
 class Cassette:
@@ -44,13 +46,28 @@ class Cassette:
             self.path.write_text("", encoding="utf-8")
         else:
             if not self.path.is_file():
-                raise LLMError(f"Cassette '{self.path}' does not exist; record one with --record.", code="cassette_miss")
-            self._entries = [json.loads(line) for line in self.path.read_text(encoding="utf-8").splitlines() if line.strip()]
+                raise LLMError(
+                    f"Cassette '{self.path}' does not exist; record one with --record.",
+                    code="cassette_miss",
+                )
+            self._entries = [
+                json.loads(line)
+                for line in self.path.read_text(encoding="utf-8").splitlines()
+                if line.strip()
+            ]
 
     def record(self, request: dict, semantic: str, result: CallResult) -> None:
         """Append one call."""
-        line = json.dumps({"key": request_key(request), "semantic": semantic, "request": request,
-                           "response": result.to_dict()}, ensure_ascii=False, default=str)
+        line = json.dumps(
+            {
+                "key": request_key(request),
+                "semantic": semantic,
+                "request": request,
+                "response": result.to_dict(),
+            },
+            ensure_ascii=False,
+            default=str,
+        )
         with self._lock, self.path.open("a", encoding="utf-8") as fh:
             fh.write(line + "\n")
 
@@ -62,8 +79,11 @@ class Cassette:
             if idx is None:
                 idx = self._find(lambda e: e.get("semantic") == semantic)
             if idx is None:
-                raise LLMError(f"The cassette {self.path.name} has no recorded answer for this "
-                               f"{semantic.split('|', 1)[0]} call; re-record it.", code="cassette_miss")
+                raise LLMError(
+                    f"The cassette {self.path.name} has no recorded answer for this "
+                    f"{semantic.split('|', 1)[0]} call; re-record it.",
+                    code="cassette_miss",
+                )
             self._used.add(idx)
             resp: dict[str, Any] = self._entries[idx]["response"]
         return CallResult(**resp)

@@ -24,7 +24,13 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt, stop_after_delay
+from tenacity import (
+    RetryCallState,
+    Retrying,
+    retry_if_exception,
+    stop_after_attempt,
+    stop_after_delay,
+)
 
 from research.config import load_settings
 from research.llm.errors import LLMError, map_exception
@@ -46,9 +52,14 @@ class CallResult:
     errors: list[str] = field(default_factory=list)  # codes of failed attempts
 
     def to_dict(self) -> dict:
-        return {"content": self.content, "tool_calls": self.tool_calls, "finish_reason": self.finish_reason,
-                "prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
-                "model": self.model}
+        return {
+            "content": self.content,
+            "tool_calls": self.tool_calls,
+            "finish_reason": self.finish_reason,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "model": self.model,
+        }
 
 
 def acquire_rpm(model: str, deadline: float) -> None:
@@ -61,8 +72,11 @@ def acquire_rpm(model: str, deadline: float) -> None:
     """
     rpm = load_settings().llm_rpm
     if not acquire(f"llm:{model}", rpm, 60.0, timeout_s=deadline - time.monotonic()):
-        raise LLMError(f"The requests-per-minute limit ({rpm:g}/min) would delay this call past its "
-                       "deadline; raise RESEARCH_LLM_RPM or lower concurrency.", code="rate_limited")
+        raise LLMError(
+            f"The requests-per-minute limit ({rpm:g}/min) would delay this call past its "
+            "deadline; raise RESEARCH_LLM_RPM or lower concurrency.",
+            code="rate_limited",
+        )
 
 
 def _wait(state: RetryCallState) -> float:
@@ -80,17 +94,31 @@ def _wait(state: RetryCallState) -> float:
 def _parse(resp: Any, model: str) -> CallResult:
     choice = resp.choices[0]
     msg = choice.message
-    calls = [{"id": c.id, "name": c.function.name, "arguments": c.function.arguments or "{}"}
-             for c in (getattr(msg, "tool_calls", None) or [])]
+    calls = [
+        {"id": c.id, "name": c.function.name, "arguments": c.function.arguments or "{}"}
+        for c in (getattr(msg, "tool_calls", None) or [])
+    ]
     usage = getattr(resp, "usage", None)
-    return CallResult(content=msg.content or "", tool_calls=calls, finish_reason=choice.finish_reason or "stop",
-                      prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
-                      completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0), model=model)
+    return CallResult(
+        content=msg.content or "",
+        tool_calls=calls,
+        finish_reason=choice.finish_reason or "stop",
+        prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
+        completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
+        model=model,
+    )
 
 
-def complete(model: str, messages: list[dict], *, response_format: Any = None, tools: list[dict] | None = None,
-             max_tokens: int | None = None, semaphore: threading.Semaphore | None = None,
-             api_key: str | None = None) -> CallResult:
+def complete(
+    model: str,
+    messages: list[dict],
+    *,
+    response_format: Any = None,
+    tools: list[dict] | None = None,
+    max_tokens: int | None = None,
+    semaphore: threading.Semaphore | None = None,
+    api_key: str | None = None,
+) -> CallResult:
     """Call ``litellm.completion`` with retries (module doc). Returns the parsed result with
     ``retries`` (failed attempts) and ``latency_s``.
 
@@ -101,10 +129,19 @@ def complete(model: str, messages: list[dict], *, response_format: Any = None, t
     import litellm  # noqa: PLC0415
 
     settings = load_settings()
-    timeout_s, deadline_s, attempts = settings.llm_timeout_s, settings.llm_deadline_s, settings.llm_max_attempts
+    timeout_s, deadline_s, attempts = (
+        settings.llm_timeout_s,
+        settings.llm_deadline_s,
+        settings.llm_max_attempts,
+    )
     deadline = time.monotonic() + deadline_s
     errors: list[str] = []
-    kwargs: dict[str, Any] = {"model": model, "messages": messages, "timeout": timeout_s, "max_retries": 0}
+    kwargs: dict[str, Any] = {
+        "model": model,
+        "messages": messages,
+        "timeout": timeout_s,
+        "max_retries": 0,
+    }
     if response_format is not None:
         kwargs["response_format"] = response_format
     if tools:
@@ -116,8 +153,13 @@ def complete(model: str, messages: list[dict], *, response_format: Any = None, t
 
     def attempt() -> CallResult:
         acquire_rpm(model, deadline)
-        if semaphore is not None and not semaphore.acquire(timeout=max(0.1, deadline - time.monotonic())):
-            raise LLMError("No free LLM slot before the call's deadline (per-run concurrency limit).", code="timeout")
+        if semaphore is not None and not semaphore.acquire(
+            timeout=max(0.1, deadline - time.monotonic())
+        ):
+            raise LLMError(
+                "No free LLM slot before the call's deadline (per-run concurrency limit).",
+                code="timeout",
+            )
         t0 = time.monotonic()
         try:
             resp = litellm.completion(**kwargs)
@@ -132,14 +174,18 @@ def complete(model: str, messages: list[dict], *, response_format: Any = None, t
             result = _parse(resp, model)
         except (AttributeError, IndexError, TypeError) as exc:
             errors.append("provider_error")
-            raise LLMError(f"Malformed reply from {model}: {exc}", code="provider_error", retryable=True) from exc
+            raise LLMError(
+                f"Malformed reply from {model}: {exc}", code="provider_error", retryable=True
+            ) from exc
         result.latency_s = round(time.monotonic() - t0, 4)
         return result
 
     retrying = Retrying(
         retry=retry_if_exception(lambda e: isinstance(e, LLMError) and e.retryable),
         stop=stop_after_attempt(max(1, attempts)) | stop_after_delay(deadline_s),
-        wait=_wait, reraise=True)
+        wait=_wait,
+        reraise=True,
+    )
     try:
         result = retrying(attempt)
     except LLMError as exc:

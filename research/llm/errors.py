@@ -20,8 +20,15 @@ class LLMError(EngineError):
 
     code = "provider_error"
 
-    def __init__(self, message: str, *, code: str | None = None, retryable: bool = False,
-                 retry_after_s: float | None = None, status: int | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        code: str | None = None,
+        retryable: bool = False,
+        retry_after_s: float | None = None,
+        status: int | None = None,
+    ) -> None:
         super().__init__(message, code=code)
         self.retryable = retryable
         self.retry_after_s = retry_after_s
@@ -75,32 +82,79 @@ def map_exception(exc: BaseException, model: str = "") -> LLMError:
     text = str(exc)[:500]
     who = f" from {model}" if model else ""
     if isinstance(exc, litellm.ContextWindowExceededError):
-        return LLMError(f"The prompt is longer than {model or 'the model'}'s context window: {text}",
-                        code="context_window", status=status)
+        return LLMError(
+            f"The prompt is longer than {model or 'the model'}'s context window: {text}",
+            code="context_window",
+            status=status,
+        )
     if isinstance(exc, (litellm.AuthenticationError, litellm.PermissionDeniedError)):
-        return LLMError(f"The provider rejected the API key{who}; set the provider's key env var "
-                        f"(e.g. OPENAI_API_KEY) to a valid key.", code="auth_error", status=status)
+        return LLMError(
+            f"The provider rejected the API key{who}; set the provider's key env var "
+            f"(e.g. OPENAI_API_KEY) to a valid key.",
+            code="auth_error",
+            status=status,
+        )
     if isinstance(exc, litellm.RateLimitError):
-        return LLMError(f"Rate limited{who}: {text}", code="rate_limited", retryable=True,
-                        retry_after_s=retry_after_of(exc), status=429)
+        return LLMError(
+            f"Rate limited{who}: {text}",
+            code="rate_limited",
+            retryable=True,
+            retry_after_s=retry_after_of(exc),
+            status=429,
+        )
     if isinstance(exc, litellm.Timeout):
-        return LLMError(f"The call{who} timed out: {text}", code="timeout", retryable=True, status=status)
+        return LLMError(
+            f"The call{who} timed out: {text}", code="timeout", retryable=True, status=status
+        )
     if isinstance(exc, litellm.APIConnectionError):
-        return LLMError(f"Could not reach the provider{who}: {text}", code="provider_error", retryable=True,
-                        status=status)
-    if isinstance(exc, (litellm.InternalServerError, litellm.ServiceUnavailableError, litellm.BadGatewayError,
-                        litellm.APIResponseValidationError)):
-        return LLMError(f"Provider error{who}: {text}", code="provider_error", retryable=True,
-                        retry_after_s=retry_after_of(exc), status=status)
-    if isinstance(exc, (litellm.BadRequestError, litellm.NotFoundError, litellm.UnprocessableEntityError,
-                        litellm.UnsupportedParamsError)):
-        return LLMError(f"The provider refused the request{who}: {text}", code="bad_request", status=status)
+        return LLMError(
+            f"Could not reach the provider{who}: {text}",
+            code="provider_error",
+            retryable=True,
+            status=status,
+        )
+    if isinstance(
+        exc,
+        (
+            litellm.InternalServerError,
+            litellm.ServiceUnavailableError,
+            litellm.BadGatewayError,
+            litellm.APIResponseValidationError,
+        ),
+    ):
+        return LLMError(
+            f"Provider error{who}: {text}",
+            code="provider_error",
+            retryable=True,
+            retry_after_s=retry_after_of(exc),
+            status=status,
+        )
+    if isinstance(
+        exc,
+        (
+            litellm.BadRequestError,
+            litellm.NotFoundError,
+            litellm.UnprocessableEntityError,
+            litellm.UnsupportedParamsError,
+        ),
+    ):
+        return LLMError(
+            f"The provider refused the request{who}: {text}", code="bad_request", status=status
+        )
     if isinstance(exc, litellm.APIError) or (status is not None and status >= 500):
-        return LLMError(f"Provider error{who}: {text}", code="provider_error", retryable=True,
-                        retry_after_s=retry_after_of(exc), status=status)
+        return LLMError(
+            f"Provider error{who}: {text}",
+            code="provider_error",
+            retryable=True,
+            retry_after_s=retry_after_of(exc),
+            status=status,
+        )
     if isinstance(exc, (TimeoutError,)):
         return LLMError(f"The call{who} timed out: {text}", code="timeout", retryable=True)
     if isinstance(exc, (ConnectionError, ValueError)):  # json decode of a broken body, resets
-        return LLMError(f"Provider error{who}: {type(exc).__name__}: {text}", code="provider_error",
-                        retryable=True)
+        return LLMError(
+            f"Provider error{who}: {type(exc).__name__}: {text}",
+            code="provider_error",
+            retryable=True,
+        )
     return LLMError(f"LLM call failed{who}: {type(exc).__name__}: {text}", code="provider_error")

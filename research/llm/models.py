@@ -38,12 +38,18 @@ def resolve_models(models: dict[str, str] | None = None) -> dict[str, str]:
         raise InputError(f"Unknown model role(s) {sorted(unknown)}; roles are {', '.join(ROLES)}.")
     out: dict[str, str] = {}
     for role in ROLES:
-        model = (models.get(role) or models.get("*") or _get(f"RESEARCH_MODEL_{role.upper()}")
-                 or (_get("RESEARCH_LLM_CHEAP_MODEL") if role in CHEAP_ROLES else None)
-                 or _get("RESEARCH_LLM_MODEL"))
+        model = (
+            models.get(role)
+            or models.get("*")
+            or _get(f"RESEARCH_MODEL_{role.upper()}")
+            or (_get("RESEARCH_LLM_CHEAP_MODEL") if role in CHEAP_ROLES else None)
+            or _get("RESEARCH_LLM_MODEL")
+        )
         if not model:
-            raise InputError(f"No model for role '{role}'. Pass --model MODEL (e.g. openai/gpt-4o-mini) or "
-                             f"--models {role}=MODEL, or set RESEARCH_LLM_MODEL or RESEARCH_MODEL_{role.upper()}.")
+            raise InputError(
+                f"No model for role '{role}'. Pass --model MODEL (e.g. openai/gpt-4o-mini) or "
+                f"--models {role}=MODEL, or set RESEARCH_LLM_MODEL or RESEARCH_MODEL_{role.upper()}."
+            )
         out[role] = model.strip()
     return out
 
@@ -75,17 +81,23 @@ def price_per_token(model: str) -> tuple[float, float]:
                 return float(entry[0]) / 1e6, float(entry[1]) / 1e6
             return float(entry["input_cost_per_token"]), float(entry["output_cost_per_token"])
         except (KeyError, IndexError, TypeError, ValueError) as exc:
-            raise InputError(f"RESEARCH_MODEL_PRICES[{model!r}] must be {{\"input_cost_per_token\": USD, "
-                             f"\"output_cost_per_token\": USD}} or [USD/1M in, USD/1M out].") from exc
+            raise InputError(
+                f'RESEARCH_MODEL_PRICES[{model!r}] must be {{"input_cost_per_token": USD, '
+                f'"output_cost_per_token": USD}} or [USD/1M in, USD/1M out].'
+            ) from exc
     import litellm  # noqa: PLC0415
 
     try:
-        p_in, p_out = litellm.cost_per_token(model=model, prompt_tokens=1_000_000, completion_tokens=1_000_000)
+        p_in, p_out = litellm.cost_per_token(
+            model=model, prompt_tokens=1_000_000, completion_tokens=1_000_000
+        )
         return p_in / 1e6, p_out / 1e6
     except Exception:  # noqa: BLE001 - litellm raises plain Exception for unmapped models
         pass
-    raise PriceError(f"No price known for model '{model}'. Set RESEARCH_MODEL_PRICES, e.g. "
-                     f"'{{\"{model}\": [0.15, 0.60]}}' (USD per 1M input, output tokens; [0, 0] for a free local model).")
+    raise PriceError(
+        f"No price known for model '{model}'. Set RESEARCH_MODEL_PRICES, e.g. "
+        f"'{{\"{model}\": [0.15, 0.60]}}' (USD per 1M input, output tokens; [0, 0] for a free local model)."
+    )
 
 
 def cost_usd(model: str, prompt_tokens: int, completion_tokens: int) -> float:
@@ -106,15 +118,19 @@ def check_model(model: str, *, need_key: bool = True) -> None:
     try:
         _, provider, _, _ = litellm.get_llm_provider(model)
     except Exception as exc:  # noqa: BLE001
-        raise InputError(f"Unknown model '{model}': litellm cannot tell its provider. Use 'provider/model' "
-                         "(e.g. openai/gpt-4o-mini) in --model / --models or RESEARCH_LLM_MODEL.") from exc
+        raise InputError(
+            f"Unknown model '{model}': litellm cannot tell its provider. Use 'provider/model' "
+            "(e.g. openai/gpt-4o-mini) in --model / --models or RESEARCH_LLM_MODEL."
+        ) from exc
     price_per_token(model)
     if need_key:
         env = litellm.validate_environment(model)
         missing = [k for k in env.get("missing_keys", []) if not _get(k)]
         if missing and not env.get("keys_in_environment"):
-            raise InputError(f"Model '{model}' needs {', '.join(missing)} in the environment (or "
-                             f".streamlit/secrets.toml); it is read at call time and never stored.")
+            raise InputError(
+                f"Model '{model}' needs {', '.join(missing)} in the environment (or "
+                f".streamlit/secrets.toml); it is read at call time and never stored."
+            )
 
 
 def api_key_for(model: str) -> str | None:

@@ -15,6 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from research.config import load_settings
 from research.llm import client
 from research.llm.accounting import Accountant
 from research.llm.budget import Budget
@@ -23,7 +24,6 @@ from research.llm.errors import BudgetExhausted, LLMError
 from research.llm.models import api_key_for, resolve_models
 from research.llm.steps import StepSpec
 from research.models import RunConfig
-from research.config import load_settings
 
 
 def _schema(fmt: Any) -> Any:
@@ -36,8 +36,14 @@ class LLMSession:
     """Args: ``config`` (models, budgets), ``run_id``/``store``/``settings`` (None → standalone,
     in-memory accounting). ``on_budget(reason)`` is called once when a cap is reached."""
 
-    def __init__(self, config: RunConfig, run_id: str | None = None, store=None, settings=None,
-                 on_budget=None) -> None:
+    def __init__(
+        self,
+        config: RunConfig,
+        run_id: str | None = None,
+        store=None,
+        settings=None,
+        on_budget=None,
+    ) -> None:
         self.models = resolve_models(config.models)
         self.accountant = Accountant(run_id, store, settings.artifacts_root if settings else None)
         self.budget = Budget(self.accountant, config.budget_usd, config.budget_tokens, on_budget)
@@ -50,9 +56,17 @@ class LLMSession:
     def replaying(self) -> bool:
         return bool(self.cassette and self.cassette.mode == "replay")
 
-    def call(self, spec: StepSpec, *, messages: list[dict], response_format: Any = None,
-             tools: list[dict] | None = None, semantic: str = "", tool_tokens: int = 0,
-             max_tokens: int | None = None) -> client.CallResult:
+    def call(
+        self,
+        spec: StepSpec,
+        *,
+        messages: list[dict],
+        response_format: Any = None,
+        tools: list[dict] | None = None,
+        semantic: str = "",
+        tool_tokens: int = 0,
+        max_tokens: int | None = None,
+    ) -> client.CallResult:
         """One accounted call of the step ``spec`` (``research.engines.steps``) to its role's
         model. ``semantic``: the cassette key (``spec.cassette_key``; default the step name).
 
@@ -64,22 +78,51 @@ class LLMSession:
         if reason:
             raise BudgetExhausted(f"LLM budget exhausted: {reason}")
         model, step = self.models[spec.role], spec.name
-        request = {"model": model, "messages": messages, "response_format": _schema(response_format),
-                   "tools": tools or None}
+        request = {
+            "model": model,
+            "messages": messages,
+            "response_format": _schema(response_format),
+            "tools": tools or None,
+        }
         if self.replaying:
             result = self.cassette.replay(request, semantic or step)
-            self.accountant.record(spec, model=model, messages=messages, result=result,
-                                   tool_tokens=tool_tokens, replayed=True)
+            self.accountant.record(
+                spec,
+                model=model,
+                messages=messages,
+                result=result,
+                tool_tokens=tool_tokens,
+                replayed=True,
+            )
             return result
         try:
-            result = client.complete(model, messages, response_format=response_format, tools=tools,
-                                     max_tokens=max_tokens, semaphore=self.semaphore, api_key=api_key_for(model))
+            result = client.complete(
+                model,
+                messages,
+                response_format=response_format,
+                tools=tools,
+                max_tokens=max_tokens,
+                semaphore=self.semaphore,
+                api_key=api_key_for(model),
+            )
         except LLMError as exc:
-            self.accountant.record(spec, model=model, messages=messages, result=None,
-                                   retries=getattr(exc, "retries", 0), error=exc.code)
+            self.accountant.record(
+                spec,
+                model=model,
+                messages=messages,
+                result=None,
+                retries=getattr(exc, "retries", 0),
+                error=exc.code,
+            )
             raise
-        self.accountant.record(spec, model=model, messages=messages, result=result,
-                               retries=result.retries, tool_tokens=tool_tokens)
+        self.accountant.record(
+            spec,
+            model=model,
+            messages=messages,
+            result=result,
+            retries=result.retries,
+            tool_tokens=tool_tokens,
+        )
         if self.cassette:
             self.cassette.record(request, semantic or step, result)
         return result

@@ -9,8 +9,9 @@ importing the engines. Units: none (names and rules).
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -60,7 +61,9 @@ class StepSpec:
 
     def __post_init__(self) -> None:
         if self.role not in ROLES:
-            raise ValueError(f"step {self.name}: role {self.role!r} is not one of {', '.join(ROLES)}")
+            raise ValueError(
+                f"step {self.name}: role {self.role!r} is not one of {', '.join(ROLES)}"
+            )
         if self.family not in ("storm", "costorm"):
             raise ValueError(f"step {self.name}: family must be 'storm' or 'costorm'")
 

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import functools
 import importlib.util
-from research.config import set_library_default
 from pathlib import Path
+
+from research.config import set_library_default
 
 
 def _litellm_tokenizer_dir() -> str | None:

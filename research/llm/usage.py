@@ -29,17 +29,30 @@ def usage_report(store: RunStore, run_id: str) -> dict:
         for row in dim.values():
             row["cost_usd"] = round(row.get("cost_usd", 0.0), 8)
     return {
-        "llm_calls": int(t.get("llm_calls", 0)), "prompt_tokens": int(t.get("prompt_tokens", 0)),
+        "llm_calls": int(t.get("llm_calls", 0)),
+        "prompt_tokens": int(t.get("prompt_tokens", 0)),
         "completion_tokens": int(t.get("completion_tokens", 0)),
         "total_tokens": int(t.get("prompt_tokens", 0)) + int(t.get("completion_tokens", 0)),
-        "cost_usd": round(float(t.get("cost_usd", 0.0)), 8), "retries": int(t.get("retries", 0)),
-        "by_phase": by.get("phase", {}), "by_role": by.get("role", {}), "by_model": by.get("model", {}),
-        "by_step": by.get("step", {}), "budget_exhausted": state.budget_exhausted,
-        "budget_usd": state.config.budget_usd, "budget_tokens": state.config.budget_tokens,
+        "cost_usd": round(float(t.get("cost_usd", 0.0)), 8),
+        "retries": int(t.get("retries", 0)),
+        "by_phase": by.get("phase", {}),
+        "by_role": by.get("role", {}),
+        "by_model": by.get("model", {}),
+        "by_step": by.get("step", {}),
+        "budget_exhausted": state.budget_exhausted,
+        "budget_usd": state.config.budget_usd,
+        "budget_tokens": state.config.budget_tokens,
         "context": {
-            "tool_calls": len(cards), "raw_tool_tokens": raw, "tool_tokens_sent": sent,
-            "context_reduction_pct": round(100.0 * (1 - sent / raw), 1) if raw and t.get("llm_calls") else None,
-            "prompt_tokens_sent": ctx_prompt, "prompt_tokens_without_offload": without,
-            "overall_reduction_pct": round(100.0 * (1 - ctx_prompt / without), 1) if without > 0 and ctx_prompt else None,
+            "tool_calls": len(cards),
+            "raw_tool_tokens": raw,
+            "tool_tokens_sent": sent,
+            "context_reduction_pct": round(100.0 * (1 - sent / raw), 1)
+            if raw and t.get("llm_calls")
+            else None,
+            "prompt_tokens_sent": ctx_prompt,
+            "prompt_tokens_without_offload": without,
+            "overall_reduction_pct": round(100.0 * (1 - ctx_prompt / without), 1)
+            if without > 0 and ctx_prompt
+            else None,
         },
     }

@@ -17,12 +17,16 @@ def parse_models(text: str | None) -> dict[str, str]:
         role, sep, model = part.partition("=")
         role, model = role.strip(), model.strip()
         if not sep or not role or not model:
-            raise InputError(f"--models expects role=model pairs separated by commas; got '{part.strip()[:60]}'.")
+            raise InputError(
+                f"--models expects role=model pairs separated by commas; got '{part.strip()[:60]}'."
+            )
         out[role] = model
     return out
 
 
-def validate_llm_options(engine: str, models: dict[str, str] | None, budget_usd, budget_tokens) -> dict:
+def validate_llm_options(
+    engine: str, models: dict[str, str] | None, budget_usd, budget_tokens
+) -> dict:
     """RunConfig fields ``models``, ``budget_usd`` (USD ≥ 0), ``budget_tokens`` (≥ 0).
 
     Raises:
@@ -34,7 +38,9 @@ def validate_llm_options(engine: str, models: dict[str, str] | None, budget_usd,
     if bad:
         raise InputError(f"Unknown model role(s) {sorted(bad)}; roles are {', '.join(ROLES)}.")
     if models and engine != "litellm":
-        raise InputError("Models are only used by the litellm engine; add --engine litellm (or drop --model).")
+        raise InputError(
+            "Models are only used by the litellm engine; add --engine litellm (or drop --model)."
+        )
     out: dict = {"models": models}
     if budget_usd not in (None, ""):
         try:
@@ -48,7 +54,9 @@ def validate_llm_options(engine: str, models: dict[str, str] | None, budget_usd,
         try:
             tokens = int(budget_tokens)
         except (TypeError, ValueError) as exc:
-            raise InputError(f"The token budget must be a whole number, got '{budget_tokens}'.") from exc
+            raise InputError(
+                f"The token budget must be a whole number, got '{budget_tokens}'."
+            ) from exc
         if tokens < 0:
             raise InputError(f"The token budget must be ≥ 0, got {budget_tokens}.")
         out["budget_tokens"] = tokens

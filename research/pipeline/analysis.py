@@ -22,15 +22,25 @@ def extract_facts(conversations: list[ConversationResult]) -> list[Fact]:
                 for n in dict.fromkeys(nums):
                     if n in by_n:
                         text = span if span[-1] in ".!?…" else f"{span}."
-                        facts.append(Fact(text=text, source_id=by_n[n], perspective=turn.perspective))
+                        facts.append(
+                            Fact(text=text, source_id=by_n[n], perspective=turn.perspective)
+                        )
     return facts
 
 
-def analyze(ctx: RunContext, conversations: list[ConversationResult]) -> tuple[Analysis, list[Fact]]:
+def analyze(
+    ctx: RunContext, conversations: list[ConversationResult]
+) -> tuple[Analysis, list[Fact]]:
     """Run the engine's analysis over the conversations' facts and store it."""
     facts = extract_facts(conversations)
     result = ctx.engine.analyze(AnalysisInput(topic=ctx.config.topic, facts=facts))
     ctx.store.put_doc(ctx.run_id, "analysis", result)
-    ctx.emit("analysis.done", {"facts": len(facts), "cross_validated": len(result.cross_validated),
-                               "contradictions": len(result.contradictions)})
+    ctx.emit(
+        "analysis.done",
+        {
+            "facts": len(facts),
+            "cross_validated": len(result.cross_validated),
+            "contradictions": len(result.contradictions),
+        },
+    )
     return result, facts

@@ -12,10 +12,14 @@ from __future__ import annotations
 
 import re
 
-CITE_PATTERN = r"\[\d{1,4}\]"  # one citation marker [n]; the one pattern every module builds on (issue 15)
+CITE_PATTERN = (
+    r"\[\d{1,4}\]"  # one citation marker [n]; the one pattern every module builds on (issue 15)
+)
 LOCAL_RE = re.compile(r"\[(\d{1,4})\]")  # [n], group 1 = n
 CITE_RE = re.compile(CITE_PATTERN)  # [n], no group (sub / search)
-CITES_WS_RE = re.compile(r"\s*" + CITE_PATTERN)  # [n] with the space before it (stripping citations)
+CITES_WS_RE = re.compile(
+    r"\s*" + CITE_PATTERN
+)  # [n] with the space before it (stripping citations)
 # [n] that is not part of a markdown link or a nested bracket ([[n]], [n](url), [n]]): for rendering
 RENDER_RE = re.compile(r"(?<!\[)\[(\d{1,4})\](?![\(\]])")
 DRAFT_RE = re.compile(r"\[@(src_\d+)\]")
@@ -24,9 +28,11 @@ CITED_SPAN_RE = re.compile(r"(.+?)((?:\s*\[\d{1,4}\])+)", re.S)
 
 def local_to_draft(text: str, mapping: dict[int, str]) -> str:
     """Replace local ``[n]`` by ``[@source_id]``; markers with no mapping are dropped."""
+
     def sub(m: re.Match) -> str:
         sid = mapping.get(int(m.group(1)))
         return f"[@{sid}]" if sid else ""
+
     return _tidy(LOCAL_RE.sub(sub, text))
 
 

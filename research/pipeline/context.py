@@ -69,7 +69,9 @@ class RunContext:
 
     def _need_artifacts(self) -> None:
         if self.artifacts is None:
-            raise InvariantError("Tool calls need the run's artifact store: call planning.plan first.")
+            raise InvariantError(
+                "Tool calls need the run's artifact store: call planning.plan first."
+            )
 
     def search_tool_name(self) -> str:
         """Artifact tool name of a search: ``search_<backend>`` with one backend (``search_local``
@@ -77,8 +79,16 @@ class RunContext:
         names = getattr(self.retriever, "names", None) or [getattr(self.retriever, "name", "local")]
         return f"search_{names[0]}" if len(names) == 1 else "search"
 
-    def search(self, query: str, step: Step, *, k: int | None = None, perspective: str = "",
-               memory: list[dict] | None = None, exclude: set[str] | None = None) -> list[SearchResult]:
+    def search(
+        self,
+        query: str,
+        step: Step,
+        *,
+        k: int | None = None,
+        perspective: str = "",
+        memory: list[dict] | None = None,
+        exclude: set[str] | None = None,
+    ) -> list[SearchResult]:
         """Run the retriever as a tool call: raw results → artifact + summary card (seed 001).
 
         Returns the results; a useful card's context message is appended to ``memory`` (the
@@ -98,7 +108,10 @@ class RunContext:
         else:
             results = self.retriever.search(query, want)
         for issue in issues:
-            self.emit(issue.event_type, {**issue.as_event(), "step": step.step_id, "perspective": perspective})
+            self.emit(
+                issue.event_type,
+                {**issue.as_event(), "step": step.step_id, "perspective": perspective},
+            )
         if issues:
             with self._issue_lock:
                 self.search_issues.extend(issues)
@@ -107,12 +120,23 @@ class RunContext:
             fresh = [r for r in results if r.url not in exclude]
             skipped = len(results) - len(fresh)
             results = fresh[:k]
-        raw = {"query": query, "backend": getattr(self.retriever, "name", "local"),
-               "skipped_already_seen": skipped, "results": [r.model_dump(mode="json") for r in results]}
+        raw = {
+            "query": query,
+            "backend": getattr(self.retriever, "name", "local"),
+            "skipped_already_seen": skipped,
+            "results": [r.model_dump(mode="json") for r in results],
+        }
         if counts and len(counts) > 1:
-            raw["backends"] = {name: {"results": n, **next(({"issue": i.reason} for i in issues if i.backend == name), {})}
-                               for name, n in counts.items()}
-        _, message = self.artifacts.record(step, self.search_tool_name(), raw, tool_input=query, perspective=perspective)
+            raw["backends"] = {
+                name: {
+                    "results": n,
+                    **next(({"issue": i.reason} for i in issues if i.backend == name), {}),
+                }
+                for name, n in counts.items()
+            }
+        _, message = self.artifacts.record(
+            step, self.search_tool_name(), raw, tool_input=query, perspective=perspective
+        )
         if message is not None and memory is not None:
             memory.append(message)
         return results
@@ -132,7 +156,9 @@ class RunContext:
                 entry["reasons"].append(issue.reason)
         return out
 
-    def scrape(self, url: str, step: Step, *, perspective: str = "", memory: list[dict] | None = None):
+    def scrape(
+        self, url: str, step: Step, *, perspective: str = "", memory: list[dict] | None = None
+    ):
         """``research.search.scrape.scrape_url`` as a tool call: the raw HTML and the extracted
         text each become an artifact (``scrape_url_html``, ``scrape_url``); a refused or failed
         fetch is an event ``scrape.failed`` and is re-raised (``ScrapeError``).
@@ -145,12 +171,21 @@ class RunContext:
         try:
             page = scrape_url(url)
         except ScrapeError as exc:
-            self.emit("scrape.failed", {"url": url[:300], "reason": exc.reason, "message": exc.message[:300]})
+            self.emit(
+                "scrape.failed",
+                {"url": url[:300], "reason": exc.reason, "message": exc.message[:300]},
+            )
             raise
-        self.artifacts.record(step, f"{SCRAPE_TOOL}_html", page.html, tool_input=url, perspective=perspective)
-        _, message = self.artifacts.record(step, SCRAPE_TOOL, {"url": page.url, "final_url": page.final_url,
-                                                               "title": page.title, "text": page.text},
-                                           tool_input=url, perspective=perspective)
+        self.artifacts.record(
+            step, f"{SCRAPE_TOOL}_html", page.html, tool_input=url, perspective=perspective
+        )
+        _, message = self.artifacts.record(
+            step,
+            SCRAPE_TOOL,
+            {"url": page.url, "final_url": page.final_url, "title": page.title, "text": page.text},
+            tool_input=url,
+            perspective=perspective,
+        )
         if message is not None and memory is not None:
             memory.append(message)
         return page

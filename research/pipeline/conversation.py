@@ -34,10 +34,24 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-from research.engines.base import (THANKS, AnswerAssignInput, AnswerInput, AskInput, AssignOutput, QueryInput,
-                                   TurnCard)
-from research.models import ConversationResult, DialogueTurn, Perspective, SearchResult, TurnSource, now
+from research.engines.base import (
+    THANKS,
+    AnswerAssignInput,
+    AnswerInput,
+    AskInput,
+    AssignOutput,
+    QueryInput,
+    TurnCard,
+)
 from research.errors import InvariantError
+from research.models import (
+    ConversationResult,
+    DialogueTurn,
+    Perspective,
+    SearchResult,
+    TurnSource,
+    now,
+)
 from research.pipeline.context import RunContext
 from research.pipeline.recorders import DeferredRecorder
 
@@ -72,17 +86,33 @@ def _save_sources(ctx: RunContext, pending: PendingTurn) -> list[TurnSource]:
     if pending.assigned is None:
         return []
     sources = []
-    for n, (res, qkeys, excerpt) in enumerate(zip(pending.results, pending.assigned.relevant_questions,
-                                                  pending.assigned.key_excerpts), start=1):
+    for n, (res, qkeys, excerpt) in enumerate(
+        zip(pending.results, pending.assigned.relevant_questions, pending.assigned.key_excerpts),
+        start=1,
+    ):
         if not qkeys and n not in pending.cited:
             continue
         saved = ctx.collector.save_source(
-            source_type=res.source_type, external_id=res.external_id or res.doc_id, url=res.url,
-            title=res.title, relevant_questions=qkeys, key_excerpts=excerpt or None,
-            found_by=[f"{fb['backend']}: {fb['query']}" for fb in res.found_by])  # issue 5
-        sources.append(TurnSource(n=n, source_id=saved["source_id"], citation_id=saved["citation_id"],
-                                  title=res.title, url=res.url, source_type=res.source_type,
-                                  external_id=res.external_id, snippet=" ".join(res.snippets)[:600]))
+            source_type=res.source_type,
+            external_id=res.external_id or res.doc_id,
+            url=res.url,
+            title=res.title,
+            relevant_questions=qkeys,
+            key_excerpts=excerpt or None,
+            found_by=[f"{fb['backend']}: {fb['query']}" for fb in res.found_by],
+        )  # issue 5
+        sources.append(
+            TurnSource(
+                n=n,
+                source_id=saved["source_id"],
+                citation_id=saved["citation_id"],
+                title=res.title,
+                url=res.url,
+                source_type=res.source_type,
+                external_id=res.external_id,
+                snippet=" ".join(res.snippets)[:600],
+            )
+        )
     return sources
 
 
@@ -94,8 +124,14 @@ def round_focus(ctx: RunContext, round_no: int) -> tuple[list[str], int | None]:
     the interrupted one. The caller decides when that is (``run_conversations``: before any turn
     ``round_no - 1`` is committed). Runs stored before issue 14 kept the focus list alone
     (cards count None = all)."""
-    value = ctx.store.round_focus(ctx.run_id, round_no, lambda: {
-        "focus": ctx.collector.coverage_gaps(), "cards": ctx.store.count_cards(ctx.run_id)})
+    value = ctx.store.round_focus(
+        ctx.run_id,
+        round_no,
+        lambda: {
+            "focus": ctx.collector.coverage_gaps(),
+            "cards": ctx.store.count_cards(ctx.run_id),
+        },
+    )
     if isinstance(value, list):
         return value, None
     return list(value["focus"]), int(value["cards"])
@@ -119,9 +155,15 @@ def _focus(ctx: RunContext, focus_keys: list[str], shift: int) -> list:
     return [q for q in (ctx.syllabus.get(k) for k in qkeys) if q is not None]
 
 
-def compute_turn(ctx: RunContext, perspective: Perspective, history: list[DialogueTurn],
-                 focus_keys: list[str], slot: int = 0, known_cards: int | None = None,
-                 shift: int | None = None) -> PendingTurn | None:
+def compute_turn(
+    ctx: RunContext,
+    perspective: Perspective,
+    history: list[DialogueTurn],
+    focus_keys: list[str],
+    slot: int = 0,
+    known_cards: int | None = None,
+    shift: int | None = None,
+) -> PendingTurn | None:
     """One dialogue turn, computed but not committed; None when the writer says thanks.
 
     Thread-safe: writes nothing (tool outputs are compressed and queued). ``slot``: the
@@ -134,14 +176,22 @@ def compute_turn(ctx: RunContext, perspective: Perspective, history: list[Dialog
     recorder = DeferredRecorder(ctx.artifacts, f"conv{slot}.t{turn_number}")
     tctx = copy.copy(ctx)
     tctx.artifacts = recorder
-    ask = ctx.engine.ask_question(AskInput(topic=ctx.config.topic, perspective=perspective, history=history,
-                                           next_focus=_focus(ctx, focus_keys, slot if shift is None else shift), max_turns=ctx.config.max_turns))
+    ask = ctx.engine.ask_question(
+        AskInput(
+            topic=ctx.config.topic,
+            perspective=perspective,
+            history=history,
+            next_focus=_focus(ctx, focus_keys, slot if shift is None else shift),
+            max_turns=ctx.config.max_turns,
+        )
+    )
     if THANKS.lower() in ask.question.lower():
         return None
     focus = [ask.focus_question] if ask.focus_question else []
     step = ctx.step_for(" ".join([ask.question, *focus]))
-    queries = [q for q in ask.queries if q.strip()][:3] or ctx.engine.question_to_queries(QueryInput(
-        topic=ctx.config.topic, question=ask.question, perspective=perspective)).queries[:3]
+    queries = [q for q in ask.queries if q.strip()][:3] or ctx.engine.question_to_queries(
+        QueryInput(topic=ctx.config.topic, question=ask.question, perspective=perspective)
+    ).queries[:3]
     results: list[SearchResult] = []
     memory: list[dict] = []
     seen = {s.url for t in history for s in t.sources}  # the writer wants new information
@@ -150,15 +200,39 @@ def compute_turn(ctx: RunContext, perspective: Perspective, history: list[Dialog
         results += tctx.search(q, step, perspective=perspective.name, memory=memory, exclude=seen)
         seen |= {r.url for r in results}
     results = _dedupe(results)
-    out = ctx.engine.answer_and_assign(AnswerAssignInput(
-        answer=AnswerInput(topic=ctx.config.topic, question=ask.question, results=results, known_cards=known_cards,
-                           turn_cards=turn_cards(recorder)), syllabus=ctx.syllabus, focus=focus))
+    out = ctx.engine.answer_and_assign(
+        AnswerAssignInput(
+            answer=AnswerInput(
+                topic=ctx.config.topic,
+                question=ask.question,
+                results=results,
+                known_cards=known_cards,
+                turn_cards=turn_cards(recorder),
+            ),
+            syllabus=ctx.syllabus,
+            focus=focus,
+        )
+    )
     answer, assigned = out.answer, out.assigned
-    turn = DialogueTurn(perspective=perspective.name, turn_number=turn_number, question=ask.question,
-                        answer=answer.answer, search_queries=queries, sources=[], focus_questions=focus,
-                        started_at=started, ended_at=now())
-    return PendingTurn(turn=turn, results=results, assigned=assigned, cited=set(answer.cited),
-                       recorder=recorder, memory=memory)
+    turn = DialogueTurn(
+        perspective=perspective.name,
+        turn_number=turn_number,
+        question=ask.question,
+        answer=answer.answer,
+        search_queries=queries,
+        sources=[],
+        focus_questions=focus,
+        started_at=started,
+        ended_at=now(),
+    )
+    return PendingTurn(
+        turn=turn,
+        results=results,
+        assigned=assigned,
+        cited=set(answer.cited),
+        recorder=recorder,
+        memory=memory,
+    )
 
 
 def turn_cards(recorder: DeferredRecorder) -> list[TurnCard]:
@@ -174,7 +248,9 @@ def commit_turn(ctx: RunContext, pending: PendingTurn) -> DialogueTurn:
     kept = {s.n for s in sources}
     # cited results are always kept (see _save_sources), so every [n] in the answer resolves
     if not pending.cited <= kept:
-        raise InvariantError(f"The answer cites {sorted(pending.cited - kept)} with no saved source.")
+        raise InvariantError(
+            f"The answer cites {sorted(pending.cited - kept)} with no saved source."
+        )
     turn = pending.turn.model_copy(update={"sources": sources})
     ctx.store.append_turn(ctx.run_id, turn)
     return turn
@@ -186,10 +262,20 @@ def provisional(pending: PendingTurn) -> DialogueTurn:
     yet. Engines read questions, answers and source URLs from a history, never collector ids."""
     sources = []
     if pending.assigned is not None:
-        for n, (res, qkeys) in enumerate(zip(pending.results, pending.assigned.relevant_questions), start=1):
+        for n, (res, qkeys) in enumerate(
+            zip(pending.results, pending.assigned.relevant_questions), start=1
+        ):
             if qkeys or n in pending.cited:
-                sources.append(TurnSource(n=n, source_id="", title=res.title, url=res.url,
-                                          source_type=res.source_type, external_id=res.external_id))
+                sources.append(
+                    TurnSource(
+                        n=n,
+                        source_id="",
+                        title=res.title,
+                        url=res.url,
+                        source_type=res.source_type,
+                        external_id=res.external_id,
+                    )
+                )
     return pending.turn.model_copy(update={"sources": sources})
 
 
@@ -230,8 +316,14 @@ class _Schedule:
             self._cond.notify_all()
 
 
-def _converse(ctx: RunContext, perspective: Perspective, history: list[DialogueTurn], slot: int,
-              sched: _Schedule, conversations: int = 1) -> None:
+def _converse(
+    ctx: RunContext,
+    perspective: Perspective,
+    history: list[DialogueTurn],
+    slot: int,
+    sched: _Schedule,
+    conversations: int = 1,
+) -> None:
     """One conversation's thread: compute its turns one after another (each as soon as the
     previous one is computed and its focus is published) and hand them to the committer.
     Ends at thanks (hands over None), at the turn cap, on an exception (handed over) or stop."""
@@ -242,8 +334,15 @@ def _converse(ctx: RunContext, perspective: Perspective, history: list[DialogueT
             return
         try:
             ctx.check_cancel()
-            pending = compute_turn(ctx, perspective, history, snapshot[0], slot, known_cards=snapshot[1],
-                                   shift=focus_shift(slot, round_no, conversations))
+            pending = compute_turn(
+                ctx,
+                perspective,
+                history,
+                snapshot[0],
+                slot,
+                known_cards=snapshot[1],
+                shift=focus_shift(slot, round_no, conversations),
+            )
         except BaseException as exc:  # noqa: BLE001 - re-raised by the committer, in commit order
             sched.put(round_no, slot, exc)
             return
@@ -263,7 +362,9 @@ def run_conversations(ctx: RunContext, perspectives: list[Perspective]) -> list[
     their current turn.
     """
     stored = ctx.store.get_turns(ctx.run_id)
-    histories: list[list[DialogueTurn]] = [[t for t in stored if t.perspective == p.name] for p in perspectives]
+    histories: list[list[DialogueTurn]] = [
+        [t for t in stored if t.perspective == p.name] for p in perspectives
+    ]
     memories: list[list[dict]] = [[] for _ in perspectives]
     ended: dict[int, str] = {}
     max_turns = ctx.config.max_turns
@@ -271,7 +372,9 @@ def run_conversations(ctx: RunContext, perspectives: list[Perspective]) -> list[
     for r in (1, 2):  # turns 1 and 2 are steered by the coverage at the start
         if r <= max_turns:
             sched.publish_focus(r, round_focus(ctx, r))
-    with ThreadPoolExecutor(max_workers=max(1, len(perspectives)), thread_name_prefix="conv") as pool:
+    with ThreadPoolExecutor(
+        max_workers=max(1, len(perspectives)), thread_name_prefix="conv"
+    ) as pool:
         for i, p in enumerate(perspectives):
             pool.submit(_converse, ctx, p, histories[i], i, sched, len(perspectives))
         try:
@@ -287,14 +390,23 @@ def run_conversations(ctx: RunContext, perspectives: list[Perspective]) -> list[
                         continue
                     histories[i].append(commit_turn(ctx, outcome))
                     memories[i] += outcome.memory
-                if round_no + 2 <= max_turns:  # every turn <= round_no is committed: steer round_no + 2
+                if (
+                    round_no + 2 <= max_turns
+                ):  # every turn <= round_no is committed: steer round_no + 2
                     sched.publish_focus(round_no + 2, round_focus(ctx, round_no + 2))
         finally:
             sched.stop()
     results = []
     for i, p in enumerate(perspectives):
         ended_by = ended.get(i, "max_turns")
-        ctx.emit("conversation.completed", {"perspective": p.name, "turns": len(histories[i]),
-                                            "ended_by": ended_by, "working_memory_messages": len(memories[i])})
+        ctx.emit(
+            "conversation.completed",
+            {
+                "perspective": p.name,
+                "turns": len(histories[i]),
+                "ended_by": ended_by,
+                "working_memory_messages": len(memories[i]),
+            },
+        )
         results.append(ConversationResult(perspective=p, turns=histories[i], ended_by=ended_by))
     return results

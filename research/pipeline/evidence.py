@@ -31,7 +31,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from research.artifacts import artifact_path
-from research.errors import ArtifactError
 from research.config import Settings
 from research.engines.extractive.text import (
     content_words,
@@ -43,14 +42,17 @@ from research.engines.extractive.text import (
     word_key,
 )
 from research.engines.extractive.vectors import Vectors
+from research.errors import ArtifactError
 from research.models import ConversationResult, SourceRecord
 from research.store.collector import canonical_url
 
 log = logging.getLogger(__name__)
 
-TOPIC_SENT_MIN = 0.30     # cosine(sentence, topic) for a sentence to be about the topic
-TOPIC_TITLE_MIN = 0.55    # cosine(source title, topic) that makes a source on-topic by itself
-TITLED_SENT_MIN = 0.15    # the sentence bar inside such a source (its sentences need not name the topic)
+TOPIC_SENT_MIN = 0.30  # cosine(sentence, topic) for a sentence to be about the topic
+TOPIC_TITLE_MIN = 0.55  # cosine(source title, topic) that makes a source on-topic by itself
+TITLED_SENT_MIN = (
+    0.15  # the sentence bar inside such a source (its sentences need not name the topic)
+)
 MIN_WORDS, MAX_WORDS = 6, 80
 SENTENCES_PER_SOURCE = 60  # first sentences of a source's full text considered
 _WHOLE_START = re.compile(r"^[A-Z0-9\"'“(\[]")
@@ -59,8 +61,11 @@ _CUT = re.compile(r"…|\.\.\.|\. \. \.")
 _PURPOSE = re.compile(r"^To [a-z]+\b(?!,)")
 # a protocol's hypothesis or plan, not a finding: "We hypothesize that patients … will maintain …",
 # "Patients will be randomized to …"
-_PROTOCOL = re.compile(r"^(?:We|It is|It was) hypothesi[sz]ed?\b|\bwill be (?:randomi[sz]ed|enrolled|recruited|"
-                       r"assigned|allocated)\b", re.I)
+_PROTOCOL = re.compile(
+    r"^(?:We|It is|It was) hypothesi[sz]ed?\b|\bwill be (?:randomi[sz]ed|enrolled|recruited|"
+    r"assigned|allocated)\b",
+    re.I,
+)
 
 
 @dataclass(frozen=True)
@@ -71,8 +76,12 @@ class Unit:
     source_id: str
 
 
-def source_texts(run_id: str, conversations: list[ConversationResult], sources: list[SourceRecord],
-                 settings: Settings | None = None) -> dict[str, str]:
+def source_texts(
+    run_id: str,
+    conversations: list[ConversationResult],
+    sources: list[SourceRecord],
+    settings: Settings | None = None,
+) -> dict[str, str]:
     """``source_id → full document text`` for the run's saved sources.
 
     Reads the raw JSON artifacts listed on the dialogue turns (``DialogueTurn.artifact_files``);
@@ -105,9 +114,13 @@ def source_texts(run_id: str, conversations: list[ConversationResult], sources: 
                         by_ext.setdefault((str(res.get("source_type") or "").lower(), ext), text)
     out: dict[str, str] = {}
     for s in sources:
-        text = by_url.get(canonical_url(s.url)) or by_ext.get((s.source_type, s.external_id.strip().lower()), "")
+        text = by_url.get(canonical_url(s.url)) or by_ext.get(
+            (s.source_type, s.external_id.strip().lower()), ""
+        )
         if not text and s.external_id.strip():
-            text = next((t for (_, e), t in by_ext.items() if e == s.external_id.strip().lower()), "")
+            text = next(
+                (t for (_, e), t in by_ext.items() if e == s.external_id.strip().lower()), ""
+            )
         out[s.source_id] = text or "\n".join([*snippets.get(s.source_id, []), s.key_excerpts])
     return out
 
@@ -156,15 +169,21 @@ def mentions_topic(text: str, words: list[set[str]]) -> bool:
     return hits > len(words) / 2 if len(words) > 2 else hits == len(words)
 
 
-def on_topic_sources(vectors: Vectors, topic: str, sources: list[SourceRecord], texts: dict[str, str]) -> set[str]:
+def on_topic_sources(
+    vectors: Vectors, topic: str, sources: list[SourceRecord], texts: dict[str, str]
+) -> set[str]:
     """Ids of the sources about the topic: title + text mention it (``mentions_topic``) or the
     title's cosine to the topic is ≥ ``TOPIC_TITLE_MIN``."""
     words = topic_words(topic)
     if not sources:
         return set()
     title_sim = vectors.sim([subject_of(topic)], [s.title or s.url for s in sources])[0]
-    return {s.source_id for s, t in zip(sources, title_sim)
-            if mentions_topic(f"{s.title}\n{texts.get(s.source_id, '')}", words) or float(t) >= TOPIC_TITLE_MIN}
+    return {
+        s.source_id
+        for s, t in zip(sources, title_sim)
+        if mentions_topic(f"{s.title}\n{texts.get(s.source_id, '')}", words)
+        or float(t) >= TOPIC_TITLE_MIN
+    }
 
 
 def clean_sentences(text: str, title: str = "") -> list[str]:
@@ -175,11 +194,21 @@ def clean_sentences(text: str, title: str = "") -> list[str]:
     are not sentences: they state no finding. At most the first ``SENTENCES_PER_SOURCE`` sentences are read."""
     skip = norm_key(title)
     sents = [strip_citations(s) for s in split_sentences(text)[:SENTENCES_PER_SOURCE]]
-    return list(dict.fromkeys(s for s in sents if is_whole(s) and not _PURPOSE.match(s) and not _PROTOCOL.search(s)
-                              and not (skip and norm_key(s) == skip)))
+    return list(
+        dict.fromkeys(
+            s
+            for s in sents
+            if is_whole(s)
+            and not _PURPOSE.match(s)
+            and not _PROTOCOL.search(s)
+            and not (skip and norm_key(s) == skip)
+        )
+    )
 
 
-def units_for(vectors: Vectors, topic: str, sources: list[SourceRecord], texts: dict[str, str]) -> list[Unit]:
+def units_for(
+    vectors: Vectors, topic: str, sources: list[SourceRecord], texts: dict[str, str]
+) -> list[Unit]:
     """Every usable sentence of every on-topic source: whole (``clean_sentences``) and with
     cosine ≥ ``TOPIC_SENT_MIN`` to the topic — ``TITLED_SENT_MIN`` in a source whose title is
     about the topic (cosine ≥ ``TOPIC_TITLE_MIN``): a page about Hurricane Hilary says "Water
@@ -190,9 +219,15 @@ def units_for(vectors: Vectors, topic: str, sources: list[SourceRecord], texts: 
     if not kept:
         return []
     titled = vectors.sim([subject_of(topic)], [s.title or s.url for s in kept])[0]
-    floor = {s.source_id: TITLED_SENT_MIN if float(t) >= TOPIC_TITLE_MIN else TOPIC_SENT_MIN
-             for s, t in zip(kept, titled)}
-    units = [Unit(s, src.source_id) for src in kept for s in clean_sentences(texts.get(src.source_id, ""), src.title)]
+    floor = {
+        s.source_id: TITLED_SENT_MIN if float(t) >= TOPIC_TITLE_MIN else TOPIC_SENT_MIN
+        for s, t in zip(kept, titled)
+    }
+    units = [
+        Unit(s, src.source_id)
+        for src in kept
+        for s in clean_sentences(texts.get(src.source_id, ""), src.title)
+    ]
     if not units:
         return []
     sims = vectors.sim([subject_of(topic)], [u.text for u in units])[0]

@@ -13,8 +13,8 @@ CLI draws a progress bar from them and the run pages a progress bar.
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Iterator
 
 from research.events import EventType
 from research.models import RunConfig
@@ -72,5 +72,10 @@ def index_progress_events(store, run_id: str, config: RunConfig, index_dir) -> I
 
 
 def _payload(state: dict) -> dict:
-    return {"state": state["state"], "done": state["done"], "total": state["total"],
-            "corpus": state.get("corpus", ""), "eta_s": state.get("eta_s")}
+    return {
+        "state": state["state"],
+        "done": state["done"],
+        "total": state["total"],
+        "corpus": state.get("corpus", ""),
+        "eta_s": state.get("eta_s"),
+    }

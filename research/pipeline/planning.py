@@ -46,9 +46,13 @@ def plan(ctx: RunContext, topic: str) -> Plan:
     ctx.store.put_doc(ctx.run_id, "plan", result)
     ctx.store.put_doc(ctx.run_id, "syllabus", syllabus)
     ctx.collector.init(syllabus)
-    ctx.artifacts = ArtifactStore(ctx.run_id, result.plan_title, ctx.engine, ctx.store, ctx.settings)
-    ctx.emit("plan.ready", {"plan_title": result.plan_title, "steps": len(result.steps),
-                            "questions": syllabus.keys()})
+    ctx.artifacts = ArtifactStore(
+        ctx.run_id, result.plan_title, ctx.engine, ctx.store, ctx.settings
+    )
+    ctx.emit(
+        "plan.ready",
+        {"plan_title": result.plan_title, "steps": len(result.steps), "questions": syllabus.keys()},
+    )
     return result
 
 
@@ -80,7 +84,9 @@ def survey(ctx: RunContext, topic: str) -> list[TopicOutline]:
         ctx.check_cancel()
         results = ctx.search(query, step, perspective="survey")
         if results:
-            outlines.append(ctx.engine.related_outline(RelatedInput(topic=topic, query=query, results=results)))
+            outlines.append(
+                ctx.engine.related_outline(RelatedInput(topic=topic, query=query, results=results))
+            )
     if ctx.config.template.strip().lower() == AUTO:
         fit_syllabus(ctx, topic, outlines)
     ctx.store.put_doc(ctx.run_id, "survey", outlines)
@@ -104,8 +110,13 @@ def fit_syllabus(ctx: RunContext, topic: str, related: list[TopicOutline]) -> Sy
     errors: list[str] = []
     questions = check_questions([q.model_dump() for q in fitted.questions], errors)
     if errors or not 1 <= len(questions) <= 8:
-        ctx.emit("syllabus.fallback", {"reason": "; ".join(errors)[:500] or f"{len(questions)} questions",
-                                       "template": base.name})
+        ctx.emit(
+            "syllabus.fallback",
+            {
+                "reason": "; ".join(errors)[:500] or f"{len(questions)} questions",
+                "template": base.name,
+            },
+        )
         return ctx.syllabus
     syllabus = Syllabus(name=base.name, questions=questions)
     steps = ctx.engine.plan(PlanInput(topic=topic, syllabus=syllabus)).steps or ctx.plan.steps
@@ -117,21 +128,37 @@ def fit_syllabus(ctx: RunContext, topic: str, related: list[TopicOutline]) -> Sy
     ctx.plan, ctx.syllabus = Plan(plan_title=ctx.plan.plan_title, steps=steps), syllabus
     ctx.store.put_doc(ctx.run_id, "plan", ctx.plan)
     ctx.store.put_doc(ctx.run_id, "syllabus", syllabus)
-    ctx.emit("syllabus.fitted", {"template": base.name, "questions": syllabus.keys(),
-                                 "labels": [q.label for q in syllabus.questions]})
+    ctx.emit(
+        "syllabus.fitted",
+        {
+            "template": base.name,
+            "questions": syllabus.keys(),
+            "labels": [q.label for q in syllabus.questions],
+        },
+    )
     return syllabus
 
 
-def discover_perspectives(ctx: RunContext, topic: str, related: list[TopicOutline]) -> list[Perspective]:
+def discover_perspectives(
+    ctx: RunContext, topic: str, related: list[TopicOutline]
+) -> list[Perspective]:
     """Seed 002 §1.2 (GenPersona): personas informed by the survey; Basic Fact Writer first.
 
     At most ``config.max_perspectives``; names are made unique.
     """
-    found = ctx.engine.personas(PersonaInput(topic=topic, related=related, syllabus=ctx.syllabus,
-                                             max_perspectives=ctx.config.max_perspectives)).perspectives
+    found = ctx.engine.personas(
+        PersonaInput(
+            topic=topic,
+            related=related,
+            syllabus=ctx.syllabus,
+            max_perspectives=ctx.config.max_perspectives,
+        )
+    ).perspectives
     result: list[Perspective] = []
     names: set[str] = set()
-    basic = next((p for p in found if p.name.strip().lower() == "basic fact writer"), BASIC_FACT_WRITER)
+    basic = next(
+        (p for p in found if p.name.strip().lower() == "basic fact writer"), BASIC_FACT_WRITER
+    )
     for p in [basic, *found]:
         key = p.name.strip().lower()
         if key in names or not key:

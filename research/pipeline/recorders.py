@@ -24,12 +24,26 @@ class KeyedRecorder:
     def __init__(self, store: ArtifactStore, prefix: str) -> None:
         self.store, self.prefix, self.n = store, prefix, 0
 
-    def record(self, step: Step, tool_name: str, raw_output: Any, *, tool_input: str = "",
-               perspective: str = "", **_: Any) -> tuple[ArtifactRecord, dict | None]:
+    def record(
+        self,
+        step: Step,
+        tool_name: str,
+        raw_output: Any,
+        *,
+        tool_input: str = "",
+        perspective: str = "",
+        **_: Any,
+    ) -> tuple[ArtifactRecord, dict | None]:
         """Same contract as ``ArtifactStore.record``; idempotent per call id."""
         self.n += 1
-        return self.store.record(step, tool_name, raw_output, tool_input=tool_input, perspective=perspective,
-                                 call_id=f"{self.prefix}.{self.n}")
+        return self.store.record(
+            step,
+            tool_name,
+            raw_output,
+            tool_input=tool_input,
+            perspective=perspective,
+            call_id=f"{self.prefix}.{self.n}",
+        )
 
     def __getattr__(self, name: str) -> Any:  # plan_title, root… of the wrapped store
         return getattr(self.store, name)
@@ -46,10 +60,20 @@ class DeferredRecorder:
         self.store, self.prefix = store, prefix
         self.calls: list[tuple[PreparedCall, dict | None]] = []
 
-    def record(self, step: Step, tool_name: str, raw_output: Any, *, tool_input: str = "",
-               perspective: str = "", **_: Any) -> tuple[None, dict | None]:
+    def record(
+        self,
+        step: Step,
+        tool_name: str,
+        raw_output: Any,
+        *,
+        tool_input: str = "",
+        perspective: str = "",
+        **_: Any,
+    ) -> tuple[None, dict | None]:
         """Compress ``raw_output`` (engine call) and queue it."""
-        call = self.store.prepare(step, tool_name, raw_output, tool_input=tool_input, perspective=perspective)
+        call = self.store.prepare(
+            step, tool_name, raw_output, tool_input=tool_input, perspective=perspective
+        )
         message = {"role": "assistant", "content": ""} if call.card.is_useful else None
         self.calls.append((call, message))
         return None, message

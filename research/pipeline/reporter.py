@@ -8,13 +8,28 @@ from __future__ import annotations
 
 import re
 
-from research.engines.base import (Fact, LeadInput, LeadQuestion, OutlineInput, PolishInput, RefineInput,
-                                   SectionInput, Snippet)
+from research.engines.base import (
+    Fact,
+    LeadInput,
+    LeadQuestion,
+    OutlineInput,
+    PolishInput,
+    RefineInput,
+    SectionInput,
+    Snippet,
+)
 from research.engines.extractive.text import norm_key, split_sentences, strip_citations
 from research.engines.extractive.vectors import Vectors
 from research.errors import EngineError, InvariantError
-from research.models import (ConversationResult, Outline, OutlineSection, Reference, Report, ReportQuestion,
-                             ReportSection)
+from research.models import (
+    ConversationResult,
+    Outline,
+    OutlineSection,
+    Reference,
+    Report,
+    ReportQuestion,
+    ReportSection,
+)
 from research.pipeline import citations, evidence, sections
 from research.pipeline.context import RunContext
 
@@ -27,10 +42,14 @@ def make_outline(ctx: RunContext, conversations: list[ConversationResult]) -> Ou
     draft = ctx.engine.draft_outline(OutlineInput(topic=ctx.config.topic))
     ctx.store.put_doc(ctx.run_id, "draft_outline", draft)
     try:
-        refined = ctx.engine.refine_outline(RefineInput(topic=ctx.config.topic, draft=draft,
-                                                        conversations=conversations))
+        refined = ctx.engine.refine_outline(
+            RefineInput(topic=ctx.config.topic, draft=draft, conversations=conversations)
+        )
     except EngineError as exc:  # seed 002: "Fall back to draft"
-        ctx.emit("outline.refine_failed", {"error": exc.message[:300], "code": exc.code, "fallback": "draft"})
+        ctx.emit(
+            "outline.refine_failed",
+            {"error": exc.message[:300], "code": exc.code, "fallback": "draft"},
+        )
         refined = draft
     outline = refined if refined.sections else draft
     ctx.store.put_doc(ctx.run_id, "outline", outline)
@@ -50,9 +69,13 @@ def report_units(ctx: RunContext, conversations: list[ConversationResult]) -> li
     return evidence.units_for(vectors, ctx.config.topic, sources, texts)
 
 
-def write_report(ctx: RunContext, outline: Outline, facts: list[Fact] | None = None,
-                 conversations: list[ConversationResult] | None = None,
-                 units: list[evidence.Unit] | None = None) -> Report:
+def write_report(
+    ctx: RunContext,
+    outline: Outline,
+    facts: list[Fact] | None = None,
+    conversations: list[ConversationResult] | None = None,
+    units: list[evidence.Unit] | None = None,
+) -> Report:
     """Sections (one per outline section, plus one per syllabus question the outline lacks) →
     lead → dedupe → renumbered references; stores the draft and the final report.
 
@@ -69,7 +92,9 @@ def write_report(ctx: RunContext, outline: Outline, facts: list[Fact] | None = N
     syllabus = ctx.syllabus or ctx.collector.syllabus()
     if units is None:
         units = report_units(ctx, conversations or [])
-    plans = sections.plan_sections(vectors, topic, outline, syllabus, ctx.collector.finalize_sources())
+    plans = sections.plan_sections(
+        vectors, topic, outline, syllabus, ctx.collector.finalize_sources()
+    )
     sections.allocate(vectors, topic, plans, units)
     titles = {s.source_id: s.title for s in sources}
     written: list[tuple[sections.SectionPlan, ReportSection]] = []
@@ -92,36 +117,61 @@ def write_report(ctx: RunContext, outline: Outline, facts: list[Fact] | None = N
     valid = {s.source_id for s in sources}
     texts_final, order = citations.renumber([lead_draft, *[s.text for s in draft_sections]], valid)
     by_id = {s.source_id: s for s in sources}
-    refs = [Reference(number=i, source_id=sid, title=by_id[sid].title, url=by_id[sid].url,
-                      source_type=by_id[sid].source_type, external_id=by_id[sid].external_id)
-            for i, sid in enumerate(order, start=1)]
-    final_sections = [ReportSection(heading=s.heading, text=t, level=s.level)
-                      for s, t in zip(draft_sections, texts_final[1:])]
+    refs = [
+        Reference(
+            number=i,
+            source_id=sid,
+            title=by_id[sid].title,
+            url=by_id[sid].url,
+            source_type=by_id[sid].source_type,
+            external_id=by_id[sid].external_id,
+        )
+        for i, sid in enumerate(order, start=1)
+    ]
+    final_sections = [
+        ReportSection(heading=s.heading, text=t, level=s.level)
+        for s, t in zip(draft_sections, texts_final[1:])
+    ]
     questions = _questions([p for p, _ in written], final_sections)
     report = _assemble(ctx, topic, texts_final[0], final_sections, refs, questions)
     problems = citations.check_integrity(_body(report), len(refs))
     if problems:
         raise InvariantError(f"Citation integrity failed: {problems}")
     ctx.store.put_doc(ctx.run_id, "report", report)
-    ctx.emit("report.ready", {"sections": len(final_sections), "citations": len(refs),
-                              "questions": {q.key: q.status for q in questions}})
+    ctx.emit(
+        "report.ready",
+        {
+            "sections": len(final_sections),
+            "citations": len(refs),
+            "questions": {q.key: q.status for q in questions},
+        },
+    )
     return report
 
 
-def _write_section(ctx: RunContext, topic: str, plan: sections.SectionPlan, titles: dict[str, str]) -> str:
+def _write_section(
+    ctx: RunContext, topic: str, plan: sections.SectionPlan, titles: dict[str, str]
+) -> str:
     """Draft text (``[@src_…]`` citations) of one section: the engine writes from the section's
     sentences grouped by source (one numbered snippet per source); an insufficient question's
     section opens with the sentence that says so."""
     by_source: dict[str, list[str]] = {}
     for u in plan.units:
         by_source.setdefault(u.source_id, []).append(u.text)
-    snippets = [Snippet(n=i, source_id=sid, text=" ".join(sents), title=titles.get(sid, ""))
-                for i, (sid, sents) in enumerate(by_source.items(), start=1)]
+    snippets = [
+        Snippet(n=i, source_id=sid, text=" ".join(sents), title=titles.get(sid, ""))
+        for i, (sid, sents) in enumerate(by_source.items(), start=1)
+    ]
     text = ""
     if snippets:
-        out = ctx.engine.write_section(SectionInput(topic=topic, snippets=snippets, question=plan.question,
-                                                    section=OutlineSection(heading=plan.heading,
-                                                                           subsections=plan.subsections)))
+        out = ctx.engine.write_section(
+            SectionInput(
+                topic=topic,
+                snippets=snippets,
+                question=plan.question,
+                section=OutlineSection(heading=plan.heading, subsections=plan.subsections),
+            )
+        )
         polished = ctx.engine.polish(PolishInput(topic=topic, text=out.text)).text
         text = citations.local_to_draft(polished, {s.n: s.source_id for s in snippets})
         if not citations.DRAFT_RE.search(text):
@@ -132,41 +182,79 @@ def _write_section(ctx: RunContext, topic: str, plan: sections.SectionPlan, titl
         if not text.strip() and plan.status != "answered":  # answered by its nested sections only
             plan.status = "insufficient"
         if plan.status == "insufficient":
-            text = "\n\n".join(x for x in [sections.insufficient_sentence(q, found, plan.elsewhere), text] if x.strip())
+            text = "\n\n".join(
+                x
+                for x in [sections.insufficient_sentence(q, found, plan.elsewhere), text]
+                if x.strip()
+            )
     return text
 
 
-def _write_lead(ctx: RunContext, topic: str, plans: list[sections.SectionPlan],
-                draft_sections: list[ReportSection]) -> str:
+def _write_lead(
+    ctx: RunContext,
+    topic: str,
+    plans: list[sections.SectionPlan],
+    draft_sections: list[ReportSection],
+) -> str:
     """The lead: the engine sees local ``[n]`` numbers only, mapped through the draft ids."""
     ids = sorted({sid for s in draft_sections for sid in citations.DRAFT_RE.findall(s.text)})
     local = {sid: i for i, sid in enumerate(ids, start=1)}
     by_plan = {id(p): s for p, s in zip(plans, draft_sections)}
-    merged = [" ".join([s.text, *[by_plan[id(c)].text for c in plans if c.parent is p and id(c) in by_plan]])
-              for p, s in zip(plans, draft_sections)]  # a question's section with its nested sections
-    as_local = [ReportSection(heading=s.heading, text=citations.DRAFT_RE.sub(lambda m: f"[{local[m.group(1)]}]", t))
-                for s, t in zip(draft_sections, merged)]
-    questions = [LeadQuestion(key=p.question.key, label=p.question.label, description=p.question.description,
-                              heading=p.heading, status=p.status or "insufficient",
-                              sources_found=len(p.sources or []), min_sources=p.question.min_sources)
-                 for p in plans if p.question is not None]
-    lead_local = ctx.engine.write_lead(LeadInput(topic=topic, sections=as_local, questions=questions)).text
+    merged = [
+        " ".join(
+            [s.text, *[by_plan[id(c)].text for c in plans if c.parent is p and id(c) in by_plan]]
+        )
+        for p, s in zip(plans, draft_sections)
+    ]  # a question's section with its nested sections
+    as_local = [
+        ReportSection(
+            heading=s.heading, text=citations.DRAFT_RE.sub(lambda m: f"[{local[m.group(1)]}]", t)
+        )
+        for s, t in zip(draft_sections, merged)
+    ]
+    questions = [
+        LeadQuestion(
+            key=p.question.key,
+            label=p.question.label,
+            description=p.question.description,
+            heading=p.heading,
+            status=p.status or "insufficient",
+            sources_found=len(p.sources or []),
+            min_sources=p.question.min_sources,
+        )
+        for p in plans
+        if p.question is not None
+    ]
+    lead_local = ctx.engine.write_lead(
+        LeadInput(topic=topic, sections=as_local, questions=questions)
+    ).text
     return citations.local_to_draft(lead_local, {i: sid for sid, i in local.items()})
 
 
-def dedupe_report(vectors: Vectors, lead: str, draft_sections: list[ReportSection],
-                  threshold: float = sections.DUPLICATE_SIM) -> tuple[str, list[ReportSection]]:
+def dedupe_report(
+    vectors: Vectors,
+    lead: str,
+    draft_sections: list[ReportSection],
+    threshold: float = sections.DUPLICATE_SIM,
+) -> tuple[str, list[ReportSection]]:
     """No sentence twice in a report (issue 12): a sentence that repeats an earlier one (same
     words, or cosine ≥ ``threshold`` without citations) is removed, reading lead first, then the
     sections in order. A lead sentence that repeats the only sentence of a section is removed
     from the lead instead, so no section loses its text. Paragraphs and citations are kept."""
-    sec_paras = [[_units(p) for p in re.split(r"\n\s*\n", s.text) if p.strip()] for s in draft_sections]
+    sec_paras = [
+        [_units(p) for p in re.split(r"\n\s*\n", s.text) if p.strip()] for s in draft_sections
+    ]
     lead_units = _units(lead)
     plain = lambda u: strip_citations(citations.DRAFT_RE.sub("", u))  # noqa: E731
     all_units = [u for paras in sec_paras for p in paras for u in p]
     if not all_units and not lead_units:
         return lead, draft_sections
-    vec = {t: v for t, v in zip(all_units + lead_units, vectors.encode([plain(u) for u in all_units + lead_units]))}
+    vec = {
+        t: v
+        for t, v in zip(
+            all_units + lead_units, vectors.encode([plain(u) for u in all_units + lead_units])
+        )
+    }
 
     def same(a: str, b: str) -> bool:
         return norm_key(plain(a)) == norm_key(plain(b)) or float(vec[a] @ vec[b]) >= threshold
@@ -181,7 +269,9 @@ def dedupe_report(vectors: Vectors, lead: str, draft_sections: list[ReportSectio
             mine = [u for u in para if not any(same(u, k) for k in kept) and not kept.append(u)]
             if mine:
                 new_paras.append(" ".join(mine))
-        out_sections.append(ReportSection(heading=sec.heading, text="\n\n".join(new_paras), level=sec.level))
+        out_sections.append(
+            ReportSection(heading=sec.heading, text="\n\n".join(new_paras), level=sec.level)
+        )
     return " ".join(lead_units), out_sections
 
 
@@ -189,11 +279,15 @@ def _units(text: str) -> list[str]:
     """Sentences of a draft text with their ``[@src_…]`` markers attached (split as local
     ``[n]`` markers, which the sentence splitter knows, then mapped back)."""
     local = citations.DRAFT_RE.sub(lambda m: f"[{int(m.group(1)[4:])}]", text)
-    return [citations.LOCAL_RE.sub(lambda m: f"[@src_{int(m.group(1)):03d}]", u)
-            for u in split_sentences(local, min_words=1)]
+    return [
+        citations.LOCAL_RE.sub(lambda m: f"[@src_{int(m.group(1)):03d}]", u)
+        for u in split_sentences(local, min_words=1)
+    ]
 
 
-def _questions(plans: list[sections.SectionPlan], final_sections: list[ReportSection]) -> list[ReportQuestion]:
+def _questions(
+    plans: list[sections.SectionPlan], final_sections: list[ReportSection]
+) -> list[ReportQuestion]:
     """``Report.questions``: per syllabus question its section heading, status and the reference
     numbers that section cites."""
     out = []
@@ -201,12 +295,22 @@ def _questions(plans: list[sections.SectionPlan], final_sections: list[ReportSec
     for plan, sec in zip(plans, final_sections):
         if plan.question is None:
             continue
-        body = " ".join([sec.text, *[text_of[id(c)] for c in plans if c.parent is plan and id(c) in text_of]])
+        body = " ".join(
+            [sec.text, *[text_of[id(c)] for c in plans if c.parent is plan and id(c) in text_of]]
+        )
         refs = list(dict.fromkeys(int(n) for n in citations.LOCAL_RE.findall(body)))
         status = plan.status if plan.status == "answered" and refs else "insufficient"
-        out.append(ReportQuestion(key=plan.question.key, label=plan.question.label, heading=sec.heading,
-                                  status=status, sources=refs, sources_found=len(plan.sources or []),
-                                  min_sources=plan.question.min_sources))
+        out.append(
+            ReportQuestion(
+                key=plan.question.key,
+                label=plan.question.label,
+                heading=sec.heading,
+                status=status,
+                sources=refs,
+                sources_found=len(plan.sources or []),
+                min_sources=plan.question.min_sources,
+            )
+        )
     return out
 
 
@@ -214,25 +318,50 @@ def _body(report: Report) -> str:
     return "\n\n".join([report.lead, *[s.text for s in report.sections]])
 
 
-def _assemble(ctx: RunContext, topic: str, lead: str, sections: list[ReportSection],
-              refs: list[Reference], questions: list[ReportQuestion] | None = None) -> Report:
+def _assemble(
+    ctx: RunContext,
+    topic: str,
+    lead: str,
+    sections: list[ReportSection],
+    refs: list[Reference],
+    questions: list[ReportQuestion] | None = None,
+) -> Report:
     label = ctx.engine.label
     parts = [f"# {topic}", ""]
     if ctx.engine.name == "extractive":
-        parts += [f"> Written in **{label}**: every sentence is extracted from a cited source; "
-                  "no language model was used.", ""]
+        parts += [
+            f"> Written in **{label}**: every sentence is extracted from a cited source; "
+            "no language model was used.",
+            "",
+        ]
     failed = ctx.failed_backends() if hasattr(ctx, "failed_backends") else {}
     if failed:  # issue 5: a failing backend is visible, never a silently thin report
-        notes = ", ".join(f"{name} ({', '.join(v['reasons'])}, {v['failures']}×)" for name, v in failed.items())
-        parts += [f"> ⚠ Search backends that failed during this run: {notes}. Sources from them may be "
-                  "missing from this report.", ""]
+        notes = ", ".join(
+            f"{name} ({', '.join(v['reasons'])}, {v['failures']}×)" for name, v in failed.items()
+        )
+        parts += [
+            f"> ⚠ Search backends that failed during this run: {notes}. Sources from them may be "
+            "missing from this report.",
+            "",
+        ]
     parts += [lead, ""]
     for s in sections:
         parts += [f"{'#' * (s.level + 1)} {s.heading}", "", s.text, ""]
     if refs:
         parts += ["## References", ""]
         for ref in refs:
-            ident = f" ({ref.source_type}: {ref.external_id})" if ref.external_id else f" ({ref.source_type})"
+            ident = (
+                f" ({ref.source_type}: {ref.external_id})"
+                if ref.external_id
+                else f" ({ref.source_type})"
+            )
             parts.append(f"{ref.number}. [{ref.title}]({ref.url}){ident}")
-    return Report(title=topic, lead=lead, sections=sections, references=refs,
-                  markdown="\n".join(parts).strip() + "\n", engine_label=label, questions=questions or [])
+    return Report(
+        title=topic,
+        lead=lead,
+        sections=sections,
+        references=refs,
+        markdown="\n".join(parts).strip() + "\n",
+        engine_label=label,
+        questions=questions or [],
+    )

@@ -37,7 +37,9 @@ from research.store.lease import Lease, holder_name
 from research.store.runs import RunStore
 
 log = logging.getLogger(__name__)
-_POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="report-material")  # reporter.report_units
+_POOL = ThreadPoolExecutor(
+    max_workers=2, thread_name_prefix="report-material"
+)  # reporter.report_units
 
 
 def report_path(settings: Settings, run_id: str):
@@ -52,9 +54,14 @@ def build_context(run_id: str, settings: Settings | None = None) -> RunContext:
     state = store.get_run(run_id)
     config = state.config
     return RunContext(
-        run_id=run_id, config=config, settings=settings, store=store,
-        collector=store.collector(run_id), engine=make_engine(config, run_id, store, settings),
-        retriever=build_retriever(config.search, config.corpus, config.corpora, settings))
+        run_id=run_id,
+        config=config,
+        settings=settings,
+        store=store,
+        collector=store.collector(run_id),
+        engine=make_engine(config, run_id, store, settings),
+        retriever=build_retriever(config.search, config.corpus, config.corpora, settings),
+    )
 
 
 class LeaseLost(Exception):
@@ -152,8 +159,15 @@ def execute(run_id: str, settings: Settings | None = None) -> str:
             return state.status  # ended, or waiting for the analyst's approval (issue 12)
         store.set_fields(run_id, worker=holder_name())
         if state.status != "pending" or store.has_doc(run_id, "plan"):
-            store.emit(run_id, "run.resumed", {"from": state.status, "worker": holder_name(),
-                                               "turns_done": store.count_turns(run_id)})
+            store.emit(
+                run_id,
+                "run.resumed",
+                {
+                    "from": state.status,
+                    "worker": holder_name(),
+                    "turns_done": store.count_turns(run_id),
+                },
+            )
         return _execute(store, run_id, settings, lease)
     except redis.RedisError:
         log.exception("run %s: Redis unreachable; stopping (the run resumes later)", run_id)
@@ -178,10 +192,14 @@ def _execute(store: RunStore, run_id: str, settings: Settings, lease: Lease) -> 
         path = report_path(settings, run_id)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(report.markdown, encoding="utf-8")
-        store.set_status(run_id, "complete", report_path=str(path), wall_s=round(time.monotonic() - t0, 3))
+        store.set_status(
+            run_id, "complete", report_path=str(path), wall_s=round(time.monotonic() - t0, 3)
+        )
         return "complete"
     except AwaitingReview:
-        store.set_status(run_id, REVIEW_STATUS, review_state="awaiting", wall_s=round(time.monotonic() - t0, 3))
+        store.set_status(
+            run_id, REVIEW_STATUS, review_state="awaiting", wall_s=round(time.monotonic() - t0, 3)
+        )
         store.emit(run_id, "review.awaiting", {"by": "plan review"})
         return REVIEW_STATUS
     except LeaseLost:
@@ -190,16 +208,31 @@ def _execute(store: RunStore, run_id: str, settings: Settings, lease: Lease) -> 
     except redis.RedisError:
         raise  # execute() stops the job; the lease expires and the run resumes later
     except RunCancelled as exc:
-        store.set_status(run_id, "cancelled", error=exc.message, error_code=exc.code,
-                         wall_s=round(time.monotonic() - t0, 3))
+        store.set_status(
+            run_id,
+            "cancelled",
+            error=exc.message,
+            error_code=exc.code,
+            wall_s=round(time.monotonic() - t0, 3),
+        )
         return "cancelled"
     except ResearchError as exc:
-        store.set_status(run_id, "failed", error=exc.message, error_code=exc.code,
-                         wall_s=round(time.monotonic() - t0, 3))
+        store.set_status(
+            run_id,
+            "failed",
+            error=exc.message,
+            error_code=exc.code,
+            wall_s=round(time.monotonic() - t0, 3),
+        )
         return "failed"
     except Exception as exc:  # noqa: BLE001 - a run must end in a recorded state, never hang
         log.exception("run %s failed", run_id)
-        store.set_status(run_id, "failed", error=f"{type(exc).__name__}: {exc}"[:1000], error_code="internal_error",
-                         wall_s=round(time.monotonic() - t0, 3))
+        store.set_status(
+            run_id,
+            "failed",
+            error=f"{type(exc).__name__}: {exc}"[:1000],
+            error_code="internal_error",
+            wall_s=round(time.monotonic() - t0, 3),
+        )
         store.emit(run_id, "error.traceback", {"traceback": traceback.format_exc()[-4000:]})
         return "failed"

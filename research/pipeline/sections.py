@@ -47,18 +47,19 @@ from research.engines.extractive.vectors import Vectors
 from research.models import Outline, Question, Syllabus
 from research.pipeline.evidence import Unit
 
-MATCH_MIN = 0.50      # cosine(heading, "label: description" or label) for a section to answer a question
-ASPECT_MIN = 0.22     # cosine(sentence, section aspect) for a sentence to be written into it
+MATCH_MIN = (
+    0.50  # cosine(heading, "label: description" or label) for a section to answer a question
+)
+ASPECT_MIN = 0.22  # cosine(sentence, section aspect) for a sentence to be written into it
 QUESTION_ASPECT_MIN = 0.25  # the same floor for a question's section (its label + description)
 DUPLICATE_SIM = 0.90  # below the 0.92 near-duplicate bar of the quality metric, on purpose
-RELATIVE_MIN = 0.7    # ... and ≥ 70 % of the best such cosine in its section
+RELATIVE_MIN = 0.7  # ... and ≥ 70 % of the best such cosine in its section
 PER_SECTION = 7
 FALLBACK_MAX = 2
 FIT_MARGIN = 0.0
 QUESTION_MARGIN = 0.0  # a question section takes only sentences whose nearest heading is its own
-NEST_MIN = 0.20        # mean cosine(section sentences' centroid / heading, question aspect) to nest under a question
-DESIGN_PENALTY = 0.10   # aspect cosine taken off sentences that describe study design, not findings
-
+NEST_MIN = 0.20  # mean cosine(section sentences' centroid / heading, question aspect) to nest under a question
+DESIGN_PENALTY = 0.10  # aspect cosine taken off sentences that describe study design, not findings
 
 
 @dataclass
@@ -75,7 +76,7 @@ class SectionPlan:
     sources: list[str] | None = None
     status: str = ""
     units: list[Unit] = field(default_factory=list)
-    parent: "SectionPlan | None" = None
+    parent: SectionPlan | None = None
     elsewhere: list[str] = field(default_factory=list)
 
     def query(self, topic: str) -> str:
@@ -83,26 +84,32 @@ class SectionPlan:
         section-fit definition of ``research.devtools.report_quality``)."""
         return f"{topic}: {self.heading}"
 
-
     def aspect(self) -> str:
         """What the section is about without the topic: ``"label: description"`` of its question,
         else ``"heading. subsections"``."""
         if self.question is not None:
             return f"{self.question.label}: {self.question.description}"
-        return f"{self.heading}. {', '.join(self.subsections)}" if self.subsections else self.heading
+        return (
+            f"{self.heading}. {', '.join(self.subsections)}" if self.subsections else self.heading
+        )
 
 
-def plan_sections(vectors: Vectors, topic: str, outline: Outline, syllabus: Syllabus | None,
-                  finalized: dict) -> list[SectionPlan]:
+def plan_sections(
+    vectors: Vectors, topic: str, outline: Outline, syllabus: Syllabus | None, finalized: dict
+) -> list[SectionPlan]:
     """Sections of the report: outline sections (matched questions attached), then one section
     per unmatched question. ``finalized`` is ``SourceCollector.finalize_sources()``."""
-    plans = [SectionPlan(heading=s.heading, subsections=list(s.subsections)) for s in outline.sections]
+    plans = [
+        SectionPlan(heading=s.heading, subsections=list(s.subsections)) for s in outline.sections
+    ]
     questions = list(syllabus.questions) if syllabus else []
     matched: dict[int, int] = {}
     if plans and questions:
         heads = [p.heading for p in plans]
-        sims = np.maximum(vectors.sim(heads, [f"{q.label}: {q.description}" for q in questions]),
-                          vectors.sim(heads, [q.label for q in questions]))
+        sims = np.maximum(
+            vectors.sim(heads, [f"{q.label}: {q.description}" for q in questions]),
+            vectors.sim(heads, [q.label for q in questions]),
+        )
         rows, cols = linear_sum_assignment(-sims)
         matched = {int(c): int(r) for r, c in zip(rows, cols) if sims[r, c] >= MATCH_MIN}
     answering = []
@@ -130,7 +137,9 @@ def allocate(vectors: Vectors, topic: str, plans: list[SectionPlan], units: list
             has_text = bool(p.units) or any(c.units for c in plans if c.parent is p)
             p.status = "answered" if enough and has_text else "insufficient"
             mine = set(p.sources or [])  # where this question's sources are quoted instead
-            p.elsewhere = [o.heading for o in plans if o is not p and any(u.source_id in mine for u in o.units)]
+            p.elsewhere = [
+                o.heading for o in plans if o is not p and any(u.source_id in mine for u in o.units)
+            ]
 
 
 def nest(vectors: Vectors, plans: list[SectionPlan]) -> None:
@@ -177,19 +186,31 @@ def reading_order(plans: list[SectionPlan]) -> list[tuple[SectionPlan, int]]:
 def _assign(vectors: Vectors, topic: str, plans: list[SectionPlan], units: list[Unit]) -> None:
     texts = [u.text for u in units]
     fit = vectors.sim(texts, [p.query(topic) for p in plans])  # (units, sections)
-    design = np.array([DESIGN_PENALTY * bool(STUDY_DESIGN.search(t)) for t in texts], dtype=np.float32)
+    design = np.array(
+        [DESIGN_PENALTY * bool(STUDY_DESIGN.search(t)) for t in texts], dtype=np.float32
+    )
     aspect = vectors.sim(texts, [p.aspect() for p in plans]) - design[:, None]
     score = 0.5 * fit + 0.5 * aspect
     floor = [QUESTION_ASPECT_MIN if p.question is not None else ASPECT_MIN for p in plans]
-    allowed = np.array([[(p.sources is None or u.source_id in set(p.sources)) and aspect[i, j] >= floor[j]
-                         for j, p in enumerate(plans)] for i, u in enumerate(units)])
+    allowed = np.array(
+        [
+            [
+                (p.sources is None or u.source_id in set(p.sources)) and aspect[i, j] >= floor[j]
+                for j, p in enumerate(plans)
+            ]
+            for i, u in enumerate(units)
+        ]
+    )
     best = fit.argmax(axis=1)
     is_q = [p.question is not None for p in plans]
     vecs = vectors.encode(texts)
     kept: list[int] = []
 
     def take(i: int, j: int) -> bool:
-        if any(norm_key(texts[i]) == norm_key(texts[k]) or overlap(texts[i], texts[k]) >= 0.7 for k in kept):
+        if any(
+            norm_key(texts[i]) == norm_key(texts[k]) or overlap(texts[i], texts[k]) >= 0.7
+            for k in kept
+        ):
             return False
         if kept and float(np.max(vecs[kept] @ vecs[i])) >= DUPLICATE_SIM:
             return False
@@ -199,21 +220,33 @@ def _assign(vectors: Vectors, topic: str, plans: list[SectionPlan], units: list[
 
     # questions first: a question section may take its sources' sentences whose fit to it is
     # within QUESTION_MARGIN of their best heading; then the outline's other sections
-    pairs = [(i, j) for i in range(len(units)) for j in range(len(plans)) if allowed[i, j]
-             and (j == best[i] or (is_q[j] and fit[i, j] >= fit[i, best[i]] - QUESTION_MARGIN))]
+    pairs = [
+        (i, j)
+        for i in range(len(units))
+        for j in range(len(plans))
+        if allowed[i, j]
+        and (j == best[i] or (is_q[j] and fit[i, j] >= fit[i, best[i]] - QUESTION_MARGIN))
+    ]
     top: dict[int, float] = {}
     for i, j in pairs:
         top[j] = max(top.get(j, -1.0), float(aspect[i, j]))
-    pairs = sorted((ij for ij in pairs if aspect[ij] >= RELATIVE_MIN * top[ij[1]]),
-                   key=lambda ij: (not is_q[ij[1]], -float(score[ij]), ij))
+    pairs = sorted(
+        (ij for ij in pairs if aspect[ij] >= RELATIVE_MIN * top[ij[1]]),
+        key=lambda ij: (not is_q[ij[1]], -float(score[ij]), ij),
+    )
     for i, j in pairs:
         if len(plans[j].units) < PER_SECTION and i not in kept:
             take(i, j)
-    for j, p in enumerate(plans):  # an empty question section: its sources' best near-fitting sentences
+    for j, p in enumerate(
+        plans
+    ):  # an empty question section: its sources' best near-fitting sentences
         if p.question is None or p.units:
             continue
-        near = [i for i in range(len(units)) if allowed[i, j] and i not in kept
-                and fit[i, j] >= fit[i].max() - FIT_MARGIN]
+        near = [
+            i
+            for i in range(len(units))
+            if allowed[i, j] and i not in kept and fit[i, j] >= fit[i].max() - FIT_MARGIN
+        ]
         for i in sorted(near, key=lambda i: (-float(score[i, j]), i)):
             if len(p.units) >= FALLBACK_MAX:
                 break
@@ -231,11 +264,15 @@ def insufficient_sentence(q: Question, found: int, elsewhere: list[str] | None =
     desc = desc.rsplit("?", 1)[-1].strip() or desc
     what = f"{q.label.lower()} ({desc[:1].lower()}{desc[1:]})" if desc else q.label.lower()
     if found < q.min_sources:
-        return (f"{q.label}: {found} of {q.min_sources} sources needed; the evidence found does not "
-                f"establish {what}.")
+        return (
+            f"{q.label}: {found} of {q.min_sources} sources needed; the evidence found does not "
+            f"establish {what}."
+        )
     where = ""
     if elsewhere:
         names = [f"“{h}”" for h in elsewhere[:3]]
         where = f" (they are quoted under {', '.join(names[:-1]) + ' and ' + names[-1] if len(names) > 1 else names[0]})"
-    return (f"{q.label}: {found} sources were assigned to this question ({q.min_sources} needed), but their "
-            f"sentences fit other sections better{where}; the evidence found does not establish {what}.")
+    return (
+        f"{q.label}: {found} sources were assigned to this question ({q.min_sources} needed), but their "
+        f"sentences fit other sections better{where}; the evidence found does not establish {what}."
+    )

@@ -1,2 +1,1 @@
 """Planning: the question syllabus and its templates, and plan review (read, edit, validate, approve)."""
-

@@ -44,7 +44,11 @@ class PlanBundle(BaseModel):
 
 
 def _blank(v: Any) -> bool:
-    return v is None or (isinstance(v, float) and math.isnan(v)) or (isinstance(v, str) and not v.strip())
+    return (
+        v is None
+        or (isinstance(v, float) and math.isnan(v))
+        or (isinstance(v, str) and not v.strip())
+    )
 
 
 def _text(v: Any) -> str:
@@ -52,7 +56,7 @@ def _text(v: Any) -> str:
 
 
 def _key_from(label: str) -> str:
-    words = "_".join(re.findall(r"[a-z0-9]+", label.lower()))[:MAX_KEY_CHARS - 7].strip("_")
+    words = "_".join(re.findall(r"[a-z0-9]+", label.lower()))[: MAX_KEY_CHARS - 7].strip("_")
     return f"custom.{words}" if words else ""
 
 
@@ -90,15 +94,19 @@ def check_questions(rows: Any, errors: list[str]) -> list[Question]:
         if not key:
             errors.append(f"Question {i}: give it a key like 'clinical.safety'.")
         elif not KEY_RE.fullmatch(key) or len(key) > MAX_KEY_CHARS:
-            errors.append(f"{where}: the key must be area.name — lower-case letters, digits or _ on each side "
-                          f"of one dot, at most {MAX_KEY_CHARS} characters (e.g. 'clinical.safety').")
+            errors.append(
+                f"{where}: the key must be area.name — lower-case letters, digits or _ on each side "
+                f"of one dot, at most {MAX_KEY_CHARS} characters (e.g. 'clinical.safety')."
+            )
         elif key in seen:
             errors.append(f"{where}: the key is used twice; keys must be unique.")
         seen.add(key)
         n = _int(row.get("min_sources"))
         if n is None or not MIN_SOURCES <= n <= MAX_SOURCES:
-            errors.append(f"{where}: min_sources must be a whole number from {MIN_SOURCES} to {MAX_SOURCES} "
-                          f"(got {row.get('min_sources')!r}).")
+            errors.append(
+                f"{where}: min_sources must be a whole number from {MIN_SOURCES} to {MAX_SOURCES} "
+                f"(got {row.get('min_sources')!r})."
+            )
         if label and key and n is not None:
             out.append(Question(key=key, label=label, description=desc, min_sources=max(1, n)))
     if not rows:
@@ -128,7 +136,11 @@ def check_perspectives(rows: Any, old: list[Perspective], errors: list[str]) -> 
             prev = by_name.get(name.lower())
             qs = prev.questions if prev and prev.focus == focus else []
         if name and focus:
-            out.append(Perspective(name=name[:80], focus=focus[:300], questions=[_text(q) for q in qs if _text(q)]))
+            out.append(
+                Perspective(
+                    name=name[:80], focus=focus[:300], questions=[_text(q) for q in qs if _text(q)]
+                )
+            )
     if not rows:
         errors.append("Keep at least one perspective.")
     elif len(rows) > MAX_PERSPECTIVES:
@@ -145,7 +157,13 @@ def check_steps(rows: Any, errors: list[str]) -> list[Step]:
         if not title:
             errors.append(f"Step {i}: give it a title.")
             continue
-        out.append(Step(step_id=len(out) + 1, title=title[:120], description=_text(row.get("description"))[:600]))
+        out.append(
+            Step(
+                step_id=len(out) + 1,
+                title=title[:120],
+                description=_text(row.get("description"))[:600],
+            )
+        )
     if not rows:
         errors.append("The plan needs at least one step.")
     return out
@@ -159,8 +177,10 @@ def apply_edit(current: PlanBundle, edit: Any) -> PlanBundle:
     """
     errors: list[str] = []
     if not isinstance(edit, dict):
-        raise InputError("The plan file must be a JSON object with any of the keys plan, syllabus, perspectives.",
-                         code="invalid_plan")
+        raise InputError(
+            "The plan file must be a JSON object with any of the keys plan, syllabus, perspectives.",
+            code="invalid_plan",
+        )
     unknown = sorted(set(edit) - set(PARTS))
     if unknown:
         errors.append(f"Unknown keys {', '.join(unknown)}: use plan, syllabus and perspectives.")
@@ -176,7 +196,9 @@ def apply_edit(current: PlanBundle, edit: Any) -> PlanBundle:
         rows = raw.get("steps") if isinstance(raw, dict) else raw
         plan = Plan(plan_title=current.plan.plan_title, steps=check_steps(rows, errors))
     if errors:
-        raise InputError("The edited plan is not valid:\n- " + "\n- ".join(errors), code="invalid_plan")
+        raise InputError(
+            "The edited plan is not valid:\n- " + "\n- ".join(errors), code="invalid_plan"
+        )
     return PlanBundle(plan=plan, syllabus=syllabus, perspectives=persp)
 
 
@@ -185,28 +207,47 @@ def load_edit(text: str, source: str = "the plan file") -> dict:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise InputError(f"{source} is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}).",
-                         code="invalid_plan") from None
+        raise InputError(
+            f"{source} is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}).",
+            code="invalid_plan",
+        ) from None
     if not isinstance(data, dict):
-        raise InputError(f"{source} must hold a JSON object with any of the keys plan, syllabus, perspectives.",
-                         code="invalid_plan")
+        raise InputError(
+            f"{source} must hold a JSON object with any of the keys plan, syllabus, perspectives.",
+            code="invalid_plan",
+        )
     return data
 
 
 def diff(old: PlanBundle, new: PlanBundle) -> dict:
     """What an edit changed (the ``plan.edited`` event): per part, keys/names ``added``,
     ``removed`` and ``changed``; ``steps`` before → after counts and whether any step changed."""
+
     def by(items, attr):
         return {getattr(x, attr): x for x in items}
 
     out: dict[str, Any] = {}
-    for part, old_items, new_items, attr in (("questions", old.syllabus.questions, new.syllabus.questions, "key"),
-                                             ("perspectives", old.perspectives, new.perspectives, "name")):
+    for part, old_items, new_items, attr in (
+        ("questions", old.syllabus.questions, new.syllabus.questions, "key"),
+        ("perspectives", old.perspectives, new.perspectives, "name"),
+    ):
         a, b = by(old_items, attr), by(new_items, attr)
-        out[part] = {"added": [k for k in b if k not in a], "removed": [k for k in a if k not in b],
-                     "changed": [k for k in b if k in a and a[k] != b[k]]}
-    out["steps"] = {"before": len(old.plan.steps), "after": len(new.plan.steps),
-                    "changed": old.plan.steps != new.plan.steps}
-    out["changed"] = any(v["added"] or v["removed"] or v["changed"] for k, v in out.items()
-                         if k in ("questions", "perspectives")) or out["steps"]["changed"]
+        out[part] = {
+            "added": [k for k in b if k not in a],
+            "removed": [k for k in a if k not in b],
+            "changed": [k for k in b if k in a and a[k] != b[k]],
+        }
+    out["steps"] = {
+        "before": len(old.plan.steps),
+        "after": len(new.plan.steps),
+        "changed": old.plan.steps != new.plan.steps,
+    }
+    out["changed"] = (
+        any(
+            v["added"] or v["removed"] or v["changed"]
+            for k, v in out.items()
+            if k in ("questions", "perspectives")
+        )
+        or out["steps"]["changed"]
+    )
     return out

@@ -16,8 +16,7 @@ from __future__ import annotations
 from research.errors import InputError
 from research.models import REVIEW_STATUS, Perspective, Plan, RunState, Syllabus
 from research.planning.edit import PlanBundle, apply_edit, diff
-from research.store import keys
-from research.store import open_store
+from research.store import keys, open_store
 from research.store.runs import RunStore
 
 
@@ -35,9 +34,11 @@ def awaiting(run_id: str, store: RunStore | None = None) -> RunState:
     store = _store(store)
     state = store.get_run(keys.check_run_id(run_id.strip() if isinstance(run_id, str) else run_id))
     if state.status != REVIEW_STATUS:
-        raise InputError(f"Run {state.run_id} is {state.status}, not awaiting review: only a run started with "
-                         "plan review (--review) can be approved or edited, once its plan is ready.",
-                         code="not_awaiting_review")
+        raise InputError(
+            f"Run {state.run_id} is {state.status}, not awaiting review: only a run started with "
+            "plan review (--review) can be approved or edited, once its plan is ready.",
+            code="not_awaiting_review",
+        )
     return state
 
 
@@ -51,12 +52,19 @@ def plan_bundle(run_id: str, store: RunStore | None = None) -> PlanBundle:
     plan = store.get_doc(run_id, "plan", Plan)
     syllabus = store.get_doc(run_id, "syllabus", Syllabus)
     if plan is None or syllabus is None:
-        raise InputError(f"Run {run_id} has no plan yet; wait until planning is done.", code="plan_not_ready")
-    return PlanBundle(plan=plan, syllabus=syllabus,
-                      perspectives=store.get_doc_list(run_id, "perspectives", Perspective))
+        raise InputError(
+            f"Run {run_id} has no plan yet; wait until planning is done.", code="plan_not_ready"
+        )
+    return PlanBundle(
+        plan=plan,
+        syllabus=syllabus,
+        perspectives=store.get_doc_list(run_id, "perspectives", Perspective),
+    )
 
 
-def validate(run_id: str, edit: dict | None, store: RunStore | None = None) -> tuple[PlanBundle, dict]:
+def validate(
+    run_id: str, edit: dict | None, store: RunStore | None = None
+) -> tuple[PlanBundle, dict]:
     """``(edited bundle, diff)`` for ``edit`` applied to the run's stored plan; writes nothing.
 
     Raises:
@@ -70,8 +78,14 @@ def validate(run_id: str, edit: dict | None, store: RunStore | None = None) -> t
     return new, diff(current, new)
 
 
-def approve(run_id: str, edit: dict | None = None, *, by: str = "cli", run: str = "background",
-            store: RunStore | None = None) -> str:
+def approve(
+    run_id: str,
+    edit: dict | None = None,
+    *,
+    by: str = "cli",
+    run: str = "background",
+    store: RunStore | None = None,
+) -> str:
     """Store the (edited) plan and continue the run.
 
     Args:
@@ -89,7 +103,9 @@ def approve(run_id: str, edit: dict | None = None, *, by: str = "cli", run: str 
     from research.pipeline import runner  # noqa: PLC0415
 
     store = _store(store)
-    backend = jobs.job_backend() if run != "foreground" else "thread"  # a bad backend fails before writing
+    backend = (
+        jobs.job_backend() if run != "foreground" else "thread"
+    )  # a bad backend fails before writing
     new, changes = validate(run_id, edit, store)
     run_id = keys.check_run_id(run_id.strip())
     store.collector(run_id).init(new.syllabus)  # no sources yet: the question set follows the edit
@@ -99,8 +115,15 @@ def approve(run_id: str, edit: dict | None = None, *, by: str = "cli", run: str 
     if changes["changed"]:
         store.emit(run_id, "plan.edited", {**changes, "by": by})
     store.set_fields(run_id, review_state="approved")
-    store.emit(run_id, "plan.approved", {"by": by, "questions": new.syllabus.keys(),
-                                         "perspectives": [p.name for p in new.perspectives]})
+    store.emit(
+        run_id,
+        "plan.approved",
+        {
+            "by": by,
+            "questions": new.syllabus.keys(),
+            "perspectives": [p.name for p in new.perspectives],
+        },
+    )
     store.set_status(run_id, "pending")
     if run == "foreground":
         return runner.execute(run_id)
@@ -117,5 +140,9 @@ def cancel(run_id: str, *, by: str = "cli", store: RunStore | None = None) -> No
     store = _store(store)
     state = awaiting(run_id, store)
     store.emit(state.run_id, "cancel.requested", {"by": by, "during": REVIEW_STATUS})
-    store.set_status(state.run_id, "cancelled", error="The analyst cancelled the run at plan review.",
-                     error_code="cancelled")
+    store.set_status(
+        state.run_id,
+        "cancelled",
+        error="The analyst cancelled the run at plan review.",
+        error_code="cancelled",
+    )

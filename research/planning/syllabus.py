@@ -23,8 +23,8 @@ Usage::
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from types import MappingProxyType
-from typing import Mapping
 
 from research.errors import InputError, InvariantError
 from research.models import TEMPLATE_CHOICES, Question, Syllabus
@@ -102,10 +102,12 @@ def _syllabus(name: str, questions: Mapping[str, dict]) -> Syllabus:
     return Syllabus(name=name, questions=[Question(key=k, **v) for k, v in questions.items()])
 
 
-TEMPLATES: Mapping[str, Syllabus] = MappingProxyType({
-    "drug": _syllabus("drug", STORM_QUESTIONS),
-    "general": _syllabus("general", GENERAL_QUESTIONS),
-})
+TEMPLATES: Mapping[str, Syllabus] = MappingProxyType(
+    {
+        "drug": _syllabus("drug", STORM_QUESTIONS),
+        "general": _syllabus("general", GENERAL_QUESTIONS),
+    }
+)
 """Read-only ``name → Syllabus``. Use ``get_template`` to get a copy you may change."""
 
 
@@ -120,12 +122,18 @@ AUTO = "auto"
 # names: -mab antibodies, -tinib/-anib kinase inhibitors, -parib, -ciclib, -platin, -taxel,
 # -rubicin, -statin, -pril, -sartan, -olol, -prazole, -floxacin, -cillin, -mycin, -cycline,
 # -vir antivirals, -tide peptides, -lukast, -gliptin, -gliflozin, -dronate, -azole antifungals.
-_INN_STEM = re.compile(r"\b[a-z]{3,}(?:mab|tinib|anib|rafenib|parib|ciclib|platin|taxel|rubicin|statin|pril|"
-                       r"sartan|olol|prazole|floxacin|cillin|mycin|cycline|vir|tide|lukast|gliptin|gliflozin|"
-                       r"dronate|conazole|tecan|lisib|degib|zomib|limus|vastatin|ximab|zumab|umab)\b", re.I)
+_INN_STEM = re.compile(
+    r"\b[a-z]{3,}(?:mab|tinib|anib|rafenib|parib|ciclib|platin|taxel|rubicin|statin|pril|"
+    r"sartan|olol|prazole|floxacin|cillin|mycin|cycline|vir|tide|lukast|gliptin|gliflozin|"
+    r"dronate|conazole|tecan|lisib|degib|zomib|limus|vastatin|ximab|zumab|umab)\b",
+    re.I,
+)
 # words that make a topic about a medicine even without an INN-stemmed name
-_DRUG_WORDS = re.compile(r"\b(drugs?|medicines?|medications?|pharmacotherapy|chemotherapy|inhibitors?|"
-                         r"antibod(?:y|ies)|vaccines?|dosing|dosage|biosimilars?|pharmaceuticals?)\b", re.I)
+_DRUG_WORDS = re.compile(
+    r"\b(drugs?|medicines?|medications?|pharmacotherapy|chemotherapy|inhibitors?|"
+    r"antibod(?:y|ies)|vaccines?|dosing|dosage|biosimilars?|pharmaceuticals?)\b",
+    re.I,
+)
 
 
 def topic_kind(topic: str) -> str:
@@ -140,8 +148,10 @@ def topic_kind(topic: str) -> str:
 
 
 if TEMPLATE_CHOICES != (AUTO, *template_names()):
-    raise InvariantError(f"models.TemplateName {TEMPLATE_CHOICES} must be 'auto' followed by the "
-                         f"templates of research/planning/syllabus.py {template_names()}")
+    raise InvariantError(
+        f"models.TemplateName {TEMPLATE_CHOICES} must be 'auto' followed by the "
+        f"templates of research/planning/syllabus.py {template_names()}"
+    )
 
 
 def template_choices() -> list[str]:
@@ -158,8 +168,11 @@ def check_template(name: str) -> str:
     """
     key = name.strip().lower() if isinstance(name, str) else ""
     if key != AUTO and key not in TEMPLATES:
-        raise InputError(f"Unknown question template {str(name)[:40]!r}: choose one of "
-                         f"{', '.join(template_choices())}.", code="unknown_template")
+        raise InputError(
+            f"Unknown question template {str(name)[:40]!r}: choose one of "
+            f"{', '.join(template_choices())}.",
+            code="unknown_template",
+        )
     return key
 
 
@@ -192,6 +205,9 @@ def get_template(name: str) -> Syllabus:
     key = name.strip().lower() if isinstance(name, str) else ""
     template = TEMPLATES.get(key)
     if template is None:
-        raise InputError(f"Unknown question template {str(name)[:40]!r}: choose one of "
-                         f"{', '.join(template_names())}.", code="unknown_template")
+        raise InputError(
+            f"Unknown question template {str(name)[:40]!r}: choose one of "
+            f"{', '.join(template_names())}.",
+            code="unknown_template",
+        )
     return template.model_copy(deep=True)

@@ -8,6 +8,13 @@ from research.search.corpus import CorpusLoad, Document, load_corpus, read_corpu
 from research.search.local import LocalSearch, get_local_search
 
 __all__ = [
-    "CorpusLoad", "Document", "LocalSearch", "Retriever", "external_id_for", "get_local_search",
-    "load_corpus", "read_corpus", "source_type_for",
+    "CorpusLoad",
+    "Document",
+    "LocalSearch",
+    "Retriever",
+    "external_id_for",
+    "get_local_search",
+    "load_corpus",
+    "read_corpus",
+    "source_type_for",
 ]

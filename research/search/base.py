@@ -16,11 +16,21 @@ from research.models import SearchResult
 SOURCE_TYPES = ("pubmed", "clinicaltrials.gov", "wikipedia", "web", "local")
 
 _ALIASES = {
-    "pubmed": "pubmed", "pmid": "pubmed", "medline": "pubmed", "pmc": "pubmed",
-    "clinicaltrials.gov": "clinicaltrials.gov", "clinicaltrials": "clinicaltrials.gov",
-    "ctgov": "clinicaltrials.gov", "ct.gov": "clinicaltrials.gov", "nct": "clinicaltrials.gov",
-    "wikipedia": "wikipedia", "wiki": "wikipedia", "freshwiki": "wikipedia",
-    "web": "web", "local": "local", "file": "local",
+    "pubmed": "pubmed",
+    "pmid": "pubmed",
+    "medline": "pubmed",
+    "pmc": "pubmed",
+    "clinicaltrials.gov": "clinicaltrials.gov",
+    "clinicaltrials": "clinicaltrials.gov",
+    "ctgov": "clinicaltrials.gov",
+    "ct.gov": "clinicaltrials.gov",
+    "nct": "clinicaltrials.gov",
+    "wikipedia": "wikipedia",
+    "wiki": "wikipedia",
+    "freshwiki": "wikipedia",
+    "web": "web",
+    "local": "local",
+    "file": "local",
 }
 _PMID = re.compile(r"^pubmed:(\d+)$", re.I)
 _NCT = re.compile(r"^nct:(NCT\d+)$", re.I)

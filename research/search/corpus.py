@@ -67,14 +67,17 @@ def read_corpus(path: str | Path) -> CorpusLoad:
         raise CorpusError(
             f"corpus not found: {p} does not exist. Pass a JSONL file of "
             "{id,title,url,text,source} objects or a folder of .txt/.md/.html/.pdf files "
-            "(or set RESEARCH_CORPUS).")
+            "(or set RESEARCH_CORPUS)."
+        )
     if p.is_dir():
         result = _read_folder(p)
         what = f"folder {p} has no readable {'/'.join(DOC_SUFFIXES)} files"
     elif p.suffix.lower() in JSONL_SUFFIXES:
         result = _read_jsonl(p)
-        what = f"JSONL corpus {p} has no valid lines (each line must be a JSON object with " \
-               "non-empty 'id' and 'text')"
+        what = (
+            f"JSONL corpus {p} has no valid lines (each line must be a JSON object with "
+            "non-empty 'id' and 'text')"
+        )
     elif p.suffix.lower() in DOC_SUFFIXES:
         result = CorpusLoad([])
         doc = _read_file(p, p.parent, result)
@@ -83,13 +86,17 @@ def read_corpus(path: str | Path) -> CorpusLoad:
     else:
         raise CorpusError(
             f"unsupported corpus file {p.name}: use a .jsonl file or a folder of documents "
-            f"({', '.join(DOC_SUFFIXES)})")
+            f"({', '.join(DOC_SUFFIXES)})"
+        )
     if not result.documents:
-        detail = f" ({result.skipped} skipped; first: {result.problems[0]})" if result.problems else ""
+        detail = (
+            f" ({result.skipped} skipped; first: {result.problems[0]})" if result.problems else ""
+        )
         raise CorpusError(what + detail)
     if result.skipped:
-        log.warning("corpus %s: skipped %d bad entries (first: %s)", p, result.skipped,
-                    result.problems[0])
+        log.warning(
+            "corpus %s: skipped %d bad entries (first: %s)", p, result.skipped, result.problems[0]
+        )
     return result
 
 
@@ -139,18 +146,28 @@ def _read_jsonl(path: Path) -> CorpusLoad:
                 continue
             seen.add(doc_id)
             title = _clean(obj.get("title")) or _first_line(text) or doc_id
-            out.documents.append(Document(
-                id=doc_id, title=title, url=_clean(obj.get("url")), text=text,
-                source=_clean(obj.get("source")) or "local"))
+            out.documents.append(
+                Document(
+                    id=doc_id,
+                    title=title,
+                    url=_clean(obj.get("url")),
+                    text=text,
+                    source=_clean(obj.get("source")) or "local",
+                )
+            )
     return out
 
 
 # ---------------------------------------------------------------- folders
 def _read_folder(root: Path) -> CorpusLoad:
     out = CorpusLoad([])
-    files = sorted(f for f in root.rglob("*")
-                   if f.is_file() and f.suffix.lower() in DOC_SUFFIXES
-                   and not any(part.startswith(".") for part in f.relative_to(root).parts))
+    files = sorted(
+        f
+        for f in root.rglob("*")
+        if f.is_file()
+        and f.suffix.lower() in DOC_SUFFIXES
+        and not any(part.startswith(".") for part in f.relative_to(root).parts)
+    )
     for f in files:
         doc = _read_file(f, root, out)
         if doc:
@@ -176,8 +193,13 @@ def _read_file(f: Path, root: Path, out: CorpusLoad) -> Document | None:
     if not text.strip():
         out._skip(f"{rel}: no text")
         return None
-    return Document(id=rel, title=(title or f.stem)[:_TITLE_MAX], url=f.resolve().as_uri(),
-                    text=text.strip(), source="local")
+    return Document(
+        id=rel,
+        title=(title or f.stem)[:_TITLE_MAX],
+        url=f.resolve().as_uri(),
+        text=text.strip(),
+        source="local",
+    )
 
 
 def _first_line(text: str) -> str:
@@ -199,8 +221,10 @@ def _md_title(text: str) -> str:
 def _html(html: str) -> tuple[str, str]:
     import trafilatura  # noqa: PLC0415 - heavy import, only for folders with HTML
 
-    text = trafilatura.extract(html, include_comments=False, include_tables=True,
-                               favor_recall=True) or ""
+    text = (
+        trafilatura.extract(html, include_comments=False, include_tables=True, favor_recall=True)
+        or ""
+    )
     meta = trafilatura.extract_metadata(html)
     title = (meta.title if meta and meta.title else "") or _first_line(text)
     return title, text

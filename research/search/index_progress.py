@@ -23,11 +23,11 @@ import json
 import logging
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
-from research.search.embeddings import MODEL_NAME
 from research.search.corpus import DOC_SUFFIXES
+from research.search.embeddings import MODEL_NAME
 
 log = logging.getLogger(__name__)
 
@@ -38,8 +38,15 @@ _LOCK = threading.Lock()
 _LIVE: dict[str, dict] = {}
 
 
-def report(index_path: Path | str, state: str, *, done: int = 0, total: int = 0, corpus: str = "",
-           error: str = "") -> None:
+def report(
+    index_path: Path | str,
+    state: str,
+    *,
+    done: int = 0,
+    total: int = 0,
+    corpus: str = "",
+    error: str = "",
+) -> None:
     """Record that the build into ``index_path`` is in ``state`` with ``done`` of ``total`` docs."""
     key = str(index_path)
     t = time.time()
@@ -48,11 +55,18 @@ def report(index_path: Path | str, state: str, *, done: int = 0, total: int = 0,
         embedding_since = prev.get("embedding_since") if prev.get("state") == "embedding" else None
         if state == "embedding" and embedding_since is None:
             embedding_since = t
-        _LIVE[key] = {"state": state, "done": int(done), "total": int(total),
-                      "corpus": corpus or prev.get("corpus", ""), "index": key,
-                      "started": prev["started"] if prev.get("state") in ACTIVE else t,
-                      "updated": t, "error": error, "embedding_since": embedding_since,
-                      "eta_s": eta_s(int(done), int(total), t - embedding_since) if embedding_since else None}
+        _LIVE[key] = {
+            "state": state,
+            "done": int(done),
+            "total": int(total),
+            "corpus": corpus or prev.get("corpus", ""),
+            "index": key,
+            "started": prev["started"] if prev.get("state") in ACTIVE else t,
+            "updated": t,
+            "error": error,
+            "embedding_since": embedding_since,
+            "eta_s": eta_s(int(done), int(total), t - embedding_since) if embedding_since else None,
+        }
 
 
 def eta_s(done: int, total: int, elapsed_s: float) -> float | None:
@@ -76,11 +90,16 @@ def corpus_fingerprint(path: Path) -> str:
     corpus's index folder."""
     path = path.resolve()
     parts = [str(INDEX_VERSION), MODEL_NAME, str(path)]
-    files = sorted(f for f in path.rglob("*") if f.suffix.lower() in DOC_SUFFIXES) \
-        if path.is_dir() else [path]
+    files = (
+        sorted(f for f in path.rglob("*") if f.suffix.lower() in DOC_SUFFIXES)
+        if path.is_dir()
+        else [path]
+    )
     for f in files:
         st = f.stat()
-        parts.append(f"{f.relative_to(path) if path.is_dir() else ''}|{st.st_mtime_ns}|{st.st_size}")
+        parts.append(
+            f"{f.relative_to(path) if path.is_dir() else ''}|{st.st_mtime_ns}|{st.st_size}"
+        )
     return hashlib.sha1("\n".join(parts).encode()).hexdigest()
 
 
@@ -101,27 +120,56 @@ def index_state(corpus_path: Path | str, index_dir: Path | str) -> dict:
     try:
         ipath = index_path_for(corpus_path, index_dir)
     except OSError as exc:
-        return {"state": "unavailable", "done": 0, "total": 0, "corpus": str(corpus_path), "index": "",
-                "started": 0.0, "updated": 0.0, "error": str(exc)}
+        return {
+            "state": "unavailable",
+            "done": 0,
+            "total": 0,
+            "corpus": str(corpus_path),
+            "index": "",
+            "started": 0.0,
+            "updated": 0.0,
+            "error": str(exc),
+        }
     live = live_state(ipath)
     if live and live["state"] in ACTIVE + ("failed",):
         return live
     try:
         meta = json.loads((ipath / "meta.json").read_text())
         n = int(meta.get("docs", 0))
-        return {"state": "ready", "done": n, "total": n, "corpus": str(corpus_path), "index": str(ipath),
-                "started": 0.0, "updated": float(meta.get("created", 0.0)), "error": ""}
+        return {
+            "state": "ready",
+            "done": n,
+            "total": n,
+            "corpus": str(corpus_path),
+            "index": str(ipath),
+            "started": 0.0,
+            "updated": float(meta.get("created", 0.0)),
+            "error": "",
+        }
     except (OSError, ValueError, TypeError):
-        return live or {"state": "missing", "done": 0, "total": 0, "corpus": str(corpus_path),
-                        "index": str(ipath), "started": 0.0, "updated": 0.0, "error": ""}
+        return live or {
+            "state": "missing",
+            "done": 0,
+            "total": 0,
+            "corpus": str(corpus_path),
+            "index": str(ipath),
+            "started": 0.0,
+            "updated": 0.0,
+            "error": "",
+        }
 
 
-def watch(index_path: Path | str, emit: Callable[[dict], None], stop: threading.Event,
-          interval_s: float = 0.5) -> threading.Thread:
+def watch(
+    index_path: Path | str,
+    emit: Callable[[dict], None],
+    stop: threading.Event,
+    interval_s: float = 0.5,
+) -> threading.Thread:
     """Start a daemon thread calling ``emit(state)`` each time the live build into ``index_path``
     changes state or count (polled every ``interval_s`` s) until ``stop`` is set (then once more,
     so the last state is told; join the thread to wait for it). An exception
     from ``emit`` is logged and ends the thread (progress must never break the run)."""
+
     def loop() -> None:
         last = None
         while True:

@@ -36,13 +36,13 @@ from pathlib import Path
 
 import numpy as np
 
-from research.search.embeddings import MODEL_NAME, Embedder, get_embedder
 from research.errors import CorpusError, InputError
 from research.models import SearchResult
-from research.search.base import external_id_for, source_type_for
 from research.search import index_progress
-from research.search.index_progress import INDEX_VERSION, corpus_fingerprint  # noqa: F401 - re-exported
+from research.search.base import external_id_for, source_type_for
 from research.search.corpus import Document, read_corpus
+from research.search.embeddings import MODEL_NAME, Embedder, get_embedder
+from research.search.index_progress import INDEX_VERSION, corpus_fingerprint  # noqa: F401 - re-exported
 
 log = logging.getLogger(__name__)
 
@@ -70,8 +70,9 @@ def _tokens(texts: list[str]) -> list[list[str]]:
     """Lower-cased, stopword-free, stemmed tokens per text (the BM25 analyzer)."""
     import bm25s  # noqa: PLC0415
 
-    return bm25s.tokenize(texts, stopwords="en", stemmer=_stemmer(), return_ids=False,
-                          show_progress=False)
+    return bm25s.tokenize(
+        texts, stopwords="en", stemmer=_stemmer(), return_ids=False, show_progress=False
+    )
 
 
 class LocalSearch:
@@ -87,15 +88,18 @@ class LocalSearch:
 
     name = "local"
 
-    def __init__(self, corpus_path: str | Path, index_dir: str | Path, *,
-                 embedder: Embedder | None = None) -> None:
+    def __init__(
+        self, corpus_path: str | Path, index_dir: str | Path, *, embedder: Embedder | None = None
+    ) -> None:
         if corpus_path is None or not str(corpus_path).strip():
             raise CorpusError("no corpus path given: pass a JSONL file or a folder of documents")
         path = Path(corpus_path).expanduser()
         if not path.exists():
             read_corpus(path)  # raises the CorpusError that says what to fix
         self.corpus_path = path.resolve()
-        self.index_path = Path(index_dir).expanduser().resolve() / corpus_fingerprint(self.corpus_path)
+        self.index_path = Path(index_dir).expanduser().resolve() / corpus_fingerprint(
+            self.corpus_path
+        )
         t0 = time.monotonic()
         cached = (self.index_path / "meta.json").is_file()
         if not cached:  # say at once that a build is starting: loading the model takes seconds
@@ -108,13 +112,25 @@ class LocalSearch:
             else:
                 self._prune_superseded()
         except BaseException as exc:
-            index_progress.report(self.index_path, "failed", corpus=str(self.corpus_path), error=str(exc)[:300])
+            index_progress.report(
+                self.index_path, "failed", corpus=str(self.corpus_path), error=str(exc)[:300]
+            )
             raise
-        index_progress.report(self.index_path, "ready", done=len(self.docs), total=len(self.docs),
-                              corpus=str(self.corpus_path))
+        index_progress.report(
+            self.index_path,
+            "ready",
+            done=len(self.docs),
+            total=len(self.docs),
+            corpus=str(self.corpus_path),
+        )
         self.open_s = time.monotonic() - t0
-        log.info("local index %s: %d docs %s in %.1f s", self.index_path.name, len(self.docs),
-                 "built" if self.built else "loaded", self.open_s)
+        log.info(
+            "local index %s: %d docs %s in %.1f s",
+            self.index_path.name,
+            len(self.docs),
+            "built" if self.built else "loaded",
+            self.open_s,
+        )
 
     # ------------------------------------------------------------ index build / load
     def _build(self) -> None:
@@ -124,8 +140,15 @@ class LocalSearch:
         self.docs: list[Document] = loaded.documents
         self.skipped = loaded.skipped
         bm25 = bm25s.BM25(k1=1.5, b=0.75, method="lucene")
-        bm25.index(bm25s.tokenize([f"{d.title}\n{d.text}" for d in self.docs], stopwords="en",
-                                  stemmer=_stemmer(), show_progress=False), show_progress=False)
+        bm25.index(
+            bm25s.tokenize(
+                [f"{d.title}\n{d.text}" for d in self.docs],
+                stopwords="en",
+                stemmer=_stemmer(),
+                show_progress=False,
+            ),
+            show_progress=False,
+        )
         self.bm25 = bm25
         self.embeddings = self._embed_docs()
         self._prepare()
@@ -137,11 +160,30 @@ class LocalSearch:
             np.save(tmp / "embeddings.npy", self.embeddings)
             with (tmp / "docs.jsonl").open("w", encoding="utf-8") as fh:
                 for d in self.docs:
-                    fh.write(json.dumps({"id": d.id, "title": d.title, "url": d.url,
-                                         "text": d.text, "source": d.source}) + "\n")
-            (tmp / "meta.json").write_text(json.dumps({
-                "version": INDEX_VERSION, "model": MODEL_NAME, "corpus": str(self.corpus_path),
-                "docs": len(self.docs), "skipped": self.skipped, "created": time.time()}))
+                    fh.write(
+                        json.dumps(
+                            {
+                                "id": d.id,
+                                "title": d.title,
+                                "url": d.url,
+                                "text": d.text,
+                                "source": d.source,
+                            }
+                        )
+                        + "\n"
+                    )
+            (tmp / "meta.json").write_text(
+                json.dumps(
+                    {
+                        "version": INDEX_VERSION,
+                        "model": MODEL_NAME,
+                        "corpus": str(self.corpus_path),
+                        "docs": len(self.docs),
+                        "skipped": self.skipped,
+                        "created": time.time(),
+                    }
+                )
+            )
             if self.index_path.exists():  # unloadable leftovers (we just failed to load them)
                 shutil.rmtree(self.index_path, ignore_errors=True)
             os.replace(tmp, self.index_path)  # atomic; fails if another builder won the race
@@ -176,9 +218,15 @@ class LocalSearch:
         parts = []
         index_progress.report(self.index_path, "embedding", done=0, total=total)
         for start in range(0, total, EMBED_CHUNK):
-            parts.append(self.embedder.encode(texts[start:start + EMBED_CHUNK], max_tokens=DOC_TOKENS))
-            index_progress.report(self.index_path, "embedding", done=min(total, start + EMBED_CHUNK), total=total)
-        return np.concatenate(parts) if parts else np.zeros((0, self.embedder.dim), dtype=np.float32)
+            parts.append(
+                self.embedder.encode(texts[start : start + EMBED_CHUNK], max_tokens=DOC_TOKENS)
+            )
+            index_progress.report(
+                self.index_path, "embedding", done=min(total, start + EMBED_CHUNK), total=total
+            )
+        return (
+            np.concatenate(parts) if parts else np.zeros((0, self.embedder.dim), dtype=np.float32)
+        )
 
     def _try_load(self) -> bool:
         import bm25s  # noqa: PLC0415
@@ -196,7 +244,10 @@ class LocalSearch:
             if meta_file.exists():
                 log.warning("ignoring broken index cache %s: %s", self.index_path, exc)
             return False
-        if len(self.docs) != meta["docs"] or self.embeddings.shape != (len(self.docs), self.embedder.dim):
+        if len(self.docs) != meta["docs"] or self.embeddings.shape != (
+            len(self.docs),
+            self.embedder.dim,
+        ):
             return False
         self.skipped = int(meta.get("skipped", 0))
         self._prepare()
@@ -250,10 +301,20 @@ class LocalSearch:
         out = []
         for i, score in self.rank(query, k):
             d = self.docs[i]
-            out.append(SearchResult(
-                url=d.url, title=d.title, snippets=self.snippets(d, qtokens), text=d.text,
-                source_type=source_type_for(d.source, d.url), external_id=external_id_for(d.id),
-                doc_id=d.id, score=round(score, 6), backend=self.name, query=query))
+            out.append(
+                SearchResult(
+                    url=d.url,
+                    title=d.title,
+                    snippets=self.snippets(d, qtokens),
+                    text=d.text,
+                    source_type=source_type_for(d.source, d.url),
+                    external_id=external_id_for(d.id),
+                    doc_id=d.id,
+                    score=round(score, 6),
+                    backend=self.name,
+                    query=query,
+                )
+            )
         return out
 
     def snippets(self, doc: Document, qtokens: set[str]) -> list[str]:
@@ -283,8 +344,12 @@ class LocalSearch:
             if j in used:
                 continue
             span = [j]
-            while len(span) < 3 and sum(len(sents[x]) for x in span) < 150 \
-                    and span[-1] + 1 < len(sents) and span[-1] + 1 not in used:
+            while (
+                len(span) < 3
+                and sum(len(sents[x]) for x in span) < 150
+                and span[-1] + 1 < len(sents)
+                and span[-1] + 1 not in used
+            ):
                 span.append(span[-1] + 1)
             used.update(span)
             text = _truncate(" ".join(sents[x] for x in span), budget)
@@ -355,6 +420,7 @@ def start_background_build(corpus_path: str | Path, index_dir: str | Path) -> th
     ``get_local_search`` (the process-wide cache, so a run that needs the same index waits for
     this build instead of starting a second one). Errors are logged only. The dashboard calls it
     at server start for the default corpus (issue 14); progress: ``research.search.index_progress``."""
+
     def build() -> None:
         try:
             get_local_search(corpus_path, index_dir)

@@ -54,7 +54,12 @@ class BackendIssue:
 
     def as_event(self) -> dict:
         """The event payload ``{backend, query, reason, message}``."""
-        return {"backend": self.backend, "query": self.query, "reason": self.reason, "message": self.message[:300]}
+        return {
+            "backend": self.backend,
+            "query": self.query,
+            "reason": self.reason,
+            "message": self.message[:300],
+        }
 
 
 @dataclass
@@ -154,7 +159,9 @@ class MultiRetriever:
         self.name = "+".join(self.names)
         self.workers = workers or min(8, len(self.retrievers))
 
-    def _one(self, retriever: Retriever, query: str, k: int) -> tuple[list[SearchResult], BackendIssue | None]:
+    def _one(
+        self, retriever: Retriever, query: str, k: int
+    ) -> tuple[list[SearchResult], BackendIssue | None]:
         name = retriever.name
         try:
             results = retriever.search(query, k)
@@ -165,9 +172,13 @@ class MultiRetriever:
         except ResearchError as exc:
             return [], BackendIssue(name, query, "failed", exc.code, exc.message)
         except Exception as exc:  # noqa: BLE001 - one broken backend must not end the run
-            return [], BackendIssue(name, query, "failed", "error", f"{type(exc).__name__}: {str(exc)[:200]}")
+            return [], BackendIssue(
+                name, query, "failed", "error", f"{type(exc).__name__}: {str(exc)[:200]}"
+            )
         if not results:
-            return [], BackendIssue(name, query, "empty", "no_results", f"{name} found nothing for this query")
+            return [], BackendIssue(
+                name, query, "empty", "no_results", f"{name} found nothing for this query"
+            )
         for r in results:
             r.backend = r.backend if r.backend.startswith(CORPUS_PREFIX) else name
             r.query = r.query or query
@@ -230,15 +241,20 @@ def validate_backends(value: str | list[str] | None, *, check_keys: bool = True)
     names = parse_backends(value)
     unknown = [n for n in names if n not in VALID_BACKENDS]
     if unknown:
-        raise InputError(f"unknown search backend(s) {', '.join(unknown)}: valid backends are "
-                         f"{', '.join(VALID_BACKENDS)}", code="unknown_backend")
+        raise InputError(
+            f"unknown search backend(s) {', '.join(unknown)}: valid backends are "
+            f"{', '.join(VALID_BACKENDS)}",
+            code="unknown_backend",
+        )
     if check_keys:
         for n in names:
             var = BACKENDS[n][2] if n in BACKENDS else None
             if var and not (_get(var) or (n == "searxng" and load_settings().searxng_url)):
-                raise InputError(f"the {n} search backend needs {'its instance URL' if n == 'searxng' else 'an API key'}: "
-                                 f"set the environment variable {var} (or drop {n} from the backends)",
-                                 code="missing_key")
+                raise InputError(
+                    f"the {n} search backend needs {'its instance URL' if n == 'searxng' else 'an API key'}: "
+                    f"set the environment variable {var} (or drop {n} from the backends)",
+                    code="missing_key",
+                )
     return names
 
 
@@ -252,8 +268,8 @@ def validate_search(search, corpora, settings=None) -> tuple[list[str], list[str
         InputError: unknown backend (lists valid ones), web backend without its key (names the
             variable), bad corpus name. CorpusError: a corpus that was never ingested.
     """
-    from research.ingest.store import corpus_dir, list_corpora  # noqa: PLC0415
     from research.errors import CorpusError  # noqa: PLC0415
+    from research.ingest.store import corpus_dir, list_corpora  # noqa: PLC0415
 
     names = parse_backends(corpora)
     backends = validate_backends(search) or ([] if names else ["local"])
@@ -262,8 +278,10 @@ def validate_search(search, corpora, settings=None) -> tuple[list[str], list[str
         d = corpus_dir(name, settings)
         if not (d / "chunks.jsonl").is_file():
             have = ", ".join(c["name"] for c in list_corpora(settings)) or "none yet"
-            raise CorpusError(f"no ingested corpus named {d.name!r} (existing: {have}); create it with "
-                              f"`research ingest {d.name} PATH...` or on the Corpora page")
+            raise CorpusError(
+                f"no ingested corpus named {d.name!r} (existing: {have}); create it with "
+                f"`research ingest {d.name} PATH...` or on the Corpora page"
+            )
         out.append(d.name)
     return backends, out
 
@@ -283,7 +301,9 @@ def build_retriever(search: list[str], corpus: str, corpora: list[str], settings
     retrievers: list = []
     names = validate_backends(search, check_keys=False) or ([] if corpora else ["local"])
     for name in names:
-        retrievers.append(get_local_search(corpus, settings.index_dir) if name == "local" else make_backend(name))
+        retrievers.append(
+            get_local_search(corpus, settings.index_dir) if name == "local" else make_backend(name)
+        )
     if corpora:
         from research.ingest.store import corpus_retriever  # noqa: PLC0415 - only with corpora
 

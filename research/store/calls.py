@@ -38,8 +38,11 @@ class ToolCalls:
     def reserve(self, run_id: str, call_id: str, base_name: str) -> int:
         """The file number (1, 2, ...) of call ``call_id`` among calls sharing ``base_name``: the
         number already reserved for this call, else the next one (atomic, one Lua script)."""
-        return int(self._r.eval(_RESERVE_LUA, 2, keys.run_calls(run_id), keys.run_artseq(run_id),
-                                call_id, base_name))
+        return int(
+            self._r.eval(
+                _RESERVE_LUA, 2, keys.run_calls(run_id), keys.run_artseq(run_id), call_id, base_name
+            )
+        )
 
     def recorded(self, run_id: str, call_id: str) -> ArtifactRecord | None:
         """The stored record of call ``call_id``, or None when it was not recorded yet."""

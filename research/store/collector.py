@@ -28,8 +28,14 @@ import redis
 from research.errors import InputError, UnknownQuestionError
 from research.models import SourceRecord, Syllabus, now
 from research.store import keys
-from research.store.coverage import (completion_report, deficits, display_type, fit_response, plural,
-                                     progress_report)
+from research.store.coverage import (
+    completion_report,
+    deficits,
+    display_type,
+    fit_response,
+    plural,
+    progress_report,
+)
 
 MAX_QUESTION_KEY_CHARS = 64
 SOURCE_ID_RE = re.compile(r"^src_(\d{3,})$")
@@ -131,6 +137,7 @@ def dedup_key(source_type: str, external_id: str, url: str) -> str:
         return f"id:{source_type.strip().lower()}:{external_id.strip().lower()}"
     return f"url:{canonical_url(url)}"
 
+
 def _text(name: str, value: object, *, required: bool = True) -> str:
     if value is None and not required:
         return ""
@@ -143,12 +150,20 @@ def check_syllabus(syllabus: Syllabus) -> Syllabus:
     """Return ``syllabus`` if usable by the collector, else raise InputError saying what to fix:
     at least one question, unique keys, keys like ``clinical.efficacy`` of ≤ 64 characters."""
     if not isinstance(syllabus, Syllabus) or not syllabus.questions:
-        raise InputError("The collector needs a Syllabus with at least one question (see research.planning.syllabus).")
+        raise InputError(
+            "The collector needs a Syllabus with at least one question (see research.planning.syllabus)."
+        )
     seen = set()
     for q in syllabus.questions:
-        if not keys.QUESTION_KEY_RE.fullmatch(q.key) or len(q.key) > MAX_QUESTION_KEY_CHARS or q.key in seen:
-            raise InputError(f"Syllabus question key '{q.key[:80]}' is malformed, duplicated or longer than "
-                             f"{MAX_QUESTION_KEY_CHARS} characters; use unique keys like 'clinical.efficacy'.")
+        if (
+            not keys.QUESTION_KEY_RE.fullmatch(q.key)
+            or len(q.key) > MAX_QUESTION_KEY_CHARS
+            or q.key in seen
+        ):
+            raise InputError(
+                f"Syllabus question key '{q.key[:80]}' is malformed, duplicated or longer than "
+                f"{MAX_QUESTION_KEY_CHARS} characters; use unique keys like 'clinical.efficacy'."
+            )
         seen.add(q.key)
     return syllabus
 
@@ -184,8 +199,10 @@ class SourceCollector:
         """
         check_syllabus(syllabus)
         meta_key, sources_key = keys.collector_metadata(self.run_id), keys.sources(self.run_id)
-        new_raw = json.dumps({"syllabus": syllabus.model_dump(mode="json"), "initialised_at": now()},
-                             ensure_ascii=False)
+        new_raw = json.dumps(
+            {"syllabus": syllabus.model_dump(mode="json"), "initialised_at": now()},
+            ensure_ascii=False,
+        )
 
         def txn(pipe: redis.client.Pipeline) -> bool:
             raw, n = pipe.get(meta_key), pipe.llen(sources_key)
@@ -194,9 +211,11 @@ class SourceCollector:
                 if old == syllabus:
                     return False
                 if n:
-                    raise InputError(f"Run {self.run_id} already has {n} sources under syllabus '{old.name}'; "
-                                     f"it cannot switch to '{syllabus.name}'. Start a new run.",
-                                     code="syllabus_conflict")
+                    raise InputError(
+                        f"Run {self.run_id} already has {n} sources under syllabus '{old.name}'; "
+                        f"it cannot switch to '{syllabus.name}'. Start a new run.",
+                        code="syllabus_conflict",
+                    )
             pipe.multi()
             pipe.set(meta_key, new_raw)
             return True
@@ -215,13 +234,19 @@ class SourceCollector:
         try:
             return Syllabus.model_validate(json.loads(raw)["syllabus"])
         except (ValueError, KeyError, TypeError) as exc:
-            raise InputError(f"Collector metadata of run {self.run_id} is unreadable ({exc}); "
-                             "re-run the planning step.", code="collector_not_initialised") from None
+            raise InputError(
+                f"Collector metadata of run {self.run_id} is unreadable ({exc}); "
+                "re-run the planning step.",
+                code="collector_not_initialised",
+            ) from None
 
     def _use_meta(self, raw: str | None) -> Syllabus:
         if not raw:
-            raise InputError(f"Run {self.run_id} has no source collection yet: call init(syllabus) first "
-                             "(the planning step does).", code="collector_not_initialised")
+            raise InputError(
+                f"Run {self.run_id} has no source collection yet: call init(syllabus) first "
+                "(the planning step does).",
+                code="collector_not_initialised",
+            )
         if raw != self._meta_raw or self._syllabus is None:
             self._syllabus, self._meta_raw = self._parse_meta(raw), raw
         return self._syllabus
@@ -233,18 +258,31 @@ class SourceCollector:
             syl = self._syllabus or self.syllabus()
             pipe = self.r.pipeline(transaction=False)
             pipe.get(keys.collector_metadata(self.run_id))
-            for key in [keys.sources(self.run_id), *(keys.question(self.run_id, k) for k in syl.keys())]:
+            for key in [
+                keys.sources(self.run_id),
+                *(keys.question(self.run_id, k) for k in syl.keys()),
+            ]:
                 pipe.lrange(key, 0, -1) if lists else pipe.llen(key)
             raw, sources, *per_question = pipe.execute()
             if self._use_meta(raw) is syl:
                 return syl, sources, per_question
-        raise InputError(f"The syllabus of run {self.run_id} keeps changing; retry.",
-                         code="collector_not_initialised")  # pragma: no cover
+        raise InputError(
+            f"The syllabus of run {self.run_id} keeps changing; retry.",
+            code="collector_not_initialised",
+        )  # pragma: no cover
 
     # ------------------------------------------------------------------ seed 000 tools
-    def save_source(self, source_type: str, external_id: str, url: str, title: str,
-                    relevant_questions: list[str], key_excerpts: str | None = None,
-                    citation_id: str | None = None, found_by: list[str] | None = None) -> dict:
+    def save_source(
+        self,
+        source_type: str,
+        external_id: str,
+        url: str,
+        title: str,
+        relevant_questions: list[str],
+        key_excerpts: str | None = None,
+        citation_id: str | None = None,
+        found_by: list[str] | None = None,
+    ) -> dict:
         """Save a source and assign it to relevant questions (seed 000, final ``save_source``).
 
         One atomic Lua call (one round trip). Automatic citation registration: without
@@ -276,31 +314,74 @@ class SourceCollector:
                 unknown ``citation_id`` (code ``unknown_citation``), collector not initialised.
         """
         stype = _text("source_type", source_type).lower()
-        ext, link, name = _text("external_id", external_id, required=False), _text("url", url), _text("title", title)
-        if isinstance(key_excerpts, (list, tuple)) and all(isinstance(x, str) for x in key_excerpts):
-            key_excerpts = " ".join(x.strip() for x in key_excerpts)  # seed 000's first draft took a list
+        ext, link, name = (
+            _text("external_id", external_id, required=False),
+            _text("url", url),
+            _text("title", title),
+        )
+        if isinstance(key_excerpts, (list, tuple)) and all(
+            isinstance(x, str) for x in key_excerpts
+        ):
+            key_excerpts = " ".join(
+                x.strip() for x in key_excerpts
+            )  # seed 000's first draft took a list
         excerpt = _text("key_excerpts", key_excerpts, required=False)
         qs = self._question_keys(relevant_questions)
-        if citation_id is not None and not (isinstance(citation_id, str) and CITATION_ID_RE.fullmatch(citation_id)):
-            raise InputError(f"citation_id {citation_id!r:.60} is not a citation id; omit it to auto-register one.",
-                             code="unknown_citation")
+        if citation_id is not None and not (
+            isinstance(citation_id, str) and CITATION_ID_RE.fullmatch(citation_id)
+        ):
+            raise InputError(
+                f"citation_id {citation_id!r:.60} is not a citation id; omit it to auto-register one.",
+                code="unknown_citation",
+            )
         new_cid = f"cit_{secrets.token_hex(6)}"
-        record = SourceRecord(source_id="", citation_id=citation_id or new_cid, source_type=stype, external_id=ext,
-                              url=link, title=name, key_excerpts=excerpt,
-                              found_by=[str(x)[:300] for x in (found_by or [])][:10]).model_dump(mode="json")
+        record = SourceRecord(
+            source_id="",
+            citation_id=citation_id or new_cid,
+            source_type=stype,
+            external_id=ext,
+            url=link,
+            title=name,
+            key_excerpts=excerpt,
+            found_by=[str(x)[:300] for x in (found_by or [])][:10],
+        ).model_dump(mode="json")
         del record["source_id"], record["relevant_questions"]
-        tail = json.dumps({"citation_id": record.pop("citation_id"), **record}, ensure_ascii=False)[1:]
-        citation = self._citation(new_cid, claim=name, source_type=stype, source_id=ext,
-                                  direct_quote=excerpt or name, context=f"Source: {link}",
-                                  metadata={"title": name, "url": link, "source_type": stype})
-        out = self._save(keys=[keys.sources(self.run_id), keys.source_index(self.run_id), keys.citations(self.run_id),
-                               keys.collector_metadata(self.run_id), *(keys.question(self.run_id, q) for q in qs)],
-                         args=[dedup_key(stype, ext, link), citation_id or "", new_cid,
-                               json.dumps(citation, ensure_ascii=False), tail, *qs])
+        tail = json.dumps({"citation_id": record.pop("citation_id"), **record}, ensure_ascii=False)[
+            1:
+        ]
+        citation = self._citation(
+            new_cid,
+            claim=name,
+            source_type=stype,
+            source_id=ext,
+            direct_quote=excerpt or name,
+            context=f"Source: {link}",
+            metadata={"title": name, "url": link, "source_type": stype},
+        )
+        out = self._save(
+            keys=[
+                keys.sources(self.run_id),
+                keys.source_index(self.run_id),
+                keys.citations(self.run_id),
+                keys.collector_metadata(self.run_id),
+                *(keys.question(self.run_id, q) for q in qs),
+            ],
+            args=[
+                dedup_key(stype, ext, link),
+                citation_id or "",
+                new_cid,
+                json.dumps(citation, ensure_ascii=False),
+                tail,
+                *qs,
+            ],
+        )
         if out[0] != "ok":
             self._raise(out, citation_id)
         sid, cid, dup, added, total_q, *pairs = out[1:]  # pairs: count, min_sources per question
-        status = {q: "sufficient" if pairs[2 * i] >= pairs[2 * i + 1] else "insufficient" for i, q in enumerate(qs)}
+        status = {
+            q: "sufficient" if pairs[2 * i] >= pairs[2 * i + 1] else "insufficient"
+            for i, q in enumerate(qs)
+        }
         num, kind = int(sid[4:]), display_type(stype)
         if not dup:
             message = f"✓ Saved source #{num} ({kind}) → {plural(len(qs), 'question')}"
@@ -308,38 +389,60 @@ class SourceCollector:
             message = f"✓ Source #{num} ({kind}) already saved → +{plural(added, 'question')} ({total_q} total)"
         else:
             message = f"✓ Source #{num} ({kind}) already saved → no new questions"
-        resp = {"source_id": sid, "citation_id": cid,
-                "citation_status": "existing" if (citation_id or dup) else "auto_registered",
-                "assigned_to": qs, "status": status, "message": message}
-        drop = [q for q in reversed(qs) if status[q] == "sufficient"] + [q for q in reversed(qs) if status[q] != "sufficient"]
+        resp = {
+            "source_id": sid,
+            "citation_id": cid,
+            "citation_status": "existing" if (citation_id or dup) else "auto_registered",
+            "assigned_to": qs,
+            "status": status,
+            "message": message,
+        }
+        drop = [q for q in reversed(qs) if status[q] == "sufficient"] + [
+            q for q in reversed(qs) if status[q] != "sufficient"
+        ]
         return fit_response(resp, [("status", drop), ("assigned_to", list(reversed(qs)))])
 
     def _question_keys(self, relevant_questions: object) -> list[str]:
         if isinstance(relevant_questions, str) or not isinstance(relevant_questions, (list, tuple)):
-            raise InputError("relevant_questions must be a list of question keys, e.g. ['clinical.efficacy'] "
-                             f"(got {relevant_questions!r:.60}); pass [] to save without assigning.")
-        qs = list(dict.fromkeys(q.strip() if isinstance(q, str) else repr(q) for q in relevant_questions))
-        bad = [q for q in qs if len(q) > MAX_QUESTION_KEY_CHARS or not keys.QUESTION_KEY_RE.fullmatch(q)]
+            raise InputError(
+                "relevant_questions must be a list of question keys, e.g. ['clinical.efficacy'] "
+                f"(got {relevant_questions!r:.60}); pass [] to save without assigning."
+            )
+        qs = list(
+            dict.fromkeys(q.strip() if isinstance(q, str) else repr(q) for q in relevant_questions)
+        )
+        bad = [
+            q
+            for q in qs
+            if len(q) > MAX_QUESTION_KEY_CHARS or not keys.QUESTION_KEY_RE.fullmatch(q)
+        ]
         if bad:
             self._unknown(bad)
         return qs
 
     def _unknown(self, bad: list) -> None:
         valid = ", ".join(self.syllabus().keys())
-        raise UnknownQuestionError(f"Unknown question key(s) {', '.join(repr(b)[:70] for b in bad)}: "
-                                   f"valid keys are {valid}.")
+        raise UnknownQuestionError(
+            f"Unknown question key(s) {', '.join(repr(b)[:70] for b in bad)}: "
+            f"valid keys are {valid}."
+        )
 
     def _raise(self, out: list, citation_id: str | None) -> None:
         code = out[0]
         if code == "unknown_question":
             self._unknown([out[1]])
         if code == "unknown_citation":
-            raise InputError(f"Citation {citation_id} not found in run {self.run_id}; register it first or omit "
-                             "citation_id to auto-register one.", code="unknown_citation")
+            raise InputError(
+                f"Citation {citation_id} not found in run {self.run_id}; register it first or omit "
+                "citation_id to auto-register one.",
+                code="unknown_citation",
+            )
         if code in ("not_initialised", "bad_metadata"):
             self.syllabus()  # raises the not-initialised / unreadable error
-        raise InputError(f"Source {out[1:]} of run {self.run_id} is unreadable ({code}).",
-                         code="collector_corrupt")  # pragma: no cover - only if another writer broke it
+        raise InputError(
+            f"Source {out[1:]} of run {self.run_id} is unreadable ({code}).",
+            code="collector_corrupt",
+        )  # pragma: no cover - only if another writer broke it
 
     def get_progress(self) -> dict:
         """Seed 000 ``get_progress``: ``{"total", "questions", "summary", "next_focus"}`` (see
@@ -365,8 +468,12 @@ class SourceCollector:
             return completion_report(syl, dict(zip(syl.keys(), counts)))
         syl, raw_sources, counts = self._snapshot(lists=True)
         types = sorted({SourceRecord.model_validate_json(x).source_type for x in raw_sources})
-        return completion_report(syl, dict(zip(syl.keys(), (len(c) for c in counts))),
-                                 source_types=types, min_databases=min_databases)
+        return completion_report(
+            syl,
+            dict(zip(syl.keys(), (len(c) for c in counts))),
+            source_types=types,
+            min_databases=min_databases,
+        )
 
     def finalize_sources(self) -> dict:
         """Seed 000 ``finalize_sources`` (internal workflow tool; no size limit): sources
@@ -380,10 +487,18 @@ class SourceCollector:
         syl, raw_sources, per_question = self._snapshot(lists=True)
         sources = [SourceRecord.model_validate_json(x).model_dump(mode="json") for x in raw_sources]
         by_id = {s["source_id"]: s for s in sources}
-        return {"questions": {q.key: {"label": q.label, "min_sources": q.min_sources,
-                                      "sources": [by_id[i] for i in ids if i in by_id]}
-                              for q, ids in zip(syl.questions, per_question)},
-                "sources": sources, "total": len(sources)}
+        return {
+            "questions": {
+                q.key: {
+                    "label": q.label,
+                    "min_sources": q.min_sources,
+                    "sources": [by_id[i] for i in ids if i in by_id],
+                }
+                for q, ids in zip(syl.questions, per_question)
+            },
+            "sources": sources,
+            "total": len(sources),
+        }
 
     # ------------------------------------------------------------------ helpers
     def question_counts(self) -> dict[str, int]:
@@ -393,7 +508,10 @@ class SourceCollector:
 
     def all_sources(self) -> list[SourceRecord]:
         """Every saved source in saving order (``src_001`` first); [] before the first save."""
-        return [SourceRecord.model_validate_json(x) for x in self.r.lrange(keys.sources(self.run_id), 0, -1)]
+        return [
+            SourceRecord.model_validate_json(x)
+            for x in self.r.lrange(keys.sources(self.run_id), 0, -1)
+        ]
 
     def get_source(self, source_id: str) -> SourceRecord:
         """One source by id (O(1): ``src_012`` is list index 11).
@@ -402,15 +520,28 @@ class SourceCollector:
             InputError (code ``unknown_source``): malformed id or no such source in this run.
         """
         m = SOURCE_ID_RE.fullmatch(source_id) if isinstance(source_id, str) else None
-        raw = self.r.lindex(keys.sources(self.run_id), int(m.group(1)) - 1) if m and int(m.group(1)) > 0 else None
+        raw = (
+            self.r.lindex(keys.sources(self.run_id), int(m.group(1)) - 1)
+            if m and int(m.group(1)) > 0
+            else None
+        )
         record = SourceRecord.model_validate_json(raw) if raw else None
         if record is None or record.source_id != source_id:
-            raise InputError(f"No source {str(source_id)[:40]!r} in run {self.run_id} (ids look like src_012).",
-                             code="unknown_source")
+            raise InputError(
+                f"No source {str(source_id)[:40]!r} in run {self.run_id} (ids look like src_012).",
+                code="unknown_source",
+            )
         return record
 
-    def register_citation(self, claim: str, source_type: str, source_id: str, direct_quote: str,
-                          context: str = "", metadata: dict | None = None) -> str:
+    def register_citation(
+        self,
+        claim: str,
+        source_type: str,
+        source_id: str,
+        direct_quote: str,
+        context: str = "",
+        metadata: dict | None = None,
+    ) -> str:
         """Register a citation explicitly (seed 000 "Option 1"); returns its id ``cit_<12 hex>``.
 
         Fields are stored as given in the ``citations`` hash; ``source_id`` is the external id
@@ -418,9 +549,15 @@ class SourceCollector:
         """
         _text("claim", claim), _text("source_type", source_type)
         cid = f"cit_{secrets.token_hex(6)}"
-        doc = self._citation(cid, claim=claim.strip(), source_type=source_type.strip().lower(),
-                             source_id=str(source_id or ""), direct_quote=str(direct_quote or claim),
-                             context=str(context or ""), metadata=dict(metadata or {}))
+        doc = self._citation(
+            cid,
+            claim=claim.strip(),
+            source_type=source_type.strip().lower(),
+            source_id=str(source_id or ""),
+            direct_quote=str(direct_quote or claim),
+            context=str(context or ""),
+            metadata=dict(metadata or {}),
+        )
         self.r.hset(keys.citations(self.run_id), cid, json.dumps(doc, ensure_ascii=False))
         return cid
 

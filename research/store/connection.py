@@ -13,7 +13,15 @@ import threading
 
 import redis
 from redis.backoff import ExponentialBackoff, NoBackoff
-from redis.exceptions import BusyLoadingError, ConnectionError as RedisConnectionError, TimeoutError as RedisTimeoutError
+from redis.exceptions import (
+    BusyLoadingError,
+)
+from redis.exceptions import (
+    ConnectionError as RedisConnectionError,
+)
+from redis.exceptions import (
+    TimeoutError as RedisTimeoutError,
+)
 from redis.retry import Retry
 
 from research.config import Settings, load_settings
@@ -40,17 +48,27 @@ def make_client(url: str, *, decode_responses: bool = True) -> redis.Redis:
     Raises:
         StoreError: when nothing answers at ``url`` (checked once, without retries, in ≤ 3 s).
     """
-    probe = redis.Redis.from_url(url, socket_connect_timeout=3, socket_timeout=3, retry=Retry(NoBackoff(), 0))
+    probe = redis.Redis.from_url(
+        url, socket_connect_timeout=3, socket_timeout=3, retry=Retry(NoBackoff(), 0)
+    )
     try:
         probe.ping()
     except redis.RedisError as exc:
-        raise StoreError(f"Cannot reach Redis at {url.split('@')[-1]}: {exc}. "
-                         "Check REDIS_URL or unset it to use the embedded server.") from exc
+        raise StoreError(
+            f"Cannot reach Redis at {url.split('@')[-1]}: {exc}. "
+            "Check REDIS_URL or unset it to use the embedded server."
+        ) from exc
     finally:
         probe.close()
-    return redis.Redis.from_url(url, decode_responses=decode_responses, socket_timeout=30,
-                                socket_connect_timeout=5, health_check_interval=30, retry=retry_policy(),
-                                retry_on_error=list(RETRY_ERRORS))
+    return redis.Redis.from_url(
+        url,
+        decode_responses=decode_responses,
+        socket_timeout=30,
+        socket_connect_timeout=5,
+        health_check_interval=30,
+        retry=retry_policy(),
+        retry_on_error=list(RETRY_ERRORS),
+    )
 
 
 def redis_url(settings: Settings | None = None, *, keep_server: bool = True) -> str:

@@ -31,8 +31,16 @@ class CoStormRecords:
         turns, mindmap, pool, state = pipe.execute()
         return turns, mindmap, pool, state
 
-    def commit(self, run_id: str, *, mindmap: str, pool: str, state: str, turn: str | None = None,
-               pop_inbox: bool = False) -> None:
+    def commit(
+        self,
+        run_id: str,
+        *,
+        mindmap: str,
+        pool: str,
+        state: str,
+        turn: str | None = None,
+        pop_inbox: bool = False,
+    ) -> None:
         """Store map, pool and counters plus an appended ``turn`` and the removal of the first
         inbox message (``pop_inbox``) atomically (MULTI/EXEC)."""
         pipe = self._r.pipeline(transaction=True)

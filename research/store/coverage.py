@@ -15,8 +15,15 @@ from research.models import Syllabus
 
 MAX_RESPONSE_CHARS = 500  # seed 000 "Refined": all responses < 500 chars
 NEXT_FOCUS_MAX = 3
-TYPE_NAMES = {"pubmed": "PubMed", "clinicaltrials.gov": "ClinicalTrials.gov", "clinicaltrials": "ClinicalTrials.gov",
-              "chembl": "ChEMBL", "wikipedia": "Wikipedia", "web": "Web", "local": "Local"}
+TYPE_NAMES = {
+    "pubmed": "PubMed",
+    "clinicaltrials.gov": "ClinicalTrials.gov",
+    "clinicaltrials": "ClinicalTrials.gov",
+    "chembl": "ChEMBL",
+    "wikipedia": "Wikipedia",
+    "web": "Web",
+    "local": "Local",
+}
 
 
 def display_type(source_type: str) -> str:
@@ -34,7 +41,9 @@ def response_chars(resp: dict) -> int:
     return len(json.dumps(resp, ensure_ascii=False))
 
 
-def fit_response(resp: dict, trims: list[tuple[str, list]], limit: int = MAX_RESPONSE_CHARS) -> dict:
+def fit_response(
+    resp: dict, trims: list[tuple[str, list]], limit: int = MAX_RESPONSE_CHARS
+) -> dict:
     """Trim ``resp`` in place until its JSON is under ``limit`` characters (seed 000 "Conciseness").
 
     ``trims`` is ``[(field, items in drop order), ...]``: entries of the dict or list
@@ -90,15 +99,31 @@ def progress_report(syllabus: Syllabus, counts: dict[str, int], total: int) -> d
     done, n = len(syllabus.questions) - len(gaps), len(syllabus.questions)
     needed = sum(gaps.values())
     summary = f"{done}/{n} questions complete, " + (
-        f"{plural(needed, 'more source')} needed" if needed else "no more sources needed")
-    resp = {"total": total, "questions": lines, "summary": summary, "next_focus": list(gaps)[:NEXT_FOCUS_MAX]}
+        f"{plural(needed, 'more source')} needed" if needed else "no more sources needed"
+    )
+    resp = {
+        "total": total,
+        "questions": lines,
+        "summary": summary,
+        "next_focus": list(gaps)[:NEXT_FOCUS_MAX],
+    }
     met = [q.key for q in reversed(syllabus.questions) if q.key not in gaps]
-    return fit_response(resp, [("questions", met + list(reversed(gaps))),
-                               ("next_focus", list(reversed(resp["next_focus"])))])
+    return fit_response(
+        resp,
+        [
+            ("questions", met + list(reversed(gaps))),
+            ("next_focus", list(reversed(resp["next_focus"]))),
+        ],
+    )
 
 
-def completion_report(syllabus: Syllabus, counts: dict[str, int], *, source_types: list[str] | None = None,
-                      min_databases: int = 1) -> dict:
+def completion_report(
+    syllabus: Syllabus,
+    counts: dict[str, int],
+    *,
+    source_types: list[str] | None = None,
+    min_databases: int = 1,
+) -> dict:
     """Seed 000 ``check_completion`` response (pure; < 500 chars).
 
     Returns ``{"ready": bool, "progress": "3/6 questions complete (50%)", "missing": {key:
@@ -111,15 +136,22 @@ def completion_report(syllabus: Syllabus, counts: dict[str, int], *, source_type
     gaps = deficits(syllabus, counts)
     n = len(syllabus.questions)
     done = n - len(gaps)
-    missing = {q.key: f"Need {plural(gaps[q.key], 'more source')} (currently {counts.get(q.key, 0)}/{q.min_sources})"
-               for q in syllabus.questions if q.key in gaps}
+    missing = {
+        q.key: f"Need {plural(gaps[q.key], 'more source')} (currently {counts.get(q.key, 0)}/{q.min_sources})"
+        for q in syllabus.questions
+        if q.key in gaps
+    }
     if gaps:
         labels = [_topic(syllabus.get(k).label) for k in list(gaps)[:2]]
         suggestion = f"Focus on {' and '.join(labels)}"
     else:
         suggestion = f"All {plural(n, 'question')} have enough sources; you can finish."
-    resp = {"ready": not gaps, "progress": f"{done}/{n} questions complete ({round(100 * done / n)}%)",
-            "missing": missing, "suggestion": suggestion}
+    resp = {
+        "ready": not gaps,
+        "progress": f"{done}/{n} questions complete ({round(100 * done / n)}%)",
+        "missing": missing,
+        "suggestion": suggestion,
+    }
     if min_databases > 1:  # seed 000 criterion "Sources span multiple databases" (issue 5 option)
         have = list(source_types or [])
         names = ", ".join(display_type(t) for t in have) or "none"
@@ -127,5 +159,7 @@ def completion_report(syllabus: Syllabus, counts: dict[str, int], *, source_type
         if len(have) < min_databases:
             resp["ready"] = False
             if not gaps:
-                resp["suggestion"] = f"Search {plural(min_databases - len(have), 'more database')} for sources"
+                resp["suggestion"] = (
+                    f"Search {plural(min_databases - len(have), 'more database')} for sources"
+                )
     return fit_response(resp, [("missing", list(reversed(gaps)))])

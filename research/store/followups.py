@@ -5,8 +5,8 @@ queued markers) and the ``audit`` run document (keys from ``research.store.keys`
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import Iterator, Sequence
 
 from research.errors import StoreError
 from research.followup.models import AuditSummary, Followup, PendingFollowup
@@ -15,7 +15,9 @@ from research.store import keys
 from research.store.lease import PENDING_GRACE_S, Lease
 from research.store.runs import RunStore
 
-LOCK_TIMEOUT_S = 600  # s a follow-up waits for the one before it on the same run (research-more: minutes)
+LOCK_TIMEOUT_S = (
+    600  # s a follow-up waits for the one before it on the same run (research-more: minutes)
+)
 # KEYS: pending hash, followups list. ARGV: follow-up id, Followup JSON.
 _APPEND_LUA = """
 if redis.call('HDEL', KEYS[1], ARGV[1]) == 1 then redis.call('RPUSH', KEYS[2], ARGV[2]) return 1 end
@@ -36,7 +38,10 @@ class FollowupStore:
 
     def list(self, run_id: str) -> list[Followup]:
         """Follow-ups of the run, oldest first."""
-        return [Followup.model_validate_json(x) for x in self.r.lrange(keys.run_followups(run_id), 0, -1)]
+        return [
+            Followup.model_validate_json(x)
+            for x in self.r.lrange(keys.run_followups(run_id), 0, -1)
+        ]
 
     def answered(self, run_id: str, followup_id: str) -> Followup | None:
         """The stored answer of follow-up ``followup_id``, or None."""
@@ -47,13 +52,23 @@ class FollowupStore:
         only while the record is pending, so a follow-up is answered once even if two jobs ran
         it) and emit ``followup.answered``. Returns False when it was not pending (nothing stored)."""
         script = self.r.register_script(_APPEND_LUA)
-        if not script(keys=[keys.run_followups_pending(run_id), keys.run_followups(run_id)],
-                      args=[followup.id, followup.model_dump_json()]):
+        if not script(
+            keys=[keys.run_followups_pending(run_id), keys.run_followups(run_id)],
+            args=[followup.id, followup.model_dump_json()],
+        ):
             return False
-        self.store.emit(run_id, "followup.answered", {
-            "id": followup.id, "question": followup.question[:200], "citations": len(followup.citations),
-            "new_references": len(followup.new_references), "sources_added": followup.sources_added,
-            "found": followup.found})
+        self.store.emit(
+            run_id,
+            "followup.answered",
+            {
+                "id": followup.id,
+                "question": followup.question[:200],
+                "citations": len(followup.citations),
+                "new_references": len(followup.new_references),
+                "sources_added": followup.sources_added,
+                "found": followup.found,
+            },
+        )
         return True
 
     def references(self, run_id: str, report: Report | None) -> list[Reference]:
@@ -76,7 +91,9 @@ class FollowupStore:
     def list_pending(self, run_id: str) -> list[PendingFollowup]:
         """Pending follow-ups of the run, oldest asked first."""
         rows = self.r.hvals(keys.run_followups_pending(run_id))
-        return sorted((PendingFollowup.model_validate_json(x) for x in rows), key=lambda p: p.asked_at)
+        return sorted(
+            (PendingFollowup.model_validate_json(x) for x in rows), key=lambda p: p.asked_at
+        )
 
     def drop_pending(self, run_id: str, followup_id: str) -> None:
         """Forget a pending follow-up (it failed for good) and its queued marker."""
@@ -111,8 +128,11 @@ class FollowupStore:
         for p in pending:
             pipe.exists(keys.followup_lease(run_id, p.id), keys.followup_queued(run_id, p.id))
         t = time.time()
-        return [p for p, alive in zip(pending, pipe.execute())
-                if not alive and not (p.stage == "queued" and t - p.updated_at < PENDING_GRACE_S)]
+        return [
+            p
+            for p, alive in zip(pending, pipe.execute())
+            if not alive and not (p.stage == "queued" and t - p.updated_at < PENDING_GRACE_S)
+        ]
 
     @contextmanager
     def lock(self, run_id: str) -> Iterator[None]:
@@ -127,8 +147,11 @@ class FollowupStore:
         deadline = time.monotonic() + LOCK_TIMEOUT_S
         while not lease.acquire():
             if time.monotonic() > deadline:
-                raise StoreError(f"Another follow-up on run {run_id} has been answering for {LOCK_TIMEOUT_S} s; "
-                                 "ask again when it is done.", code="followup_busy")
+                raise StoreError(
+                    f"Another follow-up on run {run_id} has been answering for {LOCK_TIMEOUT_S} s; "
+                    "ask again when it is done.",
+                    code="followup_busy",
+                )
             time.sleep(0.2)
         try:
             yield
@@ -137,13 +160,25 @@ class FollowupStore:
 
     def clear(self, run_id: str) -> None:
         """Remove the run's follow-ups, pending follow-ups and audit (the run itself is untouched)."""
-        self.r.delete(keys.run_followups(run_id), keys.run_followups_pending(run_id), keys.run_doc(run_id, "audit"))
+        self.r.delete(
+            keys.run_followups(run_id),
+            keys.run_followups_pending(run_id),
+            keys.run_doc(run_id, "audit"),
+        )
 
     def put_audit(self, run_id: str, audit: AuditSummary) -> None:
         """Store the report's audit (run document ``audit``) and emit ``audit.finished``."""
         self.store.put_doc(run_id, "audit", audit)
-        self.store.emit(run_id, "audit.finished", {"total": audit.total, "supported": audit.supported,
-                                                   "weak": audit.weak, "unsupported": audit.unsupported})
+        self.store.emit(
+            run_id,
+            "audit.finished",
+            {
+                "total": audit.total,
+                "supported": audit.supported,
+                "weak": audit.weak,
+                "unsupported": audit.unsupported,
+            },
+        )
 
     def get_audit(self, run_id: str) -> AuditSummary | None:
         """The stored audit of the report, or None."""

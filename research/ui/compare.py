@@ -60,10 +60,16 @@ def load_runs(store: RunStore, run_ids: list[str]) -> list[RunData]:
             counts = col.question_counts() if syllabus else {}
         except InputError:
             counts = {}
-        out.append(RunData(state=state, sources=col.all_sources(), counts=counts,
-                           labels={q.key: q.label for q in syllabus.questions} if syllabus else {},
-                           outline=store.get_doc(rid, "outline", Outline),
-                           report=store.get_doc(rid, "report", Report)))
+        out.append(
+            RunData(
+                state=state,
+                sources=col.all_sources(),
+                counts=counts,
+                labels={q.key: q.label for q in syllabus.questions} if syllabus else {},
+                outline=store.get_doc(rid, "outline", Outline),
+                report=store.get_doc(rid, "report", Report),
+            )
+        )
     return out
 
 
@@ -90,14 +96,24 @@ def config_table(runs: list[RunData]) -> pd.DataFrame:
     rows = []
     for name in names:
         vals = [f.get(name, "–") for f in fields]
-        rows.append({"field": name, **{r.short: v for r, v in zip(runs, vals)}, "differs": len(set(vals)) > 1})
+        rows.append(
+            {
+                "field": name,
+                **{r.short: v for r, v in zip(runs, vals)},
+                "differs": len(set(vals)) > 1,
+            }
+        )
     return pd.DataFrame(rows)
 
 
 def styled_config(table: pd.DataFrame):
     """The config table as a pandas Styler with differing rows highlighted (amber)."""
+
     def hl(row):
-        return ["background-color: #fff3cd; font-weight: 600" if row["differs"] else "" for _ in row]
+        return [
+            "background-color: #fff3cd; font-weight: 600" if row["differs"] else "" for _ in row
+        ]
+
     return table.style.apply(hl, axis=1)
 
 
@@ -107,10 +123,21 @@ def coverage_overlay(runs: list[RunData]) -> go.Figure:
     labels = {k: lab for r in runs for k, lab in r.labels.items()}
     fig = go.Figure()
     for i, r in enumerate(runs):
-        fig.add_trace(go.Bar(name=r.short, x=[labels.get(k, k) for k in keys], y=[r.counts.get(k, 0) for k in keys],
-                             marker_color=_COLORS[i % len(_COLORS)]))
-    fig.update_layout(barmode="group", height=360, margin=dict(l=10, r=10, t=30, b=10),
-                      legend=dict(orientation="h", y=1.15), yaxis_title="sources")
+        fig.add_trace(
+            go.Bar(
+                name=r.short,
+                x=[labels.get(k, k) for k in keys],
+                y=[r.counts.get(k, 0) for k in keys],
+                marker_color=_COLORS[i % len(_COLORS)],
+            )
+        )
+    fig.update_layout(
+        barmode="group",
+        height=360,
+        margin=dict(l=10, r=10, t=30, b=10),
+        legend=dict(orientation="h", y=1.15),
+        yaxis_title="sources",
+    )
     return fig
 
 
@@ -126,7 +153,14 @@ def source_overlap(runs: list[RunData]) -> tuple[list[dict], list[dict]]:
     counts = []
     for r, s in zip(runs, sets):
         others = set().union(*(set(o) for o in sets if o is not s))
-        counts.append({"run": r.short, "sources": len(s), "common": len(common), "unique": len(set(s) - others)})
+        counts.append(
+            {
+                "run": r.short,
+                "sources": len(s),
+                "common": len(common),
+                "unique": len(set(s) - others),
+            }
+        )
     everything: dict[str, SourceRecord] = {}
     for s in sets:
         for k, v in s.items():
@@ -134,8 +168,16 @@ def source_overlap(runs: list[RunData]) -> tuple[list[dict], list[dict]]:
     rows = []
     for k, v in everything.items():
         present = [k in s for s in sets]
-        rows.append({"title": v.title, "type": v.source_type, "id": v.external_id, "url": v.url,
-                     "in_runs": sum(present), **{r.short: p for r, p in zip(runs, present)}})
+        rows.append(
+            {
+                "title": v.title,
+                "type": v.source_type,
+                "id": v.external_id,
+                "url": v.url,
+                "in_runs": sum(present),
+                **{r.short: p for r, p in zip(runs, present)},
+            }
+        )
     rows.sort(key=lambda x: (-x["in_runs"], x["title"]))
     return counts, rows
 
@@ -147,11 +189,20 @@ def cost_rows(store: RunStore, runs: list[RunData]) -> list[dict]:
     for r in runs:
         u = store.get_usage(r.state.run_id)
         secs = duration_s(r.state)
-        out.append({"run": r.short, "status": r.state.status, "llm_calls": u.llm_calls,
-                    "tokens": u.prompt_tokens + u.completion_tokens, "cost_usd": round(u.cost_usd, 6),
-                    "duration": format_duration(secs), "duration_s": round(secs, 1),
-                    "turns": store.count_turns(r.state.run_id), "sources": len(r.sources),
-                    "citations": len(r.report.references) if r.report else 0})
+        out.append(
+            {
+                "run": r.short,
+                "status": r.state.status,
+                "llm_calls": u.llm_calls,
+                "tokens": u.prompt_tokens + u.completion_tokens,
+                "cost_usd": round(u.cost_usd, 6),
+                "duration": format_duration(secs),
+                "duration_s": round(secs, 1),
+                "turns": store.count_turns(r.state.run_id),
+                "sources": len(r.sources),
+                "citations": len(r.report.references) if r.report else 0,
+            }
+        )
     return out
 
 
@@ -172,7 +223,11 @@ def report_diff(a: RunData, b: RunData, context: int = 2) -> str:
     text in ``st.code(language="diff")``, never as HTML."""
     left = (a.report.markdown if a.report else "").splitlines()
     right = (b.report.markdown if b.report else "").splitlines()
-    diff = list(difflib.unified_diff(left, right, fromfile=a.short, tofile=b.short, n=context, lineterm=""))
+    diff = list(
+        difflib.unified_diff(left, right, fromfile=a.short, tofile=b.short, n=context, lineterm="")
+    )
     if len(diff) > DIFF_MAX_LINES:
-        diff = diff[:DIFF_MAX_LINES] + [f"… {len(diff) - DIFF_MAX_LINES} more lines (export both reports to diff them)"]
+        diff = diff[:DIFF_MAX_LINES] + [
+            f"… {len(diff) - DIFF_MAX_LINES} more lines (export both reports to diff them)"
+        ]
     return "\n".join(diff) or "(the reports are identical)"

@@ -15,7 +15,7 @@ whole page once when it finishes; finished runs are rendered once and never poll
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import streamlit as st
 
@@ -26,14 +26,16 @@ from research.store.keys import check_run_id
 from research.store.runs import RunStore
 from research.ui import nav
 from research.ui.citations import plain
-from research.ui.resume import resume_control
 from research.ui.events import events_rows
 from research.ui.history import STATUS_ICONS, duration_s, format_duration, is_active, run_label
+from research.ui.resume import resume_control
 
 POLL_S = 2
 EVENTS_SHOWN = 8
-EXTRACTIVE_NOTE = ("every answer, summary and report sentence is extracted from a cited source; "
-                   "no language model was used")
+EXTRACTIVE_NOTE = (
+    "every answer, summary and report sentence is extracted from a cited source; "
+    "no language model was used"
+)
 
 
 def get_store() -> RunStore:
@@ -76,8 +78,13 @@ def select_run(store: RunStore) -> RunState | None:
         labels = {state.run_id: run_label(state), **labels}
     options = list(labels)
     with st.sidebar:
-        choice = st.selectbox("Run", options, index=options.index(state.run_id) if state else None,
-                              format_func=lambda rid: labels.get(rid, rid), placeholder="Choose a run")
+        choice = st.selectbox(
+            "Run",
+            options,
+            index=options.index(state.run_id) if state else None,
+            format_func=lambda rid: labels.get(rid, rid),
+            placeholder="Choose a run",
+        )
     if choice and (state is None or choice != state.run_id):
         st.query_params["run"] = choice
         st.rerun()
@@ -87,8 +94,10 @@ def select_run(store: RunStore) -> RunState | None:
         return None
     if state is None:
         if options:
-            st.info("No run selected: choose one in the sidebar, or start a new run on Launch.",
-                    icon=":material/info:")
+            st.info(
+                "No run selected: choose one in the sidebar, or start a new run on Launch.",
+                icon=":material/info:",
+            )
         else:
             st.info("No runs yet: start one on the Launch page.", icon=":material/info:")
         nav.page_link("launch", label="Go to Launch")
@@ -114,7 +123,11 @@ def share_link(page_key: str, run_id: str) -> None:
         st.caption("Anyone with access to this dashboard opens the same view with:")
         st.code(share_url(nav.page(page_key).url_path, run_id), language=None, wrap_lines=True)
         st.caption("Clean read-only report:")
-        st.code(share_url(nav.page("report").url_path, run_id, view="read"), language=None, wrap_lines=True)
+        st.code(
+            share_url(nav.page("report").url_path, run_id, view="read"),
+            language=None,
+            wrap_lines=True,
+        )
 
 
 def run_header(store: RunStore, state: RunState, page_key: str | None = None) -> None:
@@ -128,22 +141,36 @@ def run_header(store: RunStore, state: RunState, page_key: str | None = None) ->
         share_link(page_key or "report", state.run_id)
     icon = STATUS_ICONS.get(state.status, "")
     timing = "running for" if is_active(state.status) else "took"
-    st.caption(f"{icon} **{state.status}** · {timing} {format_duration(duration_s(state))} · "
-               f"mode {plain(state.mode)} · template {plain(state.config.template)} · run `{state.run_id}`")
+    st.caption(
+        f"{icon} **{state.status}** · {timing} {format_duration(duration_s(state))} · "
+        f"mode {plain(state.mode)} · template {plain(state.config.template)} · run `{state.run_id}`"
+    )
     progress_panel(store, state)
     if state.status == "failed":
-        st.error(f"Run failed ({plain(state.error_code) or 'error'}): {plain(state.error)}", icon=":material/error:")
+        st.error(
+            f"Run failed ({plain(state.error_code) or 'error'}): {plain(state.error)}",
+            icon=":material/error:",
+        )
     elif state.status == "cancelled":
-        st.warning(f"Run cancelled. {plain(state.error) or 'Everything so far is kept.'}", icon=":material/stop_circle:")
+        st.warning(
+            f"Run cancelled. {plain(state.error) or 'Everything so far is kept.'}",
+            icon=":material/stop_circle:",
+        )
     elif state.status == "interrupted":
-        st.warning(f"Run interrupted (the server stopped while it ran). {plain(state.error)}",
-                   icon=":material/warning:")
+        st.warning(
+            f"Run interrupted (the server stopped while it ran). {plain(state.error)}",
+            icon=":material/warning:",
+        )
     elif state.status == "awaiting_review" and page_key != "plan":
-        st.info("The plan is ready and waits for your review: edit and approve it on the Plan page.",
-                icon=":material/rate_review:")
+        st.info(
+            "The plan is ready and waits for your review: edit and approve it on the Plan page.",
+            icon=":material/rate_review:",
+        )
         nav.page_link("plan", state.run_id, "Review the plan")
     resume_control(state)  # issue 7: Resume button for interrupted/failed runs
-    if state.stop_reason and state.mode != "costorm":  # Co-STORM: the progress panel says why it stopped
+    if (
+        state.stop_reason and state.mode != "costorm"
+    ):  # Co-STORM: the progress panel says why it stopped
         st.caption(f"Stopped early: {plain(state.stop_reason)}")
     with st.expander("Recent events", expanded=is_active(state.status)):
         rows = events_rows(store.tail_events(state.run_id, EVENTS_SHOWN))

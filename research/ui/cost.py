@@ -14,9 +14,17 @@ _LEGEND = dict(orientation="h", yanchor="bottom", y=1.0, xanchor="right", x=1.0)
 def breakdown_rows(report: dict, dim: str) -> list[dict]:
     """Rows ``{dim, calls, prompt_tokens, completion_tokens, cost_usd, retries}`` for
     ``dim`` in phase/role/model, most expensive first."""
-    rows = [{dim: name, "calls": v.get("calls", 0), "prompt_tokens": v.get("prompt_tokens", 0),
-             "completion_tokens": v.get("completion_tokens", 0), "cost_usd": round(v.get("cost_usd", 0.0), 6),
-             "retries": v.get("retries", 0)} for name, v in report.get(DIMS[dim], {}).items()]
+    rows = [
+        {
+            dim: name,
+            "calls": v.get("calls", 0),
+            "prompt_tokens": v.get("prompt_tokens", 0),
+            "completion_tokens": v.get("completion_tokens", 0),
+            "cost_usd": round(v.get("cost_usd", 0.0), 6),
+            "retries": v.get("retries", 0),
+        }
+        for name, v in report.get(DIMS[dim], {}).items()
+    ]
     return sorted(rows, key=lambda r: (-r["cost_usd"], str(r[dim])))
 
 
@@ -24,33 +32,57 @@ def tokens_figure(report: dict, dim: str) -> go.Figure:
     """Stacked bars of prompt and completion tokens per ``dim`` value."""
     rows = breakdown_rows(report, dim)
     names = [str(r[dim]) for r in rows]
-    fig = go.Figure([go.Bar(name="prompt tokens", x=names, y=[r["prompt_tokens"] for r in rows]),
-                     go.Bar(name="completion tokens", x=names, y=[r["completion_tokens"] for r in rows])])
-    fig.update_layout(barmode="stack", title=f"Tokens by {dim}", height=320, margin=dict(t=60, b=20, l=20, r=20),
-                      yaxis_title="tokens", legend=_LEGEND)
+    fig = go.Figure(
+        [
+            go.Bar(name="prompt tokens", x=names, y=[r["prompt_tokens"] for r in rows]),
+            go.Bar(name="completion tokens", x=names, y=[r["completion_tokens"] for r in rows]),
+        ]
+    )
+    fig.update_layout(
+        barmode="stack",
+        title=f"Tokens by {dim}",
+        height=320,
+        margin=dict(t=60, b=20, l=20, r=20),
+        yaxis_title="tokens",
+        legend=_LEGEND,
+    )
     return fig
 
 
 def cost_figure(report: dict, dim: str) -> go.Figure:
     """Bars of USD per ``dim`` value."""
     rows = breakdown_rows(report, dim)
-    fig = go.Figure(go.Bar(x=[str(r[dim]) for r in rows], y=[r["cost_usd"] for r in rows],
-                           text=[f"${r['cost_usd']:.4f}" for r in rows], textposition="outside",
-                           textangle=0, cliponaxis=False))
-    fig.update_layout(title=f"Cost (USD) by {dim}", height=320, margin=dict(t=60, b=20, l=20, r=20), yaxis_title="USD",
-                      uniformtext=dict(minsize=9, mode="hide"))
+    fig = go.Figure(
+        go.Bar(
+            x=[str(r[dim]) for r in rows],
+            y=[r["cost_usd"] for r in rows],
+            text=[f"${r['cost_usd']:.4f}" for r in rows],
+            textposition="outside",
+            textangle=0,
+            cliponaxis=False,
+        )
+    )
+    fig.update_layout(
+        title=f"Cost (USD) by {dim}",
+        height=320,
+        margin=dict(t=60, b=20, l=20, r=20),
+        yaxis_title="USD",
+        uniformtext=dict(minsize=9, mode="hide"),
+    )
     return fig
 
 
 def column_config(dim: str) -> dict:
     """``st.dataframe`` column labels and formats for ``breakdown_rows(report, dim)``: tokens
     with thousands separators, USD to 4 decimals."""
-    return {dim: st.column_config.TextColumn(dim.capitalize()),
-            "calls": st.column_config.NumberColumn("LLM calls", format="%d"),
-            "prompt_tokens": st.column_config.NumberColumn("Prompt tokens", format="localized"),
-            "completion_tokens": st.column_config.NumberColumn("Completion tokens", format="localized"),
-            "cost_usd": st.column_config.NumberColumn("Cost (USD)", format="$%.4f"),
-            "retries": st.column_config.NumberColumn("Retries", format="%d")}
+    return {
+        dim: st.column_config.TextColumn(dim.capitalize()),
+        "calls": st.column_config.NumberColumn("LLM calls", format="%d"),
+        "prompt_tokens": st.column_config.NumberColumn("Prompt tokens", format="localized"),
+        "completion_tokens": st.column_config.NumberColumn("Completion tokens", format="localized"),
+        "cost_usd": st.column_config.NumberColumn("Cost (USD)", format="$%.4f"),
+        "retries": st.column_config.NumberColumn("Retries", format="%d"),
+    }
 
 
 def context_figure(report: dict) -> go.Figure | None:
@@ -59,9 +91,20 @@ def context_figure(report: dict) -> go.Figure | None:
     if not ctx.get("raw_tool_tokens"):
         return None
     vals = [ctx["tool_tokens_sent"], ctx["raw_tool_tokens"]]
-    fig = go.Figure(go.Bar(y=["sent to the model (snippets + cards)", "raw tool outputs (if injected)"], x=vals,
-                           orientation="h", text=[f"{v:,} tokens" for v in vals], textposition="auto"))
+    fig = go.Figure(
+        go.Bar(
+            y=["sent to the model (snippets + cards)", "raw tool outputs (if injected)"],
+            x=vals,
+            orientation="h",
+            text=[f"{v:,} tokens" for v in vals],
+            textposition="auto",
+        )
+    )
     pct = ctx.get("context_reduction_pct")
-    fig.update_layout(title=f"Context reduction: {pct}%" if pct is not None else "Context", height=220,
-                      margin=dict(t=40, b=20, l=20, r=20), xaxis_title="tokens")
+    fig.update_layout(
+        title=f"Context reduction: {pct}%" if pct is not None else "Context",
+        height=220,
+        margin=dict(t=40, b=20, l=20, r=20),
+        xaxis_title="tokens",
+    )
     return fig

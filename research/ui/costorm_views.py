@@ -10,11 +10,23 @@ from research.costorm.mindmap import SEP, MindMap
 from research.costorm.summary import INTENT_LABELS
 from research.models import CoStormTurn
 
-INTENT_COLORS = {"original_question": "orange", "information_request": "blue",
-                 "potential_answer": "green", "further_details": "gray"}
+INTENT_COLORS = {
+    "original_question": "orange",
+    "information_request": "blue",
+    "potential_answer": "green",
+    "further_details": "gray",
+}
 ROLE_COLORS = {"moderator": "violet", "analyst": "red", "expert": "primary"}
-ROLE_ICONS = {"moderator": ":material/gavel:", "analyst": ":material/person:", "expert": ":material/school:"}
-AVATARS = {"moderator": ":material/gavel:", "analyst": ":material/person:", "expert": ":material/school:"}
+ROLE_ICONS = {
+    "moderator": ":material/gavel:",
+    "analyst": ":material/person:",
+    "expert": ":material/school:",
+}
+AVATARS = {
+    "moderator": ":material/gavel:",
+    "analyst": ":material/person:",
+    "expert": ":material/school:",
+}
 
 
 def _badge_text(text: str) -> str:
@@ -51,12 +63,28 @@ def mindmap_figure(mm: MindMap, height: int = 560, selected: str | None = None) 
         parents.append(path.rsplit(SEP, 1)[0] if SEP in path else "")
         values.append(max(node.total_items(), 1 if node is mm.root else 0))
         hover.append(f"{len(node.items)} own items · {node.total_items()} in subtree")
-    fig = go.Figure(go.Treemap(ids=ids, labels=labels, parents=parents, values=values, branchvalues="total",
-                               customdata=hover, hovertemplate="<b>%{label}</b><br>%{customdata}<extra></extra>",
-                               textinfo="label+value", maxdepth=4, root_color="#f3f4f6",
-                               marker=dict(colorscale="Blues", colors=[p.count(SEP) for p in ids],
-                                           line=dict(width=[4 if p == selected else 1 for p in ids],
-                                                     color=["#f97316" if p == selected else "white" for p in ids]))))
+    fig = go.Figure(
+        go.Treemap(
+            ids=ids,
+            labels=labels,
+            parents=parents,
+            values=values,
+            branchvalues="total",
+            customdata=hover,
+            hovertemplate="<b>%{label}</b><br>%{customdata}<extra></extra>",
+            textinfo="label+value",
+            maxdepth=4,
+            root_color="#f3f4f6",
+            marker=dict(
+                colorscale="Blues",
+                colors=[p.count(SEP) for p in ids],
+                line=dict(
+                    width=[4 if p == selected else 1 for p in ids],
+                    color=["#f97316" if p == selected else "white" for p in ids],
+                ),
+            ),
+        )
+    )
     fig.update_layout(margin=dict(t=10, l=4, r=4, b=4), height=height)
     return fig
 
@@ -95,10 +123,20 @@ def node_items(mm: MindMap, path: str, subtree: bool = True) -> list[dict]:
     if node is None:
         return []
     rows = []
-    walk = mm.walk(node, path.rsplit(SEP, 1)[0] if SEP in path else "") if subtree else [(path, node)]
+    walk = (
+        mm.walk(node, path.rsplit(SEP, 1)[0] if SEP in path else "") if subtree else [(path, node)]
+    )
     for p, n in walk:
         for i in n.items:
             it = mm.items[i]
-            rows.append({"concept": p.split(SEP)[-1], "information": it.text, "source": it.title or it.source_id,
-                         "url": it.url, "source_id": it.source_id, "turn": it.turn})
+            rows.append(
+                {
+                    "concept": p.split(SEP)[-1],
+                    "information": it.text,
+                    "source": it.title or it.source_id,
+                    "url": it.url,
+                    "source_id": it.source_id,
+                    "turn": it.turn,
+                }
+            )
     return rows

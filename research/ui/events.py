@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from datetime import datetime
-from typing import Sequence
 
 from research.events import event_line
 from research.models import PHASES, Event
@@ -41,5 +41,11 @@ def describe_event(ev: Event) -> str:
 
 def events_rows(events: Sequence[Event]) -> list[dict]:
     """Rows ``{time, event, detail}`` (local ``HH:MM:SS``), oldest first, for ``st.dataframe``."""
-    return [{"time": datetime.fromtimestamp(ev.ts).strftime("%H:%M:%S"), "event": ev.type,
-             "detail": describe_event(ev)} for ev in events]
+    return [
+        {
+            "time": datetime.fromtimestamp(ev.ts).strftime("%H:%M:%S"),
+            "event": ev.type,
+            "detail": describe_event(ev),
+        }
+        for ev in events
+    ]

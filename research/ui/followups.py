@@ -14,17 +14,26 @@ from __future__ import annotations
 
 import streamlit as st
 
+from research.engines.labels import offline_label
 from research.errors import InputError, RunNotFoundError
 from research.followup.models import AuditSummary, CitationCheck, Followup
-from research.engines.labels import offline_label
 from research.models import Reference, RunState
 from research.store.followups import FollowupStore
 from research.store.runs import RunStore
-from research.ui.citations import anchor_html, link_citations, plain, reference_markdown, safe_markdown
+from research.ui.citations import (
+    anchor_html,
+    link_citations,
+    plain,
+    reference_markdown,
+    safe_markdown,
+)
 
 POLL_S = 2
-VERDICT_ICONS = {"supported": ":material/check_circle:", "weak": ":material/help:",
-                 "unsupported": ":material/cancel:"}
+VERDICT_ICONS = {
+    "supported": ":material/check_circle:",
+    "weak": ":material/help:",
+    "unsupported": ":material/cancel:",
+}
 EXTRACTIVE_LABEL = offline_label(with_note=True)
 
 
@@ -35,12 +44,20 @@ def answer_markdown(f: Followup, n_refs: int, titles: dict[int, str]) -> str:
 
 def check_line(c: CitationCheck) -> str:
     """``[n] weak · score 0.52 (cosine 0.61, word overlap 0.40)``."""
-    return (f"\\[{c.number}\\] **{c.verdict}** · score {c.score:.2f} (cosine {c.cosine:.2f}, "
-            f"word overlap {c.overlap:.2f})")
+    return (
+        f"\\[{c.number}\\] **{c.verdict}** · score {c.score:.2f} (cosine {c.cosine:.2f}, "
+        f"word overlap {c.overlap:.2f})"
+    )
 
 
-def _followup(store: RunStore, state: RunState, f: Followup, n_refs: int, titles: dict[int, str],
-              read_only: bool) -> None:
+def _followup(
+    store: RunStore,
+    state: RunState,
+    f: Followup,
+    n_refs: int,
+    titles: dict[int, str],
+    read_only: bool,
+) -> None:
     with st.chat_message("user"):
         st.markdown(plain(f.question))
     with st.chat_message("assistant"):
@@ -60,8 +77,12 @@ def _followup(store: RunStore, state: RunState, f: Followup, n_refs: int, titles
                 for c in f.audit:
                     st.markdown(f"{check_line(c)}  \n_“{plain(c.passage)}”_")
         if not read_only and state.status == "complete" and not f.researched:
-            if st.button("Research more", key=f"more-{f.id}", icon=":material/travel_explore:",
-                         help="Run one Analyst follow-up dialogue turn: new searches, new sources, then answer again"):
+            if st.button(
+                "Research more",
+                key=f"more-{f.id}",
+                icon=":material/travel_explore:",
+                help="Run one Analyst follow-up dialogue turn: new searches, new sources, then answer again",
+            ):
                 _submit(store, state, f.question, research=True)
 
 
@@ -85,8 +106,14 @@ def _resume(store: RunStore, state: RunState) -> None:
     st.rerun()
 
 
-def render_followups(store: RunStore, state: RunState, report_refs: list[Reference], titles: dict[int, str],
-                     *, read_only: bool = False) -> None:
+def render_followups(
+    store: RunStore,
+    state: RunState,
+    report_refs: list[Reference],
+    titles: dict[int, str],
+    *,
+    read_only: bool = False,
+) -> None:
     """The follow-up chat under the report (see module docstring)."""
     from research.followup.jobs import failures, pending  # noqa: PLC0415
 
@@ -112,8 +139,11 @@ def render_followups(store: RunStore, state: RunState, report_refs: list[Referen
                 st.markdown(plain(p["question"]))
             with st.chat_message("assistant"):
                 st.caption(f"{p['stage']}…" if p["alive"] else p["stage"])
-                if not p["alive"] and st.button("Resume follow-up", key=f"resume-followup-{p['id']}",
-                                                icon=":material/play_circle:"):
+                if not p["alive"] and st.button(
+                    "Resume follow-up",
+                    key=f"resume-followup-{p['id']}",
+                    icon=":material/play_circle:",
+                ):
                     _resume(store, state)
         for fail in failures(store, state.run_id, 1) if not waiting else []:
             st.caption(f"Last failed follow-up: {plain(fail.get('message', ''))}")
@@ -125,9 +155,13 @@ def render_followups(store: RunStore, state: RunState, report_refs: list[Referen
     if read_only:
         return
     if not FollowupStore(store).list(state.run_id):
-        st.caption("Ask what the report leaves open: answers come from this run's own sources, with citations "
-                   "into its reference list.")
-    question = st.chat_input("Ask this run a follow-up question", max_chars=1000, key=f"ask-{state.run_id}")
+        st.caption(
+            "Ask what the report leaves open: answers come from this run's own sources, with citations "
+            "into its reference list."
+        )
+    question = st.chat_input(
+        "Ask this run a follow-up question", max_chars=1000, key=f"ask-{state.run_id}"
+    )
     if question is not None:
         _submit(store, state, question, research=False)
 
@@ -141,24 +175,30 @@ def render_audit(store: RunStore, state: RunState) -> None:
     st.subheader("Citation audit", anchor=False)
     report_audit = ensure_audit(store, state.run_id)
     if report_audit is None:
+
         @st.fragment(run_every=POLL_S)
         def wait() -> None:
             if ensure_audit(store, state.run_id) is not None:
                 st.rerun()
             st.caption("Auditing every citation against its source…")
+
         wait()
         return
     audit: AuditSummary = combined_audit(report_audit, FollowupStore(store).list(state.run_id))
     st.markdown(f"**{audit.line()}**")
-    st.caption("Each cited sentence against the best-matching passage of its cited source "
-               "(MiniLM cosine + content-word overlap).")
+    st.caption(
+        "Each cited sentence against the best-matching passage of its cited source "
+        "(MiniLM cosine + content-word overlap)."
+    )
     only_weak = st.toggle("Only weak / unsupported", value=False, key=f"audit-weak-{state.run_id}")
     checks = [c for c in audit.checks if c.verdict != "supported"] if only_weak else audit.checks
     if only_weak and not checks:
         st.caption("None: every citation is supported.")
     for c in checks[:200]:
         where = "report" if c.where == "report" else "follow-up"
-        with st.expander(f"[{c.number}] {c.verdict} · {c.score:.2f} · {where}", icon=VERDICT_ICONS[c.verdict]):
+        with st.expander(
+            f"[{c.number}] {c.verdict} · {c.score:.2f} · {where}", icon=VERDICT_ICONS[c.verdict]
+        ):
             st.markdown(f"**Sentence:** {plain(c.sentence)}")
             st.markdown(f"**Best passage of the source:** _“{plain(c.passage)}”_")
             st.caption(check_line(c))

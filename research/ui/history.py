@@ -3,14 +3,22 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping, Sequence
 from datetime import datetime
-from typing import Mapping, Sequence
 
 from research.models import ACTIVE_STATUSES, RunState
 
 STATUS_ICONS = {
-    "pending": "⏳", "planning": "🧭", "awaiting_review": "📝", "conversations": "💬", "analyzing": "🔬", "synthesizing": "✍️",
-    "complete": "✅", "failed": "❌", "cancelled": "⏹️", "interrupted": "⚠️",
+    "pending": "⏳",
+    "planning": "🧭",
+    "awaiting_review": "📝",
+    "conversations": "💬",
+    "analyzing": "🔬",
+    "synthesizing": "✍️",
+    "complete": "✅",
+    "failed": "❌",
+    "cancelled": "⏹️",
+    "interrupted": "⚠️",
 }
 
 
@@ -92,12 +100,21 @@ def run_stats(store, run_ids: Sequence[str]) -> dict[str, dict]:
             cost_usd = float(cost) if isinstance(cost, str) else 0.0
         except ValueError:
             cost_usd = 0.0
-        out[rid] = {"sources": 0 if isinstance(n, Exception) else int(n), "citations": cites, "cost_usd": cost_usd}
+        out[rid] = {
+            "sources": 0 if isinstance(n, Exception) else int(n),
+            "citations": cites,
+            "cost_usd": cost_usd,
+        }
     return out
 
 
-def history_rows(runs: Sequence[RunState], source_counts: Mapping[str, int], *,
-                 now: float | None = None, stats: Mapping[str, dict] | None = None) -> list[dict]:
+def history_rows(
+    runs: Sequence[RunState],
+    source_counts: Mapping[str, int],
+    *,
+    now: float | None = None,
+    stats: Mapping[str, dict] | None = None,
+) -> list[dict]:
     """Rows for the run-history table, in the given order (newest first from ``list_runs``).
 
     Each row: ``topic, mode, status, sources`` (int, from ``source_counts`` by run id, 0 when
@@ -111,22 +128,24 @@ def history_rows(runs: Sequence[RunState], source_counts: Mapping[str, int], *,
     for st in runs:
         extra = stats.get(st.run_id, {})
         secs = duration_s(st, now)
-        rows.append({
-            "topic": st.topic,
-            "mode": st.mode,
-            "status": f"{STATUS_ICONS.get(st.status, '')} {st.status}".strip(),
-            "sources": int(source_counts.get(st.run_id, 0)),
-            "citations": int(extra.get("citations", 0)),
-            "cost_usd": float(extra.get("cost_usd", 0.0)),
-            "created": format_time(st.created_at),
-            "duration": format_duration(secs),
-            "duration_s": round(secs, 1),
-            "run_id": st.run_id,
-            "plan": f"plan?run={st.run_id}",
-            "report": f"report?run={st.run_id}",
-            "coverage": f"coverage?run={st.run_id}",
-            "artifacts": f"artifacts?run={st.run_id}",
-        })
+        rows.append(
+            {
+                "topic": st.topic,
+                "mode": st.mode,
+                "status": f"{STATUS_ICONS.get(st.status, '')} {st.status}".strip(),
+                "sources": int(source_counts.get(st.run_id, 0)),
+                "citations": int(extra.get("citations", 0)),
+                "cost_usd": float(extra.get("cost_usd", 0.0)),
+                "created": format_time(st.created_at),
+                "duration": format_duration(secs),
+                "duration_s": round(secs, 1),
+                "run_id": st.run_id,
+                "plan": f"plan?run={st.run_id}",
+                "report": f"report?run={st.run_id}",
+                "coverage": f"coverage?run={st.run_id}",
+                "artifacts": f"artifacts?run={st.run_id}",
+            }
+        )
     return rows
 
 
@@ -137,7 +156,12 @@ def filter_rows(rows: Sequence[dict], query: str = "", statuses: Sequence[str] =
     wanted = set(statuses or ())
     out = []
     for row in rows:
-        if q and q not in row["topic"].lower() and q not in row["run_id"] and q not in row.get("mode", ""):
+        if (
+            q
+            and q not in row["topic"].lower()
+            and q not in row["run_id"]
+            and q not in row.get("mode", "")
+        ):
             continue
         if wanted and row["status"].split()[-1] not in wanted:
             continue

@@ -9,32 +9,48 @@ accepts, so the form works whichever of them exist, and reports which fields it 
 from __future__ import annotations
 
 import inspect
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from research.models import MODES, PERSPECTIVES_RANGE, TURNS_RANGE, TemplateName  # noqa: F401 - the form's limits (RunConfig)
 
 ROLES = ("planner", "question_asker", "expert", "compressor", "outline", "writer", "polish")
-SEARCH_BACKENDS = ("local", "wikipedia", "pubmed", "clinicaltrials", "brave", "tavily", "serper", "searxng")
-TEMPLATE_LABELS: dict[TemplateName, str] = {"auto": "auto (fitted to the question)", "drug": "drug (seed 000)", "general": "general"}
+SEARCH_BACKENDS = (
+    "local",
+    "wikipedia",
+    "pubmed",
+    "clinicaltrials",
+    "brave",
+    "tavily",
+    "serper",
+    "searxng",
+)
+TEMPLATE_LABELS: dict[TemplateName, str] = {
+    "auto": "auto (fitted to the question)",
+    "drug": "drug (seed 000)",
+    "general": "general",
+}
 MODE_LABELS = {"storm": "STORM", "costorm": "Co-STORM"}
-MODE_HELP = ("STORM: perspective-guided WikiWriter ↔ expert conversations, then an outline and a cited report. "
-             "Co-STORM: a moderated round-table of experts that builds a mind map (N, K, L, α below).")
+MODE_HELP = (
+    "STORM: perspective-guided WikiWriter ↔ expert conversations, then an outline and a cited report. "
+    "Co-STORM: a moderated round-table of experts that builds a mind map (N, K, L, α below)."
+)
 
 # Help texts for the Co-STORM fields, named as in the Co-STORM paper (Jiang et al. 2024, §3–4; seed 004).
 COSTORM_HELP = {
     "experts": "N — number of LLM experts generated at the warm start from the background search "
-               "(paper default N = 3); they take turns in round robin.",
+    "(paper default N = 3); they take turns in round robin.",
     "max_node_items": "K — maximum information items per mind-map concept; a node holding more than K is "
-                      "reorganized into new subtopics (paper default K = 10).",
+    "reorganized into new subtopics (paper default K = 10).",
     "moderator_after": "L — number of consecutive answer turns (potential answer / further details) after "
-                       "which the moderator speaks with a new question (paper default L = 2).",
+    "which the moderator speaks with a new question (paper default L = 2).",
     "alpha": "α — rerank exponent for the moderator: score = cos(i, topic)^α · (1 − cos(i, question))^(1−α) "
-             "over the unused information (paper default α = 0.5).",
+    "over the unused information (paper default α = 0.5).",
     "query_budget": "Search queries the round-table may issue in total; it stops when they are used "
-                    "(default 30).",
+    "(default 30).",
     "max_turns": "Turn cap: round-table turns after the warm start; it stops when reached (default 20). "
-                 "It also stops earlier when every syllabus question is covered.",
+    "It also stops earlier when every syllabus question is covered.",
 }
 
 
@@ -78,18 +94,39 @@ def config_kwargs(values: dict[str, Any], fn: Callable) -> tuple[dict[str, Any],
     return kwargs, sorted(set(values) - set(kwargs))
 
 
-def form_values(*, corpus: str, template: str, max_perspectives: int, max_turns: int, engine: str,
-                mode: str, search: list[str], corpora: list[str], models: dict[str, str] | None = None,
-                budget_usd: float | None = None, budget_tokens: int | None = None,
-                costorm: dict | None = None, min_databases: int = 1, review: bool = False) -> dict[str, Any]:
+def form_values(
+    *,
+    corpus: str,
+    template: str,
+    max_perspectives: int,
+    max_turns: int,
+    engine: str,
+    mode: str,
+    search: list[str],
+    corpora: list[str],
+    models: dict[str, str] | None = None,
+    budget_usd: float | None = None,
+    budget_tokens: int | None = None,
+    costorm: dict | None = None,
+    min_databases: int = 1,
+    review: bool = False,
+) -> dict[str, Any]:
     """The form's values as ``make_config`` keyword arguments (models/budgets only for litellm,
     ``costorm`` only for Co-STORM; empty model names dropped; zero budgets mean no cap; an empty
     ``search`` is passed through: the input gate makes it ``["local"]`` unless corpora are chosen;
     ``review``: stop for plan review after planning, issue 12)."""
-    values: dict[str, Any] = {"corpus": corpus, "template": template, "max_perspectives": int(max_perspectives),
-                              "max_turns": int(max_turns), "engine": engine, "mode": mode,
-                              "search": list(search), "corpora": list(corpora),
-                              "min_databases": int(min_databases), "review": bool(review)}
+    values: dict[str, Any] = {
+        "corpus": corpus,
+        "template": template,
+        "max_perspectives": int(max_perspectives),
+        "max_turns": int(max_turns),
+        "engine": engine,
+        "mode": mode,
+        "search": list(search),
+        "corpora": list(corpora),
+        "min_databases": int(min_databases),
+        "review": bool(review),
+    }
     if engine == "litellm":
         values["models"] = {r: m.strip() for r, m in (models or {}).items() if m and m.strip()}
         values["budget_usd"] = float(budget_usd) if budget_usd else None

@@ -24,10 +24,18 @@ class PageSpec:
 PAGES: tuple[PageSpec, ...] = (
     PageSpec("launch", "app_pages/launch.py", "Launch", ":material/rocket_launch:", "launch"),
     PageSpec("plan", "app_pages/plan.py", "Plan", ":material/checklist:", "plan"),
-    PageSpec("conversations", "app_pages/conversations.py", "Conversations", ":material/forum:", "conversations"),
+    PageSpec(
+        "conversations",
+        "app_pages/conversations.py",
+        "Conversations",
+        ":material/forum:",
+        "conversations",
+    ),
     PageSpec("mindmap", "app_pages/mindmap.py", "Mind map", ":material/account_tree:", "mindmap"),
     PageSpec("coverage", "app_pages/coverage.py", "Coverage", ":material/bar_chart:", "coverage"),
-    PageSpec("artifacts", "app_pages/artifacts.py", "Artifacts", ":material/inventory_2:", "artifacts"),
+    PageSpec(
+        "artifacts", "app_pages/artifacts.py", "Artifacts", ":material/inventory_2:", "artifacts"
+    ),
     PageSpec("report", "app_pages/report.py", "Report", ":material/article:", "report"),
     PageSpec("corpora", "app_pages/corpora.py", "Corpora", ":material/library_books:", "corpora"),
     PageSpec("compare", "app_pages/compare.py", "Compare", ":material/compare_arrows:", "compare"),
@@ -58,7 +66,9 @@ def page_link(key: str, run_id: str | None = None, label: str | None = None) -> 
     spec = page(key)
     text = label or spec.title
     try:
-        st.page_link(spec.path, label=text, icon=spec.icon, query_params={"run": run_id} if run_id else None)
+        st.page_link(
+            spec.path, label=text, icon=spec.icon, query_params={"run": run_id} if run_id else None
+        )
     except StreamlitAPIException:
         st.markdown(f"[{plain(text)}]({page_url(key, run_id)})")
 

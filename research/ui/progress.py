@@ -68,11 +68,15 @@ def phase_steps(status: str, reached: str) -> list[tuple[str, str]]:
         return [(p, "done") for p in PHASES]
     if status == "pending":
         return [(p, "todo") for p in PHASES]
-    if status == REVIEW_STATUS:  # issue 12: planning done, waiting for the analyst before the conversations
+    if (
+        status == REVIEW_STATUS
+    ):  # issue 12: planning done, waiting for the analyst before the conversations
         return [("planning", "done"), ("plan review", "review"), *[(p, "todo") for p in PHASES[1:]]]
     idx = PHASES.index(reached) if reached in PHASES else 0
     current = "current" if status in PHASES else status
-    return [(p, "done" if i < idx else current if i == idx else "todo") for i, p in enumerate(PHASES)]
+    return [
+        (p, "done" if i < idx else current if i == idx else "todo") for i, p in enumerate(PHASES)
+    ]
 
 
 def progress_info(store: RunStore, state: RunState) -> ProgressInfo:
@@ -83,7 +87,10 @@ def progress_info(store: RunStore, state: RunState) -> ProgressInfo:
         planned = cfg.costorm.max_turns
         costorm = costorm_progress(store, state)
     else:
-        n_persp = len(store.get_doc_list(state.run_id, "perspectives", Perspective)) or cfg.max_perspectives
+        n_persp = (
+            len(store.get_doc_list(state.run_id, "perspectives", Perspective))
+            or cfg.max_perspectives
+        )
         planned = n_persp * cfg.max_turns
     questions: list[dict] = []
     syllabus = store.get_doc(state.run_id, "syllabus", Syllabus)
@@ -92,12 +99,25 @@ def progress_info(store: RunStore, state: RunState) -> ProgressInfo:
             counts = store.collector(state.run_id).question_counts()
         except InputError:
             counts = {}
-        questions = [{"key": q.key, "label": q.label, "sources": int(counts.get(q.key, 0)),
-                      "target": q.min_sources} for q in syllabus.questions]
-    return ProgressInfo(steps=phase_steps(state.status, reached_phase(store, state)), index=index_wait(store, state),
-                        turns_done=costorm["turns"] if costorm else store.count_turns(state.run_id),
-                        turns_planned=max(1, planned), questions=questions, usage=store.get_usage(state.run_id),
-                        elapsed_s=duration_s(state), costorm=costorm)
+        questions = [
+            {
+                "key": q.key,
+                "label": q.label,
+                "sources": int(counts.get(q.key, 0)),
+                "target": q.min_sources,
+            }
+            for q in syllabus.questions
+        ]
+    return ProgressInfo(
+        steps=phase_steps(state.status, reached_phase(store, state)),
+        index=index_wait(store, state),
+        turns_done=costorm["turns"] if costorm else store.count_turns(state.run_id),
+        turns_planned=max(1, planned),
+        questions=questions,
+        usage=store.get_usage(state.run_id),
+        elapsed_s=duration_s(state),
+        costorm=costorm,
+    )
 
 
 def index_wait(store: RunStore, state: RunState) -> dict | None:
@@ -114,15 +134,21 @@ def index_wait(store: RunStore, state: RunState) -> dict | None:
 def index_label(data: dict) -> tuple[float, str]:
     """``(fraction done, label)`` for an index wait: "Indexing corpus: 1,200 / 2,972 documents ·
     about 25 s left" (the estimate from the event's ``eta_s``, when the build has one)."""
-    state, done, total = data.get("state", ""), int(data.get("done") or 0), int(data.get("total") or 0)
+    state, done, total = (
+        data.get("state", ""),
+        int(data.get("done") or 0),
+        int(data.get("total") or 0),
+    )
     if state == "loading_model":
         return 0.0, "Indexing corpus: loading the embedding model…"
     if state == "failed":
         return 0.0, "Indexing corpus failed"
     if state == "writing":
         return 1.0, f"Indexing corpus: writing the index ({total:,} documents)"
-    return ((min(1.0, done / total) if total else 0.0),
-            f"Indexing corpus: {done:,} / {total:,} documents{eta_text(data.get('eta_s'))}")
+    return (
+        (min(1.0, done / total) if total else 0.0),
+        f"Indexing corpus: {done:,} / {total:,} documents{eta_text(data.get('eta_s'))}",
+    )
 
 
 def costorm_progress(store: RunStore, state: RunState) -> dict:
@@ -137,10 +163,19 @@ def costorm_progress(store: RunStore, state: RunState) -> dict:
     settings = state.config.costorm
     roundtable = sum(not t.warm_start for t in turns)
     reason = state.stop_reason or meta.stop_reason
-    return {"turns": roundtable, "warm_start": len(turns) - roundtable, "queries_used": meta.queries_used,
-            "query_budget": settings.query_budget,
-            "stop": stop_line(reason, queries_used=meta.queries_used, query_budget=settings.query_budget,
-                              turns=roundtable, max_turns=settings.max_turns)}
+    return {
+        "turns": roundtable,
+        "warm_start": len(turns) - roundtable,
+        "queries_used": meta.queries_used,
+        "query_budget": settings.query_budget,
+        "stop": stop_line(
+            reason,
+            queries_used=meta.queries_used,
+            query_budget=settings.query_budget,
+            turns=roundtable,
+            max_turns=settings.max_turns,
+        ),
+    }
 
 
 def totals_caption(info: ProgressInfo) -> str:
@@ -150,11 +185,17 @@ def totals_caption(info: ProgressInfo) -> str:
     bits = [f"{info.turns_done} turns"]
     if info.costorm:
         c = info.costorm
-        bits = [f"{info.turns_done} / {info.turns_planned} round-table turns (+{c['warm_start']} warm start)",
-                f"{c['queries_used']} / {c['query_budget']} search queries"]
+        bits = [
+            f"{info.turns_done} / {info.turns_planned} round-table turns (+{c['warm_start']} warm start)",
+            f"{c['queries_used']} / {c['query_budget']} search queries",
+        ]
         if c["stop"]:
             bits.append(c["stop"])
-    bits += [f"{info.usage.llm_calls} LLM calls", f"{tokens:,} tokens", f"\\${info.usage.cost_usd:.4f}"]
+    bits += [
+        f"{info.usage.llm_calls} LLM calls",
+        f"{tokens:,} tokens",
+        f"\\${info.usage.cost_usd:.4f}",
+    ]
     return " · ".join(bits)
 
 
@@ -205,30 +246,57 @@ def progress_panel(store: RunStore, state: RunState) -> None:
     if info.index:
         frac, label = index_label(info.index)
         st.progress(frac, text=label)
-        st.caption("The local corpus is indexed once (first run on a fresh data dir); later runs reuse it.")
+        st.caption(
+            "The local corpus is indexed once (first run on a fresh data dir); later runs reuse it."
+        )
     cols = st.columns([3, 1, 1, 1])
-    cols[0].progress(min(1.0, info.turns_done / info.turns_planned),
-                     text=f"{'round-table ' if info.costorm else ''}turns {info.turns_done} / {info.turns_planned}")
+    cols[0].progress(
+        min(1.0, info.turns_done / info.turns_planned),
+        text=f"{'round-table ' if info.costorm else ''}turns {info.turns_done} / {info.turns_planned}",
+    )
     if info.costorm:
         c = info.costorm
-        cols[0].progress(min(1.0, c["queries_used"] / max(1, c["query_budget"])),
-                         text=f"search queries {c['queries_used']} / {c['query_budget']}")
+        cols[0].progress(
+            min(1.0, c["queries_used"] / max(1, c["query_budget"])),
+            text=f"search queries {c['queries_used']} / {c['query_budget']}",
+        )
         if c["stop"]:
-            cols[0].caption(f"Round-table {plain(c['stop'])}; writing the report from the mind map.")
+            cols[0].caption(
+                f"Round-table {plain(c['stop'])}; writing the report from the mind map."
+            )
     cols[1].metric("Elapsed", format_duration(info.elapsed_s))
-    cols[2].metric("Cost so far", f"${info.usage.cost_usd:.4f}", help=f"{tokens:,} tokens, "
-                   f"{info.usage.llm_calls} LLM calls")
-    if cols[3].button("Cancel run", key=f"cancel_{state.run_id}", icon=":material/stop_circle:",
-                      disabled=store.cancel_requested(state.run_id)):
+    cols[2].metric(
+        "Cost so far",
+        f"${info.usage.cost_usd:.4f}",
+        help=f"{tokens:,} tokens, {info.usage.llm_calls} LLM calls",
+    )
+    if cols[3].button(
+        "Cancel run",
+        key=f"cancel_{state.run_id}",
+        icon=":material/stop_circle:",
+        disabled=store.cancel_requested(state.run_id),
+    ):
         store.request_cancel(state.run_id)
         st.toast("Cancel requested; the run stops at its next step and keeps everything so far.")
     if info.questions:
-        st.dataframe(info.questions, hide_index=True, width="stretch", height=min(300, 38 + 35 * len(info.questions)),
-                     column_config={"key": st.column_config.TextColumn("Question"),
-                                    "label": st.column_config.TextColumn("Label", width="medium"),
-                                    "sources": st.column_config.ProgressColumn(
-                                        "Sources vs target", format="%d",
-                                        min_value=0, max_value=max(q["target"] for q in info.questions)),
-                                    "target": st.column_config.NumberColumn("Target")})
+        st.dataframe(
+            info.questions,
+            hide_index=True,
+            width="stretch",
+            height=min(300, 38 + 35 * len(info.questions)),
+            column_config={
+                "key": st.column_config.TextColumn("Question"),
+                "label": st.column_config.TextColumn("Label", width="medium"),
+                "sources": st.column_config.ProgressColumn(
+                    "Sources vs target",
+                    format="%d",
+                    min_value=0,
+                    max_value=max(q["target"] for q in info.questions),
+                ),
+                "target": st.column_config.NumberColumn("Target"),
+            },
+        )
     if store.cancel_requested(state.run_id):
-        st.caption(f"Cancel requested for {plain(state.topic)}: the run stops at its next step boundary.")
+        st.caption(
+            f"Cancel requested for {plain(state.topic)}: the run stops at its next step boundary."
+        )

@@ -17,14 +17,26 @@ from research.store.runs import RunStore
 from research.ui.citations import anchor_id, plain, reference_markdown
 
 STATUS_LABELS = {"answered": "✅ answered", "insufficient": "⚠️ insufficient evidence"}
-_DECAMEL = (re.compile(r"([A-Z]{2,})(\d+)"), re.compile(r"([a-z\d]+)([A-Z]{2,})"),
-            re.compile(r"([a-z\d])([A-Z])"), re.compile(r"([A-Z]+)([A-Z][a-rt-z\d]+)"))
+_DECAMEL = (
+    re.compile(r"([A-Z]{2,})(\d+)"),
+    re.compile(r"([a-z\d]+)([A-Z]{2,})"),
+    re.compile(r"([a-z\d])([A-Z])"),
+    re.compile(r"([A-Z]+)([A-Z][a-rt-z\d]+)"),
+)
 
-FORMAT_LABELS = {"md": "Markdown", "html": "HTML", "pdf": "PDF", "docx": "Word", "zip": "Run (.zip)"}
+FORMAT_LABELS = {
+    "md": "Markdown",
+    "html": "HTML",
+    "pdf": "PDF",
+    "docx": "Word",
+    "zip": "Run (.zip)",
+}
 # Static CSS only (no text from sources or models): hides the sidebar, top bar and nav.
-_READ_CSS = ("<style>[data-testid='stSidebar'],[data-testid='stSidebarCollapsedControl'],"
-             "[data-testid='stHeader'],[data-testid='stToolbar'],[data-testid='stSidebarNav']"
-             "{display:none !important}.block-container{max-width:52rem;padding-top:2rem}</style>")
+_READ_CSS = (
+    "<style>[data-testid='stSidebar'],[data-testid='stSidebarCollapsedControl'],"
+    "[data-testid='stHeader'],[data-testid='stToolbar'],[data-testid='stSidebarNav']"
+    "{display:none !important}.block-container{max-width:52rem;padding-top:2rem}</style>"
+)
 
 
 def artifact_url(run_id: str, artifact_file: str) -> str:
@@ -70,14 +82,24 @@ def download_buttons(store: RunStore, state: RunState, *, with_report: bool) -> 
     problems = {f: export_problem(f) for f in fmts}
     for col, fmt in zip(st.columns(len(fmts)), fmts):
         problem = problems[fmt]
-        col.download_button(FORMAT_LABELS[fmt], data=partial(export_download, store, state.run_id, fmt),
-                            file_name=safe_filename(state.topic, fmt), mime=MIME_TYPES[fmt],
-                            icon=":material/download:", on_click="ignore", disabled=problem is not None,
-                            help=problem, key=f"dl_{fmt}_{state.run_id}",
-                            width="stretch" if len(fmts) > 1 else "content")
+        col.download_button(
+            FORMAT_LABELS[fmt],
+            data=partial(export_download, store, state.run_id, fmt),
+            file_name=safe_filename(state.topic, fmt),
+            mime=MIME_TYPES[fmt],
+            icon=":material/download:",
+            on_click="ignore",
+            disabled=problem is not None,
+            help=problem,
+            key=f"dl_{fmt}_{state.run_id}",
+            width="stretch" if len(fmts) > 1 else "content",
+        )
     for fmt, problem in problems.items():
         if problem:
-            st.error(f"{FORMAT_LABELS[fmt]} export is unavailable: {plain(problem)}", icon=":material/error:")
+            st.error(
+                f"{FORMAT_LABELS[fmt]} export is unavailable: {plain(problem)}",
+                icon=":material/error:",
+            )
 
 
 def hide_chrome() -> None:
@@ -89,7 +111,11 @@ def heading_anchor(heading: str) -> str:
     """The id Streamlit gives a Markdown heading (its frontend slugifies the heading text with
     ``@sindresorhus/slugify`` defaults): ASCII-folded, camel case split, ``&`` → "and", a
     possessive 's kept with its word, lower case, runs of other characters → ``-``."""
-    text = unicodedata.normalize("NFKD", heading.replace("&", " and ")).encode("ascii", "ignore").decode()
+    text = (
+        unicodedata.normalize("NFKD", heading.replace("&", " and "))
+        .encode("ascii", "ignore")
+        .decode()
+    )
     for rx in _DECAMEL:
         text = rx.sub(r"\1 \2", text)
     text = re.sub(r"([a-z\d])['’]([ts])(?![a-z\d])", r"\1\2", text.lower())
@@ -104,10 +130,20 @@ def questions_markdown(report: Report) -> str:
         return ""
     rows = ["| Question | Status | Answered in | Sources |", "|---|---|---|---|"]
     for q in report.questions:
-        refs = " ".join(f"[[{n}]](#{anchor_id(n)})" for n in sorted(q.sources)[:12]) + (" …" if len(q.sources) > 12 else "")
-        found = "" if q.status == "answered" else (
-            f"{q.sources_found} of {q.min_sources} sources needed" if q.sources_found < q.min_sources
-            else f"{q.sources_found} sources, quoted in other sections")
-        rows.append(f"| {plain(q.label)} | {STATUS_LABELS.get(q.status, plain(q.status))} | "
-                    f"[{plain(q.heading)}](#{heading_anchor(q.heading)}) | {refs or plain(found)} |")
+        refs = " ".join(f"[[{n}]](#{anchor_id(n)})" for n in sorted(q.sources)[:12]) + (
+            " …" if len(q.sources) > 12 else ""
+        )
+        found = (
+            ""
+            if q.status == "answered"
+            else (
+                f"{q.sources_found} of {q.min_sources} sources needed"
+                if q.sources_found < q.min_sources
+                else f"{q.sources_found} sources, quoted in other sections"
+            )
+        )
+        rows.append(
+            f"| {plain(q.label)} | {STATUS_LABELS.get(q.status, plain(q.status))} | "
+            f"[{plain(q.heading)}](#{heading_anchor(q.heading)}) | {refs or plain(found)} |"
+        )
     return "\n".join(rows)

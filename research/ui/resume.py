@@ -41,8 +41,12 @@ def resume_on_start() -> list[str]:
     try:
         return _resume_interrupted_once()
     except Exception as exc:  # noqa: BLE001 - any start-up failure is logged and retried later
-        log.warning("resume of interrupted runs at dashboard start failed (retried on the next page "
-                    "load): %s: %s", type(exc).__name__, exc)
+        log.warning(
+            "resume of interrupted runs at dashboard start failed (retried on the next page "
+            "load): %s: %s",
+            type(exc).__name__,
+            exc,
+        )
         return []
 
 

@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
-from research.models import (Analysis, DialogueTurn, Perspective, Reference, Report, Syllabus)
+from research.models import Analysis, DialogueTurn, Perspective, Reference, Report, Syllabus
 from research.ui.citations import anchor_id, code, plain
 
 
 def syllabus_rows(syllabus: Syllabus) -> list[dict]:
     """Rows ``{key, label, description, min_sources}`` in syllabus order."""
-    return [{"key": q.key, "label": q.label, "description": q.description, "min_sources": q.min_sources}
-            for q in syllabus.questions]
+    return [
+        {"key": q.key, "label": q.label, "description": q.description, "min_sources": q.min_sources}
+        for q in syllabus.questions
+    ]
 
 
 def perspective_card(p: Perspective) -> str:
@@ -22,7 +24,9 @@ def perspective_card(p: Perspective) -> str:
     return "\n".join(lines)
 
 
-def group_turns(turns: Sequence[DialogueTurn], perspectives: Sequence[Perspective]) -> dict[str, list[DialogueTurn]]:
+def group_turns(
+    turns: Sequence[DialogueTurn], perspectives: Sequence[Perspective]
+) -> dict[str, list[DialogueTurn]]:
     """Turns per perspective name, each list ordered by ``turn_number``.
 
     Keys follow the perspectives' order; perspectives without turns get an empty list and turns of a
@@ -68,9 +72,11 @@ def contradictions_markdown(analysis: Analysis, numbers: dict[str, int]) -> list
     explanation."""
     blocks = []
     for c in analysis.contradictions:
-        block = [f"**{plain(c.subject)}**",
-                 f"- A: {plain(c.statement_a)} {_cite(c.source_a, numbers)}",
-                 f"- B: {plain(c.statement_b)} {_cite(c.source_b, numbers)}"]
+        block = [
+            f"**{plain(c.subject)}**",
+            f"- A: {plain(c.statement_a)} {_cite(c.source_a, numbers)}",
+            f"- B: {plain(c.statement_b)} {_cite(c.source_b, numbers)}",
+        ]
         if c.explanation:
             block.append(f"\n_{plain(c.explanation)}_")
         blocks.append("\n".join(block))
@@ -79,5 +85,7 @@ def contradictions_markdown(analysis: Analysis, numbers: dict[str, int]) -> list
 
 def reference_rows(refs: Sequence[Reference]) -> list[dict]:
     """Rows ``{n, title, type, id, url}`` for a compact references table."""
-    return [{"n": r.number, "title": r.title, "type": r.source_type, "id": r.external_id, "url": r.url}
-            for r in refs]
+    return [
+        {"n": r.number, "title": r.title, "type": r.source_type, "id": r.external_id, "url": r.url}
+        for r in refs
+    ]

@@ -20,8 +20,17 @@ def search_warnings(events: Sequence[Event]) -> list[dict]:
             continue
         kind = {"search.failed": "failed", "search.empty": "empty"}.get(ev.type, "scrape")
         backend = str(ev.data.get("backend") or ("scrape_url" if kind == "scrape" else "?"))
-        row = rows.setdefault((backend, kind), {"backend": backend, "kind": kind, "count": 0, "reasons": [],
-                                                "last_query": "", "last_message": ""})
+        row = rows.setdefault(
+            (backend, kind),
+            {
+                "backend": backend,
+                "kind": kind,
+                "count": 0,
+                "reasons": [],
+                "last_query": "",
+                "last_message": "",
+            },
+        )
         row["count"] += 1
         reason = str(ev.data.get("reason") or "")
         if reason and reason not in row["reasons"]:
@@ -38,8 +47,14 @@ def warning_lines(rows: list[dict]) -> list[str]:
     out = []
     for r in rows:
         reasons = f" ({', '.join(r['reasons'])})" if r["reasons"] and r["kind"] != "empty" else ""
-        detail = f" — last: {r['last_message']}" if r["last_message"] and r["kind"] != "empty" else ""
-        out.append(f"- **{r['backend']}** {verbs[r['kind']]} {r['count']}×{reasons}{detail}".replace("$", "\\$"))
+        detail = (
+            f" — last: {r['last_message']}" if r["last_message"] and r["kind"] != "empty" else ""
+        )
+        out.append(
+            f"- **{r['backend']}** {verbs[r['kind']]} {r['count']}×{reasons}{detail}".replace(
+                "$", "\\$"
+            )
+        )
     return out
 
 
@@ -51,8 +66,12 @@ def render_search_warnings(store, run_id: str) -> None:
     if not rows:
         return
     failed = [r for r in rows if r["kind"] != "empty"]
-    title = (f"{len({r['backend'] for r in failed})} search backend(s) failed during this run; sources from "
-             "them may be missing." if failed else "Some searches returned no results.")
+    title = (
+        f"{len({r['backend'] for r in failed})} search backend(s) failed during this run; sources from "
+        "them may be missing."
+        if failed
+        else "Some searches returned no results."
+    )
     body = "\n".join(warning_lines(rows))
     if failed:
         st.warning(f"{title}\n\n{body}", icon=":material/warning:")

@@ -26,11 +26,21 @@ import httpx
 import pytest
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-pytestmark = [pytest.mark.browser,
-              pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian chromium not installed")]
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian chromium not installed"),
+]
 ROOT = Path(__file__).resolve().parents[2]
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 VIEWPORT = {"width": 1440, "height": 1000}
 RUN_TIMEOUT_MS = 240_000
 # Pages whose README screenshots their owners take on runs that suit them (Co-STORM mind map, LLM cost,
@@ -45,8 +55,10 @@ def _free_port() -> int:
 
 
 # Streamlit marks its root element with the state of the script run ("running", "notRunning", ...)
-SCRIPT_DONE = ("() => { const el = document.querySelector('[data-test-script-state]');"
-               " return el !== null && el.getAttribute('data-test-script-state') === 'notRunning'; }")
+SCRIPT_DONE = (
+    "() => { const el = document.querySelector('[data-test-script-state]');"
+    " return el !== null && el.getAttribute('data-test-script-state') === 'notRunning'; }"
+)
 
 
 def _shot(page, name: str, settle_ms: int = 0) -> None:
@@ -68,8 +80,11 @@ def _settle(page, text: str, timeout: int = 30_000) -> None:
     if os.environ.get("SCREENSHOTS_DIR"):
         page.wait_for_timeout(1500)  # let charts draw before a screenshot
     try:  # data grids draw into a canvas a moment after the page
-        page.wait_for_function("[...document.querySelectorAll('[data-testid=stDataFrame]')].every("
-                               "d => d.querySelector('canvas'))", timeout=10_000)
+        page.wait_for_function(
+            "[...document.querySelectorAll('[data-testid=stDataFrame]')].every("
+            "d => d.querySelector('canvas'))",
+            timeout=10_000,
+        )
     except Exception:  # noqa: BLE001 - a screenshot with a grid still drawing is not a failure
         pass
     errors = page.locator("[data-testid='stException']")
@@ -82,12 +97,31 @@ def serve_app(finished_run, health_timeout_s: float = 60):
     dir; yields the base URL; stops the server (SIGTERM, then SIGKILL after 30 s) on exit."""
     port = _free_port()
     env = {**os.environ, **finished_run.env()}
-    env["RESEARCH_PREINDEX"] = "0"  # pages under test need no default-corpus index; building it at server start takes the CPU
+    env["RESEARCH_PREINDEX"] = (
+        "0"  # pages under test need no default-corpus index; building it at server start takes the CPU
+    )
     env.pop("RESEARCH_LLM_MODEL", None)
-    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", str(ROOT / "streamlit_app.py"),
-                             "--server.port", str(port), "--server.headless", "true",
-                             "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false"],
-                            cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "streamlit",
+            "run",
+            str(ROOT / "streamlit_app.py"),
+            "--server.port",
+            str(port),
+            "--server.headless",
+            "true",
+            "--server.address",
+            "127.0.0.1",
+            "--browser.gatherUsageStats",
+            "false",
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     base = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + health_timeout_s
     while time.monotonic() < deadline:
@@ -102,7 +136,9 @@ def serve_app(finished_run, health_timeout_s: float = 60):
         proc.terminate()
         try:
             proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:  # a loaded machine: background threads may outlive SIGTERM
+        except (
+            subprocess.TimeoutExpired
+        ):  # a loaded machine: background threads may outlive SIGTERM
             proc.kill()
             proc.wait(timeout=30)
 
@@ -203,7 +239,9 @@ def test_launch_from_form_and_watch_it_finish(served, page):
     page.get_by_text("Cardiotoxicity of trastuzumab").first.wait_for(timeout=30_000)
     page.get_by_text("turns ", exact=False).first.wait_for(timeout=60_000)  # the live progress bar
     _shot(page, "report_live", settle_ms=1000)
-    page.get_by_text("References (").first.wait_for(timeout=RUN_TIMEOUT_MS)  # the live page updates itself
+    page.get_by_text("References (").first.wait_for(
+        timeout=RUN_TIMEOUT_MS
+    )  # the live page updates itself
     assert _store(run).get_run(run_id).status == "complete"
     assert page.locator("[data-testid='stException']").count() == 0
 
@@ -215,7 +253,9 @@ def test_cancel_a_run(served, page):
     page.get_by_role("button", name="Cancel run").click(timeout=60_000)
     page.get_by_text("Run cancelled", exact=False).first.wait_for(timeout=RUN_TIMEOUT_MS)
     assert _store(run).get_run(run_id).status == "cancelled"
-    _shot(page, "cancelled", settle_ms=2500)  # the full-page rerun after the fragment saw the final status
+    _shot(
+        page, "cancelled", settle_ms=2500
+    )  # the full-page rerun after the fragment saw the final status
 
 
 def test_compare_two_runs(served, page):
@@ -251,7 +291,11 @@ def test_download_every_format(served, page):
     doc = Document(io.BytesIO(got["Word"][1]))
     assert any(p.text.startswith("[1] ") for p in doc.paragraphs)
     names = zipfile.ZipFile(io.BytesIO(got["Run (.zip)"][1])).namelist()
-    assert "report.md" in names and "sources.csv" in names and any(n.startswith("artifacts/") for n in names)
+    assert (
+        "report.md" in names
+        and "sources.csv" in names
+        and any(n.startswith("artifacts/") for n in names)
+    )
 
 
 def test_script_injection_stays_inert(served, page):
@@ -266,7 +310,9 @@ def test_script_injection_stays_inert(served, page):
         _settle(page, "scale test")
         assert page.evaluate("window.__pwned === undefined"), path
         assert page.locator("img[src='x']").count() == 0, path
-    assert page.get_by_text("<script>window.__pwned=1</script>", exact=False).count() > 0  # shown as text
+    assert (
+        page.get_by_text("<script>window.__pwned=1</script>", exact=False).count() > 0
+    )  # shown as text
     page.goto(f"{base}/report?run={rid}&view=read")
     _settle(page, "References")
     assert page.evaluate("window.__pwned === undefined") and not dialogs

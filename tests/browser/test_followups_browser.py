@@ -14,8 +14,11 @@ import pytest
 
 from browser.test_dashboard_browser import ARGS, CHROMIUM, VIEWPORT, _store, serve_app
 
-pytestmark = [pytest.mark.browser, pytest.mark.timeout(1800),
-              pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian chromium not installed")]
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.timeout(1800),
+    pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian chromium not installed"),
+]
 QUESTION = "Which trials monitored left ventricular ejection fraction?"
 ANSWER_TIMEOUT_MS = 300_000
 
@@ -48,7 +51,11 @@ def _no_exception(page) -> None:
 
 def _answer(page):
     """The assistant chat message of the asked question, once it holds a citation link."""
-    msg = page.locator("[data-testid='stChatMessage']").filter(has=page.locator("a[href^='#ref-']")).last
+    msg = (
+        page.locator("[data-testid='stChatMessage']")
+        .filter(has=page.locator("a[href^='#ref-']"))
+        .last
+    )
     msg.wait_for(timeout=ANSWER_TIMEOUT_MS)
     return msg
 
@@ -63,12 +70,16 @@ def test_ask_on_report_page_reload_share_and_export(served, browser, monkeypatch
     base, run = served
     for k, v in run.env().items():  # in-process reads (audit, exports) see the run's data dir
         monkeypatch.setenv(k, v)
-    audit_run(run.run_id, store=_store(run))  # stored now, so the page shows it at once (2 shared cores)
+    audit_run(
+        run.run_id, store=_store(run)
+    )  # stored now, so the page shows it at once (2 shared cores)
     ctx = browser.new_context(viewport=VIEWPORT, accept_downloads=True)
     page = ctx.new_page()
     page.goto(f"{base}/report?run={run.run_id}")
     page.get_by_text("Follow-up questions").first.wait_for(timeout=300_000)
-    page.get_by_text("citations supported", exact=False).first.wait_for(timeout=300_000)  # audit summary
+    page.get_by_text("citations supported", exact=False).first.wait_for(
+        timeout=300_000
+    )  # audit summary
     box = page.locator("[data-testid='stChatInputTextArea']")
     box.fill(QUESTION)
     box.press("Enter")
@@ -112,8 +123,13 @@ def test_ask_on_report_page_reload_share_and_export(served, browser, monkeypatch
     md = render_export(store, run.run_id, "md").decode()
     assert "Appendix: follow-up questions" in md and QUESTION in md and f.answer in md
     html = render_export(store, run.run_id, "html").decode()
-    assert "Appendix: follow-up questions" in html and f'href="#ref-{f.citations[0]}"' in html.split("Appendix")[1]
+    assert (
+        "Appendix: follow-up questions" in html
+        and f'href="#ref-{f.citations[0]}"' in html.split("Appendix")[1]
+    )
     doc = Document(io.BytesIO(render_export(store, run.run_id, "docx")))
     assert any(QUESTION in p.text for p in doc.paragraphs)
     z = zipfile.ZipFile(io.BytesIO(render_export(store, run.run_id, "zip")))
-    assert QUESTION in z.read("followups.json").decode() and "Appendix" in z.read("report.md").decode()
+    assert (
+        QUESTION in z.read("followups.json").decode() and "Appendix" in z.read("report.md").decode()
+    )

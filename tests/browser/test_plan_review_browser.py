@@ -13,16 +13,34 @@ from pathlib import Path
 
 import pytest
 
-from browser.test_dashboard_browser import (CHROMIUM, RUN_TIMEOUT_MS, _settle, _shot, _store, browser,  # noqa: F401
-                                            page, served)
+from browser.test_dashboard_browser import (
+    CHROMIUM,
+    RUN_TIMEOUT_MS,
+    _settle,
+    _shot,
+    _store,
+    browser,  # noqa: F401
+    )
 
-pytestmark = [pytest.mark.browser,
-              pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian chromium not installed")]
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian chromium not installed"),
+]
 TOPIC = "Trastuzumab cardiotoxicity in HER2-positive breast cancer"
 ROW_H = 35  # px: Streamlit's data grid row (and header) height
-NEW = [("cardiac.lvef", "LVEF decline", "How often and how far LVEF falls on trastuzumab"),
-       ("cardiac.heart_failure", "Heart failure", "Symptomatic heart failure during and after treatment"),
-       ("cardiac.recovery", "Recovery after stopping", "Whether cardiac function recovers after interruption")]
+NEW = [
+    ("cardiac.lvef", "LVEF decline", "How often and how far LVEF falls on trastuzumab"),
+    (
+        "cardiac.heart_failure",
+        "Heart failure",
+        "Symptomatic heart failure during and after treatment",
+    ),
+    (
+        "cardiac.recovery",
+        "Recovery after stopping",
+        "Whether cardiac function recovers after interruption",
+    ),
+]
 
 
 def _wait_status(store, run_id: str, want: str, timeout_s: float) -> str:
@@ -61,7 +79,9 @@ def test_review_edit_approve_round_trip(served, page):
     page.get_by_label("Max turns per conversation").fill("1")
     page.get_by_text("Review the plan before research").click()
     page.get_by_role("button", name="Start run").click()
-    page.wait_for_url(re.compile(r"run=[a-f0-9]{16,32}"), timeout=60_000)  # Launch moves to the run's page
+    page.wait_for_url(
+        re.compile(r"run=[a-f0-9]{16,32}"), timeout=60_000
+    )  # Launch moves to the run's page
     run_id = re.search(r"run=([a-f0-9]{16,32})", page.url).group(1)
     status = _wait_status(store, run_id, "awaiting_review", 2 * RUN_TIMEOUT_MS / 1000)
     assert status == "awaiting_review", (status, [e.type for e in store.events(run_id)][-8:])
@@ -89,8 +109,10 @@ def test_review_edit_approve_round_trip(served, page):
     page.get_by_text("Question syllabus").first.click()
     page.wait_for_timeout(800)
     page.set_viewport_size({"width": 1440, "height": 1450})  # the whole editor in one screenshot
-    page.evaluate("() => document.querySelectorAll('[data-testid=stMain], [data-testid=stAppViewContainer], "
-                  "section.main').forEach(el => el.scrollTo(0, 0))")
+    page.evaluate(
+        "() => document.querySelectorAll('[data-testid=stMain], [data-testid=stAppViewContainer], "
+        "section.main').forEach(el => el.scrollTo(0, 0))"
+    )
     page.wait_for_timeout(800)
     _shot(page, "plan_review")
     page.get_by_role("button", name="Approve and start research").click()
@@ -105,7 +127,9 @@ def test_review_edit_approve_round_trip(served, page):
     labels = [q.label for q in store.get_doc(run_id, "syllabus", Syllabus).questions][-3:]
     assert labels == [lb for _, lb, _ in NEW]
     edited = next(e for e in store.events(run_id) if e.type == "plan.edited")
-    assert edited.data["by"] == "dashboard" and set(edited.data["questions"]["added"]) == {k for k, _, _ in NEW}
+    assert edited.data["by"] == "dashboard" and set(edited.data["questions"]["added"]) == {
+        k for k, _, _ in NEW
+    }
     page.goto(f"{base}/coverage?run={run_id}")
     _settle(page, "LVEF decline")
     assert page.locator("[data-testid='stException']").count() == 0

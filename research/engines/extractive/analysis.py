@@ -34,9 +34,12 @@ CONTRA_SIM = 0.85
 NUMBER_SIM = 0.85
 MIN_OVERLAP = 0.40
 MAX_CONTRADICTIONS = 12
-_QUANTITY = re.compile(r"([A-Za-z][A-Za-z-]+(?:\s+[A-Za-z][A-Za-z-]+)?)\s*(?:of|was|were|is|=|:|,)?\s*"
-                       r"(?:about|approximately|~)?\s*(\d+(?:\.\d+)?)\s*(%|percent|months|years|weeks|days|"
-                       r"patients|mg|ml|cases)?", re.I)
+_QUANTITY = re.compile(
+    r"([A-Za-z][A-Za-z-]+(?:\s+[A-Za-z][A-Za-z-]+)?)\s*(?:of|was|were|is|=|:|,)?\s*"
+    r"(?:about|approximately|~)?\s*(\d+(?:\.\d+)?)\s*(%|percent|months|years|weeks|days|"
+    r"patients|mg|ml|cases)?",
+    re.I,
+)
 
 
 def _quantities(text: str) -> dict[str, str]:
@@ -55,8 +58,9 @@ def _quantities(text: str) -> dict[str, str]:
 def _clusters(vecs: np.ndarray) -> np.ndarray:
     if len(vecs) == 1:
         return np.zeros(1, dtype=int)
-    model = AgglomerativeClustering(n_clusters=None, metric="cosine", linkage="average",
-                                    distance_threshold=1.0 - SAME_CLAIM)
+    model = AgglomerativeClustering(
+        n_clusters=None, metric="cosine", linkage="average", distance_threshold=1.0 - SAME_CLAIM
+    )
     return model.fit_predict(vecs)
 
 
@@ -71,19 +75,29 @@ def _contradiction(fa: Fact, fb: Fact, sim: float) -> Contradiction | None:
         return None
     if sim >= CONTRA_SIM and is_negated(fa.text) != is_negated(fb.text):
         neg = fa if is_negated(fa.text) else fb
-        return Contradiction(subject=_subject(fa.text, fb.text), statement_a=fa.text, source_a=fa.source_id,
-                             statement_b=fb.text, source_b=fb.source_id,
-                             explanation=f"Near-identical statements (cosine {sim:.2f}) but only the one from "
-                                         f"{neg.source_id} is negated; check whether they disagree.")
+        return Contradiction(
+            subject=_subject(fa.text, fb.text),
+            statement_a=fa.text,
+            source_a=fa.source_id,
+            statement_b=fb.text,
+            source_b=fb.source_id,
+            explanation=f"Near-identical statements (cosine {sim:.2f}) but only the one from "
+            f"{neg.source_id} is negated; check whether they disagree.",
+        )
     if sim >= NUMBER_SIM:
         qa, qb = _quantities(fa.text), _quantities(fb.text)
         for key in sorted(set(qa) & set(qb)):
             if float(qa[key]) != float(qb[key]):
-                return Contradiction(subject=key, statement_a=fa.text, source_a=fa.source_id,
-                                     statement_b=fb.text, source_b=fb.source_id,
-                                     explanation=f"Similar statements (cosine {sim:.2f}) give different values "
-                                                 f"for '{key}': {qa[key]} vs {qb[key]}. This may reflect "
-                                                 "different trials or populations; check the sources.")
+                return Contradiction(
+                    subject=key,
+                    statement_a=fa.text,
+                    source_a=fa.source_id,
+                    statement_b=fb.text,
+                    source_b=fb.source_id,
+                    explanation=f"Similar statements (cosine {sim:.2f}) give different values "
+                    f"for '{key}': {qa[key]} vs {qb[key]}. This may reflect "
+                    "different trials or populations; check the sources.",
+                )
     return None
 
 
@@ -109,17 +123,25 @@ def analyze(vectors: Vectors, facts: list[Fact]) -> Analysis:
             continue
         centroid = vecs[members].mean(axis=0)
         rep = members[rank(np.round(vecs[members] @ centroid, 4))[0]]
-        claims.append((len(sources), len(members), min(members), Claim(text=texts[rep], source_ids=sources)))
+        claims.append(
+            (len(sources), len(members), min(members), Claim(text=texts[rep], source_ids=sources))
+        )
     claims.sort(key=lambda c: (-c[0], -c[1], c[2]))
     sims = np.round(vecs @ vecs.T, 4)
     found: list[tuple[float, int, int, Contradiction]] = []
     for i in range(len(unique)):
         for j in range(i + 1, len(unique)):
-            if unique[i].source_id == unique[j].source_id or sims[i, j] < min(CONTRA_SIM, NUMBER_SIM):
+            if unique[i].source_id == unique[j].source_id or sims[i, j] < min(
+                CONTRA_SIM, NUMBER_SIM
+            ):
                 continue
             c = _contradiction(unique[i], unique[j], float(sims[i, j]))
             if c is not None:
                 found.append((-float(sims[i, j]), i, j, c))
     found.sort(key=lambda x: x[:3])
-    return Analysis(facts_total=len(facts), cross_validated=[c[3] for c in claims], single_source=single,
-                    contradictions=[c[3] for c in found[:MAX_CONTRADICTIONS]])
+    return Analysis(
+        facts_total=len(facts),
+        cross_validated=[c[3] for c in claims],
+        single_source=single,
+        contradictions=[c[3] for c in found[:MAX_CONTRADICTIONS]],
+    )

@@ -31,11 +31,23 @@ from research.engines.extractive.text import (
 from research.engines.extractive.vectors import Vectors, pick_diverse, rank
 from research.models import SummaryCard
 
-TEXT_FIELDS = ("title", "snippets", "snippet", "text", "content", "description", "abstract", "summary",
-               "body", "answer", "raw_content", "brief_summary")
-USEFUL_SIM = 0.30        # best sentence vs step title + description
-MAX_SENTENCES = 400      # sentences ranked per call (first ones kept)
-SENTENCE_CHARS = 220     # a summary sentence is clipped to this
+TEXT_FIELDS = (
+    "title",
+    "snippets",
+    "snippet",
+    "text",
+    "content",
+    "description",
+    "abstract",
+    "summary",
+    "body",
+    "answer",
+    "raw_content",
+    "brief_summary",
+)
+USEFUL_SIM = 0.30  # best sentence vs step title + description
+MAX_SENTENCES = 400  # sentences ranked per call (first ones kept)
+SENTENCE_CHARS = 220  # a summary sentence is clipped to this
 BULLET_CHARS = 160
 _NAME = re.compile(r"^[A-Z][A-Za-z0-9-]+$")
 
@@ -121,8 +133,11 @@ def _title(step_text: str, step_title: str, chosen: list[str], n_records: int) -
     phrases only) + where they came from, e.g. 'Adjuvant Chemotherapy and Disease-Free Survival
     in 4 Results'."""
     banned = step_title.strip().lower()
-    phrases = [p for p in ranked_phrases([" ".join(chosen)], top=8)[0]
-               if banned not in p.lower() and p.lower() not in banned]
+    phrases = [
+        p
+        for p in ranked_phrases([" ".join(chosen)], top=8)[0]
+        if banned not in p.lower() and p.lower() not in banned
+    ]
     phrases = phrases or [w for w in content_words(step_text) if w.lower() not in banned][:3]
     suffix = f"in {n_records} Results" if n_records > 1 else "in the Tool Output"
     picked: list[str] = []
@@ -132,11 +147,17 @@ def _title(step_text: str, step_title: str, chosen: list[str], n_records: int) -
     head = ", ".join(picked[:-1]) + (f" and {picked[-1]}" if len(picked) > 1 else "".join(picked))
     title = title_case(f"{head} {suffix}") if head else ""
     if len(title.split()) < 5:
-        title = title_case(f"Key findings on {head} {suffix}") if head else "Key Findings in the Tool Output"
+        title = (
+            title_case(f"Key findings on {head} {suffix}")
+            if head
+            else "Key Findings in the Tool Output"
+        )
     return " ".join(title.split()[:12])
 
 
-def compress(vectors: Vectors, plan_title: str, step_title: str, step_description: str, raw_output: str) -> SummaryCard:
+def compress(
+    vectors: Vectors, plan_title: str, step_title: str, step_description: str, raw_output: str
+) -> SummaryCard:
     """Seed 001 §4.4 card for one tool call (deterministic for the same input).
 
     Relevance is ``dialogue.relevance`` to the step title + description, with the plan's topic
@@ -149,9 +170,12 @@ def compress(vectors: Vectors, plan_title: str, step_title: str, step_descriptio
     pieces = parse_raw(raw_output)
     sents = _sentences(pieces)
     step_text = f"{step_title}: {step_description}".strip(": ")
-    empty = SummaryCard(summary_title="No Usable Content in This Tool Output",
-                        summary="The tool returned nothing relevant to this research step.",
-                        extraction=[], is_useful=False)
+    empty = SummaryCard(
+        summary_title="No Usable Content in This Tool Output",
+        summary="The tool returned nothing relevant to this research step.",
+        extraction=[],
+        is_useful=False,
+    )
     if not sents:
         return empty
     score, direct = relevance(vectors, step_text, plan_topic(plan_title), sents)
@@ -163,7 +187,9 @@ def compress(vectors: Vectors, plan_title: str, step_title: str, step_descriptio
     n_summary = max(3, min(10, len(sents) // 15))
     summary_ids = pick_diverse(order, vecs, n_summary, 0.9)
     rest = [i for i in order if i not in summary_ids and _is_fact(sents[i])]
-    bullet_ids = pick_diverse(summary_ids + rest, vecs, len(summary_ids) + max(1, n_summary // 2), 0.9)
+    bullet_ids = pick_diverse(
+        summary_ids + rest, vecs, len(summary_ids) + max(1, n_summary // 2), 0.9
+    )
     bullet_ids = [i for i in bullet_ids if i not in summary_ids]
     summary_parts = [ensure_period(clip(sents[i], SENTENCE_CHARS)) for i in summary_ids]
     bullets = [clip(sents[i], BULLET_CHARS) for i in bullet_ids]
@@ -171,8 +197,12 @@ def compress(vectors: Vectors, plan_title: str, step_title: str, step_descriptio
         bullets.pop()
     while len(summary_parts) > 1 and len(" ".join(summary_parts)) > budget:
         summary_parts.pop()
-    title = _title(step_text, step_title, [sents[i] for i in summary_ids], _record_count(raw_output))
-    return SummaryCard(summary_title=title, summary=" ".join(summary_parts), extraction=bullets, is_useful=True)
+    title = _title(
+        step_text, step_title, [sents[i] for i in summary_ids], _record_count(raw_output)
+    )
+    return SummaryCard(
+        summary_title=title, summary=" ".join(summary_parts), extraction=bullets, is_useful=True
+    )
 
 
 def _record_count(raw: str) -> int:

@@ -27,23 +27,44 @@ from typing import Any
 import numpy as np
 from sklearn.cluster import AgglomerativeClustering
 
-from research.engines.costorm_steps import (ExpertAnswerInput, ExpertQuestionInput, ExpertsInput,
-                                    ExpertUpdateInput, IntentInput, IntentOutput, ModeratorInput,
-                                    ModeratorOutput, PlacementInput, PlacementOutput, SubtopicInput,
-                                    SubtopicOutput, TurnQueryInput, UtteranceInput)
 from research.engines.base import AnswerOutput, PersonaList, QueryList, TextOutput
+from research.engines.costorm_steps import (
+    ExpertAnswerInput,
+    ExpertQuestionInput,
+    ExpertsInput,
+    ExpertUpdateInput,
+    IntentInput,
+    IntentOutput,
+    ModeratorInput,
+    ModeratorOutput,
+    PlacementInput,
+    PlacementOutput,
+    SubtopicInput,
+    SubtopicOutput,
+    TurnQueryInput,
+    UtteranceInput,
+)
 from research.engines.extractive import dialogue, planning, writing
-from research.engines.extractive.text import (aspect_of, clip, ensure_period, norm_key, ranked_phrases,
-                                              split_sentences, strip_citations, subject_of, title_case,
-                                              topic_keys)
+from research.engines.extractive.text import (
+    aspect_of,
+    clip,
+    ensure_period,
+    norm_key,
+    ranked_phrases,
+    split_sentences,
+    strip_citations,
+    subject_of,
+    title_case,
+    topic_keys,
+)
 from research.engines.extractive.vectors import Vectors, rank
 from research.engines.labels import OFFLINE_LABEL
 from research.models import ANSWER_INTENTS, QUESTION_INTENTS, CoStormTurn, Perspective
 
-FOCUS_SIM = 0.30       # cosine(expert focus, question) for the expert to add further details
-PLACE_SIM = 0.50       # score (mean of path and centroid cosines) to place information in a concept
-NEST_SIM = 0.40        # score for a new concept to nest under the best existing (non-root) one
-ITEM_MIN_SIM = 0.30    # mean cosine of a new text to a concept's items for it to go there (or nest)
+FOCUS_SIM = 0.30  # cosine(expert focus, question) for the expert to add further details
+PLACE_SIM = 0.50  # score (mean of path and centroid cosines) to place information in a concept
+NEST_SIM = 0.40  # score for a new concept to nest under the best existing (non-root) one
+ITEM_MIN_SIM = 0.30  # mean cosine of a new text to a concept's items for it to go there (or nest)
 KEEP_EXPERT_SIM = 0.40  # an expert this close to the moderator's question keeps the panel as is
 ITEMS_PER_SUBTOPIC = 5
 GENERAL = "General Background Expert"
@@ -68,15 +89,24 @@ class ExtractiveCoStorm:
         (c-TF-IDF key phrases of the background snippets, most distinctive first)."""
         subject = subject_of(planning.require_topic(inp.topic))
         text = " ".join(" ".join(r.snippets) or r.text[:2000] for r in inp.background)
-        phrases = ranked_phrases([text], top=30, exclude=topic_keys(inp.topic))[0] if text.strip() else []
+        phrases = (
+            ranked_phrases([text], top=30, exclude=topic_keys(inp.topic))[0] if text.strip() else []
+        )
         picked: list[str] = []
         for p in (p for p in phrases if len(p.split()) >= 2 and _nameable(p)):
             words = {w.lower() for w in p.split()}
             if all(not (words & {w.lower() for w in q.split()}) for q in picked):
                 picked.append(p)
-        experts = [Perspective(name=GENERAL, focus=f"Definitions, key facts, figures and background of {subject}",
-                               questions=[f"What is {subject}, and what are its defining facts?",
-                                          f"What background is needed to understand {subject}?"])]
+        experts = [
+            Perspective(
+                name=GENERAL,
+                focus=f"Definitions, key facts, figures and background of {subject}",
+                questions=[
+                    f"What is {subject}, and what are its defining facts?",
+                    f"What background is needed to understand {subject}?",
+                ],
+            )
+        ]
         names = {GENERAL.lower()}
         for phrase in picked:
             if len(experts) >= inp.n:
@@ -86,13 +116,20 @@ class ExtractiveCoStorm:
                 continue
             names.add(name.lower())
             experts.append(_phrase_expert(phrase, subject))
-        for fallback in ("clinical evidence", "safety", "mechanism", "guidelines", "history", "costs"):
+        for fallback in (
+            "clinical evidence",
+            "safety",
+            "mechanism",
+            "guidelines",
+            "history",
+            "costs",
+        ):
             if len(experts) >= inp.n:
                 break
             if f"{title_case(fallback)} Expert".lower() not in names:
                 names.add(f"{title_case(fallback)} Expert".lower())
                 experts.append(_phrase_expert(fallback, subject))
-        return PersonaList(perspectives=experts[:inp.n])
+        return PersonaList(perspectives=experts[: inp.n])
 
     # ------------------------------------------------------------------ expert turn
     def choose_intent(self, inp: IntentInput) -> IntentOutput:
@@ -100,7 +137,12 @@ class ExtractiveCoStorm:
         last = inp.history[-1] if inp.history else None
         if last is None or last.intent in QUESTION_INTENTS:
             return IntentOutput(intent="potential_answer")
-        if last.intent == "potential_answer" and last.role != inp.expert.name and last.question and last.sources:
+        if (
+            last.intent == "potential_answer"
+            and last.role != inp.expert.name
+            and last.question
+            and last.sources
+        ):
             details = sum(t.intent == "further_details" for t in inp.history)
             requests = sum(t.intent == "information_request" for t in inp.history)
             sim = float(self.vectors.sim([inp.expert.focus], [last.question])[0][0])
@@ -111,11 +153,15 @@ class ExtractiveCoStorm:
     def expert_question(self, inp: ExpertQuestionInput) -> TextOutput:
         """The expert's next question (never one already asked in the discourse)."""
         subject = subject_of(inp.topic)
-        asked = {norm_key(t.utterance) for t in inp.history} | {norm_key(t.question) for t in inp.history}
+        asked = {norm_key(t.utterance) for t in inp.history} | {
+            norm_key(t.question) for t in inp.history
+        }
         gaps = [(q, dialogue.focus_question(q, subject)) for q in inp.next_focus]
         gaps = [(q, text) for q, text in gaps if norm_key(text) not in asked]
         if gaps:
-            sims = self.vectors.sim([inp.expert.focus], [f"{q.label}: {q.description}" for q, _ in gaps])[0]
+            sims = self.vectors.sim(
+                [inp.expert.focus], [f"{q.label}: {q.description}" for q, _ in gaps]
+            )[0]
             return TextOutput(text=gaps[rank(sims)[0]][1])
         for q in inp.expert.questions:
             if q.strip() and norm_key(q) not in asked:
@@ -124,14 +170,17 @@ class ExtractiveCoStorm:
         if follow:
             return TextOutput(text=follow)
         n = sum(1 for t in inp.history if t.role == inp.expert.name) + 1
-        return TextOutput(text=f"What else do sources report on {aspect_of(inp.expert.focus, subject).lower()} "
-                               f"for {subject} (point {n})?")
+        return TextOutput(
+            text=f"What else do sources report on {aspect_of(inp.expert.focus, subject).lower()} "
+            f"for {subject} (point {n})?"
+        )
 
     def turn_queries(self, inp: TurnQueryInput) -> QueryList:
         """QuestionToQuery (``dialogue.to_queries``); for further details the query built from
         the expert's focus comes first."""
-        out = dialogue.to_queries(inp.topic, inp.question,
-                                  inp.expert if inp.intent == "further_details" else None).queries
+        out = dialogue.to_queries(
+            inp.topic, inp.question, inp.expert if inp.intent == "further_details" else None
+        ).queries
         if inp.intent == "further_details" and len(out) > 1:
             out = [out[-1], *out[:-1]]
         return QueryList(queries=out[:3])
@@ -154,22 +203,33 @@ class ExtractiveCoStorm:
         subject = subject_of(inp.topic)
         if not inp.items:
             return ModeratorOutput(question=f"What have we not yet discussed about {subject}?")
-        said = " ".join([*(c.lower() for c in inp.concepts), *(t.utterance.lower() for t in inp.history
-                                                                 if t.intent in QUESTION_INTENTS)])
-        phrases = ranked_phrases([" ".join(i.text for i in inp.items)], top=15, exclude=topic_keys(inp.topic))[0]
+        said = " ".join(
+            [
+                *(c.lower() for c in inp.concepts),
+                *(t.utterance.lower() for t in inp.history if t.intent in QUESTION_INTENTS),
+            ]
+        )
+        phrases = ranked_phrases(
+            [" ".join(i.text for i in inp.items)], top=15, exclude=topic_keys(inp.topic)
+        )[0]
         phrases = [p for p in phrases if _nameable(p)] or phrases
-        phrase = next((p for p in phrases if p.lower() not in said and len(p.split()) >= 2),
-                      next((p for p in phrases if p.lower() not in said), phrases[0] if phrases else "this"))
+        phrase = next(
+            (p for p in phrases if p.lower() not in said and len(p.split()) >= 2),
+            next((p for p in phrases if p.lower() not in said), phrases[0] if phrases else "this"),
+        )
         n, sentence = _quote(inp.items, phrase)
         q = f"What do the sources report about {phrase.lower()} for {subject}?"
-        return ModeratorOutput(question=f"We have not discussed {phrase.lower()} yet. {sentence}[{n}] {q}",
-                               question_only=q, cited=[n])
+        return ModeratorOutput(
+            question=f"We have not discussed {phrase.lower()} yet. {sentence}[{n}] {q}",
+            question_only=q,
+            cited=[n],
+        )
 
     def update_experts(self, inp: ExpertUpdateInput) -> PersonaList:
         """Keep the panel when an expert's focus is close to the question (cosine ≥
         ``KEEP_EXPERT_SIM``); else the expert farthest from it gives way to one on the
         question's key phrase."""
-        experts = list(inp.experts)[:inp.n]
+        experts = list(inp.experts)[: inp.n]
         if not experts:
             return PersonaList(perspectives=[])
         sims = self.vectors.sim([strip_citations(inp.question)], [e.focus for e in experts])[0]
@@ -195,11 +255,18 @@ class ExtractiveCoStorm:
         by ``_concept_name``, nested under the best candidate when its score ≥ ``NEST_SIM`` and
         the text is close to its items, else under the root."""
         cands, sims = inp.candidates, inp.similarities
-        isims = inp.item_similarities if len(inp.item_similarities) == len(cands) else [-1.0] * len(cands)
+        isims = (
+            inp.item_similarities
+            if len(inp.item_similarities) == len(cands)
+            else [-1.0] * len(cands)
+        )
         if not inp.allow_new:
             return PlacementOutput(path=cands[0])
         root = min(cands, key=len)
-        scores = [(-1.0 if c == root else (s + i) / 2 if i >= 0 else s) for c, s, i in zip(cands, sims, isims)]
+        scores = [
+            (-1.0 if c == root else (s + i) / 2 if i >= 0 else s)
+            for c, s, i in zip(cands, sims, isims)
+        ]
         best = rank(np.array(scores))[0]
         close = isims[best] < 0 or isims[best] >= ITEM_MIN_SIM
         if cands[best] != root and scores[best] >= PLACE_SIM and close:
@@ -208,9 +275,14 @@ class ExtractiveCoStorm:
         for c in cands:
             if c.rsplit(" > ", 1)[-1].lower() == name.lower():
                 return PlacementOutput(path=c)
-        syllabus = ":" in inp.question.rsplit("]", 1)[-1]  # a syllabus label names a top-level concept
-        parent = (cands[best] if cands[best] != root and not syllabus and sims[best] >= NEST_SIM and close
-                  else root)
+        syllabus = (
+            ":" in inp.question.rsplit("]", 1)[-1]
+        )  # a syllabus label names a top-level concept
+        parent = (
+            cands[best]
+            if cands[best] != root and not syllabus and sims[best] >= NEST_SIM and close
+            else root
+        )
         return PlacementOutput(path=parent, new_node=name)
 
     def subtopics(self, inp: SubtopicInput) -> SubtopicOutput:
@@ -225,13 +297,21 @@ class ExtractiveCoStorm:
             return SubtopicOutput(names=[])
         k = max(2, min(inp.max_subtopics, round(len(texts) / ITEMS_PER_SUBTOPIC)))
         vecs = self.vectors.encode(texts)
-        labels = AgglomerativeClustering(n_clusters=k, metric="cosine", linkage="average").fit_predict(vecs)
+        labels = AgglomerativeClustering(
+            n_clusters=k, metric="cosine", linkage="average"
+        ).fit_predict(vecs)
         groups = [[t for t, lab in zip(texts, labels) if lab == c] for c in range(k)]
         exclude = topic_keys(inp.topic, *inp.path.split(" > "))
         names: list[str] = []
         cluster_name: dict[int, int] = {}
-        for c, cand in enumerate(ranked_phrases([" ".join(g) for g in groups], top=12, exclude=exclude)):
-            good = [p for p in cand if _good_name(p) and title_case(p).lower() not in (n.lower() for n in names)]
+        for c, cand in enumerate(
+            ranked_phrases([" ".join(g) for g in groups], top=12, exclude=exclude)
+        ):
+            good = [
+                p
+                for p in cand
+                if _good_name(p) and title_case(p).lower() not in (n.lower() for n in names)
+            ]
             shared = [p for p in good if sum(p.lower() in t.lower() for t in groups[c]) >= 2]
             multi = [p for p in good if len(p.split()) >= 2]
             pick = next(iter([p for p in shared if p in multi] + multi + shared + good), None)
@@ -257,18 +337,27 @@ def _nameable(phrase: str) -> bool:
 
 def _phrase_expert(phrase: str, subject: str) -> Perspective:
     low = phrase.lower()
-    return Perspective(name=f"{title_case(phrase)} Expert", focus=f"{phrase} in relation to {subject}",
-                       questions=[f"What do sources report about {low} and {subject}?",
-                                  f"What is the role of {low} in {subject}?",
-                                  f"What open questions remain about {low} for {subject}?"])
+    return Perspective(
+        name=f"{title_case(phrase)} Expert",
+        focus=f"{phrase} in relation to {subject}",
+        questions=[
+            f"What do sources report about {low} and {subject}?",
+            f"What is the role of {low} in {subject}?",
+            f"What open questions remain about {low} for {subject}?",
+        ],
+    )
 
 
 def _follow_up(history: list[CoStormTurn], subject: str, asked: set[str]) -> str | None:
-    last = next((t for t in reversed(history) if t.intent in ANSWER_INTENTS and "[" in t.utterance), None)
+    last = next(
+        (t for t in reversed(history) if t.intent in ANSWER_INTENTS and "[" in t.utterance), None
+    )
     if last is None:
         return None
     said = " ".join(t.utterance.lower() for t in history if t.intent in QUESTION_INTENTS)
-    for phrase in ranked_phrases([strip_citations(last.utterance)], top=8, exclude=topic_keys(subject))[0]:
+    for phrase in ranked_phrases(
+        [strip_citations(last.utterance)], top=8, exclude=topic_keys(subject)
+    )[0]:
         if phrase.lower() in said or len(phrase.split()) < 2:
             continue
         q = f"Can you tell me more about {phrase.lower()} in relation to {subject}?"
@@ -305,7 +394,8 @@ GENERIC_NAME_WORDS = frozenset(
     "use uses role effect effects report reports source sources information detail details patient patients "
     "group groups level levels rate rates time type types case cases need needs point points analysis "
     "approach approaches factor factors years year month months number option options efficacy "
-    "january february march april may june july august september october november december".split())
+    "january february march april may june july august september october november december".split()
+)
 
 
 def _good_name(phrase: str) -> bool:

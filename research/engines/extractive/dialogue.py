@@ -30,15 +30,15 @@ from research.engines.extractive.vectors import Vectors, pick_diverse, rank
 from research.errors import UnknownQuestionError
 from research.models import DialogueTurn, Perspective, Question, SearchResult, Syllabus
 
-ANSWER_MIN_SIM = 0.30     # cosine(sentence, question) for a sentence to count as relevant
+ANSWER_MIN_SIM = 0.30  # cosine(sentence, question) for a sentence to count as relevant
 ANSWER_MAX, ANSWER_MIN = 6, 3
-TOPIC_MIN = 0.25          # cosine(sentence or its result's title, topic) for a sentence to be on topic
-NEAR_BEST = 0.8           # beyond the first 3, a sentence must score ≥ 80 % of the best one
-DUPLICATE_SIM = 0.9       # cosine at which two sentences say the same thing
-ASSIGN_SIM = 0.30         # cosine(best sentence, label+description) to assign a syllabus key
-FOCUS_KEY_SIM = 0.20      # lower bar for the turn's focus keys (still needs evidence of the key)
-FOCUS_RELEVANCE = 0.30    # cosine(best sentence, question) for the turn's focus keys to apply
-MAX_FOLLOW_UPS = 2        # follow-up questions per conversation once the persona's own run out
+TOPIC_MIN = 0.25  # cosine(sentence or its result's title, topic) for a sentence to be on topic
+NEAR_BEST = 0.8  # beyond the first 3, a sentence must score ≥ 80 % of the best one
+DUPLICATE_SIM = 0.9  # cosine at which two sentences say the same thing
+ASSIGN_SIM = 0.30  # cosine(best sentence, label+description) to assign a syllabus key
+FOCUS_KEY_SIM = 0.20  # lower bar for the turn's focus keys (still needs evidence of the key)
+FOCUS_RELEVANCE = 0.30  # cosine(best sentence, question) for the turn's focus keys to apply
+MAX_FOLLOW_UPS = 2  # follow-up questions per conversation once the persona's own run out
 _FOLLOW_UP = "Can you tell me more about"
 NO_ANSWER = "The retrieved sources do not contain information relevant to this question."
 
@@ -52,7 +52,9 @@ def _asked(history: list[DialogueTurn]) -> tuple[set[str], set[str]]:
 def focus_question(q: Question, subject: str) -> str:
     """The question asked when steering to syllabus question ``q``."""
     desc = q.description.strip().rstrip(".?")
-    return f"For {subject}, what do sources report on {q.label.lower()}: {desc[:1].lower()}{desc[1:]}?"
+    return (
+        f"For {subject}, what do sources report on {q.label.lower()}: {desc[:1].lower()}{desc[1:]}?"
+    )
 
 
 def _from_focus(focus: str, subject: str) -> list[str]:
@@ -79,8 +81,13 @@ def _follow_up(history: list[DialogueTurn], subject: str, asked: set[str]) -> st
     return None
 
 
-def ask(topic: str, perspective: Perspective, history: list[DialogueTurn], next_focus: list[Question],
-        max_turns: int) -> AskOutput:
+def ask(
+    topic: str,
+    perspective: Perspective,
+    history: list[DialogueTurn],
+    next_focus: list[Question],
+    max_turns: int,
+) -> AskOutput:
     """The WikiWriter's next question (deterministic).
 
     Order of preference: (1) a ``next_focus`` question whose key this conversation has not
@@ -97,7 +104,11 @@ def ask(topic: str, perspective: Perspective, history: list[DialogueTurn], next_
         return AskOutput(question=THANKS)
     subject = subject_of(topic)
     asked, keys = _asked(history)
-    gaps = [q for q in next_focus if q.key not in keys and norm_key(focus_question(q, subject)) not in asked]
+    gaps = [
+        q
+        for q in next_focus
+        if q.key not in keys and norm_key(focus_question(q, subject)) not in asked
+    ]
     own = [q for q in gaps if perspective.name.lower() == f"{q.label} specialist".lower()]
     if own or (gaps and history):
         q = (own or gaps)[0]
@@ -148,7 +159,9 @@ def _candidates(results: list[SearchResult]) -> tuple[list[str], list[int]]:
     return sents, owner
 
 
-def relevance(vectors: Vectors, text: str, topic: str, sents: list[str]) -> tuple[np.ndarray, np.ndarray]:
+def relevance(
+    vectors: Vectors, text: str, topic: str, sents: list[str]
+) -> tuple[np.ndarray, np.ndarray]:
     """``(relevance, cos_to_text)`` of each sentence to a question/step ``text`` on ``topic``.
 
     ``cos_to_text`` is the plain cosine; ``relevance`` averages it with the cosine to the text's
@@ -162,8 +175,9 @@ def relevance(vectors: Vectors, text: str, topic: str, sents: list[str]) -> tupl
     return np.round(0.5 * direct + 0.5 * vectors.sim([aspect], sents)[0], 4), direct
 
 
-def _on_topic(vectors: Vectors, topic: str, results: list[SearchResult], sents: list[str],
-              owner: list[int]) -> np.ndarray:
+def _on_topic(
+    vectors: Vectors, topic: str, results: list[SearchResult], sents: list[str], owner: list[int]
+) -> np.ndarray:
     """Per sentence: it, or the title of the result it comes from, has cosine ≥ ``TOPIC_MIN``
     to the topic (keeps a '...debate...' sentence of an election page out of a hurricane's
     'controversies' answer). All True when the topic is empty."""
@@ -172,10 +186,14 @@ def _on_topic(vectors: Vectors, topic: str, results: list[SearchResult], sents: 
     titles = [r.title or r.url for r in results]
     t_sim = vectors.sim([topic], titles)[0]
     s_sim = vectors.sim([topic], sents)[0]
-    return np.array([max(float(s_sim[i]), float(t_sim[owner[i] - 1])) >= TOPIC_MIN for i in range(len(sents))])
+    return np.array(
+        [max(float(s_sim[i]), float(t_sim[owner[i] - 1])) >= TOPIC_MIN for i in range(len(sents))]
+    )
 
 
-def answer(vectors: Vectors, topic: str, question: str, results: list[SearchResult]) -> AnswerOutput:
+def answer(
+    vectors: Vectors, topic: str, question: str, results: list[SearchResult]
+) -> AnswerOutput:
     """AnswerQuestion: 3–6 retrieved sentences most relevant to the question (``relevance``),
     each followed by ``[n]`` (n = 1-based index of its result); near-duplicates (cosine ≥ 0.9)
     dropped.
@@ -199,14 +217,24 @@ def answer(vectors: Vectors, topic: str, question: str, results: list[SearchResu
     close = [i for i in order if sims[i] >= NEAR_BEST * sims[order[0]]]
     chosen = pick_diverse(close, vecs, ANSWER_MAX, DUPLICATE_SIM, texts=sents)
     if len(chosen) < ANSWER_MIN:  # fill up with the next relevant sentences
-        chosen = pick_diverse(chosen + [i for i in order if i not in chosen], vecs, ANSWER_MIN, DUPLICATE_SIM,
-                              texts=sents)
+        chosen = pick_diverse(
+            chosen + [i for i in order if i not in chosen],
+            vecs,
+            ANSWER_MIN,
+            DUPLICATE_SIM,
+            texts=sents,
+        )
     parts = [f"{ensure_period(sents[i])}[{owner[i]}]" for i in chosen]
     return AnswerOutput(answer=" ".join(parts), cited=sorted({owner[i] for i in chosen}))
 
 
-def assign(vectors: Vectors, syllabus: Syllabus, question: str, focus: list[str],
-           results: list[SearchResult]) -> AssignOutput:
+def assign(
+    vectors: Vectors,
+    syllabus: Syllabus,
+    question: str,
+    focus: list[str],
+    results: list[SearchResult],
+) -> AssignOutput:
     """Seed 000 question assignment for each result.
 
     Per result, with its sentences S (title + full text, as seed 000's agent reads the page):
@@ -222,13 +250,16 @@ def assign(vectors: Vectors, syllabus: Syllabus, question: str, focus: list[str]
     """
     bad = [k for k in focus if syllabus.get(k) is None]
     if bad:
-        raise UnknownQuestionError(f"focus keys {bad} are not in syllabus '{syllabus.name}'; "
-                                   f"use one of {syllabus.keys()}.")
+        raise UnknownQuestionError(
+            f"focus keys {bad} are not in syllabus '{syllabus.name}'; use one of {syllabus.keys()}."
+        )
     qtexts = [f"{q.label}: {q.description}" for q in syllabus.questions]
     rel: list[list[str]] = []
     excerpts: list[str] = []
     for r in results:
-        sents = [strip_citations(s) for s in [r.title, *sentences_of(r, use_text=True)] if s.strip()]
+        sents = [
+            strip_citations(s) for s in [r.title, *sentences_of(r, use_text=True)] if s.strip()
+        ]
         if not sents:
             rel.append([])
             excerpts.append("")

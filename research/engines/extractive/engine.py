@@ -39,8 +39,8 @@ from research.engines.base import (
     TextOutput,
 )
 from research.engines.extractive import analysis, compress, dialogue, fitting, planning, writing
-from research.engines.labels import OFFLINE_LABEL
 from research.engines.extractive.vectors import Vectors
+from research.engines.labels import OFFLINE_LABEL
 from research.models import Analysis, Outline, Plan, SummaryCard, Syllabus, TopicOutline
 
 
@@ -81,7 +81,9 @@ class ExtractiveEngine:
 
     def personas(self, inp: PersonaInput) -> PersonaList:
         """Seed 002 §1.2 GenPersona: Basic Fact Writer first, ≤ ``max_perspectives`` in all."""
-        return planning.make_personas(self.vectors, inp.topic, inp.related, inp.syllabus, inp.max_perspectives)
+        return planning.make_personas(
+            self.vectors, inp.topic, inp.related, inp.syllabus, inp.max_perspectives
+        )
 
     # ------------------------------------------------------------------ conversations
     def ask_question(self, inp: AskInput) -> AskOutput:
@@ -105,14 +107,23 @@ class ExtractiveEngine:
         offline engine has no prompt to share, so this is exactly the two steps)."""
         a = inp.answer
         answer = self.answer_question(a)
-        assigned = self.assign_questions(AssignInput(syllabus=inp.syllabus, question=a.question, focus=inp.focus,
-                                                     results=a.results)) if a.results else None
+        assigned = (
+            self.assign_questions(
+                AssignInput(
+                    syllabus=inp.syllabus, question=a.question, focus=inp.focus, results=a.results
+                )
+            )
+            if a.results
+            else None
+        )
         return AnswerAssignOutput(answer=answer, assigned=assigned)
 
     # ------------------------------------------------------------------ artifacts & analysis
     def compress(self, inp: CompressInput) -> SummaryCard:
         """Seed 001 §4.4 summary card of one raw tool output."""
-        return compress.compress(self.vectors, inp.plan_title, inp.step_title, inp.step_description, inp.raw_output)
+        return compress.compress(
+            self.vectors, inp.plan_title, inp.step_title, inp.step_description, inp.raw_output
+        )
 
     def analyze(self, inp: AnalysisInput) -> Analysis:
         """Cross-validated claims (≥ 2 sources), single-source count, contradictions."""
@@ -129,13 +140,22 @@ class ExtractiveEngine:
 
     def write_section(self, inp: SectionInput) -> TextOutput:
         """A section from its snippets, each sentence cited ``[snippet.n]``."""
-        return TextOutput(text=writing.write_section(self.vectors, inp.topic, inp.section.heading,
-                                                     inp.section.subsections, [(s.n, s.text) for s in inp.snippets]))
+        return TextOutput(
+            text=writing.write_section(
+                self.vectors,
+                inp.topic,
+                inp.section.heading,
+                inp.section.subsections,
+                [(s.n, s.text) for s in inp.snippets],
+            )
+        )
 
     def write_lead(self, inp: LeadInput) -> TextOutput:
         """Lead from the sections' sentences, citations verbatim: the key finding per syllabus
         question and the questions left open (``writing.question_lead``), else 2–4 top sentences."""
-        return TextOutput(text=writing.write_lead(self.vectors, inp.topic, inp.sections, inp.questions))
+        return TextOutput(
+            text=writing.write_lead(self.vectors, inp.topic, inp.sections, inp.questions)
+        )
 
     def polish(self, inp: PolishInput) -> TextOutput:
         """Duplicate sentences and whitespace problems removed; citations verbatim."""

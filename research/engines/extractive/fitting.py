@@ -43,27 +43,58 @@ from research.planning.syllabus import topic_kind
 
 MAX_FACETS = 6
 MAX_ADDED = 2
-PHRASE_MIN_SIM = 0.30   # cosine of a survey phrase to the topic before it may become a question
-GROUND_MIN_SIM = 0.35   # cosine of a survey phrase to a question before it is named in its description
+PHRASE_MIN_SIM = 0.30  # cosine of a survey phrase to the topic before it may become a question
+GROUND_MIN_SIM = (
+    0.35  # cosine of a survey phrase to a question before it is named in its description
+)
 _CONTEXT = re.compile(r"\s+(?:in|for|among|during|with|after|versus|vs\.?|within|across)\s+", re.I)
-_INN = re.compile(r"[a-z]{3,}(?:mab|tinib|anib|parib|ciclib|platin|taxel|rubicin|statin|pril|sartan|olol|"
-                  r"prazole|floxacin|cillin|mycin|cycline|vir|tide|lukast|gliptin|gliflozin|dronate|"
-                  r"conazole|tecan|lisib|degib|zomib|limus)$", re.I)
+_INN = re.compile(
+    r"[a-z]{3,}(?:mab|tinib|anib|parib|ciclib|platin|taxel|rubicin|statin|pril|sartan|olol|"
+    r"prazole|floxacin|cillin|mycin|cycline|vir|tide|lukast|gliptin|gliflozin|dronate|"
+    r"conazole|tecan|lisib|degib|zomib|limus)$",
+    re.I,
+)
 
 # (area, label template, description template) with {F} = focus in title case, {f} = focus, {s} = subject
 FACETS: tuple[tuple[str, str, str], ...] = (
     ("mechanism", "{F} Mechanism", "How does {s} lead to {f}? Causes and biological pathways"),
-    ("risk", "{F} Risk Factors", "How often does {f} occur with {s}, and which patients are at higher risk?"),
-    ("monitoring", "{F} Monitoring", "How is {f} monitored and detected: tests, schedules, thresholds"),
-    ("prevention", "{F} Prevention and Management",
-     "How is {f} prevented, treated and managed, including dose interruption or discontinuation"),
+    (
+        "risk",
+        "{F} Risk Factors",
+        "How often does {f} occur with {s}, and which patients are at higher risk?",
+    ),
+    (
+        "monitoring",
+        "{F} Monitoring",
+        "How is {f} monitored and detected: tests, schedules, thresholds",
+    ),
+    (
+        "prevention",
+        "{F} Prevention and Management",
+        "How is {f} prevented, treated and managed, including dose interruption or discontinuation",
+    ),
     ("outcomes", "{F} Outcomes", "Course, recovery and long-term outcomes of {f}"),
-    ("evidence", "Trial Evidence on {F}", "Trial results, patient numbers and rates of {f} with {s}"),
+    (
+        "evidence",
+        "Trial Evidence on {F}",
+        "Trial results, patient numbers and rates of {f} with {s}",
+    ),
     ("guidelines", "{F} Guidelines", "What guidelines and regulators recommend about {f} with {s}"),
 )
-CORE_FACETS = ("risk", "monitoring", "prevention")  # always asked of a focus; the rest by survey support
-_FACET_MIN = {"mechanism": 4, "risk": 5, "monitoring": 4, "prevention": 4, "outcomes": 3, "evidence": 5,
-              "guidelines": 3}
+CORE_FACETS = (
+    "risk",
+    "monitoring",
+    "prevention",
+)  # always asked of a focus; the rest by survey support
+_FACET_MIN = {
+    "mechanism": 4,
+    "risk": 5,
+    "monitoring": 4,
+    "prevention": 4,
+    "outcomes": 3,
+    "evidence": 5,
+    "guidelines": 3,
+}
 
 
 def slug(text: str, max_chars: int = 30) -> str:
@@ -92,14 +123,19 @@ def split_topic(topic: str) -> tuple[str, str, str]:
     drugs = [w for w in words if _INN.match(re.sub(r"[^A-Za-z]", "", w))]
     if not drugs or topic_kind(topic) != "drug":
         return t, "", ""
-    focus = " ".join(w for w in words if w not in drugs and w.lower() not in ("and", "of", "the", "&"))
+    focus = " ".join(
+        w for w in words if w not in drugs and w.lower() not in ("and", "of", "the", "&")
+    )
     return " ".join(drugs), focus, context
 
 
 def _phrases(related: list[TopicOutline], topic: str, subject: str) -> list[str]:
     """Distinct survey phrases (section names), minus ones made only of the topic's words and,
     for a focused topic, ones naming the subject itself (they match every question alike)."""
-    own, named = topic_keys(topic), (topic_keys(subject) if subject != clean(topic).rstrip("?.! ") else set())
+    own, named = (
+        topic_keys(topic),
+        (topic_keys(subject) if subject != clean(topic).rstrip("?.! ") else set()),
+    )
     out: dict[str, str] = {}
     for o in related:
         for s in o.sections:
@@ -110,7 +146,9 @@ def _phrases(related: list[TopicOutline], topic: str, subject: str) -> list[str]
     return list(out.values())
 
 
-_WEAK_END = frozenset("later earlier also day days year years time times today then more less".split())
+_WEAK_END = frozenset(
+    "later earlier also day days year years time times today then more less".split()
+)
 
 
 def is_subject_phrase(phrase: str, topic: str, min_words: int = 2) -> bool:
@@ -125,7 +163,9 @@ def is_subject_phrase(phrase: str, topic: str, min_words: int = 2) -> bool:
     return not ({word_key(w) for w in words} & topic_keys(topic))
 
 
-def _ground(vectors: Vectors, questions: list[Question], phrases: list[str], topic: str) -> list[Question]:
+def _ground(
+    vectors: Vectors, questions: list[Question], phrases: list[str], topic: str
+) -> list[Question]:
     """Append the ≤ 3 survey phrases closest to each question (cosine ≥ GROUND_MIN_SIM) among
     those that name a subject (``is_subject_phrase``, one word allowed)."""
     phrases = [p for p in phrases if is_subject_phrase(p, topic, min_words=1)]
@@ -153,15 +193,23 @@ def _focused(vectors: Vectors, subject: str, focus: str, phrases: list[str]) -> 
     f = clean(focus)
     cands = []
     for area, label, desc in FACETS:
-        cands.append(Question(key=f"{area}.{slug(f)}", label=label.format(F=title_case(f), f=f, s=subject),
-                              description=desc.format(F=f, f=f, s=subject), min_sources=_FACET_MIN[area]))
+        cands.append(
+            Question(
+                key=f"{area}.{slug(f)}",
+                label=label.format(F=title_case(f), f=f, s=subject),
+                description=desc.format(F=f, f=f, s=subject),
+                min_sources=_FACET_MIN[area],
+            )
+        )
     support = _support(vectors, [f"{q.label}: {q.description}" for q in cands], phrases)
     core = [i for i, (area, _, _) in enumerate(FACETS) if area in CORE_FACETS]
-    rest = [i for i in rank(support) if i not in core][:MAX_FACETS - len(core)]
+    rest = [i for i in rank(support) if i not in core][: MAX_FACETS - len(core)]
     return [cands[i] for i in sorted(core + rest)]  # core + best supported facets, in facet order
 
 
-def _unfocused(vectors: Vectors, topic: str, base: Syllabus, phrases: list[str], drug: bool) -> list[Question]:
+def _unfocused(
+    vectors: Vectors, topic: str, base: Syllabus, phrases: list[str], drug: bool
+) -> list[Question]:
     questions = list(base.questions)
     if drug or not phrases:
         return questions
@@ -181,12 +229,20 @@ def _unfocused(vectors: Vectors, topic: str, base: Syllabus, phrases: list[str],
         key = f"topic.{slug(phrase)}"
         if key not in keys:
             keys.add(key)
-            questions.append(Question(key=key, label=title_case(phrase), min_sources=3,
-                                      description=f"What do sources report about {phrase.lower()} for {clean(topic)}?"))
+            questions.append(
+                Question(
+                    key=key,
+                    label=title_case(phrase),
+                    min_sources=3,
+                    description=f"What do sources report about {phrase.lower()} for {clean(topic)}?",
+                )
+            )
     return questions
 
 
-def fit_syllabus(vectors: Vectors, topic: str, base: Syllabus, related: list[TopicOutline]) -> Syllabus:
+def fit_syllabus(
+    vectors: Vectors, topic: str, base: Syllabus, related: list[TopicOutline]
+) -> Syllabus:
     """The syllabus fitted to ``topic`` (module doc). ``base`` is the template of the topic's
     kind; the result keeps its name and has 4–8 questions with unique ``area.name`` keys."""
     subject, focus, _ = split_topic(topic)

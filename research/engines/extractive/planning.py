@@ -13,13 +13,22 @@ from __future__ import annotations
 import re
 
 from research.engines.base import PersonaList, QueryList
-from research.engines.extractive.text import clean, content_words, ranked_phrases, subject_of, title_case, topic_keys
+from research.engines.extractive.text import (
+    clean,
+    content_words,
+    ranked_phrases,
+    subject_of,
+    title_case,
+    topic_keys,
+)
 from research.engines.extractive.vectors import Vectors, rank
 from research.errors import InputError
 from research.models import Perspective, Plan, Question, SearchResult, Step, Syllabus, TopicOutline
 
 BASIC_NAME = "Basic Fact Writer"
-BASIC_FOCUS = "Basic, fundamental facts about the topic: definitions, key entities, dates and figures."
+BASIC_FOCUS = (
+    "Basic, fundamental facts about the topic: definitions, key entities, dates and figures."
+)
 ANGLES = ("history", "applications", "controversies", "technical aspects", "related fields")
 _QWORD = re.compile(r"^(how|what|which|why|when|where|who|does|do|is|are|can|should)\b", re.I)
 _TITLE_SUFFIX = re.compile(r"\s+[-|–]\s+([^-|–]{1,40})$")
@@ -43,17 +52,32 @@ def make_plan(topic: str, syllabus: Syllabus) -> Plan:
     """
     t = require_topic(topic)
     subject = subject_of(t)
-    steps = [Step(step_id=1, title="Survey related topics",
-                  description=f"Search for background on {subject}: definitions, related topics and the "
-                              "main subtopics, to find the perspectives worth investigating.")]
+    steps = [
+        Step(
+            step_id=1,
+            title="Survey related topics",
+            description=f"Search for background on {subject}: definitions, related topics and the "
+            "main subtopics, to find the perspectives worth investigating.",
+        )
+    ]
     for q in syllabus.questions:
-        steps.append(Step(step_id=len(steps) + 1, title=q.label,
-                          description=f"Search for sources on {subject} that answer '{q.label}' ({q.key}): "
-                                      f"{clean(q.description).rstrip('.')}. Save each relevant source under "
-                                      f"{q.key} until it has at least {q.min_sources}."))
-    steps.append(Step(step_id=len(steps) + 1, title="Cross-check findings and write the report",
-                      description=f"Compare the findings on {subject} across sources: mark claims backed by "
-                                  "two or more sources, flag contradictions, then write the cited report."))
+        steps.append(
+            Step(
+                step_id=len(steps) + 1,
+                title=q.label,
+                description=f"Search for sources on {subject} that answer '{q.label}' ({q.key}): "
+                f"{clean(q.description).rstrip('.')}. Save each relevant source under "
+                f"{q.key} until it has at least {q.min_sources}.",
+            )
+        )
+    steps.append(
+        Step(
+            step_id=len(steps) + 1,
+            title="Cross-check findings and write the report",
+            description=f"Compare the findings on {subject} across sources: mark claims backed by "
+            "two or more sources, flag contradictions, then write the cited report.",
+        )
+    )
     return Plan(plan_title=f"Research plan: {subject}", steps=steps)
 
 
@@ -79,12 +103,14 @@ def _short_title(title: str) -> str:
     """A result title as a topic name: text before ' — ' (wiki sections), site suffix removed."""
     t = clean(title).split(" — ")[0]
     m = _TITLE_SUFFIX.search(t)
-    if m and len(m.group(1).split()) <= 3 and len(t[:m.start()].split()) >= 2:
-        t = t[:m.start()]
+    if m and len(m.group(1).split()) <= 3 and len(t[: m.start()].split()) >= 2:
+        t = t[: m.start()]
     return t.rstrip(". ")[:120]
 
 
-def related_outline(topic: str, query: str, results: list[SearchResult], max_sections: int = 8) -> TopicOutline:
+def related_outline(
+    topic: str, query: str, results: list[SearchResult], max_sections: int = 8
+) -> TopicOutline:
     """A related topic's structure from its search results (seed 002 §1.1 step 3).
 
     ``topic`` = the top result's (shortened) title, or the query; ``sections`` = section names
@@ -115,7 +141,9 @@ def related_outline(topic: str, query: str, results: list[SearchResult], max_sec
     if texts:
         for phrase in ranked_phrases([" ".join(texts)], top=max_sections * 2, exclude=exclude)[0]:
             add(phrase)
-    return TopicOutline(topic=name or clean(query), sections=sections, source=top[0].url if top else "")
+    return TopicOutline(
+        topic=name or clean(query), sections=sections, source=top[0].url if top else ""
+    )
 
 
 def _aspects(description: str) -> list[str]:
@@ -126,7 +154,9 @@ def _aspects(description: str) -> list[str]:
 
 
 def _aspect_question(aspect: str, subject: str) -> str:
-    if _QWORD.match(aspect) and re.search(r"\bit\b", aspect):  # "What is it" -> "What is <subject>?"
+    if _QWORD.match(aspect) and re.search(
+        r"\bit\b", aspect
+    ):  # "What is it" -> "What is <subject>?"
         asked = re.sub(r"\bit\b", subject, aspect, count=1)
         return f"{asked[0].upper()}{asked[1:]}?"
     if _QWORD.match(aspect):
@@ -138,26 +168,42 @@ def question_persona(q: Question, subject: str, related_phrase: str | None = Non
     """A specialist for one syllabus question: '<Label> Specialist', 3–4 template questions."""
     questions = [_aspect_question(a, subject) for a in _aspects(q.description)[:3]]
     if related_phrase:
-        questions.append(f"What does the related topic '{related_phrase}' add to the {q.label.lower()} of {subject}?")
+        questions.append(
+            f"What does the related topic '{related_phrase}' add to the {q.label.lower()} of {subject}?"
+        )
     if len(questions) < 3:
         questions.append(f"Where do sources disagree about the {q.label.lower()} of {subject}?")
     if len(questions) < 3:
-        questions.append(f"What are the most recent findings on the {q.label.lower()} of {subject}?")
-    return Perspective(name=f"{q.label} Specialist",
-                       focus=f"{q.label}: {clean(q.description)}", questions=questions[:4])
+        questions.append(
+            f"What are the most recent findings on the {q.label.lower()} of {subject}?"
+        )
+    return Perspective(
+        name=f"{q.label} Specialist",
+        focus=f"{q.label}: {clean(q.description)}",
+        questions=questions[:4],
+    )
 
 
 def basic_persona(subject: str) -> Perspective:
     """The always-present Basic Fact Writer (seed 002 §1.2)."""
-    return Perspective(name=BASIC_NAME, focus=BASIC_FOCUS, questions=[
-        f"What is {subject}, and what are its defining facts?",
-        f"What are the key entities, dates and figures for {subject}?",
-        f"What background is needed to understand {subject}?",
-    ])
+    return Perspective(
+        name=BASIC_NAME,
+        focus=BASIC_FOCUS,
+        questions=[
+            f"What is {subject}, and what are its defining facts?",
+            f"What are the key entities, dates and figures for {subject}?",
+            f"What background is needed to understand {subject}?",
+        ],
+    )
 
 
-def make_personas(vectors: Vectors, topic: str, related: list[TopicOutline], syllabus: Syllabus,
-                  max_perspectives: int) -> PersonaList:
+def make_personas(
+    vectors: Vectors,
+    topic: str,
+    related: list[TopicOutline],
+    syllabus: Syllabus,
+    max_perspectives: int,
+) -> PersonaList:
     """GenPersona without a model: Basic Fact Writer, then syllabus specialists (syllabus order),
     then '<Phrase> Researcher' personas from survey sections, up to ``max_perspectives``.
 
@@ -168,7 +214,7 @@ def make_personas(vectors: Vectors, topic: str, related: list[TopicOutline], syl
     out = [basic_persona(subject)]
     phrases = list(dict.fromkeys(s for o in related for s in o.sections if s.strip()))
     used: set[int] = set()
-    picked = syllabus.questions[:max(0, max_perspectives - 1)]
+    picked = syllabus.questions[: max(0, max_perspectives - 1)]
     if phrases and picked:
         sims = vectors.sim([f"{q.label}: {q.description}" for q in picked], phrases)
     for qi, q in enumerate(picked):
@@ -187,10 +233,15 @@ def make_personas(vectors: Vectors, topic: str, related: list[TopicOutline], syl
         if i in used or name.lower() in names:
             continue
         names.add(name.lower())
-        out.append(Perspective(name=name, focus=f"{phrase} in relation to {subject}", questions=[
-            f"What is the role of {phrase.lower()} in {subject}?",
-            f"What do sources report about {phrase.lower()} and {subject}?",
-            f"What open questions remain about {phrase.lower()} for {subject}?",
-        ]))
+        out.append(
+            Perspective(
+                name=name,
+                focus=f"{phrase} in relation to {subject}",
+                questions=[
+                    f"What is the role of {phrase.lower()} in {subject}?",
+                    f"What do sources report about {phrase.lower()} and {subject}?",
+                    f"What open questions remain about {phrase.lower()} for {subject}?",
+                ],
+            )
+        )
     return PersonaList(perspectives=out[:max_perspectives])
-

@@ -20,7 +20,8 @@ from research.models import SearchResult
 from research.pipeline.citations import CITE_PATTERN, CITE_RE
 
 # Words that carry no topic in questions, queries and headings (added to sklearn's list).
-GENERIC = frozenset("""
+GENERIC = frozenset(
+    """
 able according also although among analysis analyses approach associated available based
 basic believe besides compared comparison conclusion conclusions data did does doing during
 effect effects evidence example explain factors far fig findings following found fundamental
@@ -32,31 +33,48 @@ result results review role said say says shown show shows showed significant sig
 similar sources specific studied studies study tell term terms thank thanks total type types
 use used uses using various versus via vs way ways well whether within without year years
 topic topics fact facts entity entities figures dates definition definitions case cases bear add adds
-""".split())
-STOP = frozenset(ENGLISH_STOP_WORDS) | GENERIC | frozenset({"s", "t", "don", "isn", "doesn", "et", "al"})
+""".split()
+)
+STOP = (
+    frozenset(ENGLISH_STOP_WORDS)
+    | GENERIC
+    | frozenset({"s", "t", "don", "isn", "doesn", "et", "al"})
+)
 # Heading-level generic nouns: fine inside a phrase, never a whole heading on their own.
-WEAK_HEAD = frozenset("""patients patient group groups trial trials treatment treatments therapy
+WEAK_HEAD = frozenset(
+    """patients patient group groups trial trials treatment treatments therapy
 months weeks days women men people case cases rate rates level levels time times outcome outcomes
-arm arms cohort participants subjects value values response""".split())
+arm arms cohort participants subjects value values response""".split()
+)
 
-_ABBREV = frozenset("""e.g i.e et al vs dr mr mrs ms prof fig figs no nos approx ca inc ltd co jr sr st
-u.s u.k ref refs vol pp eq ed eds dept univ gen lt col sgt mt ft""".split())
-_LABELS = (r"Background|Objectives?|Methods?|Results?|Conclusions?|Purpose|Aims?|Introduction|Design|Setting|"
-           r"Participants|Interventions?|Findings|Interpretation|Context|Importance|Summary|"
-           r"Official title|Brief summary|Status|Study type|Conditions?|Description|Detailed description|"
-           r"Primary outcomes?|Secondary outcomes?|"
-           r"(?:Patients|Materials|Subjects|Methods) (?:and|&) (?:Methods|Results)")
-_LABEL = re.compile(rf"^(?:(?:[A-Z][A-Z &/-]{{2,30}}|(?i:{_LABELS}))\s*:\s+(?=\S)|(?i:{_LABELS})\s+(?=[A-Z][a-z]))")
+_ABBREV = frozenset(
+    """e.g i.e et al vs dr mr mrs ms prof fig figs no nos approx ca inc ltd co jr sr st
+u.s u.k ref refs vol pp eq ed eds dept univ gen lt col sgt mt ft""".split()
+)
+_LABELS = (
+    r"Background|Objectives?|Methods?|Results?|Conclusions?|Purpose|Aims?|Introduction|Design|Setting|"
+    r"Participants|Interventions?|Findings|Interpretation|Context|Importance|Summary|"
+    r"Official title|Brief summary|Status|Study type|Conditions?|Description|Detailed description|"
+    r"Primary outcomes?|Secondary outcomes?|"
+    r"(?:Patients|Materials|Subjects|Methods) (?:and|&) (?:Methods|Results)"
+)
+_LABEL = re.compile(
+    rf"^(?:(?:[A-Z][A-Z &/-]{{2,30}}|(?i:{_LABELS}))\s*:\s+(?=\S)|(?i:{_LABELS})\s+(?=[A-Z][a-z]))"
+)
 _BOUNDARY = re.compile(r"[.!?…]+[\"'”’)\]]*(?:" + CITE_PATTERN + r")*(?=\s+[A-Z0-9\"'“(\[]|\s*$)")
 CITE = CITE_RE
-_ELLIPSIS_AFTER_END = re.compile(r"([.!?])\s*(?:\.\s?\.\s?\.|…)(?=\s|$)")  # "morning. ..." -> "morning."
+_ELLIPSIS_AFTER_END = re.compile(
+    r"([.!?])\s*(?:\.\s?\.\s?\.|…)(?=\s|$)"
+)  # "morning. ..." -> "morning."
 _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9+\-/']*[A-Za-z0-9+]|[A-Za-z0-9]")
 _TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9+\-']*[A-Za-z0-9+]|[A-Za-z0-9]|[^\sA-Za-z0-9]")
 _NUMBER = re.compile(r"(?<![A-Za-z])[-+]?\d+(?:[.,]\d+)*(?:\s?%)?")
 _NEGATION = re.compile(
     r"\b(?:not|never|neither|nor|cannot|fail(?:s|ed)? to|lack(?:s|ed)? of|unable to|\w+n't|"
     r"no (?:significant|statistically|difference|benefit|evidence|improvement|effect|association|"
-    r"increase|reduction|change|advantage|impact|role|correlation|relationship))\b", re.I)
+    r"increase|reduction|change|advantage|impact|role|correlation|relationship))\b",
+    re.I,
+)
 _VERBISH = re.compile(r"[a-z]{3,}(?:ed|ing)$")
 # A sentence that says how a study was set up or what it aimed at, not what it found ("were
 # randomized to receive…", "we aimed to assess…", "the purpose of this study was…"): report
@@ -65,15 +83,21 @@ STUDY_DESIGN = re.compile(
     r"\b(?:were (?:randomi[sz]ed|randomly assigned|evaluated|enrolled)|we (?:evaluated|assessed|investigated|"
     r"compared|aimed|examined|hypothesi[sz]ed?)|(?:was|is) designed|the (?:purpose|aim|objective) of this study|"
     r"(?:is|was) a (?:prospective|multicenter|randomi[sz]ed)[^.]{0,40}trial|(?:will|to) (?:receive|determine|"
-    r"evaluate))\b", re.I)
+    r"evaluate))\b",
+    re.I,
+)
 # A sentence that points back at something it does not name ("as given in this regimen", "these
 # patients", "the latter"): whole in its abstract, unclear as a report's lead, where it stands
 # alone. The lead ranks such sentences lower (``writing.question_lead``).
 ANAPHORA = re.compile(
     r"\b(?:(?:this|these|such|the present|the same)\s+(?:[\w-]+\s+){0,2}?(?:regimens?|settings?|populations?|"
     r"cohorts?|combinations?|approach(?:es)?|strategy|strategies|schedules?|groups?|patients|subgroups?|"
-    r"studies|study|trials?|analys[ie]s|doses?|arms?)|the (?:former|latter))\b", re.I)
-SMALL_WORDS = frozenset("a an and as at but by for from in into of on or over the to vs with".split())
+    r"studies|study|trials?|analys[ie]s|doses?|arms?)|the (?:former|latter))\b",
+    re.I,
+)
+SMALL_WORDS = frozenset(
+    "a an and as at but by for from in into of on or over the to vs with".split()
+)
 
 
 def clean(text: str) -> str:
@@ -107,10 +131,10 @@ def _split_line(line: str, min_words: int) -> list[str]:
     pieces: list[str] = []
     start = 0
     for m in _BOUNDARY.finditer(text):
-        before = text[start:m.start()].rsplit(" ", 1)[-1].lower().lstrip("([\"'")
+        before = text[start : m.start()].rsplit(" ", 1)[-1].lower().lstrip("([\"'")
         if before in _ABBREV or (len(before) == 1 and before.isalpha()):
             continue
-        pieces.append(text[start:m.end()].strip())
+        pieces.append(text[start : m.end()].strip())
         start = m.end()
     if text[start:].strip():
         pieces.append(text[start:].strip())
@@ -180,17 +204,24 @@ def candidate_phrases(text: str, max_words: int = 4) -> list[tuple[str, str]]:
                 for g in [run] if len(run) <= max_words else []:
                     while len(g) > 1 and (_VERBISH.search(g[-1]) or g[-1].lower().endswith("ly")):
                         g = g[:-1]  # "breast cancer treated" -> "breast cancer"
-                    while len(g) > 2 and _VERBISH.search(g[0]) or len(g) > 1 and g[0].endswith("ing"):
+                    while (
+                        len(g) > 2 and _VERBISH.search(g[0]) or len(g) > 1 and g[0].endswith("ing")
+                    ):
                         g = g[1:]  # "assessed cardiac safety" -> "cardiac safety"
-                    if all(w.lower() in WEAK_HEAD for w in g) or (len(g) == 1 and _VERBISH.search(g[0])):
+                    if all(w.lower() in WEAK_HEAD for w in g) or (
+                        len(g) == 1 and _VERBISH.search(g[0])
+                    ):
                         continue
                     out.append((" ".join(w.lower() for w in g), " ".join(g)))
             run = []
     return out
 
 
-def ranked_phrases(groups: list[str], top: int = 5, exclude: set[str] | frozenset = frozenset(),
-                   ) -> list[list[str]]:
+def ranked_phrases(
+    groups: list[str],
+    top: int = 5,
+    exclude: set[str] | frozenset = frozenset(),
+) -> list[list[str]]:
     """Top key phrases per text group, as surface strings (most frequent surface form).
 
     Score: c-TF-IDF (term frequency within the group × log(1 + mean group size / frequency over
@@ -227,7 +258,9 @@ def ranked_phrases(groups: list[str], top: int = 5, exclude: set[str] | frozense
     score = tf * idf * length_bonus * (counts > 0)
     out = []
     for row in score:
-        order = sorted((i for i in np.flatnonzero(row > 0)), key=lambda i: (-round(row[i], 9), vocab[i]))
+        order = sorted(
+            (i for i in np.flatnonzero(row > 0)), key=lambda i: (-round(row[i], 9), vocab[i])
+        )
         picked: list[str] = []
         for i in order:
             surface = max(surfaces[vocab[i]].items(), key=lambda kv: (kv[1], kv[0]))[0]
@@ -274,7 +307,7 @@ def clip(text: str, max_chars: int) -> str:
     text = clean(text)
     if len(text) <= max_chars:
         return text
-    cut = text[:max_chars - 1].rsplit(" ", 1)[0].rstrip(",;:")
+    cut = text[: max_chars - 1].rsplit(" ", 1)[0].rstrip(",;:")
     return f"{cut}…"
 
 
@@ -283,7 +316,9 @@ def subject_of(topic: str) -> str:
     return clean(topic).rstrip("?.! ")
 
 
-def sentences_of(result: SearchResult, use_text: bool = False, max_sentences: int = 40) -> list[str]:
+def sentences_of(
+    result: SearchResult, use_text: bool = False, max_sentences: int = 40
+) -> list[str]:
     """Sentences a result shows to engines: its snippets (the full ``text`` only when there are
     no snippets, or when ``use_text``); the title when nothing else exists."""
     parts = list(result.snippets)
@@ -303,7 +338,9 @@ def word_key(word: str) -> str:
 _BOILERPLATE = re.compile(
     r"^(?:discover|learn|explore|click|tap|subscribe|sign up|sign in|log in|read more|follow us|share|copy|"
     r"watch|listen|download|advertisement|outdated browser|this article is|all rights reserved|support our|"
-    r"subscribe to|get the latest)\b|\bsubscription to receive\b", re.I)
+    r"subscribe to|get the latest)\b|\bsubscription to receive\b",
+    re.I,
+)
 
 
 def is_boilerplate(sentence: str) -> bool:

@@ -77,8 +77,14 @@ def rank(scores: np.ndarray) -> list[int]:
     return sorted(range(len(scores)), key=lambda i: (-float(scores[i]), i))
 
 
-def pick_diverse(order: list[int], vecs: np.ndarray, limit: int, max_sim: float = 0.9,
-                 texts: list[str] | None = None, max_overlap: float = 0.7) -> list[int]:
+def pick_diverse(
+    order: list[int],
+    vecs: np.ndarray,
+    limit: int,
+    max_sim: float = 0.9,
+    texts: list[str] | None = None,
+    max_overlap: float = 0.7,
+) -> list[int]:
     """Walk ``order`` and keep items whose cosine to every kept item is < ``max_sim`` (and, when
     ``texts`` are given, whose content-word Jaccard overlap with every kept text is <
     ``max_overlap``: catches the same sentence quoted with cuts or ellipses).

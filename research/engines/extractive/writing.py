@@ -25,8 +25,8 @@ from sklearn.cluster import KMeans
 
 from research.engines.extractive.text import (
     ANAPHORA,
-    STUDY_DESIGN,
     CITE,
+    STUDY_DESIGN,
     WEAK_HEAD,
     ensure_period,
     is_boilerplate,
@@ -43,23 +43,52 @@ from research.engines.extractive.vectors import Vectors, pick_diverse, rank
 from research.models import ConversationResult, Outline, OutlineSection, ReportSection
 
 _KINDS = (
-    ("biomedical", "drug drugs therapy therapies cancer tumor tumour trial trials treatment disease vaccine "
-                   "clinical patients antibody inhibitor syndrome infection virus covid gene protein her2 "
-                   "diabetes dose medicine medical health mab nib",
-     ["Overview", "Background", "Mechanism of Action", "Clinical Evidence", "Safety and Adverse Effects",
-      "Current Status and Outlook"]),
-    ("event", "hurricane typhoon storm cyclone earthquake flood collision crash accident attack war election "
-              "disaster fire shooting protest summit olympics tournament championship festival",
-     ["Overview", "Background", "Timeline of Events", "Impact", "Response", "Aftermath"]),
-    ("technology", "software technology model models algorithm system systems network ai learning computer "
-                   "language protocol platform device robot data internet blockchain",
-     ["Overview", "History", "Design and Technology", "Applications", "Challenges and Criticism", "Future Directions"]),
+    (
+        "biomedical",
+        "drug drugs therapy therapies cancer tumor tumour trial trials treatment disease vaccine "
+        "clinical patients antibody inhibitor syndrome infection virus covid gene protein her2 "
+        "diabetes dose medicine medical health mab nib",
+        [
+            "Overview",
+            "Background",
+            "Mechanism of Action",
+            "Clinical Evidence",
+            "Safety and Adverse Effects",
+            "Current Status and Outlook",
+        ],
+    ),
+    (
+        "event",
+        "hurricane typhoon storm cyclone earthquake flood collision crash accident attack war election "
+        "disaster fire shooting protest summit olympics tournament championship festival",
+        ["Overview", "Background", "Timeline of Events", "Impact", "Response", "Aftermath"],
+    ),
+    (
+        "technology",
+        "software technology model models algorithm system systems network ai learning computer "
+        "language protocol platform device robot data internet blockchain",
+        [
+            "Overview",
+            "History",
+            "Design and Technology",
+            "Applications",
+            "Challenges and Criticism",
+            "Future Directions",
+        ],
+    ),
 )
-GENERAL = ["Overview", "Background", "Key Aspects", "Developments", "Reception and Debate", "Outlook"]
-SUPPORT_MIN = 3           # answer sentences (at least) that must vote for a draft section to keep it
-SAME_HEADING = 0.75       # cosine at which a cluster phrase repeats a heading already taken
-MIN_SENTENCES = 8        # distinct sentences refine_outline needs to cluster
-SECTION_MIN_SIM = 0.15    # snippet sentence vs heading to be written into the section
+GENERAL = [
+    "Overview",
+    "Background",
+    "Key Aspects",
+    "Developments",
+    "Reception and Debate",
+    "Outlook",
+]
+SUPPORT_MIN = 3  # answer sentences (at least) that must vote for a draft section to keep it
+SAME_HEADING = 0.75  # cosine at which a cluster phrase repeats a heading already taken
+MIN_SENTENCES = 8  # distinct sentences refine_outline needs to cluster
+SECTION_MIN_SIM = 0.15  # snippet sentence vs heading to be written into the section
 
 
 def draft_outline(topic: str) -> Outline:
@@ -69,7 +98,9 @@ def draft_outline(topic: str) -> Outline:
     words |= {w[-3:] for w in words if w.endswith(("mab", "nib"))}
     best, best_hits = GENERAL, 0
     for kind, vocab, sections in _KINDS:
-        hits = len(words & set(vocab.split())) + (kind == "event" and bool(re.search(r"\b(19|20)\d\d\b", topic)))
+        hits = len(words & set(vocab.split())) + (
+            kind == "event" and bool(re.search(r"\b(19|20)\d\d\b", topic))
+        )
         if hits > best_hits:
             best, best_hits = sections, hits
     return Outline(sections=[OutlineSection(heading=h) for h in best])
@@ -102,7 +133,9 @@ def _source_sentences(conversations: list[ConversationResult]) -> list[str]:
     return list(dict.fromkeys(out))
 
 
-def _supported(vectors: Vectors, subject: str, draft: Outline, sents: list[str]) -> list[OutlineSection]:
+def _supported(
+    vectors: Vectors, subject: str, draft: Outline, sents: list[str]
+) -> list[OutlineSection]:
     """Draft sections the conversations support: each answer sentence votes for its nearest draft
     heading (cosine to 'topic: heading'); a section with ≥ max(``SUPPORT_MIN``, 15 % of the
     sentences) votes is kept (at most 3, draft order). 'Overview' neither votes nor is kept: the
@@ -116,8 +149,9 @@ def _supported(vectors: Vectors, subject: str, draft: Outline, sents: list[str])
     return [sec for sec, v in zip(candidates, votes) if v >= need][:3]
 
 
-def _heading(vectors: Vectors, group: list[str], centroid: np.ndarray, cands: list[str],
-             topic_keys: set[str]) -> list[str]:
+def _heading(
+    vectors: Vectors, group: list[str], centroid: np.ndarray, cands: list[str], topic_keys: set[str]
+) -> list[str]:
     """Cluster phrases best first: phrases found in ≥ 2 of the cluster's sentences first, then
     phrases without a topic word (a section need not repeat the topic), then by cosine to the
     cluster centroid (+0.05 per extra word, so names beat single words)."""
@@ -129,12 +163,16 @@ def _heading(vectors: Vectors, group: list[str], centroid: np.ndarray, cands: li
     score = [float(cos[i]) + 0.05 * (len(c.split()) - 1) for i, c in enumerate(cands)]
     single_ok = [count[i] >= 2 or len(c.split()) > 1 for i, c in enumerate(cands)]
     topical = [bool(set(map(word_key, c.split())) & topic_keys) for c in cands]
-    order = sorted(range(len(cands)),
-                   key=lambda i: (not single_ok[i], count[i] < 2, topical[i], -round(score[i], 4), i))
+    order = sorted(
+        range(len(cands)),
+        key=lambda i: (not single_ok[i], count[i] < 2, topical[i], -round(score[i], 4), i),
+    )
     return [cands[i] for i in order]
 
 
-def refine_outline(vectors: Vectors, topic: str, draft: Outline, conversations: list[ConversationResult]) -> Outline:
+def refine_outline(
+    vectors: Vectors, topic: str, draft: Outline, conversations: list[ConversationResult]
+) -> Outline:
     """Outline from the research: k = clamp(round(sqrt(n / 2)), 4, 7) KMeans clusters over the n
     distinct answer sentences (random_state 0). Each cluster of ≥ 2 sentences gives a section:
     heading = its key phrase (top-10 c-TF-IDF phrases ranked by ``_heading``; title case; not made
@@ -165,13 +203,24 @@ def refine_outline(vectors: Vectors, topic: str, draft: Outline, conversations: 
         if len(groups[c]) < 2:
             continue
         cands = [title_case(p) for p in phrases[c] if not set(map(word_key, p.split())) <= weak]
-        cands = [p for p in cands if not any(_same(p, h) for h in heads) and not re.search(r"\d", p)
-                 and names_subject(p, groups[c])]
+        cands = [
+            p
+            for p in cands
+            if not any(_same(p, h) for h in heads)
+            and not re.search(r"\d", p)
+            and names_subject(p, groups[c])
+        ]
         if heads and cands:
             taken = vectors.sim(cands, heads).max(axis=1)
             cands = [p for p, t in zip(cands, taken) if t < SAME_HEADING]
         centroid = vecs[labels == c].mean(axis=0)
-        cands = _heading(vectors, groups[c], centroid / max(float(np.linalg.norm(centroid)), 1e-9), cands, exclude)
+        cands = _heading(
+            vectors,
+            groups[c],
+            centroid / max(float(np.linalg.norm(centroid)), 1e-9),
+            cands,
+            exclude,
+        )
         if not cands:
             continue
         head = cands[0]
@@ -185,10 +234,12 @@ def refine_outline(vectors: Vectors, topic: str, draft: Outline, conversations: 
     return Outline(sections=sections) if len(sections) >= 2 else draft
 
 
-_VERB_START = frozenset("""receive receives compare compares assess assesses evaluate evaluates determine
+_VERB_START = frozenset(
+    """receive receives compare compares assess assesses evaluate evaluates determine
 determines investigate investigates examine examines show shows demonstrate demonstrates improve improves
 reduce reduces increase increases prevent prevents continue continues randomize randomise treat treats
-undergo undergoes achieve achieves include includes given give gives use uses report reports""".split())
+undergo undergoes achieve achieves include includes given give gives use uses report reports""".split()
+)
 
 
 def names_subject(heading: str, sentences: list[str]) -> bool:
@@ -227,8 +278,13 @@ def cited_units(text: str) -> list[str]:
     return units
 
 
-def write_section(vectors: Vectors, topic: str, heading: str, subsections: list[str],
-                  snippets: list[tuple[int, str]]) -> str:
+def write_section(
+    vectors: Vectors,
+    topic: str,
+    heading: str,
+    subsections: list[str],
+    snippets: list[tuple[int, str]],
+) -> str:
     """Section text: snippet sentences most similar to the heading (0.7 × cos to
     'topic: heading. subsections' + 0.3 × cos to the topic), ≥ ``SECTION_MIN_SIM``, near-duplicates
     dropped, at most 9 (at least 2 when available); each followed by ``[n]`` of its snippet;
@@ -253,11 +309,13 @@ def write_section(vectors: Vectors, topic: str, heading: str, subsections: list[
     if len(chosen) < 2:
         chosen = pick_diverse(order, vectors.encode(sents), 2, 0.9)
     size = 3 if len(chosen) <= 6 else 4
-    paras = [sorted(chosen[i:i + size]) for i in range(0, len(chosen), size)][:3]
+    paras = [sorted(chosen[i : i + size]) for i in range(0, len(chosen), size)][:3]
     return "\n\n".join(" ".join(f"{ensure_period(sents[i])}[{owner[i]}]" for i in p) for p in paras)
 
 
-def write_lead(vectors: Vectors, topic: str, sections: list[ReportSection], questions: list | None = None) -> str:
+def write_lead(
+    vectors: Vectors, topic: str, sections: list[ReportSection], questions: list | None = None
+) -> str:
     """The lead. With syllabus ``questions`` (``base.LeadQuestion``): ``question_lead``.
     Without: 2–4 sentences, the 2 cited units (sentences with their ``[n]``) of each section
     closest to the topic; the best 4 distinct ones (cosine < 0.9 to each other, same words only
@@ -286,10 +344,14 @@ def write_lead(vectors: Vectors, topic: str, sections: list[ReportSection], ques
 
 
 DESIGN_PENALTY = 0.15  # a key finding states a result, not how a study was set up
-ANAPHORA_PENALTY = 0.10  # ... and stands alone: no "this regimen" whose regimen the lead never names
+ANAPHORA_PENALTY = (
+    0.10  # ... and stands alone: no "this regimen" whose regimen the lead never names
+)
 
 
-def question_lead(vectors: Vectors, topic: str, sections: list[ReportSection], questions: list) -> str:
+def question_lead(
+    vectors: Vectors, topic: str, sections: list[ReportSection], questions: list
+) -> str:
     """Key finding per question (issue 12): for each answered question, in syllabus order, the
     cited sentence of its section closest to ``"topic: label. description"`` (a sentence that
     describes study design rather than a result, ``text.STUDY_DESIGN``, scores ``DESIGN_PENALTY`` less, one that
@@ -304,17 +366,32 @@ def question_lead(vectors: Vectors, topic: str, sections: list[ReportSection], q
         sec = by_heading.get(q.heading)
         if q.status != "answered" or sec is None:
             continue
-        cited = [u for u in cited_units(sec.text) if CITE.search(u) and norm_key(u) not in map(norm_key, parts)]
+        cited = [
+            u
+            for u in cited_units(sec.text)
+            if CITE.search(u) and norm_key(u) not in map(norm_key, parts)
+        ]
         if not cited:
             continue
-        sims = vectors.sim([f"{subject}: {q.label}. {q.description}"], [strip_citations(u) for u in cited])[0]
-        sims = sims - np.array([DESIGN_PENALTY * bool(STUDY_DESIGN.search(u)) + ANAPHORA_PENALTY * bool(ANAPHORA.search(u))
-                                for u in cited])
+        sims = vectors.sim(
+            [f"{subject}: {q.label}. {q.description}"], [strip_citations(u) for u in cited]
+        )[0]
+        sims = sims - np.array(
+            [
+                DESIGN_PENALTY * bool(STUDY_DESIGN.search(u))
+                + ANAPHORA_PENALTY * bool(ANAPHORA.search(u))
+                for u in cited
+            ]
+        )
         parts.append(cited[rank(sims)[0]])
     open_qs = [q for q in questions if q.status != "answered"]
     if open_qs:
-        names = [f"{q.label.lower()} ({q.sources_found} of {q.min_sources} sources)" if q.sources_found < q.min_sources
-                 else f"{q.label.lower()} ({q.sources_found} sources, none addressing it directly)" for q in open_qs]
+        names = [
+            f"{q.label.lower()} ({q.sources_found} of {q.min_sources} sources)"
+            if q.sources_found < q.min_sources
+            else f"{q.label.lower()} ({q.sources_found} sources, none addressing it directly)"
+            for q in open_qs
+        ]
         listed = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
         parts.append(f"The evidence found leaves open {listed}.")
     return " ".join(parts)
@@ -347,7 +424,11 @@ def polish(text: str) -> str:
                 if prose:
                     block.append(_dedupe_prose(prose, seen))
                     prose = []
-                block.append(" ".join(line.split()) if not line.lstrip().startswith(("- ", "* ")) else line.rstrip())
+                block.append(
+                    " ".join(line.split())
+                    if not line.lstrip().startswith(("- ", "* "))
+                    else line.rstrip()
+                )
             else:
                 prose.append(line.strip())
         if prose:

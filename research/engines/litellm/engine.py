@@ -16,35 +16,79 @@ from __future__ import annotations
 
 import re
 import threading
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from pydantic import field_validator
 
-from research.engines.base import (AnalysisInput, AnswerAssignInput, AnswerAssignOutput, AnswerInput, AnswerOutput, AskInput, AskOutput, AssignInput,
-                                   AssignOutput, CompressInput, FitInput, LeadInput, OutlineInput, PersonaInput, PersonaList,
-                                   PlanInput, PolishInput, QueryInput, QueryList, RefineInput, RelatedInput,
-                                   SectionInput, SurveyInput, TextOutput)
+from research.engines.base import (
+    AnalysisInput,
+    AnswerAssignInput,
+    AnswerAssignOutput,
+    AnswerInput,
+    AnswerOutput,
+    AskInput,
+    AskOutput,
+    AssignInput,
+    AssignOutput,
+    CompressInput,
+    FitInput,
+    LeadInput,
+    OutlineInput,
+    PersonaInput,
+    PersonaList,
+    PlanInput,
+    PolishInput,
+    QueryInput,
+    QueryList,
+    RefineInput,
+    RelatedInput,
+    SectionInput,
+    SurveyInput,
+    TextOutput,
+)
 from research.engines.litellm import material as mat
 from research.engines.litellm.prompts import compact
 from research.engines.litellm.structured import call_structured
 from research.engines.steps import step as declared
 from research.events import EventType
 from research.llm.errors import BudgetExhausted, InvalidOutput, LLMError
-from research.pipeline.citations import LOCAL_RE
 from research.llm.session import LLMSession
-from research.models import (Analysis, Claim, Contradiction, Outline, Plan, RunConfig, Step, SummaryCard,
-                             Syllabus, TopicOutline)
 from research.llm.tokens import count_tokens
+from research.models import (
+    Analysis,
+    Claim,
+    Contradiction,
+    Outline,
+    Plan,
+    RunConfig,
+    Step,
+    SummaryCard,
+    Syllabus,
+    TopicOutline,
+)
+from research.pipeline.citations import LOCAL_RE
 
 CITE_RE = LOCAL_RE  # [n], group 1 = n
-READ_ARTIFACT_TOOL = {"type": "function", "function": {
-    "name": "read_artifact",
-    "description": "Read or grep a stored raw tool output (artifact) when its summary is not enough. "
-                   "Returns matching lines (or the file head), at most 1500 characters.",
-    "parameters": {"type": "object", "properties": {
-        "file": {"type": "string", "description": "artifact_file name from the notes"},
-        "pattern": {"type": "string", "description": "case-insensitive regex; empty for the file head"}},
-        "required": ["file"]}}}
+READ_ARTIFACT_TOOL = {
+    "type": "function",
+    "function": {
+        "name": "read_artifact",
+        "description": "Read or grep a stored raw tool output (artifact) when its summary is not enough. "
+        "Returns matching lines (or the file head), at most 1500 characters.",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "file": {"type": "string", "description": "artifact_file name from the notes"},
+                "pattern": {
+                    "type": "string",
+                    "description": "case-insensitive regex; empty for the file head",
+                },
+            },
+            "required": ["file"],
+        },
+    },
+}
 RAISE_CODES = {"auth_error", "cassette_miss"}
 
 
@@ -66,9 +110,13 @@ def cited_only(valid: set[int]) -> type[TextOutput]:
             used = {int(n) for n in CITE_RE.findall(text)}
             bad = sorted(used - valid)
             if bad:
-                raise ValueError(f"the text cites {bad}, which are not snippet numbers; cite only {allowed}")
+                raise ValueError(
+                    f"the text cites {bad}, which are not snippet numbers; cite only {allowed}"
+                )
             if allowed and not used:
-                raise ValueError(f"the text cites nothing; support each sentence with a snippet number from {allowed}")
+                raise ValueError(
+                    f"the text cites nothing; support each sentence with a snippet number from {allowed}"
+                )
             return text
 
     return SectionText
@@ -87,20 +135,27 @@ class LiteLLMEngine:
 
     name = "litellm"
 
-    def __init__(self, config: RunConfig, run_id: str | None = None, store=None, settings=None) -> None:
+    def __init__(
+        self, config: RunConfig, run_id: str | None = None, store=None, settings=None
+    ) -> None:
         self.config, self.run_id, self.store, self.settings = config, run_id, store, settings
         self.session = LLMSession(config, run_id, store, settings, on_budget=self._on_budget)
         self.label = engine_label(self.session.models)
         self._fallback_engine = None
         self._lock = threading.Lock()
         if store and run_id and self.session.cassette:
-            store.emit(run_id, "llm.cassette", {"mode": self.session.cassette.mode,
-                                                "file": self.session.cassette.path.name})
+            store.emit(
+                run_id,
+                "llm.cassette",
+                {"mode": self.session.cassette.mode, "file": self.session.cassette.path.name},
+            )
 
     # ------------------------------------------------------------------ plumbing
     def _on_budget(self, reason: str) -> None:
         if self.store and self.run_id:
-            self.store.set_fields(self.run_id, budget_exhausted="True", stop_reason="budget_exhausted")
+            self.store.set_fields(
+                self.run_id, budget_exhausted="True", stop_reason="budget_exhausted"
+            )
             self.store.emit(self.run_id, "budget.exhausted", {"reason": reason})
 
     def _fallback(self):
@@ -119,15 +174,33 @@ class LiteLLMEngine:
         sentence, 0.73 s on the 4×3 drug run, on the critical path)."""
         return self._fallback().vectors
 
-    def _run(self, step: str, material: dict, fallback: Callable[[], Any], post: Callable[[Any], Any] = lambda x: x,
-             *, inp: Any = None, tool_tokens: int = 0, tools: list[dict] | None = None, run_tool=None,
-             reply: type | None = None) -> Any:
+    def _run(
+        self,
+        step: str,
+        material: dict,
+        fallback: Callable[[], Any],
+        post: Callable[[Any], Any] = lambda x: x,
+        *,
+        inp: Any = None,
+        tool_tokens: int = 0,
+        tools: list[dict] | None = None,
+        run_tool=None,
+        reply: type | None = None,
+    ) -> Any:
         """Call the declared step's model (``research.engines.steps``; ``inp`` gives the cassette
         key) and post-process, or answer with ``fallback()`` (module doc). ``reply``: a stricter
         reply model than the declared one (its validation errors re-ask)."""
         try:
-            reply = call_structured(self.session, declared(step), material, inp, reply=reply,
-                                    tool_tokens=tool_tokens, tools=tools, run_tool=run_tool)
+            reply = call_structured(
+                self.session,
+                declared(step),
+                material,
+                inp,
+                reply=reply,
+                tool_tokens=tool_tokens,
+                tools=tools,
+                run_tool=run_tool,
+            )
             return post(reply)
         except BudgetExhausted:
             return fallback()
@@ -136,7 +209,9 @@ class LiteLLMEngine:
                 raise
             self._emit("llm.fallback", {"step": step, "code": exc.code, "error": exc.message[:300]})
             return fallback()
-        except InvalidOutput as exc:  # pragma: no cover - InvalidOutput is an LLMError; kept explicit
+        except (
+            InvalidOutput
+        ) as exc:  # pragma: no cover - InvalidOutput is an LLMError; kept explicit
             self._emit("llm.fallback", {"step": step, "code": exc.code})
             return fallback()
 
@@ -149,8 +224,16 @@ class LiteLLMEngine:
             return "error: unknown tool"
         from research.artifacts import read_artifact  # noqa: PLC0415
 
-        return read_artifact(self.run_id, str(args.get("file", "")), str(args.get("pattern") or "") or None,
-                             max_chars=1500, settings=self.settings) or "(no matching lines)"
+        return (
+            read_artifact(
+                self.run_id,
+                str(args.get("file", "")),
+                str(args.get("pattern") or "") or None,
+                max_chars=1500,
+                settings=self.settings,
+            )
+            or "(no matching lines)"
+        )
 
     def _cards_for(self, queries: set[str], known: int | None = None) -> list:
         """Stored cards of the run whose tool input is one of ``queries``; only the first
@@ -163,27 +246,46 @@ class LiteLLMEngine:
     # ------------------------------------------------------------------ planning
     def plan(self, inp: PlanInput) -> Plan:
         """Seed 001 §3.2 plan; steps renumbered 1..n."""
+
         def post(p: Plan) -> Plan:
             if not p.steps:
                 raise InvalidOutput("plan: no steps")
-            return Plan(plan_title=p.plan_title.strip()[:120] or inp.topic[:120],
-                        steps=[Step(step_id=i, title=s.title, description=s.description)
-                               for i, s in enumerate(p.steps, start=1)])
-        return self._guard("plan", {"topic": inp.topic, "syllabus": mat.plan_syllabus(inp.syllabus)},
-                           lambda: self._fallback().plan(inp), post)
+            return Plan(
+                plan_title=p.plan_title.strip()[:120] or inp.topic[:120],
+                steps=[
+                    Step(step_id=i, title=s.title, description=s.description)
+                    for i, s in enumerate(p.steps, start=1)
+                ],
+            )
+
+        return self._guard(
+            "plan",
+            {"topic": inp.topic, "syllabus": mat.plan_syllabus(inp.syllabus)},
+            lambda: self._fallback().plan(inp),
+            post,
+        )
 
     def survey_queries(self, inp: SurveyInput) -> QueryList:
         """Seed 002 §1.1: 3–5 related-topic queries."""
-        return self._run("survey_queries", {"topic": inp.topic}, lambda: self._fallback().survey_queries(inp),
-                         lambda q: QueryList(queries=[x.strip() for x in q.queries if x.strip()][:5]))
+        return self._run(
+            "survey_queries",
+            {"topic": inp.topic},
+            lambda: self._fallback().survey_queries(inp),
+            lambda q: QueryList(queries=[x.strip() for x in q.queries if x.strip()][:5]),
+        )
 
     def related_outline(self, inp: RelatedInput) -> TopicOutline:
         """Seed 002 §1.1: a related topic's name and sections from one query's results."""
         m = {"query": inp.query, "titles": mat.related(inp.results)}  # the query names the topic
         src = inp.results[0].url if inp.results else ""
-        return self._run("related_outline", m, lambda: self._fallback().related_outline(inp),
-                         lambda r: TopicOutline(topic=r.topic, sections=r.sections[:8], source=src),
-                         inp=inp, tool_tokens=count_tokens(compact(m["titles"])))
+        return self._run(
+            "related_outline",
+            m,
+            lambda: self._fallback().related_outline(inp),
+            lambda r: TopicOutline(topic=r.topic, sections=r.sections[:8], source=src),
+            inp=inp,
+            tool_tokens=count_tokens(compact(m["titles"])),
+        )
 
     def fit_syllabus(self, inp: FitInput) -> Syllabus:
         """Issue 12: the planner proposes 4–8 questions for this query (``prompts/fit_syllabus.md``),
@@ -195,17 +297,27 @@ class LiteLLMEngine:
             errors: list[str] = []
             questions = check_questions([q.model_dump() for q in reply.questions], errors)
             if errors or not 4 <= len(questions) <= 8:
-                raise InvalidOutput("fit_syllabus: " + ("; ".join(errors)[:300] or f"{len(questions)} questions"))
+                raise InvalidOutput(
+                    "fit_syllabus: " + ("; ".join(errors)[:300] or f"{len(questions)} questions")
+                )
             return Syllabus(name=inp.syllabus.name, questions=questions)
-        m = {"topic": inp.topic, "template": mat.syllabus(inp.syllabus),
-             "related": [{"topic": r.topic, "sections": r.sections} for r in inp.related]}
+
+        m = {
+            "topic": inp.topic,
+            "template": mat.syllabus(inp.syllabus),
+            "related": [{"topic": r.topic, "sections": r.sections} for r in inp.related],
+        }
         return self._guard("fit_syllabus", m, lambda: inp.syllabus, post)
 
     def personas(self, inp: PersonaInput) -> PersonaList:
         """Seed 002 §1.2 GenPersona (≤ max_perspectives)."""
         m = mat.personas(inp)
-        return self._run("personas", m, lambda: self._fallback().personas(inp),
-                         lambda p: PersonaList(perspectives=p.perspectives[:inp.max_perspectives]))
+        return self._run(
+            "personas",
+            m,
+            lambda: self._fallback().personas(inp),
+            lambda p: PersonaList(perspectives=p.perspectives[: inp.max_perspectives]),
+        )
 
     # ------------------------------------------------------------------ conversations
     def ask_question(self, inp: AskInput) -> AskOutput:
@@ -216,18 +328,32 @@ class LiteLLMEngine:
 
         def post(a: AskOutput) -> AskOutput:
             queries = [x.strip() for x in a.queries if x.strip()][:3]
-            return AskOutput(question=a.question.strip(), focus_question=a.focus_question if a.focus_question in keys else "",
-                             queries=queries)
-        return self._run("ask_question", mat.ask(inp), lambda: self._fallback().ask_question(inp), post,
-                         inp=inp)
+            return AskOutput(
+                question=a.question.strip(),
+                focus_question=a.focus_question if a.focus_question in keys else "",
+                queries=queries,
+            )
+
+        return self._run(
+            "ask_question", mat.ask(inp), lambda: self._fallback().ask_question(inp), post, inp=inp
+        )
 
     def question_to_queries(self, inp: QueryInput) -> QueryList:
         """QuestionToQuery: 1–3 queries."""
-        m = {"topic": inp.topic, "question": inp.question,
-             "perspective": inp.perspective.name if inp.perspective else ""}
-        return self._run("question_to_queries", m, lambda: self._fallback().question_to_queries(inp),
-                         lambda q: QueryList(queries=[x.strip() for x in q.queries if x.strip()][:3] or [inp.question[:200]]),
-                         inp=inp)
+        m = {
+            "topic": inp.topic,
+            "question": inp.question,
+            "perspective": inp.perspective.name if inp.perspective else "",
+        }
+        return self._run(
+            "question_to_queries",
+            m,
+            lambda: self._fallback().question_to_queries(inp),
+            lambda q: QueryList(
+                queries=[x.strip() for x in q.queries if x.strip()][:3] or [inp.question[:200]]
+            ),
+            inp=inp,
+        )
 
     def answer_question(self, inp: AnswerInput) -> AnswerOutput:
         """AnswerQuestion grounded in the numbered results (+ their cards, read_artifact tool)."""
@@ -239,19 +365,36 @@ class LiteLLMEngine:
             text = _keep_cites(a.answer, valid)
             cited = sorted({int(n) for n in CITE_RE.findall(text)})
             return AnswerOutput(answer=text, cited=cited)
+
         tools = [READ_ARTIFACT_TOOL] if (self.run_id and m["artifacts"]) else None
-        return self._run("answer_question", m, lambda: self._fallback().answer_question(inp), post,
-                         inp=inp, tools=tools, run_tool=self._read_artifact,
-                         tool_tokens=count_tokens(compact(m["results"]) + compact(m["artifacts"])))
+        return self._run(
+            "answer_question",
+            m,
+            lambda: self._fallback().answer_question(inp),
+            post,
+            inp=inp,
+            tools=tools,
+            run_tool=self._read_artifact,
+            tool_tokens=count_tokens(compact(m["results"]) + compact(m["artifacts"])),
+        )
 
     def assign_questions(self, inp: AssignInput) -> AssignOutput:
         """Seed 000 assignment: per result, valid syllabus keys and a ≤ 300-char excerpt."""
         m = mat.assign(inp)
 
         def post(a: AssignOutput) -> AssignOutput:
-            return _assignment(a.relevant_questions, a.key_excerpts, inp.results, set(inp.syllabus.keys()))
-        return self._run("assign_questions", m, lambda: self._fallback().assign_questions(inp), post,
-                         inp=inp, tool_tokens=count_tokens(compact(m["results"])))
+            return _assignment(
+                a.relevant_questions, a.key_excerpts, inp.results, set(inp.syllabus.keys())
+            )
+
+        return self._run(
+            "assign_questions",
+            m,
+            lambda: self._fallback().assign_questions(inp),
+            post,
+            inp=inp,
+            tool_tokens=count_tokens(compact(m["results"])),
+        )
 
     def answer_and_assign(self, inp: AnswerAssignInput) -> AnswerAssignOutput:
         """Issue 14: answer + seed 000 assignment in ONE call over one copy of the numbered
@@ -261,35 +404,67 @@ class LiteLLMEngine:
         a = inp.answer
         if not a.results:
             return AnswerAssignOutput(answer=self.answer_question(a))
-        m = mat.answer_assign(inp, self._cards_for({r.query for r in a.results if r.query}, a.known_cards))
+        m = mat.answer_assign(
+            inp, self._cards_for({r.query for r in a.results if r.query}, a.known_cards)
+        )
         valid = set(range(1, len(a.results) + 1))
 
         def post(r) -> AnswerAssignOutput:
             text = _keep_cites(r.answer, valid)
-            answer = AnswerOutput(answer=text, cited=sorted({int(n) for n in CITE_RE.findall(text)}))
-            return AnswerAssignOutput(answer=answer, assigned=_assignment(r.relevant_questions, r.key_excerpts,
-                                                                          a.results, set(inp.syllabus.keys())))
-        tools = [READ_ARTIFACT_TOOL] if (self.run_id and any("file" in x for x in m["notes"])) else None
-        return self._run("answer_and_assign", m, lambda: self._fallback().answer_and_assign(inp), post, inp=inp,
-                         tools=tools, run_tool=self._read_artifact,
-                         tool_tokens=count_tokens(compact(m["results"]) + compact(m["notes"])))
+            answer = AnswerOutput(
+                answer=text, cited=sorted({int(n) for n in CITE_RE.findall(text)})
+            )
+            return AnswerAssignOutput(
+                answer=answer,
+                assigned=_assignment(
+                    r.relevant_questions, r.key_excerpts, a.results, set(inp.syllabus.keys())
+                ),
+            )
+
+        tools = (
+            [READ_ARTIFACT_TOOL] if (self.run_id and any("file" in x for x in m["notes"])) else None
+        )
+        return self._run(
+            "answer_and_assign",
+            m,
+            lambda: self._fallback().answer_and_assign(inp),
+            post,
+            inp=inp,
+            tools=tools,
+            run_tool=self._read_artifact,
+            tool_tokens=count_tokens(compact(m["results"]) + compact(m["notes"])),
+        )
 
     # ------------------------------------------------------------------ artifacts & analysis
     def compress(self, inp: CompressInput) -> SummaryCard:
         """Seed 001 §4.4 card (out of band: not counted as context)."""
-        m = {"plan_title": inp.plan_title, "step_title": inp.step_title, "step_description": inp.step_description,
-             "tool_name": inp.tool_name, "raw_output": inp.raw_output[:mat.RAW_CHARS]}
-        return self._run("compress", m, lambda: self._fallback().compress(inp),
-                         inp=inp)
+        m = {
+            "plan_title": inp.plan_title,
+            "step_title": inp.step_title,
+            "step_description": inp.step_description,
+            "tool_name": inp.tool_name,
+            "raw_output": inp.raw_output[: mat.RAW_CHARS],
+        }
+        return self._run("compress", m, lambda: self._fallback().compress(inp), inp=inp)
 
     def analyze(self, inp: AnalysisInput) -> Analysis:
         """Cross-validation (claims from ≥ 2 sources) and contradictions; the (deduplicated)
         facts go as lines ``"F1 S1: text"`` (fact id, source label, text ≤ ``FACT_CHARS``)."""
-        uniq = list({(f.text, f.source_id): f for f in inp.facts}.values())  # a fact said twice by one source: once
-        ids = {f"F{i}": f for i, f in enumerate(uniq[:mat.MAX_FACTS], start=1)}
-        src_label = {sid: f"S{i}" for i, sid in enumerate(dict.fromkeys(f.source_id for f in ids.values()), start=1)}
-        m = {"topic": inp.topic, "facts": [f"{k} {src_label[f.source_id]}: {mat.clip(f.text, mat.FACT_CHARS)}"
-                                           for k, f in ids.items()]}
+        uniq = list(
+            {(f.text, f.source_id): f for f in inp.facts}.values()
+        )  # a fact said twice by one source: once
+        ids = {f"F{i}": f for i, f in enumerate(uniq[: mat.MAX_FACTS], start=1)}
+        src_label = {
+            sid: f"S{i}"
+            for i, sid in enumerate(dict.fromkeys(f.source_id for f in ids.values()), start=1)
+        }
+        m = {
+            "topic": inp.topic,
+            "facts": [
+                f"{k} {src_label[f.source_id]}: {mat.clip(f.text, mat.FACT_CHARS)}"
+                for k, f in ids.items()
+            ],
+        }
 
         def post(a) -> Analysis:
             claims = []
@@ -297,16 +472,30 @@ class LiteLLMEngine:
                 srcs = list(dict.fromkeys(ids[i].source_id for i in c.fact_ids if i in ids))
                 if len(srcs) >= 2:
                     claims.append(Claim(text=c.text, source_ids=srcs))
-            contra = [Contradiction(subject=c.subject, statement_a=ids[c.fact_a].text, source_a=ids[c.fact_a].source_id,
-                                    statement_b=ids[c.fact_b].text, source_b=ids[c.fact_b].source_id,
-                                    explanation=c.explanation)
-                      for c in a.contradictions if c.fact_a in ids and c.fact_b in ids
-                      and ids[c.fact_a].source_id != ids[c.fact_b].source_id]
+            contra = [
+                Contradiction(
+                    subject=c.subject,
+                    statement_a=ids[c.fact_a].text,
+                    source_a=ids[c.fact_a].source_id,
+                    statement_b=ids[c.fact_b].text,
+                    source_b=ids[c.fact_b].source_id,
+                    explanation=c.explanation,
+                )
+                for c in a.contradictions
+                if c.fact_a in ids
+                and c.fact_b in ids
+                and ids[c.fact_a].source_id != ids[c.fact_b].source_id
+            ]
             per_src: dict[str, set] = {}
             for f in inp.facts:
                 per_src.setdefault(f.text, set()).add(f.source_id)
-            return Analysis(facts_total=len(inp.facts), cross_validated=claims,
-                            single_source=sum(1 for s in per_src.values() if len(s) < 2), contradictions=contra)
+            return Analysis(
+                facts_total=len(inp.facts),
+                cross_validated=claims,
+                single_source=sum(1 for s in per_src.values() if len(s) < 2),
+                contradictions=contra,
+            )
+
         if not inp.facts:
             return Analysis()
         return self._run("analyze", m, lambda: self._fallback().analyze(inp), post)
@@ -314,11 +503,21 @@ class LiteLLMEngine:
     # ------------------------------------------------------------------ outline & report
     def draft_outline(self, inp: OutlineInput) -> Outline:
         """WritePageOutline from the topic only."""
-        return self._guard("draft_outline", {"topic": inp.topic}, lambda: self._fallback().draft_outline(inp), _outline)
+        return self._guard(
+            "draft_outline",
+            {"topic": inp.topic},
+            lambda: self._fallback().draft_outline(inp),
+            _outline,
+        )
 
     def refine_outline(self, inp: RefineInput) -> Outline:
         """WritePageOutlineFromConv."""
-        return self._guard("refine_outline", mat.refine(inp), lambda: self._fallback().refine_outline(inp), _outline)
+        return self._guard(
+            "refine_outline",
+            mat.refine(inp),
+            lambda: self._fallback().refine_outline(inp),
+            _outline,
+        )
 
     def write_section(self, inp: SectionInput) -> TextOutput:
         """A section answering its syllabus question (when it has one) from the snippets of the
@@ -327,17 +526,26 @@ class LiteLLMEngine:
         (``cited_only``); if the re-ask still cites outside them, the extractive engine writes
         the section from the same snippets. Stray markers are dropped as a last guard."""
         valid = {s.n for s in inp.snippets}
-        return self._run("write_section", mat.section(inp), lambda: self._fallback().write_section(inp),
-                         lambda t: TextOutput(text=_keep_cites(t.text, valid)), inp=inp,
-                         reply=cited_only(valid))
+        return self._run(
+            "write_section",
+            mat.section(inp),
+            lambda: self._fallback().write_section(inp),
+            lambda t: TextOutput(text=_keep_cites(t.text, valid)),
+            inp=inp,
+            reply=cited_only(valid),
+        )
 
     def write_lead(self, inp: LeadInput) -> TextOutput:
         """Lead: the key finding per answered syllabus question with its citations, and the
         questions the evidence leaves open (``material.lead``); only citation numbers present in
         the sections survive."""
         valid = {int(n) for s in inp.sections for n in CITE_RE.findall(s.text)}
-        return self._run("write_lead", mat.lead(inp), lambda: self._fallback().write_lead(inp),
-                         lambda t: TextOutput(text=_keep_cites(t.text, valid)))
+        return self._run(
+            "write_lead",
+            mat.lead(inp),
+            lambda: self._fallback().write_lead(inp),
+            lambda t: TextOutput(text=_keep_cites(t.text, valid)),
+        )
 
     def polish(self, inp: PolishInput) -> TextOutput:
         """Copy-edit; if the model adds a citation number the input lacked, the input is kept."""
@@ -346,28 +554,34 @@ class LiteLLMEngine:
         def post(t: TextOutput) -> TextOutput:
             after = set(CITE_RE.findall(t.text))
             return t if (after <= before and t.text.strip()) else TextOutput(text=inp.text)
-        return self._run("polish", {"text": inp.text}, lambda: self._fallback().polish(inp), post,
-                         inp=inp)
+
+        return self._run(
+            "polish", {"text": inp.text}, lambda: self._fallback().polish(inp), post, inp=inp
+        )
 
     def _guard(self, step: str, material: dict, fallback, post) -> Any:
         """``_run`` where a semantically empty reply (post raises InvalidOutput) also falls back."""
+
         def safe_post(x):
             try:
                 return post(x)
             except InvalidOutput as exc:
                 self._emit("llm.fallback", {"step": step, "code": exc.code})
                 return fallback()
+
         return self._run(step, material, fallback, safe_post)
 
 
-def _assignment(relevant: list[list[str]], excerpts: list[str], results: list, keys: set[str]) -> AssignOutput:
+def _assignment(
+    relevant: list[list[str]], excerpts: list[str], results: list, keys: set[str]
+) -> AssignOutput:
     """A reply's assignment made whole: per result, valid syllabus keys (deduplicated) and a
     ≤ 300-char excerpt (the result's snippet where the reply has none)."""
     n = len(results)
     rel = [[k for k in dict.fromkeys(ks) if k in keys] for ks in relevant][:n]
     rel += [[] for _ in range(n - len(rel))]
     exc = [str(x)[:300] for x in excerpts][:n]
-    exc += [(" ".join(r.snippets) or r.title)[:300] for r in results[len(exc):]]
+    exc += [(" ".join(r.snippets) or r.title)[:300] for r in results[len(exc) :]]
     return AssignOutput(relevant_questions=rel, key_excerpts=exc)
 
 

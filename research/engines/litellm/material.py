@@ -10,33 +10,41 @@ from __future__ import annotations
 
 import re
 
-from research.engines.base import (AnswerAssignInput, AnswerInput, AskInput, AssignInput, LeadInput, PersonaInput, RefineInput,
-                                   SectionInput)
+from research.engines.base import (
+    AnswerAssignInput,
+    AnswerInput,
+    AskInput,
+    AssignInput,
+    LeadInput,
+    PersonaInput,
+    RefineInput,
+    SectionInput,
+)
 from research.models import ArtifactRecord, SearchResult, Syllabus
 from research.pipeline.citations import CITES_WS_RE
 
-SNIPPET_CHARS = 240      # per result in answer prompts
-SHORT_CHARS = 110        # per result in assign prompts
-TITLE_CHARS = 80         # per result title
+SNIPPET_CHARS = 240  # per result in answer prompts
+SHORT_CHARS = 110  # per result in assign prompts
+TITLE_CHARS = 80  # per result title
 RELATED_TITLE_CHARS = 60  # per title in related-topic and section prompts (word-bounded)
 REFINE_QUESTION_CHARS = 80  # per conversation question in the outline prompt
 RESULT_TITLE_CHARS = 50  # per result title in the answer+assign prompt (word-bounded)
-CARDED_CHARS = 60        # per result snippet when a card of its search is in the same prompt
-UNCARDED_CHARS = 150     # per result snippet otherwise (word-bounded)
-NOTE_SUMMARY_CHARS = 160 # per card summary in the answer+assign prompt
-NOTE_FACT_CHARS = 90     # per card fact in the answer+assign prompt
-NOTE_FACTS = 2           # card facts in the answer+assign prompt
-ASK_ANSWER_CHARS = 120   # the asker's view of the previous answer
-ASKED_CHARS = 100        # per earlier question in the asker's view (word-bounded)
+CARDED_CHARS = 60  # per result snippet when a card of its search is in the same prompt
+UNCARDED_CHARS = 150  # per result snippet otherwise (word-bounded)
+NOTE_SUMMARY_CHARS = 160  # per card summary in the answer+assign prompt
+NOTE_FACT_CHARS = 90  # per card fact in the answer+assign prompt
+NOTE_FACTS = 2  # card facts in the answer+assign prompt
+ASK_ANSWER_CHARS = 120  # the asker's view of the previous answer
+ASKED_CHARS = 100  # per earlier question in the asker's view (word-bounded)
 REFINE_ANSWER_CHARS = 100  # per conversation answer in the outline prompt
-RAW_CHARS = 12_000       # raw tool output given to the (out-of-band) compressor
-CARD_FACTS = 3           # extraction bullets per card in answer prompts
+RAW_CHARS = 12_000  # raw tool output given to the (out-of-band) compressor
+CARD_FACTS = 3  # extraction bullets per card in answer prompts
 CARD_SUMMARY_CHARS = 400
-MAX_NOTES = 3            # cards per answer prompt
-FACT_CHARS = 90          # per fact in the analysis prompt (word-bounded)
-MAX_FACTS = 40           # facts in the analysis prompt
+MAX_NOTES = 3  # cards per answer prompt
+FACT_CHARS = 90  # per fact in the analysis prompt (word-bounded)
+MAX_FACTS = 40  # facts in the analysis prompt
 SECTION_SNIPPET_CHARS = 450  # per snippet in a section-writing prompt
-LEAD_SECTION_CHARS = 500     # per answered section in the lead prompt (word-bounded)
+LEAD_SECTION_CHARS = 500  # per answered section in the lead prompt (word-bounded)
 _CITES = CITES_WS_RE
 
 
@@ -47,8 +55,10 @@ def uncite(text: str) -> str:
 
 def results(res: list[SearchResult], chars: int) -> list[dict]:
     """Numbered results ``{n, title, snippet}`` (1-based, input order)."""
-    return [{"n": i, "title": r.title[:TITLE_CHARS], "snippet": " … ".join(r.snippets)[:chars]}
-            for i, r in enumerate(res, start=1)]
+    return [
+        {"n": i, "title": r.title[:TITLE_CHARS], "snippet": " … ".join(r.snippets)[:chars]}
+        for i, r in enumerate(res, start=1)
+    ]
 
 
 def plan_syllabus(s: Syllabus) -> dict:
@@ -57,8 +67,10 @@ def plan_syllabus(s: Syllabus) -> dict:
 
 
 def syllabus(s: Syllabus, *, full: bool = True) -> list[dict]:
-    return [{"key": q.key, "label": q.label, **({"description": q.description} if full else {})}
-            for q in s.questions]
+    return [
+        {"key": q.key, "label": q.label, **({"description": q.description} if full else {})}
+        for q in s.questions
+    ]
 
 
 def clip(text: str, chars: int) -> str:
@@ -67,7 +79,7 @@ def clip(text: str, chars: int) -> str:
     text = " ".join((text or "").split())
     if len(text) <= chars:
         return text
-    cut = text[:chars - 1]
+    cut = text[: chars - 1]
     return (cut.rsplit(" ", 1)[0] if " " in cut else cut).rstrip(" ,;:") + "…"
 
 
@@ -77,11 +89,15 @@ def ask(inp: AskInput) -> dict:
     citation markers), the open syllabus questions it may pick as ``{key: label}`` (≤ 3) and
     the turns left. The asker also writes the turn's search queries (one call, not two)."""
     last = inp.history[-1:]
-    return {"topic": inp.topic, "perspective": inp.perspective.name, "focus": inp.perspective.focus,
-            "asked": [clip(t.question, ASKED_CHARS) for t in inp.history],
-            **({"last_answer": clip(uncite(last[0].answer), ASK_ANSWER_CHARS)} if last else {}),
-            "open": {q.key: q.label for q in inp.next_focus[:3]},
-            "turns_left": max(0, inp.max_turns - len(inp.history))}
+    return {
+        "topic": inp.topic,
+        "perspective": inp.perspective.name,
+        "focus": inp.perspective.focus,
+        "asked": [clip(t.question, ASKED_CHARS) for t in inp.history],
+        **({"last_answer": clip(uncite(last[0].answer), ASK_ANSWER_CHARS)} if last else {}),
+        "open": {q.key: q.label for q in inp.next_focus[:3]},
+        "turns_left": max(0, inp.max_turns - len(inp.history)),
+    }
 
 
 def related(res: list[SearchResult]) -> list[str]:
@@ -93,16 +109,29 @@ def related(res: list[SearchResult]) -> list[str]:
 def answer(inp: AnswerInput, cards: list[ArtifactRecord]) -> dict:
     """Numbered snippets + the working-memory cards (seed 001 §6.1 message fields) of the
     searches that produced them."""
-    notes = [{"summary_title": c.card.summary_title, "summary": c.card.summary[:CARD_SUMMARY_CHARS],
-              "extraction": c.card.extraction[:CARD_FACTS],
-              "artifact_file": c.artifact_file.rsplit("/", 1)[-1]} for c in cards if c.card.is_useful][:2]
-    return {"topic": inp.topic, "question": inp.question, "results": results(inp.results, SNIPPET_CHARS),
-            "artifacts": notes}
+    notes = [
+        {
+            "summary_title": c.card.summary_title,
+            "summary": c.card.summary[:CARD_SUMMARY_CHARS],
+            "extraction": c.card.extraction[:CARD_FACTS],
+            "artifact_file": c.artifact_file.rsplit("/", 1)[-1],
+        }
+        for c in cards
+        if c.card.is_useful
+    ][:2]
+    return {
+        "topic": inp.topic,
+        "question": inp.question,
+        "results": results(inp.results, SNIPPET_CHARS),
+        "artifacts": notes,
+    }
 
 
 def _note(card, artifact_file: str | None = None) -> dict:
-    note = {"summary": clip(card.summary, NOTE_SUMMARY_CHARS),
-            "facts": [clip(f, NOTE_FACT_CHARS) for f in card.extraction[:NOTE_FACTS]]}
+    note = {
+        "summary": clip(card.summary, NOTE_SUMMARY_CHARS),
+        "facts": [clip(f, NOTE_FACT_CHARS) for f in card.extraction[:NOTE_FACTS]],
+    }
     return {**note, "file": artifact_file} if artifact_file else note
 
 
@@ -118,19 +147,33 @@ def answer_assign(inp: AnswerAssignInput, cards: list[ArtifactRecord]) -> dict:
     topic is left out (the question names it)."""
     a = inp.answer
     notes = [(t.query, _note(t.card)) for t in a.turn_cards if t.card.is_useful]
-    notes += [(c.tool_input, _note(c.card, c.artifact_file.rsplit("/", 1)[-1])) for c in cards if c.card.is_useful]
+    notes += [
+        (c.tool_input, _note(c.card, c.artifact_file.rsplit("/", 1)[-1]))
+        for c in cards
+        if c.card.is_useful
+    ]
     notes = notes[:MAX_NOTES]
     carded = {q for q, _ in notes}
-    res = [f"[{i}] {clip(r.title, RESULT_TITLE_CHARS)}: "
-           f"{clip(' … '.join(r.snippets), CARDED_CHARS if r.query in carded else UNCARDED_CHARS)}"
-           for i, r in enumerate(a.results, start=1)]
+    res = [
+        f"[{i}] {clip(r.title, RESULT_TITLE_CHARS)}: "
+        f"{clip(' … '.join(r.snippets), CARDED_CHARS if r.query in carded else UNCARDED_CHARS)}"
+        for i, r in enumerate(a.results, start=1)
+    ]
     sent = " ".join(_norm(f"{r.title} {' '.join(r.snippets)}") for r in a.results)
-    for _, n in notes:  # a card fact that only repeats a result's title or snippet is not sent twice
+    for (
+        _,
+        n,
+    ) in notes:  # a card fact that only repeats a result's title or snippet is not sent twice
         n["facts"] = [f for f in n["facts"] if _norm(f.rstrip("…")) not in sent]
         if not n["facts"]:
             del n["facts"]
-    return {"question": a.question, "focus": ", ".join(inp.focus), "keys": ", ".join(inp.syllabus.keys()), "results": res,
-            "notes": [n for _, n in notes]}
+    return {
+        "question": a.question,
+        "focus": ", ".join(inp.focus),
+        "keys": ", ".join(inp.syllabus.keys()),
+        "results": res,
+        "notes": [n for _, n in notes],
+    }
 
 
 def _norm(text: str) -> str:
@@ -138,8 +181,12 @@ def _norm(text: str) -> str:
 
 
 def assign(inp: AssignInput) -> dict:
-    return {"question": inp.question, "focus": inp.focus, "questions": syllabus(inp.syllabus, full=False),
-            "results": results(inp.results, SHORT_CHARS)}
+    return {
+        "question": inp.question,
+        "focus": inp.focus,
+        "questions": syllabus(inp.syllabus, full=False),
+        "results": results(inp.results, SHORT_CHARS),
+    }
 
 
 def refine(inp: RefineInput) -> dict:
@@ -147,11 +194,18 @@ def refine(inp: RefineInput) -> dict:
     perspective its turns as ``"question → answer"`` (≤ ``REFINE_QUESTION_CHARS`` /
     ``REFINE_ANSWER_CHARS``, no
     citation markers)."""
-    return {"topic": inp.topic,
-            "draft": [" > ".join([s.heading, *s.subsections]) for s in inp.draft.sections],
-            "conversations": {c.perspective.name: [f"{clip(t.question, REFINE_QUESTION_CHARS)} → "
-                                                   f"{clip(uncite(t.answer), REFINE_ANSWER_CHARS)}" for t in c.turns]
-                              for c in inp.conversations}}
+    return {
+        "topic": inp.topic,
+        "draft": [" > ".join([s.heading, *s.subsections]) for s in inp.draft.sections],
+        "conversations": {
+            c.perspective.name: [
+                f"{clip(t.question, REFINE_QUESTION_CHARS)} → "
+                f"{clip(uncite(t.answer), REFINE_ANSWER_CHARS)}"
+                for t in c.turns
+            ]
+            for c in inp.conversations
+        },
+    }
 
 
 def section(inp: SectionInput) -> dict:
@@ -160,11 +214,21 @@ def section(inp: SectionInput) -> dict:
     (title ≤ ``RELATED_TITLE_CHARS`` word-bounded + whole sentences, ≤ ``SECTION_SNIPPET_CHARS``);
     only these numbers may be cited."""
     q = inp.question
-    return {"topic": inp.topic, "heading": inp.section.heading, "subsections": inp.section.subsections,
-            "question": {"key": q.key, "label": q.label, "description": q.description} if q else None,
-            "snippets": [{"n": s.n, "title": clip(s.title, RELATED_TITLE_CHARS), "text": s.text[:SECTION_SNIPPET_CHARS]}
-                         for s in inp.snippets],
-            "allowed_citations": [s.n for s in inp.snippets]}
+    return {
+        "topic": inp.topic,
+        "heading": inp.section.heading,
+        "subsections": inp.section.subsections,
+        "question": {"key": q.key, "label": q.label, "description": q.description} if q else None,
+        "snippets": [
+            {
+                "n": s.n,
+                "title": clip(s.title, RELATED_TITLE_CHARS),
+                "text": s.text[:SECTION_SNIPPET_CHARS],
+            }
+            for s in inp.snippets
+        ],
+        "allowed_citations": [s.n for s in inp.snippets],
+    }
 
 
 def lead(inp: LeadInput) -> dict:
@@ -175,11 +239,19 @@ def lead(inp: LeadInput) -> dict:
     text is left out: the lead only names it with its source counts."""
     open_headings = {q.heading for q in inp.questions if q.status != "answered"}
     answered = {q.heading for q in inp.questions if q.status == "answered"}
-    return {"topic": inp.topic,
-            "sections": [{"heading": s.heading, "text": clip(s.text, LEAD_SECTION_CHARS)} for s in inp.sections
-                         if not inp.questions or s.heading in answered or s.heading not in open_headings],
-            "questions": [f"{q.label}{'' if q.heading == q.label else f' (under “{q.heading}”)'}: {q.status} "
-                          f"({q.sources_found} of {q.min_sources} sources)" for q in inp.questions]}
+    return {
+        "topic": inp.topic,
+        "sections": [
+            {"heading": s.heading, "text": clip(s.text, LEAD_SECTION_CHARS)}
+            for s in inp.sections
+            if not inp.questions or s.heading in answered or s.heading not in open_headings
+        ],
+        "questions": [
+            f"{q.label}{'' if q.heading == q.label else f' (under “{q.heading}”)'}: {q.status} "
+            f"({q.sources_found} of {q.min_sources} sources)"
+            for q in inp.questions
+        ],
+    }
 
 
 def personas(inp: PersonaInput) -> dict:
@@ -189,5 +261,9 @@ def personas(inp: PersonaInput) -> dict:
     related = {}
     for r in inp.related:
         related[r.topic] = [s for s in r.sections if not (s in seen or seen.add(s))]
-    return {"topic": inp.topic, "related": related, "syllabus": {q.key: q.label for q in inp.syllabus.questions},
-            "max_perspectives": inp.max_perspectives}
+    return {
+        "topic": inp.topic,
+        "related": related,
+        "syllabus": {q.key: q.label for q in inp.syllabus.questions},
+        "max_perspectives": inp.max_perspectives,
+    }

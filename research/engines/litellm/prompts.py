@@ -20,7 +20,7 @@ from research.llm.steps import StepSpec
 DIR = Path(__file__).resolve().parent / "prompts"
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def template(prompt: str) -> tuple[str, str]:
     """(system, user) text of the prompt file ``prompts/{prompt}``. Raises FileNotFoundError."""
     text = (DIR / prompt).read_text(encoding="utf-8")
@@ -33,7 +33,9 @@ def compact(obj) -> str:
     return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
 
 
-def render(spec: StepSpec, material: dict, schema: dict | None = None, *, native: bool = False) -> list[dict]:
+def render(
+    spec: StepSpec, material: dict, schema: dict | None = None, *, native: bool = False
+) -> list[dict]:
     """Messages ``[system, user]`` for the step ``spec``. ``schema``: a JSON schema to spell out
     in the system prompt (for models without native structured output). ``native``: the schema
     goes as ``response_format``, so the template's ``Return …`` shape line is left out."""
@@ -42,7 +44,9 @@ def render(spec: StepSpec, material: dict, schema: dict | None = None, *, native
     if not native:  # with native structured output the response_format already asks for JSON
         system += "\nReply with one JSON object only."
     if schema is not None:
-        system += "\nIt must validate against this JSON schema:\n" + json.dumps(schema, separators=(",", ":"))
+        system += "\nIt must validate against this JSON schema:\n" + json.dumps(
+            schema, separators=(",", ":")
+        )
     if native:
         user = "\n".join(ln for ln in user.splitlines() if not ln.startswith("Return ")).strip()
     body = Template(user).safe_substitute(material=compact(material))

@@ -11,7 +11,8 @@ from __future__ import annotations
 import functools
 import json
 import re
-from typing import Callable, TypeVar
+from collections.abc import Callable
+from typing import TypeVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -41,7 +42,7 @@ def extract_json(text: str) -> str:
     if not text.startswith("{"):
         start, end = text.find("{"), text.rfind("}")
         if start != -1 and end > start:
-            text = text[start:end + 1]
+            text = text[start : end + 1]
     return text
 
 
@@ -67,9 +68,17 @@ def native_tools(model: str) -> bool:
         return False
 
 
-def call_structured(session: LLMSession, spec: StepSpec, material: dict, inp=None, *, reply: type[M] | None = None,
-                    tool_tokens: int = 0, tools: list[dict] | None = None,
-                    run_tool: Callable[[str, dict], str] | None = None) -> M:
+def call_structured(
+    session: LLMSession,
+    spec: StepSpec,
+    material: dict,
+    inp=None,
+    *,
+    reply: type[M] | None = None,
+    tool_tokens: int = 0,
+    tools: list[dict] | None = None,
+    run_tool: Callable[[str, dict], str] | None = None,
+) -> M:
     """Render the step's prompt, call its role's model, return the validated reply.
 
     ``spec``: the step's declaration (``research.engines.steps``): role, reply model (``reply``
@@ -85,18 +94,41 @@ def call_structured(session: LLMSession, spec: StepSpec, material: dict, inp=Non
     native = native_schema(model)
     schema = reply.model_json_schema()
     messages = prompts.render(spec, material, None if native else schema, native=native)
-    fmt = {"type": "json_schema", "json_schema": {"name": reply.__name__, "schema": schema, "strict": False}} \
-        if native else None
+    fmt = (
+        {
+            "type": "json_schema",
+            "json_schema": {"name": reply.__name__, "schema": schema, "strict": False},
+        }
+        if native
+        else None
+    )
     use_tools = tools if (tools and run_tool and native_tools(model)) else None
     reasked, rounds = False, 0
     while True:
-        result = session.call(spec, messages=messages, response_format=fmt, tools=use_tools,
-                              semantic=f"{semantic}|{rounds}|{int(reasked)}", tool_tokens=tool_tokens)
+        result = session.call(
+            spec,
+            messages=messages,
+            response_format=fmt,
+            tools=use_tools,
+            semantic=f"{semantic}|{rounds}|{int(reasked)}",
+            tool_tokens=tool_tokens,
+        )
         if result.tool_calls and use_tools and rounds < MAX_TOOL_ROUNDS:
             rounds += 1
-            messages = messages + [{"role": "assistant", "content": result.content or None, "tool_calls": [
-                {"id": c["id"], "type": "function", "function": {"name": c["name"], "arguments": c["arguments"]}}
-                for c in result.tool_calls]}]
+            messages = messages + [
+                {
+                    "role": "assistant",
+                    "content": result.content or None,
+                    "tool_calls": [
+                        {
+                            "id": c["id"],
+                            "type": "function",
+                            "function": {"name": c["name"], "arguments": c["arguments"]},
+                        }
+                        for c in result.tool_calls
+                    ],
+                }
+            ]
             for c in result.tool_calls:
                 try:
                     args = json.loads(c["arguments"] or "{}")
@@ -108,13 +140,21 @@ def call_structured(session: LLMSession, spec: StepSpec, material: dict, inp=Non
             continue
         try:
             if result.finish_reason == "length":
-                raise ValueError("the reply was cut off (finish_reason=length); answer more briefly")
+                raise ValueError(
+                    "the reply was cut off (finish_reason=length); answer more briefly"
+                )
             return reply.model_validate_json(extract_json(result.content))
         except (ValidationError, ValueError) as exc:
             if reasked:
-                raise InvalidOutput(f"{step}: the model's reply did not validate after a re-ask: {str(exc)[:300]}") from exc
+                raise InvalidOutput(
+                    f"{step}: the model's reply did not validate after a re-ask: {str(exc)[:300]}"
+                ) from exc
             reasked = True
             messages = messages + [
                 {"role": "assistant", "content": result.content or ""},
-                {"role": "user", "content": f"Your reply did not validate: {str(exc)[:600]}\n"
-                                            "Reply again with only the corrected JSON object."}]
+                {
+                    "role": "user",
+                    "content": f"Your reply did not validate: {str(exc)[:600]}\n"
+                    "Reply again with only the corrected JSON object.",
+                },
+            ]

@@ -25,10 +25,26 @@ def clip(text: str, n: int = SNIPPET_CHARS) -> str:
     return text if len(text) <= n else text[: n - 1].rsplit(" ", 1)[0] + "…"
 
 
-def web_result(backend: str, url: str, title: str, snippets: list[str], query: str,
-               published: str | None = None, text: str = "") -> SearchResult:
+def web_result(
+    backend: str,
+    url: str,
+    title: str,
+    snippets: list[str],
+    query: str,
+    published: str | None = None,
+    text: str = "",
+) -> SearchResult:
     """A web hit as a SearchResult; empty snippets dropped, each clipped to 600 chars."""
     snips = [clip(s) for s in (clean(x) for x in snippets) if s]
-    return SearchResult(url=url, title=clean(title) or url, snippets=snips[:3],
-                        text=clean(text) or "\n".join(snips), source_type="web", external_id="",
-                        doc_id="", published=published, backend=backend, query=query)
+    return SearchResult(
+        url=url,
+        title=clean(title) or url,
+        snippets=snips[:3],
+        text=clean(text) or "\n".join(snips),
+        source_type="web",
+        external_id="",
+        doc_id="",
+        published=published,
+        backend=backend,
+        query=query,
+    )

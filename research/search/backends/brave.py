@@ -8,7 +8,6 @@ Base URL ``https://api.search.brave.com/res/v1`` (override: ``RESEARCH_BRAVE_URL
 
 from __future__ import annotations
 
-from research.errors import InputError
 from research.models import SearchResult
 from research.search.backends._web import web_result
 from research.search.http import BackendError, clean_query, env_url, get_json, require_key
@@ -34,16 +33,34 @@ def parse_response(payload: object, query: str = "") -> list[SearchResult]:
         err = payload.get("error") or {}
         code = str(err.get("code", "")) if isinstance(err, dict) else str(err)
         reason = "quota" if "RATE" in code.upper() or "QUOTA" in code.upper() else "http_error"
-        raise BackendError("brave", reason, f"API error {code}: {str(err.get('detail', '') if isinstance(err, dict) else '')[:160]}")
+        raise BackendError(
+            "brave",
+            reason,
+            f"API error {code}: {str(err.get('detail', '') if isinstance(err, dict) else '')[:160]}",
+        )
     if "results" in payload and "web" not in payload:  # LangChain BraveSearch output
-        return [web_result("brave", r.get("link", ""), r.get("title", ""), [r.get("snippet", "")], query)
-                for r in payload["results"] if isinstance(r, dict) and r.get("link")]
+        return [
+            web_result(
+                "brave", r.get("link", ""), r.get("title", ""), [r.get("snippet", "")], query
+            )
+            for r in payload["results"]
+            if isinstance(r, dict) and r.get("link")
+        ]
     if payload.get("type") != "search" and "web" not in payload and "query" not in payload:
         raise BackendError("brave", "bad_response", f"unknown body with keys {sorted(payload)[:5]}")
     hits = (payload.get("web") or {}).get("results") or []
-    return [web_result("brave", h["url"], h.get("title", ""), [h.get("description", ""), *(h.get("extra_snippets") or [])],
-                       query, published=h.get("page_age") or h.get("age"))
-            for h in hits if isinstance(h, dict) and h.get("url")]
+    return [
+        web_result(
+            "brave",
+            h["url"],
+            h.get("title", ""),
+            [h.get("description", ""), *(h.get("extra_snippets") or [])],
+            query,
+            published=h.get("page_age") or h.get("age"),
+        )
+        for h in hits
+        if isinstance(h, dict) and h.get("url")
+    ]
 
 
 class BraveSearch:
@@ -59,6 +76,10 @@ class BraveSearch:
         """Up to ``k`` web results for ``query``."""
         query = clean_query(query)
         key = require_key("brave", KEY_VAR)
-        payload = get_json("brave", f"{self.base_url}/web/search", params={"q": query, "count": min(k, 20)},
-                           headers={"X-Subscription-Token": key, "Accept": "application/json"})
+        payload = get_json(
+            "brave",
+            f"{self.base_url}/web/search",
+            params={"q": query, "count": min(k, 20)},
+            headers={"X-Subscription-Token": key, "Accept": "application/json"},
+        )
         return parse_response(payload, query)[:k]

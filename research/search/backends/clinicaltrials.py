@@ -10,7 +10,6 @@ records and the retired v1 ``FullStudiesResponse`` / ``StudyFieldsResponse`` bod
 
 from __future__ import annotations
 
-from research.errors import InputError
 from research.models import SearchResult
 from research.search.http import BackendError, clean_query, env_url, get_json
 
@@ -23,14 +22,35 @@ def _clip(text: str, n: int = SNIPPET_CHARS) -> str:
     return text if len(text) <= n else text[: n - 1].rsplit(" ", 1)[0] + "…"
 
 
-def _result(nct: str, title: str, summary: str, status: str, start: str | None, end: str | None,
-            extra: list[str], query: str) -> SearchResult:
-    status_line = f"Status: {status}" + (f"; start {start}" if start else "") + (f"; completion {end}" if end else "")
+def _result(
+    nct: str,
+    title: str,
+    summary: str,
+    status: str,
+    start: str | None,
+    end: str | None,
+    extra: list[str],
+    query: str,
+) -> SearchResult:
+    status_line = (
+        f"Status: {status}"
+        + (f"; start {start}" if start else "")
+        + (f"; completion {end}" if end else "")
+    )
     snippets = [s for s in [_clip(summary), status_line if status else ""] if s]
     text = "\n".join(x for x in [title, status_line if status else "", *extra, summary] if x)
-    return SearchResult(url=f"https://clinicaltrials.gov/study/{nct}", title=title or nct, snippets=snippets,
-                        text=text, source_type="clinicaltrials.gov", external_id=nct, doc_id=f"nct:{nct}",
-                        published=start, backend="clinicaltrials", query=query)
+    return SearchResult(
+        url=f"https://clinicaltrials.gov/study/{nct}",
+        title=title or nct,
+        snippets=snippets,
+        text=text,
+        source_type="clinicaltrials.gov",
+        external_id=nct,
+        doc_id=f"nct:{nct}",
+        published=start,
+        backend="clinicaltrials",
+        query=query,
+    )
 
 
 def parse_study(study: dict, query: str = "") -> SearchResult | None:
@@ -46,13 +66,23 @@ def parse_study(study: dict, query: str = "") -> SearchResult | None:
     conds = (proto.get("conditionsModule") or {}).get("conditions") or []
     design = proto.get("designModule") or {}
     phases = design.get("phases") or []
-    extra = [f"Conditions: {', '.join(conds)}" if conds else "",
-             f"Study type: {design.get('studyType', '')} {' '.join(phases)}".strip() if design else "",
-             ident.get("officialTitle", "")]
-    return _result(nct, ident.get("briefTitle") or ident.get("officialTitle") or "", desc.get("briefSummary") or "",
-                   status.get("overallStatus") or "", (status.get("startDateStruct") or {}).get("date"),
-                   (status.get("completionDateStruct") or status.get("primaryCompletionDateStruct") or {}).get("date"),
-                   [x for x in extra if x], query)
+    extra = [
+        f"Conditions: {', '.join(conds)}" if conds else "",
+        f"Study type: {design.get('studyType', '')} {' '.join(phases)}".strip() if design else "",
+        ident.get("officialTitle", ""),
+    ]
+    return _result(
+        nct,
+        ident.get("briefTitle") or ident.get("officialTitle") or "",
+        desc.get("briefSummary") or "",
+        status.get("overallStatus") or "",
+        (status.get("startDateStruct") or {}).get("date"),
+        (status.get("completionDateStruct") or status.get("primaryCompletionDateStruct") or {}).get(
+            "date"
+        ),
+        [x for x in extra if x],
+        query,
+    )
 
 
 def _v1(study: dict, query: str) -> SearchResult | None:
@@ -64,10 +94,16 @@ def _v1(study: dict, query: str) -> SearchResult | None:
     status = proto.get("StatusModule") or {}
     desc = proto.get("DescriptionModule") or {}
     conds = (proto.get("ConditionsModule") or {}).get("ConditionList", {}).get("Condition") or []
-    return _result(nct, ident.get("BriefTitle") or ident.get("OfficialTitle") or "", desc.get("BriefSummary") or "",
-                   status.get("OverallStatus") or "", (status.get("StartDateStruct") or {}).get("StartDate"),
-                   (status.get("CompletionDateStruct") or {}).get("CompletionDate"),
-                   [f"Conditions: {', '.join(conds)}"] if conds else [], query)
+    return _result(
+        nct,
+        ident.get("BriefTitle") or ident.get("OfficialTitle") or "",
+        desc.get("BriefSummary") or "",
+        status.get("OverallStatus") or "",
+        (status.get("StartDateStruct") or {}).get("StartDate"),
+        (status.get("CompletionDateStruct") or {}).get("CompletionDate"),
+        [f"Conditions: {', '.join(conds)}"] if conds else [],
+        query,
+    )
 
 
 def parse_studies(payload: object, query: str = "") -> list[SearchResult]:
@@ -96,9 +132,15 @@ def parse_studies(payload: object, query: str = "") -> list[SearchResult]:
                 posted = (row.get("StudyFirstPostDate") or [None])[0]
                 items.append(_result(nct, nct, "", "", posted, None, [], query))
     elif "message" in payload or "error" in payload:
-        raise BackendError("clinicaltrials", "http_error", str(payload.get("message") or payload.get("error"))[:200])
+        raise BackendError(
+            "clinicaltrials",
+            "http_error",
+            str(payload.get("message") or payload.get("error"))[:200],
+        )
     else:
-        raise BackendError("clinicaltrials", "bad_response", f"unknown body with keys {sorted(payload)[:5]}")
+        raise BackendError(
+            "clinicaltrials", "bad_response", f"unknown body with keys {sorted(payload)[:5]}"
+        )
     return [r for r in items if r is not None]
 
 
@@ -114,6 +156,9 @@ class ClinicalTrialsSearch:
     def search(self, query: str, k: int = 5) -> list[SearchResult]:
         """Up to ``k`` studies for ``query`` (the API's relevance order)."""
         query = clean_query(query)
-        payload = get_json("clinicaltrials", f"{self.base_url}/studies",
-                           params={"query.term": query, "pageSize": k, "format": "json"})
+        payload = get_json(
+            "clinicaltrials",
+            f"{self.base_url}/studies",
+            params={"query.term": query, "pageSize": k, "format": "json"},
+        )
         return parse_studies(payload, query)[:k]

@@ -12,13 +12,11 @@ The efetch parser also reads PMC ``pmc-articleset`` bodies (JATS), keyed by PMID
 
 from __future__ import annotations
 
-
 from lxml import etree
 
-from research.errors import InputError
+from research.config import load_settings
 from research.models import SearchResult
 from research.search.http import BackendError, clean_query, env_url, request
-from research.config import load_settings
 
 DEFAULT_URL = "https://eutils.ncbi.nlm.nih.gov/entrez/eutils"
 SNIPPET_CHARS = 600
@@ -48,8 +46,13 @@ def parse_esearch(body: bytes | str) -> dict:
     if top_error:
         raise BackendError("pubmed", "http_error", f"esearch error: {top_error[:200]}")
     errors = [f"{e.tag}: {_text(e)}" for e in root.findall("ErrorList/*")]
-    return {"count": int(root.findtext("Count") or 0), "ids": [i.text.strip() for i in root.findall("IdList/Id") if i.text],
-            "errors": errors, "webenv": root.findtext("WebEnv"), "query_key": root.findtext("QueryKey")}
+    return {
+        "count": int(root.findtext("Count") or 0),
+        "ids": [i.text.strip() for i in root.findall("IdList/Id") if i.text],
+        "errors": errors,
+        "webenv": root.findtext("WebEnv"),
+        "query_key": root.findtext("QueryKey"),
+    }
 
 
 def _date(pub: etree._Element | None) -> str | None:
@@ -61,8 +64,13 @@ def _date(pub: etree._Element | None) -> str | None:
         medline = pub.findtext("MedlineDate") or ""
         digits = [w[:4] for w in medline.split() if w[:4].isdigit()]
         return digits[0] if digits else None
-    months = {m: i for i, m in enumerate(
-        ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"], start=1)}
+    months = {
+        m: i
+        for i, m in enumerate(
+            ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"],
+            start=1,
+        )
+    }
     month = (pub.findtext("Month") or pub.findtext("month") or "").strip()
     mnum = int(month) if month.isdigit() else months.get(month[:3].lower())
     day = (pub.findtext("Day") or pub.findtext("day") or "").strip()
@@ -74,16 +82,46 @@ def _date(pub: etree._Element | None) -> str | None:
     return out
 
 
-def _result(pmid: str, title: str, abstract: str, journal: str, doi: str, published: str | None,
-            query: str, extra_id: str = "") -> SearchResult:
-    pmid_url = f"https://pubmed.ncbi.nlm.nih.gov/{pmid}/" if pmid else (
-        f"https://doi.org/{doi}" if doi else f"https://www.ncbi.nlm.nih.gov/pmc/articles/{extra_id}/")
+def _result(
+    pmid: str,
+    title: str,
+    abstract: str,
+    journal: str,
+    doi: str,
+    published: str | None,
+    query: str,
+    extra_id: str = "",
+) -> SearchResult:
+    pmid_url = (
+        f"https://pubmed.ncbi.nlm.nih.gov/{pmid}/"
+        if pmid
+        else (
+            f"https://doi.org/{doi}"
+            if doi
+            else f"https://www.ncbi.nlm.nih.gov/pmc/articles/{extra_id}/"
+        )
+    )
     ext = f"PMID:{pmid}" if pmid else (f"DOI:{doi}" if doi else extra_id)
-    snippet = abstract[:SNIPPET_CHARS].rsplit(" ", 1)[0] + "…" if len(abstract) > SNIPPET_CHARS else abstract
-    text = "\n".join(x for x in [title, f"{journal} ({published or 'n.d.'})" if journal else "", abstract] if x)
-    return SearchResult(url=pmid_url, title=title or f"PMID {pmid}", snippets=[snippet] if snippet else [],
-                        text=text, source_type="pubmed", external_id=ext,
-                        doc_id=f"DOI:{doi}" if doi else ext, published=published, backend="pubmed", query=query)
+    snippet = (
+        abstract[:SNIPPET_CHARS].rsplit(" ", 1)[0] + "…"
+        if len(abstract) > SNIPPET_CHARS
+        else abstract
+    )
+    text = "\n".join(
+        x for x in [title, f"{journal} ({published or 'n.d.'})" if journal else "", abstract] if x
+    )
+    return SearchResult(
+        url=pmid_url,
+        title=title or f"PMID {pmid}",
+        snippets=[snippet] if snippet else [],
+        text=text,
+        source_type="pubmed",
+        external_id=ext,
+        doc_id=f"DOI:{doi}" if doi else ext,
+        published=published,
+        backend="pubmed",
+        query=query,
+    )
 
 
 def _medline(art: etree._Element, query: str) -> SearchResult | None:
@@ -95,13 +133,20 @@ def _medline(art: etree._Element, query: str) -> SearchResult | None:
         pmid = (cit.findtext("PMID") or "").strip()
         title = _text(cit.find("Book/BookTitle")) or _text(cit.find("ArticleTitle"))
         abstract = " ".join(_text(a) for a in cit.findall("Abstract/AbstractText"))
-        return _result(pmid, title, abstract, _text(cit.find("Book/Publisher/PublisherName")), "",
-                       _date(cit.find("Book/PubDate")), query)
+        return _result(
+            pmid,
+            title,
+            abstract,
+            _text(cit.find("Book/Publisher/PublisherName")),
+            "",
+            _date(cit.find("Book/PubDate")),
+            query,
+        )
     pmid = (cit.findtext("PMID") or "").strip()
     article = cit.find("Article")
     title = _text(article.find("ArticleTitle")) if article is not None else ""
     parts = []
-    for a in (article.findall("Abstract/AbstractText") if article is not None else []):
+    for a in article.findall("Abstract/AbstractText") if article is not None else []:
         label = a.get("Label")
         parts.append(f"{label.title()}: {_text(a)}" if label else _text(a))
     abstract = " ".join(p for p in parts if p)
@@ -124,7 +169,10 @@ def _medline(art: etree._Element, query: str) -> SearchResult | None:
 
 def _jats(art: etree._Element, query: str) -> SearchResult:
     meta = art.find("front/article-meta")
-    ids = {a.get("pub-id-type"): (a.text or "").strip() for a in art.findall("front/article-meta/article-id")}
+    ids = {
+        a.get("pub-id-type"): (a.text or "").strip()
+        for a in art.findall("front/article-meta/article-id")
+    }
     title = _text(meta.find("title-group/article-title")) if meta is not None else ""
     abstract = " ".join(_text(p) for p in art.findall("front/article-meta/abstract//p"))
     journal = _text(art.find("front/journal-meta/journal-title-group/journal-title"))
@@ -132,8 +180,16 @@ def _jats(art: etree._Element, query: str) -> SearchResult:
     for d in art.findall("front/article-meta/pub-date"):
         pub = pub if pub is not None else d
     pmc = ids.get("pmc") or ids.get("pmcid") or ""
-    return _result(ids.get("pmid", ""), title, abstract, journal, ids.get("doi", ""), _date(pub), query,
-                   extra_id=f"PMC{pmc}" if pmc and not pmc.startswith("PMC") else pmc)
+    return _result(
+        ids.get("pmid", ""),
+        title,
+        abstract,
+        journal,
+        ids.get("doi", ""),
+        _date(pub),
+        query,
+        extra_id=f"PMC{pmc}" if pmc and not pmc.startswith("PMC") else pmc,
+    )
 
 
 def parse_efetch(body: bytes | str, query: str = "") -> list[SearchResult]:
@@ -165,16 +221,28 @@ class PubMedSearch:
         self.base_url = base_url or env_url("pubmed", DEFAULT_URL)
 
     def _params(self, **kw) -> dict:
-        key = (secret.get_secret_value().strip() if (secret := load_settings().ncbi_api_key) else "")
+        key = secret.get_secret_value().strip() if (secret := load_settings().ncbi_api_key) else ""
         return {**kw, "tool": "research-desk", **({"api_key": key} if key else {})}
 
     def search(self, query: str, k: int = 5) -> list[SearchResult]:
         """Up to ``k`` PubMed articles for ``query``, best match first."""
         query = clean_query(query)
-        found = parse_esearch(request("pubmed", "GET", f"{self.base_url}/esearch.fcgi", params=self._params(
-            db="pubmed", term=query, retmax=k, sort="relevance")).content)
+        found = parse_esearch(
+            request(
+                "pubmed",
+                "GET",
+                f"{self.base_url}/esearch.fcgi",
+                params=self._params(db="pubmed", term=query, retmax=k, sort="relevance"),
+            ).content
+        )
         if not found["ids"]:
             return []
-        fetched = request("pubmed", "GET", f"{self.base_url}/efetch.fcgi", params=self._params(
-            db="pubmed", id=",".join(found["ids"][:k]), retmode="xml", rettype="abstract"))
+        fetched = request(
+            "pubmed",
+            "GET",
+            f"{self.base_url}/efetch.fcgi",
+            params=self._params(
+                db="pubmed", id=",".join(found["ids"][:k]), retmode="xml", rettype="abstract"
+            ),
+        )
         return parse_efetch(fetched.content, query)[:k]

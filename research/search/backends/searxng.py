@@ -8,12 +8,10 @@ Reference: https://docs.searxng.org/dev/search_api.html. No default URL: ``SEARX
 
 from __future__ import annotations
 
-
-from research.errors import InputError
+from research.config import load_settings
 from research.models import SearchResult
 from research.search.backends._web import web_result
 from research.search.http import BackendError, clean_query, get_json
-from research.config import load_settings
 
 URL_VAR = "SEARXNG_URL"
 
@@ -25,10 +23,21 @@ def parse_response(payload: object, query: str = "") -> list[SearchResult]:
         BackendError (``bad_response``): not an object or no ``results`` list.
     """
     if not isinstance(payload, dict) or not isinstance(payload.get("results"), list):
-        raise BackendError("searxng", "bad_response", "expected a JSON object with a 'results' list")
-    return [web_result("searxng", h["url"], h.get("title", ""), [h.get("content", "")], query,
-                       published=h.get("publishedDate"))
-            for h in payload["results"] if isinstance(h, dict) and h.get("url")]
+        raise BackendError(
+            "searxng", "bad_response", "expected a JSON object with a 'results' list"
+        )
+    return [
+        web_result(
+            "searxng",
+            h["url"],
+            h.get("title", ""),
+            [h.get("content", "")],
+            query,
+            published=h.get("publishedDate"),
+        )
+        for h in payload["results"]
+        if isinstance(h, dict) and h.get("url")
+    ]
 
 
 class SearxngSearch:
@@ -44,7 +53,12 @@ class SearxngSearch:
         """Up to ``k`` web results for ``query``."""
         query = clean_query(query)
         if not self.base_url:
-            raise BackendError("searxng", "missing_key",
-                               f"the searxng backend needs its instance URL: set the environment variable {URL_VAR}")
-        payload = get_json("searxng", f"{self.base_url}/search", params={"q": query, "format": "json"})
+            raise BackendError(
+                "searxng",
+                "missing_key",
+                f"the searxng backend needs its instance URL: set the environment variable {URL_VAR}",
+            )
+        payload = get_json(
+            "searxng", f"{self.base_url}/search", params={"q": query, "format": "json"}
+        )
         return parse_response(payload, query)[:k]

@@ -8,7 +8,6 @@ Reference: https://serper.dev (API playground). Base URL ``https://google.serper
 
 from __future__ import annotations
 
-from research.errors import InputError
 from research.models import SearchResult
 from research.search.backends._web import web_result
 from research.search.http import BackendError, clean_query, env_url, get_json, require_key
@@ -29,26 +28,55 @@ def parse_response(payload: object, query: str = "") -> list[SearchResult]:
         raise BackendError("serper", "bad_response", "expected a JSON object")
     if "message" in payload and "searchParameters" not in payload:
         msg = str(payload["message"])
-        raise BackendError("serper", "quota" if "credit" in msg.lower() or "limit" in msg.lower() else "http_error",
-                           msg[:200])
+        raise BackendError(
+            "serper",
+            "quota" if "credit" in msg.lower() or "limit" in msg.lower() else "http_error",
+            msg[:200],
+        )
     if "searchParameters" not in payload:
-        raise BackendError("serper", "bad_response", f"unknown body with keys {sorted(payload)[:5]}")
+        raise BackendError(
+            "serper", "bad_response", f"unknown body with keys {sorted(payload)[:5]}"
+        )
     out = []
     kg = payload.get("knowledgeGraph") or {}
     link = kg.get("website") or kg.get("descriptionLink")
     if link and kg.get("description"):
         attrs = "; ".join(f"{k}: {v}" for k, v in (kg.get("attributes") or {}).items())
-        out.append(web_result("serper", link, kg.get("title", ""), [kg["description"], attrs], query))
+        out.append(
+            web_result("serper", link, kg.get("title", ""), [kg["description"], attrs], query)
+        )
     for block in ("organic", "news", "images", "places"):
         for h in payload.get(block) or []:
             if isinstance(h, dict) and h.get("link"):
-                snips = [h.get("snippet", ""), *[f"{s.get('title', '')}: {s.get('snippet', '')}"
-                                                 for s in (h.get("sitelinks") or []) if s.get("snippet")]]
-                out.append(web_result("serper", h["link"], h.get("title", ""), snips, query, published=h.get("date")))
+                snips = [
+                    h.get("snippet", ""),
+                    *[
+                        f"{s.get('title', '')}: {s.get('snippet', '')}"
+                        for s in (h.get("sitelinks") or [])
+                        if s.get("snippet")
+                    ],
+                ]
+                out.append(
+                    web_result(
+                        "serper",
+                        h["link"],
+                        h.get("title", ""),
+                        snips,
+                        query,
+                        published=h.get("date"),
+                    )
+                )
     for h in payload.get("peopleAlsoAsk") or []:
         if isinstance(h, dict) and h.get("link"):
-            out.append(web_result("serper", h["link"], h.get("title") or h.get("question", ""),
-                                  [h.get("snippet", "")], query))
+            out.append(
+                web_result(
+                    "serper",
+                    h["link"],
+                    h.get("title") or h.get("question", ""),
+                    [h.get("snippet", "")],
+                    query,
+                )
+            )
     return out
 
 
@@ -65,6 +93,11 @@ class SerperSearch:
         """Up to ``k`` web results for ``query``."""
         query = clean_query(query)
         key = require_key("serper", KEY_VAR)
-        payload = get_json("serper", f"{self.base_url}/search", headers={"X-API-KEY": key},
-                           json={"q": query, "num": min(k, 20)}, method="POST")
+        payload = get_json(
+            "serper",
+            f"{self.base_url}/search",
+            headers={"X-API-KEY": key},
+            json={"q": query, "num": min(k, 20)},
+            method="POST",
+        )
         return parse_response(payload, query)[:k]

@@ -8,7 +8,6 @@ Reference: https://docs.tavily.com/documentation/api-reference/endpoint/search. 
 
 from __future__ import annotations
 
-from research.errors import InputError
 from research.models import SearchResult
 from research.search.backends._web import web_result
 from research.search.http import BackendError, clean_query, env_url, get_json, require_key
@@ -25,21 +24,36 @@ def parse_response(payload: object, query: str = "") -> list[SearchResult]:
     Raises:
         BackendError: an error body (``{"detail": {"error": ...}}``) or an unknown shape.
     """
-    if isinstance(payload, dict) and isinstance(payload.get("response"), dict) and "body" in payload["response"]:
+    if (
+        isinstance(payload, dict)
+        and isinstance(payload.get("response"), dict)
+        and "body" in payload["response"]
+    ):
         payload = payload["response"]["body"]
     if not isinstance(payload, dict):
         raise BackendError("tavily", "bad_response", "expected a JSON object")
     if "detail" in payload or "error" in payload:
         detail = payload.get("detail") or payload.get("error")
         msg = detail.get("error", detail) if isinstance(detail, dict) else detail
-        raise BackendError("tavily", "quota" if "limit" in str(msg).lower() else "http_error", str(msg)[:200])
+        raise BackendError(
+            "tavily", "quota" if "limit" in str(msg).lower() else "http_error", str(msg)[:200]
+        )
     if "results" not in payload:
-        raise BackendError("tavily", "bad_response", f"no 'results' in body (keys {sorted(payload)[:5]})")
+        raise BackendError(
+            "tavily", "bad_response", f"no 'results' in body (keys {sorted(payload)[:5]})"
+        )
     out = []
     for h in payload["results"] or []:
         if isinstance(h, dict) and h.get("url"):
-            r = web_result("tavily", h["url"], h.get("title") or "", [h.get("content", "")], query,
-                           published=h.get("published_date"), text=h.get("raw_content") or "")
+            r = web_result(
+                "tavily",
+                h["url"],
+                h.get("title") or "",
+                [h.get("content", "")],
+                query,
+                published=h.get("published_date"),
+                text=h.get("raw_content") or "",
+            )
             r.score = float(h.get("score") or 0.0)
             out.append(r)
     return out
@@ -58,6 +72,11 @@ class TavilySearch:
         """Up to ``k`` web results for ``query``."""
         query = clean_query(query)
         key = require_key("tavily", KEY_VAR)
-        payload = get_json("tavily", f"{self.base_url}/search", headers={"Authorization": f"Bearer {key}"},
-                           json={"query": query, "max_results": min(k, 20), "search_depth": "basic"}, method="POST")
+        payload = get_json(
+            "tavily",
+            f"{self.base_url}/search",
+            headers={"Authorization": f"Bearer {key}"},
+            json={"query": query, "max_results": min(k, 20), "search_depth": "basic"},
+            method="POST",
+        )
         return parse_response(payload, query)[:k]

@@ -14,7 +14,6 @@ import html
 import re
 from urllib.parse import quote
 
-from research.errors import InputError
 from research.models import SearchResult
 from research.search.http import BackendError, clean_query, env_url, get_json
 
@@ -33,7 +32,9 @@ def _check(payload: object) -> dict | list:
         err = payload["error"] or {}
         code = str(err.get("code", "error"))
         reason = "quota" if code in ("ratelimited", "maxlag") else "http_error"
-        raise BackendError("wikipedia", reason, f"API error {code}: {str(err.get('info', ''))[:160]}")
+        raise BackendError(
+            "wikipedia", reason, f"API error {code}: {str(err.get('info', ''))[:160]}"
+        )
     if not isinstance(payload, (dict, list)):
         raise BackendError("wikipedia", "bad_response", "expected a JSON object")
     return payload
@@ -55,18 +56,28 @@ def parse_search(payload: object) -> list[dict]:
         if len(payload) < 2 or not isinstance(payload[1], list):
             raise BackendError("wikipedia", "bad_response", "opensearch body has no title list")
         descs = payload[2] if len(payload) > 2 and isinstance(payload[2], list) else []
-        return [{"title": t, "pageid": None, "snippet": descs[i] if i < len(descs) else ""}
-                for i, t in enumerate(payload[1])]
+        return [
+            {"title": t, "pageid": None, "snippet": descs[i] if i < len(descs) else ""}
+            for i, t in enumerate(payload[1])
+        ]
     query = payload.get("query")
     if not isinstance(query, dict):
         if "batchcomplete" in payload:
             return []
-        raise BackendError("wikipedia", "bad_response", f"no 'query' in body (keys {sorted(payload)[:5]})")
+        raise BackendError(
+            "wikipedia", "bad_response", f"no 'query' in body (keys {sorted(payload)[:5]})"
+        )
     for key in ("search", "prefixsearch", "geosearch"):
         if key in query:
-            return [{"title": h["title"], "pageid": h.get("pageid"),
-                     "snippet": html.unescape(_TAG.sub("", h.get("snippet", "") or ""))}
-                    for h in query[key] if isinstance(h, dict) and h.get("title")]
+            return [
+                {
+                    "title": h["title"],
+                    "pageid": h.get("pageid"),
+                    "snippet": html.unescape(_TAG.sub("", h.get("snippet", "") or "")),
+                }
+                for h in query[key]
+                if isinstance(h, dict) and h.get("title")
+            ]
     return []
 
 
@@ -81,8 +92,11 @@ def parse_extracts(payload: object) -> dict[str, dict]:
     if pages is None:
         return {}
     items = pages.values() if isinstance(pages, dict) else pages
-    return {p["title"]: {"pageid": p.get("pageid"), "extract": p.get("extract", "") or ""}
-            for p in items if isinstance(p, dict) and "missing" not in p and p.get("title")}
+    return {
+        p["title"]: {"pageid": p.get("pageid"), "extract": p.get("extract", "") or ""}
+        for p in items
+        if isinstance(p, dict) and "missing" not in p and p.get("title")
+    }
 
 
 def _clip(text: str) -> str:
@@ -98,10 +112,19 @@ def to_results(hits: list[dict], extracts: dict[str, dict], query: str = "") -> 
         pageid = h.get("pageid") or ex.get("pageid")
         text = ex.get("extract") or h.get("snippet") or ""
         snippet = _clip(text) if text else ""
-        out.append(SearchResult(url=page_url(h["title"]), title=h["title"], snippets=[snippet] if snippet else [],
-                                text=text, source_type="wikipedia",
-                                external_id=f"enwiki:{pageid}" if pageid else "",
-                                doc_id=f"wikipedia:{h['title']}", backend="wikipedia", query=query))
+        out.append(
+            SearchResult(
+                url=page_url(h["title"]),
+                title=h["title"],
+                snippets=[snippet] if snippet else [],
+                text=text,
+                source_type="wikipedia",
+                external_id=f"enwiki:{pageid}" if pageid else "",
+                doc_id=f"wikipedia:{h['title']}",
+                backend="wikipedia",
+                query=query,
+            )
+        )
     return out
 
 
@@ -117,12 +140,37 @@ class WikipediaSearch:
     def search(self, query: str, k: int = 5) -> list[SearchResult]:
         """Up to ``k`` articles for ``query`` with their plain-text intros."""
         query = clean_query(query)
-        hits = parse_search(get_json("wikipedia", self.base_url, params={
-            "action": "query", "list": "search", "srsearch": query, "srlimit": k, "srprop": "snippet",
-            "format": "json", "formatversion": "2"}))[:k]
+        hits = parse_search(
+            get_json(
+                "wikipedia",
+                self.base_url,
+                params={
+                    "action": "query",
+                    "list": "search",
+                    "srsearch": query,
+                    "srlimit": k,
+                    "srprop": "snippet",
+                    "format": "json",
+                    "formatversion": "2",
+                },
+            )
+        )[:k]
         if not hits:
             return []
-        extracts = parse_extracts(get_json("wikipedia", self.base_url, params={
-            "action": "query", "prop": "extracts", "exintro": "1", "explaintext": "1", "exlimit": len(hits),
-            "titles": "|".join(h["title"] for h in hits), "format": "json", "formatversion": "2"}))
+        extracts = parse_extracts(
+            get_json(
+                "wikipedia",
+                self.base_url,
+                params={
+                    "action": "query",
+                    "prop": "extracts",
+                    "exintro": "1",
+                    "explaintext": "1",
+                    "exlimit": len(hits),
+                    "titles": "|".join(h["title"] for h in hits),
+                    "format": "json",
+                    "formatversion": "2",
+                },
+            )
+        )
         return to_results(hits, extracts, query)
