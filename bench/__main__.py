@@ -88,6 +88,13 @@ def _items(cfg: dict, args: argparse.Namespace) -> tuple[list[tuple[int, str, ob
 
         return coldstart_bench.run(corpus, **cfg["coldstart"])
 
+    def evidence_runs() -> list[Figure]:
+        from bench import evidence_run_bench  # noqa: PLC0415 - four runs, only when asked
+
+        figs, rows = evidence_run_bench.run(corpus)
+        extra["evidence_runs"] = rows
+        return figs
+
     def llm() -> list[Figure]:
         from bench import llm_bench  # noqa: PLC0415
 
@@ -113,6 +120,7 @@ def _items(cfg: dict, args: argparse.Namespace) -> tuple[list[tuple[int, str, ob
         (7, "dashboard", lambda: dashboard_bench.run(**cfg["dashboard"])),
         (1, "parallelism / context / concurrency (items 1, 2, 6)", llm),
         (13, "cold start: first run on an empty index dir vs a warm one", coldstart),
+        (20, "evidence per question: drug, cardiotoxicity, depth", evidence_runs),
     ], extra
 
 

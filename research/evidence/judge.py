@@ -10,7 +10,8 @@ The score combines two views of the question, with the topic's own words taken o
 that a sentence about the topic cannot pass for evidence just by naming it (cosine to
 "topic: heading" scored such sentences above 0.9):
 
-* **semantic** — all-MiniLM-L6-v2 cosine of the passage to the question's aspect texts: its label
+* **semantic** — all-MiniLM-L6-v2 cosine of the passage (topic words removed) to the question's
+  aspect texts: its label
   and description, and each of its facets (``facets``: the description's comma-separated parts,
   plus a few curated phrasings for the template questions of seed 000 and the general template),
   topic words removed; the best of those cosines counts;
@@ -18,9 +19,12 @@ that a sentence about the topic cannot pass for evidence just by naming it (cosi
   minus the topic's words and stop words) that the passage uses, saturating at two distinct terms
   (BM25's term-frequency saturation in its simplest form: presence, not counts).
 
-``score = clip(SEM_WEIGHT · (cos − COS_FLOOR) / COS_SPAN + LEX_WEIGHT · lexical − design, 0, 1)``,
-where ``design`` = ``DESIGN_PENALTY`` for a sentence that describes a study's design rather than a
-finding (``STUDY_DESIGN``). The weights and ``EVIDENCE_MIN`` were chosen on the labelled set of
+``score = sem · (LEX_BASE + (1 − LEX_BASE) · lexical) · design`` with
+``sem = clip((cos − COS_FLOOR) / COS_SPAN, 0, 1)``: a passage needs the question's meaning, and
+without any of the question's own words keeps only ``LEX_BASE`` of it; ``design`` is
+``DESIGN_FACTOR`` for a sentence that describes how a study was run and reports no finding
+(``is_design``), else 1. Words every study report uses ("trial", "patients", "phase",
+"administration"…) are not question terms. The weights and ``EVIDENCE_MIN`` were chosen on the labelled set of
 ``bench/data/evidence_labels.jsonl`` (calibration half; the bench reports the test half).
 """
 
@@ -39,10 +43,10 @@ from research.models import Question
 
 EVIDENCE_MIN = 0.45
 """The calibrated bar: a passage is evidence for a question when its score is ≥ this."""
-SEM_WEIGHT, LEX_WEIGHT = 0.7, 0.3
-COS_FLOOR, COS_SPAN = 0.10, 0.45  # MiniLM cosine mapped to [0, 1] over [0.10, 0.55]
+LEX_BASE = 0.45  # share of the semantic score a passage keeps with none of the question's terms
+COS_FLOOR, COS_SPAN = 0.15, 0.40  # MiniLM cosine mapped to [0, 1] over [0.15, 0.55]
 LEX_SATURATION = 2  # distinct question terms at which the lexical part is full
-DESIGN_PENALTY = 0.15
+DESIGN_FACTOR = 0.4  # what a study-design sentence that reports no finding keeps of its score
 PASSAGES_PER_QUESTION = 3  # best passages kept per (source, question)
 MAX_PASSAGES = 60  # sentences of a source's text that are read
 MIN_WORDS, MAX_WORDS = 6, 80
@@ -95,6 +99,33 @@ _STEM = Stemmer.Stemmer("english")
 _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'’-]*")
 _GENERIC_QUESTION_WORDS = frozenset(
     "what how does which who when where why sources report drug topic key".split()
+)
+# Words every study report of the field uses whatever it answers: they cannot tell one question
+# from another ("trial", "patients", "phase", "administration", "chemotherapy"…).
+_DOMAIN_GENERIC = frozenset(
+    """trial trials phase patient patients clinical effect effects develop development end
+    administration administered rate rates outcome outcomes stage agent agents target targeted
+    result results study studies treatment treatments therapy therapies chemotherapy cancer
+    breast disease free such new year years""".split()
+)
+# A sentence that describes how a study was run, not what it found.
+_DESIGN = re.compile(
+    r"\b(?:primary|secondary|main)\s+(?:end\s?-?points?|outcomes?|objectives?)\b|"
+    r"\bend\s?-?points?\s+(?:was|were|included)\b|\boutcomes?\s+included\b|"
+    r"\bwere\s+(?:randomi[sz]ed|enrolled|recruited|assigned|allocated|eligible|stratified)\b|"
+    r"\bunderwent\b|\b(?:was|were)\s+undertaken\b|\bcould\s+be\s+enrolled\b|"
+    r"\bwe\s+(?:expect|aim|aimed|hypothesi[sz]e|evaluated|assessed|compared)\b|"
+    r"\bth(?:is|e)\s+(?:trial|study)\s+(?:compared|evaluates|evaluated|will|was\s+designed)\b|"
+    r"\bis\s+an?\s+(?:international|multicent(?:er|re)|randomi[sz]ed|open-label|phase)\b",
+    re.I,
+)
+# What a finding says: a number with a unit of effect, a comparison or an effect verb.
+_FINDING = re.compile(
+    r"\d+(?:\.\d+)?\s?%|\bhazard\s+ratio\b|\b(?:HR|OR|RR|CI)\b|\bP\s?[<=>]|"
+    r"\bsignifican(?:t|tly|ce)\b|\b(?:improv|reduc|increas|decreas|prolong|lower|rais)(?:ed|es|ing)\b|"
+    r"\bassociated\s+with\b|\boccurred\b|\b(?:higher|lower|longer|shorter|better|worse)\b|"
+    r"\b(?:demonstrated|showed|shown|approved|binds?|inhibits?|blocks?)\b",
+    re.I,
 )
 
 
@@ -152,7 +183,8 @@ def _aspects_of(
         if w.lower() in _GENERIC_QUESTION_WORDS:
             continue
         terms |= _stems(w)
-    return tuple(texts), frozenset(terms - stems - _stems(" ".join(_GENERIC_QUESTION_WORDS)))
+    generic = _stems(" ".join(_GENERIC_QUESTION_WORDS | _DOMAIN_GENERIC))
+    return tuple(texts), frozenset(terms - stems - generic)
 
 
 def score_passages(
@@ -171,9 +203,10 @@ def score_passages(
     vectors = vectors or Vectors()
     aspects = [_aspects(q, topic) for q in questions]
     flat = [t for texts, _ in aspects for t in texts]
-    sims = vectors.sim(passages, flat)  # (passages, aspect texts)
+    stems = topic_stems(topic)
+    sims = vectors.sim([_strip_topic(p, stems) for p in passages], flat)  # (passages, aspects)
     p_stems = [_stems(p) for p in passages]
-    design = np.array([DESIGN_PENALTY * bool(STUDY_DESIGN.search(p)) for p in passages])
+    design = np.array([DESIGN_FACTOR if is_design(p) else 1.0 for p in passages])
     out = np.zeros((len(questions), len(passages)), dtype=np.float32)
     col = 0
     for i, (texts, terms) in enumerate(aspects):
@@ -183,8 +216,15 @@ def score_passages(
         lex = np.array(
             [min(1.0, len(terms & s) / LEX_SATURATION) if terms else 0.0 for s in p_stems]
         )
-        out[i] = np.clip(SEM_WEIGHT * sem + LEX_WEIGHT * lex - design, 0.0, 1.0)
+        out[i] = np.clip(sem * (LEX_BASE + (1 - LEX_BASE) * lex) * design, 0.0, 1.0)
     return np.round(out, 4)
+
+
+def is_design(passage: str) -> bool:
+    """True for a sentence that describes a study's design or plan and reports no finding
+    ("The primary end point was DFS.", "Patients were randomized to …")."""
+    designed = bool(_DESIGN.search(passage) or STUDY_DESIGN.search(passage))
+    return designed and not _FINDING.search(passage)
 
 
 def evidence_score(

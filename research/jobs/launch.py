@@ -423,6 +423,7 @@ def run_snapshot(run_id: str) -> dict:
             ("analysis", m.Analysis),
             ("report", m.Report),
             ("draft_report", m.Report),
+            ("gaps", m.GapReport),
         ]
     }
     has_syllabus = docs["syllabus"] is not None
