@@ -84,6 +84,33 @@ DRUG_CUES = {
     "ip.patents": r"patent|exclusiv|formulation|subcutaneous|biosimilar|intravenous|generic|"
     r"reference product",
 }
+_T = r"(?:trastuzumab|herceptin|T-DM1|emtansine|SB3|TRZ|CT-P6)"
+_FINDING = r"(?:\d+(?:\.\d+)?\s?%|\bHR\b|hazard ratio|odds ratio|P ?[<=]|significant|improv|reduc)"
+STRICT_CUES = {  # regex, passages to draw
+    "mechanism.moa": (
+        r"(?:trastuzumab|HER2|HER3|ERBB2).{0,200}(?:signal|pathway|dimeri|phosphoryl|resistan|"
+        r"ADCC|antibody-dependent|\bbind|kinase|PI3K|AKT)",
+        24,
+    ),
+    "clinical.efficacy": (
+        _T + r".{0,200}(?:survival|DFS|EFS|pCR|response|relapse|recurrence|PFS|TTP)"
+        r".{0,200}" + _FINDING,
+        22,
+    ),
+    "clinical.safety": (
+        _T + r".{0,200}(?:cardiac|LVEF|CHF|heart failure|adverse|toxicit|grade|tolera)",
+        20,
+    ),
+    "competitive.landscape": (
+        r"(?:lapatinib|pertuzumab|neratinib|T-DM1|emtansine|biosimilar|afatinib).{0,200}"
+        + _FINDING,
+        16,
+    ),
+}
+LOOSE_CUES = {  # regex, passages to draw
+    "clinical.efficacy": (r"survival|\bDFS\b|\bEFS\b|\bpCR\b|response rate|relapse|recurrence", 10),
+    "clinical.safety": (r"cardiac|LVEF|\bCHF\b|heart failure|adverse|toxicit|grade [34]", 14),
+}
 GEN_CUES = {
     "background.overview": r"\b(?:is|was|are|were) (?:a|an|the)\b|located|consist|known as|refers",
     "history.timeline": r"\b(?:1[89]\d\d|20[0-2]\d)\b|January|February|March|April|May|June|July|"
@@ -188,6 +215,25 @@ def sample() -> list[dict]:
             strata = [("cue", _take(rng, hits, GEN_CUE, seen))]
             strata.append(("random", _take(rng, pool, GEN_RANDOM, seen)))
             rows += [_row(name, key, q, d, s, st) for st, ps in strata for d, s in ps]
+    # Second pass (own seed, so the rows above stay as they were labelled): the first pass gave
+    # the drug questions too few positives (their cue words also match trial designs), so draw
+    # passages that name a trastuzumab-based or HER2 drug together with a finding.
+    rng2 = random.Random(SEED + 1)
+    for key, (rx, n) in STRICT_CUES.items():
+        seen = {r["passage"] for r in rows if r["question_key"] == key}
+        hits = [p for p in focus if re.search(rx, p[1], re.I | re.S)]
+        picks = _take(rng2, hits, n, seen)
+        q = STORM_QUESTIONS[key]
+        rows += [_row(DRUG_TOPIC, key, q, d, s, "strict-cue") for d, s in picks]
+    # Third pass: safety and efficacy still lacked positives; any passage of a trastuzumab
+    # document with a safety or outcome word and a number.
+    rng3 = random.Random(SEED + 2)
+    for key, (rx, n) in LOOSE_CUES.items():
+        seen = {r["passage"] for r in rows if r["question_key"] == key}
+        hits = [p for p in focus if re.search(rx, p[1], re.I | re.S) and re.search(r"\d", p[1])]
+        picks = _take(rng3, hits, n, seen)
+        q = STORM_QUESTIONS[key]
+        rows += [_row(DRUG_TOPIC, key, q, d, s, "loose-cue") for d, s in picks]
     ids = [r["id"] for r in rows]
     if len(ids) != len(set(ids)):
         raise RuntimeError("duplicate pair ids in the sample")
