@@ -7,6 +7,7 @@ from research.models import RunState
 from research.ui import context
 from research.ui.charts import coverage_figure, coverage_table
 from research.ui.citations import code, plain
+from research.ui.evidence import link_maps, passage_lines, question_evidence
 
 store = context.get_store()
 state = context.select_run(store)
@@ -46,6 +47,19 @@ def render(state: RunState) -> None:
         st.markdown(f"- {code(key)}: {plain(msg)}")
     if completion.get("suggestion"):
         st.caption(plain(completion["suggestion"]))
+
+    st.subheader("Evidence per question", anchor=False)
+    st.caption(
+        "A source counts for a question only with a passage that answers it; these are the "
+        "passages, best first, with their evidence score (0–1)."
+    )
+    sources, artifacts = link_maps(store, state.run_id)
+    for row in question_evidence(store, state.run_id):
+        with st.expander(row.title(), expanded=not row.met):
+            if not row.passages:
+                st.markdown("No passage of a saved source answers this question yet.")
+            for line in passage_lines(state.run_id, row.passages, sources, artifacts):
+                st.markdown(line)
 
 
 if state:

@@ -6,7 +6,7 @@ from research import jobs
 from research.config import load_settings
 from research.engines.labels import OFFLINE_LABEL
 from research.errors import ResearchError
-from research.models import CoStormSettings
+from research.models import GAP_TURNS_RANGE, CoStormSettings
 from research.planning.syllabus import template_choices
 from research.ui import context, nav
 from research.ui.citations import plain
@@ -20,6 +20,8 @@ from research.ui.history import (
 )
 from research.ui.launch_form import (
     COSTORM_HELP,
+    DEPTH_LABELS,
+    GAP_HELP,
     MODE_HELP,
     MODE_LABELS,
     MODES,
@@ -170,6 +172,22 @@ with st.form("launch"):
         budget_tokens = b2.number_input(
             "Budget (tokens, 0 = no cap)", min_value=0, value=0, step=10_000
         )
+    g1, g2 = st.columns(2)
+    gap_turns = g1.number_input(
+        "Gap rounds",
+        min_value=GAP_TURNS_RANGE[0],
+        max_value=GAP_TURNS_RANGE[1],
+        value=2,
+        disabled=mode == "costorm",
+        help=GAP_HELP,
+    )
+    depth = g2.selectbox(
+        "Report depth",
+        list(DEPTH_LABELS),
+        index=1,
+        format_func=DEPTH_LABELS.get,
+        help="How long the report is; a question with little evidence gets a shorter section.",
+    )
     review = st.toggle(
         "Review the plan before research",
         value=False,
@@ -195,6 +213,8 @@ if submitted:
         costorm=costorm,
         min_databases=min_databases,
         review=review and mode == "storm",
+        gap_turns=gap_turns,
+        depth=depth,
     )
     kwargs, dropped = config_kwargs(values, jobs.make_config)
     try:

@@ -59,6 +59,9 @@ EventType = Literal[
     "turn.finished",
     "conversation.completed",
     "coverage.checked",
+    "evidence.unsupported",
+    "gap.round",
+    "gap.question",
     # analysis and report
     "analysis.done",
     "outline.ready",
@@ -226,6 +229,21 @@ _SPECS: list[tuple[str, str | Callable[[dict], str], dict[str, Any]]] = [
             databases=Opt(str),
             truncated=Opt(dict[str, int]),
         ),
+    ),
+    (
+        "evidence.unsupported",
+        "source #{source} not counted for {questions}: no passage answers them",
+        dict(source=str, questions=list[str]),
+    ),
+    (
+        "gap.round",
+        "gap round {round}: searching for {questions}",
+        dict(round=int, questions=list[str], queries=dict[str, list[str]]),
+    ),
+    (
+        "gap.question",
+        "{key}: {reason}",
+        dict(key=str, met=bool, reason=str, gap_queries=int),
     ),
     # analysis and report
     (

@@ -299,6 +299,40 @@ class ReportSection(BaseModel):
     )
 
 
+class EvidencePassage(BaseModel):
+    """A passage of a saved source that answers a syllabus question (DESIGN.md, Terms:
+    evidence): the question key, the source (collector id ``src_012``), the whole-sentence
+    passage, its ``research.evidence.judge.evidence_score`` in [0, 1] and its character offsets
+    ``[start, end)`` in the source's full text (the raw artifact's ``text``)."""
+
+    question: str
+    source_id: str
+    passage: str
+    score: float = Field(ge=0, le=1)
+    start: int = Field(default=0, ge=0)
+    end: int = Field(default=0, ge=0)
+
+
+class QuestionStop(BaseModel):
+    """Why research on one syllabus question stopped: ``met`` (enough sources with evidence)
+    or not, and the reason in words ("met in the planned turns", "met after 3 gap queries",
+    "no new evidence after 6 gap queries"), with the gap queries searched for it."""
+
+    key: str
+    met: bool
+    reason: str
+    gap_queries: list[str] = Field(default_factory=list)
+
+
+class GapReport(BaseModel):
+    """The gap phase of a run (seed 000 ``check_completion`` as the loop's stop rule): the rounds
+    done, whether the syllabus was complete at the end, and per question why it stopped."""
+
+    rounds: int = 0
+    ready: bool = False
+    questions: list[QuestionStop] = Field(default_factory=list)
+
+
 class ReportQuestion(BaseModel):
     """How the report answers one syllabus question (issue 12): the section (``heading``) that
     answers it, ``status`` "answered" (enough sources and usable sentences) or "insufficient"
@@ -313,6 +347,10 @@ class ReportQuestion(BaseModel):
         default=0, ge=0, description="sources the collector assigned to the question"
     )
     min_sources: int = Field(default=1, ge=1)
+    evidence: list[EvidencePassage] = Field(
+        default_factory=list, description="the passages that count for the question"
+    )
+    stop_reason: str = Field(default="", description="why research on it stopped")
 
 
 class Report(BaseModel):
@@ -391,6 +429,15 @@ class RunConfig(BaseModel):
     max_perspectives: int = Field(default=4, ge=1, le=12)
     max_turns: int = Field(default=3, ge=1, le=10)
     results_per_query: int = Field(default=6, ge=1, le=20)
+    gap_turns: int = Field(
+        default=2,
+        ge=0,
+        le=5,
+        description="rounds of gap searches for unmet questions after the planned turns (0 = none)",
+    )
+    depth: Literal["brief", "standard", "deep"] = Field(
+        default="standard", description="report length: about 300 / 1,000 / 2,500 words"
+    )
     engine: Literal["extractive", "litellm"] = "extractive"
     models: dict[str, str] = Field(default_factory=dict)
     search: list[str] = Field(default_factory=lambda: ["local"])
@@ -459,6 +506,8 @@ MIN_DATABASES_RANGE = config_bounds("min_databases")  # (1, 8)
 ENGINES = config_choices("engine")  # ("extractive", "litellm")
 MODES = config_choices("mode")  # ("storm", "costorm")
 TEMPLATE_CHOICES = config_choices("template")  # ("auto", "drug", "general")
+DEPTHS = config_choices("depth")  # ("brief", "standard", "deep")
+GAP_TURNS_RANGE = config_bounds("gap_turns")  # (0, 5)
 
 
 class RunState(BaseModel):

@@ -30,7 +30,9 @@ from research.cli.common import (
 from research.cli.progress import IndexBar
 from research.engines.labels import OFFLINE_LABEL
 from research.models import (
+    DEPTHS,
     ENGINES,
+    GAP_TURNS_RANGE,
     MIN_DATABASES_RANGE,
     MODES,
     PERSPECTIVES_RANGE,
@@ -95,6 +97,19 @@ def build_parser() -> argparse.ArgumentParser:
         default="3",
         metavar="N",
         help="dialogue turns per persona, {}–{} (default 3)".format(*TURNS_RANGE),
+    )
+    run.add_argument(
+        "--gap-turns",
+        default="2",
+        metavar="N",
+        help="rounds of gap searches for questions still unanswered after the turns, "
+        "{}–{} (default 2; 0 stops at the turn cap)".format(*GAP_TURNS_RANGE),
+    )
+    run.add_argument(
+        "--depth",
+        choices=list(DEPTHS),
+        default="standard",
+        help="report length: brief (~300 words), standard (~1,000, default) or deep (~2,500)",
     )
     run.add_argument(
         "--engine", choices=list(ENGINES), default=None, help=f"engine (default: {OFFLINE_LABEL})"
@@ -271,6 +286,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     topic = validate_topic(args.topic)
     max_p = validate_int("--max-perspectives", args.max_perspectives, *PERSPECTIVES_RANGE)
     max_t = validate_int("--max-turns", args.max_turns, *TURNS_RANGE)
+    gap_t = validate_int("--gap-turns", args.gap_turns, *GAP_TURNS_RANGE)
     from research.planning.syllabus import check_template
 
     check_template(args.template)  # a bad template name is reported before any corpus problem
@@ -312,6 +328,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         template=args.template,
         max_perspectives=max_p,
         max_turns=max_t,
+        gap_turns=gap_t,
+        depth=args.depth,
         **extra,
     )
     t0 = time.monotonic()

@@ -87,10 +87,25 @@ def load_bundle(store: RunStore, run_id: str) -> ReportBundle:
     for s in sources:
         if s.source_id in wanted and s.key_excerpts:
             bundle.snippets[s.source_id] = _clip(s.key_excerpts)
+    artifacts, snippets = turn_sources(store, run_id, wanted)
+    bundle.artifacts.update(artifacts)
+    for sid, text in snippets.items():
+        bundle.snippets.setdefault(sid, _clip(text))
+    return bundle
+
+
+def turn_sources(
+    store: RunStore, run_id: str, wanted: set[str] | None = None
+) -> tuple[dict[str, str], dict[str, str]]:
+    """``(source id → artifact file, source id → snippet)`` for the run's turn sources (all, or
+    those in ``wanted``): the raw search artifact of the first turn that found each source (the
+    turn's own files, else the card of the search that ran its query) and that turn's snippet."""
     by_query: dict[tuple[str, str], str] = {}
     for card in store.get_cards(run_id):  # the search call whose raw output held the turn's sources
         by_query.setdefault((card.perspective, card.tool_input), card.artifact_file)
         by_query.setdefault(("", card.tool_input), card.artifact_file)
+    artifacts: dict[str, str] = {}
+    snippets: dict[str, str] = {}
     for turn in store.get_turns(run_id):
         files = list(turn.artifact_files) + [
             f
@@ -98,13 +113,13 @@ def load_bundle(store: RunStore, run_id: str) -> ReportBundle:
             if (f := by_query.get((turn.perspective, q)) or by_query.get(("", q)))
         ]
         for src in turn.sources:
-            if src.source_id not in wanted:
+            if wanted is not None and src.source_id not in wanted:
                 continue
-            if src.snippet and src.source_id not in bundle.snippets:
-                bundle.snippets[src.source_id] = _clip(src.snippet)
-            if files and src.source_id not in bundle.artifacts:
-                bundle.artifacts[src.source_id] = files[0]
-    return bundle
+            if src.snippet and src.source_id not in snippets:
+                snippets[src.source_id] = src.snippet
+            if files and src.source_id not in artifacts:
+                artifacts[src.source_id] = files[0]
+    return artifacts, snippets
 
 
 def require_report(bundle: ReportBundle) -> Report:

@@ -51,6 +51,8 @@ def make_config(
     min_databases: int = 1,
     cassette_mode: str | None = None,
     cassette_path: str | Path | None = None,
+    gap_turns: int = 2,
+    depth: str = "standard",
 ) -> RunConfig:
     """Validate user input into a RunConfig. Nothing is written.
 
@@ -64,6 +66,9 @@ def make_config(
     ``template``: ``auto`` (default; a syllabus fitted to the topic), ``drug`` or ``general``
     (issue 12). ``review``: stop in ``awaiting_review`` after planning (STORM mode only).
     ``cassette_mode`` ("record" / "replay") and ``cassette_path``: the run's LLM cassette.
+    ``gap_turns``: rounds of gap searches for unmet questions after the planned turns (0–5,
+    default 2; 0 = stop at the turn cap). ``depth``: report length, ``brief``, ``standard``
+    (default) or ``deep`` (about 300 / 1,000 / 2,500 words).
 
     Raises:
         InputError / CorpusError: with a message that says what to fix.
@@ -82,7 +87,13 @@ def make_config(
         ),
         "max_turns": validate_int("max turns", max_turns, *m.TURNS_RANGE),
         "min_databases": validate_int("min databases", min_databases, *m.MIN_DATABASES_RANGE),
+        "gap_turns": validate_int("gap turns", gap_turns, *m.GAP_TURNS_RANGE),
     }
+    if depth not in m.DEPTHS:
+        raise InputError(
+            f"Unknown report depth {str(depth)[:40]!r}: choose one of {', '.join(m.DEPTHS)}.",
+            code="invalid_input",
+        )
     choice = _search_choice(search, corpora, settings)
     # a corpora-only run (no 'local' backend) needs no default corpus; an explicit one is still checked
     corpus_path = (
@@ -111,6 +122,7 @@ def make_config(
         **_llm_choice(engine, models, budget_usd, budget_tokens),
         cassette_mode=cassette_mode or None,
         cassette_path=str(cassette_path or ""),
+        depth=depth,
     )
     from research.engines.factory import check_engine  # noqa: PLC0415 - issue 3
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from research.artifacts import ArtifactStore
 from research.config import Settings
 from research.engines.base import Engine
+from research.engines.extractive.vectors import Vectors
 from research.errors import InvariantError, RunCancelled
 from research.events import EventType
 from research.models import Plan, RunConfig, SearchResult, Step, Syllabus
@@ -46,6 +47,16 @@ class RunContext:
         """Append a declared event (``research/events.py``) to the run's stream; see
         ``RunStore.emit`` for the errors."""
         self.store.emit(self.run_id, type_, data)
+
+    def vectors(self) -> Vectors:
+        """The engine's cached sentence vectors (both engines expose them); a new cache when an
+        engine has none, kept on the context so every step of the run shares it."""
+        found = getattr(self.engine, "vectors", None)
+        if found is None:
+            found = self.__dict__.get("_vectors")
+            if found is None:
+                found = self.__dict__["_vectors"] = Vectors()
+        return found
 
     def check_cancel(self) -> None:
         """Raise RunCancelled at a step boundary when the analyst asked to cancel."""

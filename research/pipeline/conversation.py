@@ -44,9 +44,11 @@ from research.engines.base import (
     TurnCard,
 )
 from research.errors import InvariantError
+from research.evidence.passages import result_evidence
 from research.models import (
     ConversationResult,
     DialogueTurn,
+    EvidencePassage,
     Perspective,
     SearchResult,
     TurnSource,
@@ -78,6 +80,19 @@ class PendingTurn:
     cited: set[int]
     recorder: DeferredRecorder
     memory: list[dict] = field(default_factory=list)
+    evidence: list[dict[str, list[EvidencePassage]]] = field(default_factory=list)
+
+
+def counted_keys(ctx: RunContext, pending: PendingTurn, n: int) -> tuple[list[str], list[str]]:
+    """``(counted, unsupported)`` question keys of result ``n`` (1-based): a key counts only when
+    the result has an evidence passage for it (``research.evidence``). The extractive engine's
+    keys are exactly those; a model's assignment keeps its keys that have a passage, and the
+    others are ``unsupported`` (reported, not counted)."""
+    ev = pending.evidence[n - 1] if len(pending.evidence) >= n else {}
+    if ctx.engine.name == "extractive":
+        return [q.key for q in ctx.syllabus.questions if q.key in ev], []
+    model = pending.assigned.relevant_questions[n - 1] if pending.assigned is not None else []
+    return [k for k in model if k in ev], [k for k in model if k not in ev]
 
 
 def _save_sources(ctx: RunContext, pending: PendingTurn) -> list[TurnSource]:
@@ -86,10 +101,10 @@ def _save_sources(ctx: RunContext, pending: PendingTurn) -> list[TurnSource]:
     if pending.assigned is None:
         return []
     sources = []
-    for n, (res, qkeys, excerpt) in enumerate(
-        zip(pending.results, pending.assigned.relevant_questions, pending.assigned.key_excerpts),
-        start=1,
+    for n, (res, excerpt) in enumerate(
+        zip(pending.results, pending.assigned.key_excerpts, strict=True), start=1
     ):
+        qkeys, unsupported = counted_keys(ctx, pending, n)
         if not qkeys and n not in pending.cited:
             continue
         saved = ctx.collector.save_source(
@@ -100,7 +115,22 @@ def _save_sources(ctx: RunContext, pending: PendingTurn) -> list[TurnSource]:
             relevant_questions=qkeys,
             key_excerpts=excerpt or None,
             found_by=[f"{fb['backend']}: {fb['query']}" for fb in res.found_by],
-        )  # issue 5
+        )
+        if qkeys:
+            ev = pending.evidence[n - 1]
+            ctx.store.evidence(ctx.run_id).add(
+                saved["source_id"],
+                [
+                    p.model_copy(update={"source_id": saved["source_id"]})
+                    for k in qkeys
+                    for p in ev[k]
+                ],
+            )
+        if unsupported:
+            ctx.emit(
+                "evidence.unsupported",
+                {"source": saved["source_id"], "questions": unsupported},
+            )
         sources.append(
             TurnSource(
                 n=n,
@@ -174,8 +204,6 @@ def compute_turn(
     started = now()
     turn_number = len(history) + 1
     recorder = DeferredRecorder(ctx.artifacts, f"conv{slot}.t{turn_number}")
-    tctx = copy.copy(ctx)
-    tctx.artifacts = recorder
     ask = ctx.engine.ask_question(
         AskInput(
             topic=ctx.config.topic,
@@ -188,23 +216,57 @@ def compute_turn(
     if THANKS.lower() in ask.question.lower():
         return None
     focus = [ask.focus_question] if ask.focus_question else []
-    step = ctx.step_for(" ".join([ask.question, *focus]))
     queries = [q for q in ask.queries if q.strip()][:3] or ctx.engine.question_to_queries(
         QueryInput(topic=ctx.config.topic, question=ask.question, perspective=perspective)
     ).queries[:3]
+    seen = {s.url for t in history for s in t.sources}  # the writer wants new information
+    return research_turn(
+        ctx,
+        perspective,
+        ask.question,
+        queries,
+        focus,
+        recorder=recorder,
+        turn_number=turn_number,
+        exclude=seen,
+        known_cards=known_cards,
+        started=started,
+    )
+
+
+def research_turn(
+    ctx: RunContext,
+    perspective: Perspective,
+    question: str,
+    queries: list[str],
+    focus: list[str],
+    *,
+    recorder: DeferredRecorder,
+    turn_number: int,
+    exclude: set[str],
+    known_cards: int | None,
+    started: float,
+) -> PendingTurn:
+    """The expert's half of a turn: search each query (tool calls deferred on ``recorder``;
+    ``exclude``: URLs not to return), judge each result's evidence passages, answer with
+    citations and assign questions. Writes nothing."""
+    tctx = copy.copy(ctx)
+    tctx.artifacts = recorder
+    step = ctx.step_for(" ".join([question, *focus]))
     results: list[SearchResult] = []
     memory: list[dict] = []
-    seen = {s.url for t in history for s in t.sources}  # the writer wants new information
+    seen = set(exclude)
     for q in queries:
         ctx.check_cancel()
         results += tctx.search(q, step, perspective=perspective.name, memory=memory, exclude=seen)
         seen |= {r.url for r in results}
     results = _dedupe(results)
+    evidence = result_evidence(ctx.vectors(), ctx.syllabus.questions, ctx.config.topic, results)
     out = ctx.engine.answer_and_assign(
         AnswerAssignInput(
             answer=AnswerInput(
                 topic=ctx.config.topic,
-                question=ask.question,
+                question=question,
                 results=results,
                 known_cards=known_cards,
                 turn_cards=turn_cards(recorder),
@@ -217,7 +279,7 @@ def compute_turn(
     turn = DialogueTurn(
         perspective=perspective.name,
         turn_number=turn_number,
-        question=ask.question,
+        question=question,
         answer=answer.answer,
         search_queries=queries,
         sources=[],
@@ -232,6 +294,7 @@ def compute_turn(
         cited=set(answer.cited),
         recorder=recorder,
         memory=memory,
+        evidence=evidence,
     )
 
 
@@ -256,16 +319,14 @@ def commit_turn(ctx: RunContext, pending: PendingTurn) -> DialogueTurn:
     return turn
 
 
-def provisional(pending: PendingTurn) -> DialogueTurn:
+def provisional(ctx: RunContext, pending: PendingTurn) -> DialogueTurn:
     """The turn as its own conversation sees it before it is committed: the URLs of the
     results that will become its sources (the same rule as ``_save_sources``), no collector ids
     yet. Engines read questions, answers and source URLs from a history, never collector ids."""
     sources = []
     if pending.assigned is not None:
-        for n, (res, qkeys) in enumerate(
-            zip(pending.results, pending.assigned.relevant_questions), start=1
-        ):
-            if qkeys or n in pending.cited:
+        for n, res in enumerate(pending.results, start=1):
+            if counted_keys(ctx, pending, n)[0] or n in pending.cited:
                 sources.append(
                     TurnSource(
                         n=n,
@@ -349,7 +410,7 @@ def _converse(
         sched.put(round_no, slot, pending)
         if pending is None:
             return
-        history.append(provisional(pending))
+        history.append(provisional(ctx, pending))
 
 
 def run_conversations(ctx: RunContext, perspectives: list[Perspective]) -> list[ConversationResult]:

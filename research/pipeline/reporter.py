@@ -23,14 +23,17 @@ from research.engines.extractive.vectors import Vectors
 from research.errors import EngineError, InvariantError
 from research.models import (
     ConversationResult,
+    EvidencePassage,
+    GapReport,
     Outline,
     OutlineSection,
+    QuestionStop,
     Reference,
     Report,
     ReportQuestion,
     ReportSection,
 )
-from research.pipeline import citations, evidence, sections
+from research.pipeline import answers, citations, evidence, sections
 from research.pipeline.context import RunContext
 
 
@@ -96,11 +99,16 @@ def write_report(
         vectors, topic, outline, syllabus, ctx.collector.finalize_sources()
     )
     sections.allocate(vectors, topic, plans, units)
+    counts = ctx.collector.question_counts()
+    counted = answers.fill(
+        vectors, plans, ctx.store.evidence(ctx.run_id).all(), counts, ctx.config.depth
+    )
+    stops = answers.stops_by_key(ctx.store.get_doc(ctx.run_id, "gaps", GapReport))
     titles = {s.source_id: s.title for s in sources}
     written: list[tuple[sections.SectionPlan, ReportSection]] = []
     for plan, level in sections.reading_order(plans):
         ctx.check_cancel()
-        text = _write_section(ctx, topic, plan, titles)
+        text = _write_section(ctx, topic, plan, titles, stops)
         nested = any(c.parent is plan and c.units for c in plans)
         if not text.strip() and not nested:
             ctx.emit("section.skipped", {"heading": plan.heading, "reason": "no usable sentence"})
@@ -132,7 +140,7 @@ def write_report(
         ReportSection(heading=s.heading, text=t, level=s.level)
         for s, t in zip(draft_sections, texts_final[1:])
     ]
-    questions = _questions([p for p, _ in written], final_sections)
+    questions = _questions([p for p, _ in written], final_sections, counted, stops)
     report = _assemble(ctx, topic, texts_final[0], final_sections, refs, questions)
     problems = citations.check_integrity(_body(report), len(refs))
     if problems:
@@ -150,11 +158,15 @@ def write_report(
 
 
 def _write_section(
-    ctx: RunContext, topic: str, plan: sections.SectionPlan, titles: dict[str, str]
+    ctx: RunContext,
+    topic: str,
+    plan: sections.SectionPlan,
+    titles: dict[str, str],
+    stops: dict[str, QuestionStop],
 ) -> str:
     """Draft text (``[@src_…]`` citations) of one section: the engine writes from the section's
-    sentences grouped by source (one numbered snippet per source); an insufficient question's
-    section opens with the sentence that says so."""
+    sentences grouped by source (one numbered snippet per source); an unmet question's section
+    opens with the statement of what was searched and found (``answers.unmet_statement``)."""
     by_source: dict[str, list[str]] = {}
     for u in plan.units:
         by_source.setdefault(u.source_id, []).append(u.text)
@@ -177,16 +189,10 @@ def _write_section(
         if not citations.DRAFT_RE.search(text):
             text = ""
     q = plan.question
-    if q is not None:
+    if q is not None and plan.status != "answered":
         found = len(plan.sources or [])
-        if not text.strip() and plan.status != "answered":  # answered by its nested sections only
-            plan.status = "insufficient"
-        if plan.status == "insufficient":
-            text = "\n\n".join(
-                x
-                for x in [sections.insufficient_sentence(q, found, plan.elsewhere), text]
-                if x.strip()
-            )
+        statement = answers.unmet_statement(q, found, stops.get(q.key))
+        text = "\n\n".join(x for x in [statement, text] if x.strip())
     return text
 
 
@@ -286,10 +292,14 @@ def _units(text: str) -> list[str]:
 
 
 def _questions(
-    plans: list[sections.SectionPlan], final_sections: list[ReportSection]
+    plans: list[sections.SectionPlan],
+    final_sections: list[ReportSection],
+    counted: dict[str, list[EvidencePassage]],
+    stops: dict[str, QuestionStop],
 ) -> list[ReportQuestion]:
-    """``Report.questions``: per syllabus question its section heading, status and the reference
-    numbers that section cites."""
+    """``Report.questions``: per syllabus question its section heading, status (answered exactly
+    when met on the coverage chart), the reference numbers its section cites, every evidence
+    passage that counts for it and why research on it stopped."""
     out = []
     text_of = {id(p): s.text for p, s in zip(plans, final_sections)}
     for plan, sec in zip(plans, final_sections):
@@ -299,7 +309,8 @@ def _questions(
             [sec.text, *[text_of[id(c)] for c in plans if c.parent is plan and id(c) in text_of]]
         )
         refs = list(dict.fromkeys(int(n) for n in citations.LOCAL_RE.findall(body)))
-        status = plan.status if plan.status == "answered" and refs else "insufficient"
+        status = "answered" if plan.status == "answered" else "insufficient"
+        stop = stops.get(plan.question.key)
         out.append(
             ReportQuestion(
                 key=plan.question.key,
@@ -309,6 +320,8 @@ def _questions(
                 sources=refs,
                 sources_found=len(plan.sources or []),
                 min_sources=plan.question.min_sources,
+                evidence=counted.get(plan.question.key, []),
+                stop_reason=stop.reason if stop else "",
             )
         )
     return out

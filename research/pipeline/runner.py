@@ -26,7 +26,7 @@ from research.config import Settings, load_settings
 from research.engines.factory import make_engine
 from research.errors import ResearchError, RunCancelled
 from research.models import REVIEW_STATUS, Outline, Perspective, Report, TopicOutline
-from research.pipeline import analysis, conversation, planning, reporter
+from research.pipeline import analysis, conversation, gaps, planning, reporter
 from research.pipeline.context import RunContext
 from research.pipeline.index_events import index_progress_events
 from research.pipeline.recorders import KeyedRecorder
@@ -107,6 +107,9 @@ def run_storm(ctx: RunContext) -> Report:
 
     store.set_status(run_id, "conversations")
     convs = conversation.run_conversations(ctx, perspectives)
+    gap_conv, _ = gaps.fill_gaps(ctx)
+    if gap_conv is not None:
+        convs = [*convs, gap_conv]
     completion = ctx.collector.check_completion(min_databases=ctx.config.min_databases)
     ctx.emit("coverage.checked", completion)
     ctx.check_cancel()

@@ -154,6 +154,13 @@ if TEMPLATE_CHOICES != (AUTO, *template_names()):
     )
 
 
+def drug_names(topic: str) -> list[str]:
+    """The medicines a topic names by their WHO INN stem (``"Trastuzumab cardiotoxicity"`` →
+    ``["Trastuzumab"]``), in order, without repeats; [] for a topic that names none."""
+    text = topic if isinstance(topic, str) else ""
+    return list(dict.fromkeys(m.group(0) for m in _INN_STEM.finditer(text)))
+
+
 def template_choices() -> list[str]:
     """What ``--template`` and the Launch form accept: ``["auto", "drug", "general"]`` (auto first),
     the values of ``models.TemplateName``."""

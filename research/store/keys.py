@@ -85,6 +85,7 @@ RUN_DOCS = {
     "report",
     "draft_report",
     "audit",
+    "gaps",
 }
 
 
@@ -130,6 +131,12 @@ def run_rounds(run_id: str) -> str:
     """Hash round number → JSON list of each conversation's focus question keys for that round
     (stored once, so a resumed round asks exactly what the interrupted one would have)."""
     return f"run:{check_run_id(run_id)}:rounds"
+
+
+def run_evidence(run_id: str) -> str:
+    """Hash source id (``src_012``) → JSON list of ``EvidencePassage``: the passages of that
+    source that answer syllabus questions (``research.evidence``)."""
+    return f"run:{check_run_id(run_id)}:evidence"
 
 
 def run_calls(run_id: str) -> str:
@@ -216,4 +223,5 @@ def run_keys(run_id: str) -> list[str]:
         *[costorm(run_id, p) for p in COSTORM_PARTS],
         *[part(run_id) for part in RESILIENCE_PARTS],
         *[part(run_id) for part in FOLLOWUP_PARTS],
+        run_evidence(run_id),
     ]

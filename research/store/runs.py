@@ -34,6 +34,7 @@ from research.store import keys
 from research.store.calls import ToolCalls
 from research.store.collector import SourceCollector
 from research.store.costorm import CoStormRecords
+from research.store.evidence import EvidenceStore
 from research.store.lease import PENDING_GRACE_S, Lease, is_held
 
 M = TypeVar("M", bound=BaseModel)
@@ -437,6 +438,10 @@ class RunStore:
         """The run's seed 000 source collector on this Redis."""
         return SourceCollector(self.r, run_id)
 
+    def evidence(self, run_id: str) -> EvidenceStore:
+        """The run's evidence passages per source (``research.store.evidence``)."""
+        return EvidenceStore(self.r, run_id)
+
     def lease(self, run_id: str, ttl_ms: int | None = None) -> Lease:
         """A (not yet acquired) lease on the run for a job (``research.store.lease.Lease``)."""
         return Lease(self.r, run_id, ttl_ms)
@@ -465,7 +470,7 @@ class RunStore:
         """Count LLM retries of a call that failed after them (run usage hash)."""
         self.r.hincrby(keys.run_usage(run_id), "retries", retries)
 
-    def round_focus(self, run_id: str, round_no: int, focus: Callable[[], object]) -> object:
+    def round_focus(self, run_id: str, round_no: int | str, focus: Callable[[], object]) -> object:
         """The steering snapshot of conversation turn ``round_no`` (JSON: the focus keys, or
         since issue 14 ``{"focus": [...], "cards": n}``): stored on first use (HSETNX, value from
         ``focus()``), so a resumed run reads exactly what the interrupted one used."""

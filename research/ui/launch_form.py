@@ -110,11 +110,14 @@ def form_values(
     costorm: dict | None = None,
     min_databases: int = 1,
     review: bool = False,
+    gap_turns: int = 2,
+    depth: str = "standard",
 ) -> dict[str, Any]:
     """The form's values as ``make_config`` keyword arguments (models/budgets only for litellm,
     ``costorm`` only for Co-STORM; empty model names dropped; zero budgets mean no cap; an empty
     ``search`` is passed through: the input gate makes it ``["local"]`` unless corpora are chosen;
-    ``review``: stop for plan review after planning, issue 12)."""
+    ``review``: stop for plan review after planning; ``gap_turns``: rounds of gap searches for
+    unmet questions; ``depth``: report length)."""
     values: dict[str, Any] = {
         "corpus": corpus,
         "template": template,
@@ -126,6 +129,8 @@ def form_values(
         "corpora": list(corpora),
         "min_databases": int(min_databases),
         "review": bool(review),
+        "gap_turns": int(gap_turns),
+        "depth": depth,
     }
     if engine == "litellm":
         values["models"] = {r: m.strip() for r, m in (models or {}).items() if m and m.strip()}
@@ -134,3 +139,14 @@ def form_values(
     if mode == "costorm" and costorm is not None:
         values["costorm"] = dict(costorm)
     return values
+
+
+DEPTH_LABELS = {
+    "brief": "Brief (~300 words)",
+    "standard": "Standard (~1,000 words)",
+    "deep": "Deep (~2,500 words)",
+}
+GAP_HELP = (
+    "After the planned turns, rounds of searches aimed at the syllabus questions still without "
+    "enough evidence (up to 6 queries per question). 0 stops research at the turn cap."
+)

@@ -139,7 +139,11 @@ class ExtractiveEngine:
         return writing.refine_outline(self.vectors, inp.topic, inp.draft, inp.conversations)
 
     def write_section(self, inp: SectionInput) -> TextOutput:
-        """A section from its snippets, each sentence cited ``[snippet.n]``."""
+        """A section from its snippets, each sentence cited ``[snippet.n]``: a syllabus question's
+        section quotes all of its chosen evidence (``writing.write_evidence``); another section
+        takes the snippet sentences closest to its heading (``writing.write_section``)."""
+        if inp.question is not None:
+            return TextOutput(text=writing.write_evidence([(s.n, s.text) for s in inp.snippets]))
         return TextOutput(
             text=writing.write_section(
                 self.vectors,

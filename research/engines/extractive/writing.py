@@ -313,6 +313,22 @@ def write_section(
     return "\n\n".join(" ".join(f"{ensure_period(sents[i])}[{owner[i]}]" for i in p) for p in paras)
 
 
+def write_evidence(snippets: list[tuple[int, str]], per_paragraph: int = 4) -> str:
+    """A question's section from its chosen evidence (``research.pipeline.answers``): every
+    sentence of every snippet, in the given order, each followed by ``[n]`` of its snippet; a
+    source's sentences stay together, and paragraphs hold up to ``per_paragraph`` sentences."""
+    paras: list[list[str]] = []
+    for n, text in snippets:
+        sents = [f"{ensure_period(x)}[{n}]" for x in split_sentences(strip_citations(text))]
+        if not sents:
+            continue
+        if paras and len(paras[-1]) + len(sents) <= per_paragraph:
+            paras[-1] += sents
+        else:
+            paras.append(sents)
+    return "\n\n".join(" ".join(p) for p in paras)
+
+
 def write_lead(
     vectors: Vectors, topic: str, sections: list[ReportSection], questions: list | None = None
 ) -> str:

@@ -1,0 +1,228 @@
+"""The one evidence judgement: does a passage of a source answer a syllabus question?
+
+``evidence_score(question, passage, topic=…) → [0, 1]`` is used by every consumer of evidence
+(DESIGN.md, Terms: *evidence*): the collector counts a source for a question only when the
+source has a passage at or over ``EVIDENCE_MIN``; steering chases the questions without enough
+such sources; the report writes each question's section from those passages; the Coverage page
+lists them.
+
+The score combines two views of the question, with the topic's own words taken out of both, so
+that a sentence about the topic cannot pass for evidence just by naming it (cosine to
+"topic: heading" scored such sentences above 0.9):
+
+* **semantic** — all-MiniLM-L6-v2 cosine of the passage to the question's aspect texts: its label
+  and description, and each of its facets (``facets``: the description's comma-separated parts,
+  plus a few curated phrasings for the template questions of seed 000 and the general template),
+  topic words removed; the best of those cosines counts;
+* **lexical** — the share of the question's own stemmed terms (label + description + facets,
+  minus the topic's words and stop words) that the passage uses, saturating at two distinct terms
+  (BM25's term-frequency saturation in its simplest form: presence, not counts).
+
+``score = clip(SEM_WEIGHT · (cos − COS_FLOOR) / COS_SPAN + LEX_WEIGHT · lexical − design, 0, 1)``,
+where ``design`` = ``DESIGN_PENALTY`` for a sentence that describes a study's design rather than a
+finding (``STUDY_DESIGN``). The weights and ``EVIDENCE_MIN`` were chosen on the labelled set of
+``bench/data/evidence_labels.jsonl`` (calibration half; the bench reports the test half).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+import Stemmer
+
+from research.engines.extractive.text import STUDY_DESIGN, content_words, split_sentences, word_key
+from research.engines.extractive.vectors import Vectors
+from research.models import Question
+
+EVIDENCE_MIN = 0.45
+"""The calibrated bar: a passage is evidence for a question when its score is ≥ this."""
+SEM_WEIGHT, LEX_WEIGHT = 0.7, 0.3
+COS_FLOOR, COS_SPAN = 0.10, 0.45  # MiniLM cosine mapped to [0, 1] over [0.10, 0.55]
+LEX_SATURATION = 2  # distinct question terms at which the lexical part is full
+DESIGN_PENALTY = 0.15
+PASSAGES_PER_QUESTION = 3  # best passages kept per (source, question)
+MAX_PASSAGES = 60  # sentences of a source's text that are read
+MIN_WORDS, MAX_WORDS = 6, 80
+
+# Curated facet phrasings of the template questions (research.planning.syllabus): what an
+# analyst means by each question, in the words sources use. Seed 000 keeps its label and
+# description verbatim; these only widen what the judgement recognises.
+FACETS: dict[str, tuple[str, ...]] = {
+    "mechanism.moa": (
+        "binds the receptor and blocks its signalling",
+        "monoclonal antibody target and pathway inhibition",
+        "antibody-dependent cellular cytotoxicity and receptor internalisation",
+        "mechanism of resistance",
+    ),
+    "clinical.efficacy": (
+        "improved overall survival or disease-free survival",
+        "hazard ratio for recurrence or death",
+        "pathological complete response rate",
+        "objective response rate and progression-free survival",
+    ),
+    "clinical.safety": (
+        "adverse events and grade 3 or 4 toxicity",
+        "cardiotoxicity, heart failure and decline in left ventricular ejection fraction",
+        "side effects, discontinuation due to toxicity",
+    ),
+    "competitive.landscape": (
+        "compared with another drug or regimen",
+        "combination with chemotherapy or another targeted agent",
+        "alternative agents such as lapatinib, pertuzumab or biosimilars",
+    ),
+    "market.status": (
+        "approved by the FDA or EMA for this indication",
+        "phase III trial stage of development",
+        "commercial availability, pricing and cost-effectiveness",
+    ),
+    "ip.patents": (
+        "patent expiry and market exclusivity",
+        "biosimilar entry after patent protection ends",
+        "new formulation such as subcutaneous administration",
+    ),
+    "background.overview": ("definition and key facts", "what it is and its scope"),
+    "history.timeline": ("began in the year", "key dates and events in order", "was founded"),
+    "key.actors": ("people and organisations involved", "led by, founded by, members"),
+    "impact.effects": ("consequences and measurable outcomes", "reception and significance"),
+    "debate.controversies": ("criticism and disputes", "competing views and controversy"),
+    "outlook.future": ("current status and recent developments", "plans for the future"),
+}
+
+_STEM = Stemmer.Stemmer("english")
+_WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'’-]*")
+_GENERIC_QUESTION_WORDS = frozenset(
+    "what how does which who when where why sources report drug topic key".split()
+)
+
+
+@dataclass(frozen=True)
+class Passage:
+    """A whole-sentence passage of a text: ``text`` and its character offsets ``[start, end)``."""
+
+    text: str
+    start: int
+    end: int
+
+
+def _stems(text: str) -> set[str]:
+    words = [word_key(w) for w in _WORD.findall(text or "")]
+    parts = [p for w in _WORD.findall(text or "") for p in w.split("-") if len(p) >= 3]
+    return {s for s in _STEM.stemWords(words + [word_key(p) for p in parts]) if s}
+
+
+def topic_stems(topic: str) -> frozenset[str]:
+    """Stems of the topic's words and their hyphen parts (``HER2-positive`` → her2, posit…)."""
+    return frozenset(_stems(topic))
+
+
+def facets(question: Question) -> list[str]:
+    """The question's facets: curated phrasings (``FACETS``) for template keys, plus the parts
+    of its description split at commas, question marks and semicolons (≥ 2 words each)."""
+    parts = [p.strip(" .") for p in re.split(r"[,;?]|\(|\)| and ", question.description)]
+    return list(dict.fromkeys([*FACETS.get(question.key, ()), *(p for p in parts if p)]))
+
+
+def _strip_topic(text: str, stems: frozenset[str]) -> str:
+    """``text`` without the words whose stem is a topic stem (kept whole when nothing is left)."""
+    kept = [w for w in text.split() if not (_stems(w) and _stems(w) <= stems)]
+    out = " ".join(kept).strip(" :,.")
+    return out if len(out.split()) >= 1 else text
+
+
+def _aspects(question: Question, topic: str) -> tuple[tuple[str, ...], frozenset[str]]:
+    """``(aspect texts, question term stems)`` of a question under a topic (topic words out)."""
+    return _aspects_of(question.key, question.label, question.description, topic)
+
+
+@lru_cache(maxsize=512)
+def _aspects_of(
+    key: str, label: str, description: str, topic: str
+) -> tuple[tuple[str, ...], frozenset[str]]:
+    question = Question(key=key, label=label, description=description, min_sources=1)
+    stems = topic_stems(topic)
+    head = _strip_topic(f"{question.label}: {question.description}", stems)
+    texts = [head, *(_strip_topic(f, stems) for f in facets(question))]
+    texts = [t for t in dict.fromkeys(texts) if t.strip()]
+    words = content_words(" ".join([question.label, question.description, *facets(question)]))
+    terms = set()
+    for w in words:
+        if w.lower() in _GENERIC_QUESTION_WORDS:
+            continue
+        terms |= _stems(w)
+    return tuple(texts), frozenset(terms - stems - _stems(" ".join(_GENERIC_QUESTION_WORDS)))
+
+
+def score_passages(
+    questions: list[Question],
+    passages: list[str],
+    *,
+    topic: str,
+    vectors: Vectors | None = None,
+) -> np.ndarray:
+    """Evidence scores ``(len(questions), len(passages))`` in [0, 1] (module docstring).
+
+    Embeds each passage and aspect text once (``vectors`` caches them; a new ``Vectors`` loads
+    MiniLM lazily, ~5 s the first time in a process)."""
+    if not questions or not passages:
+        return np.zeros((len(questions), len(passages)), dtype=np.float32)
+    vectors = vectors or Vectors()
+    aspects = [_aspects(q, topic) for q in questions]
+    flat = [t for texts, _ in aspects for t in texts]
+    sims = vectors.sim(passages, flat)  # (passages, aspect texts)
+    p_stems = [_stems(p) for p in passages]
+    design = np.array([DESIGN_PENALTY * bool(STUDY_DESIGN.search(p)) for p in passages])
+    out = np.zeros((len(questions), len(passages)), dtype=np.float32)
+    col = 0
+    for i, (texts, terms) in enumerate(aspects):
+        cos = sims[:, col : col + len(texts)].max(axis=1)
+        col += len(texts)
+        sem = np.clip((cos - COS_FLOOR) / COS_SPAN, 0.0, 1.0)
+        lex = np.array(
+            [min(1.0, len(terms & s) / LEX_SATURATION) if terms else 0.0 for s in p_stems]
+        )
+        out[i] = np.clip(SEM_WEIGHT * sem + LEX_WEIGHT * lex - design, 0.0, 1.0)
+    return np.round(out, 4)
+
+
+def evidence_score(
+    question: Question, passage: str, *, topic: str, vectors: Vectors | None = None
+) -> float:
+    """How well ``passage`` answers ``question`` on ``topic``, in [0, 1]; evidence at
+    ``≥ EVIDENCE_MIN``. One pair of ``score_passages``."""
+    return float(score_passages([question], [passage], topic=topic, vectors=vectors)[0, 0])
+
+
+_WHOLE_START = re.compile(r"^[A-Z0-9\"'“(\[]")
+_WHOLE_END = re.compile(r"[.!?][\"'”’)]?$")
+_CUT = re.compile(r"…|\.\.\.|\. \. \.")
+
+
+def split_passages(text: str, limit: int = MAX_PASSAGES) -> list[Passage]:
+    """Whole-sentence passages of ``text`` with their offsets, in text order, at most ``limit``.
+
+    Whole: capitalised start, terminal ``.!?``, no ``…`` cut, ``MIN_WORDS``–``MAX_WORDS`` words,
+    balanced brackets — a report quotes a passage as it stands, so a fragment is never one."""
+    out: list[Passage] = []
+    pos = 0
+    for sent in split_sentences(text or ""):
+        start = text.find(sent, pos)
+        if start < 0:
+            start = text.find(sent[:40], pos)
+        if start < 0:
+            continue
+        end = start + len(sent)
+        pos = end
+        n = len(sent.split())
+        if not (MIN_WORDS <= n <= MAX_WORDS) or _CUT.search(sent):
+            continue
+        if not _WHOLE_START.match(sent) or not _WHOLE_END.search(sent):
+            continue
+        if sent.count("(") != sent.count(")") or sent.count("[") != sent.count("]"):
+            continue
+        out.append(Passage(sent, start, end))
+        if len(out) >= limit:
+            break
+    return out

@@ -1,0 +1,98 @@
+"""Evidence passages of search results: which syllabus questions a retrieved document answers,
+and with which of its sentences (DESIGN.md, Terms: evidence).
+
+A result can be evidence only when it is about the topic: its title and text name more than
+half of the topic's content words (``pipeline.evidence.mentions_topic``) and, for a drug topic,
+the drug itself (a capecitabine trial's efficacy sentence is no evidence about trastuzumab), or
+its title alone is close to the topic. Its full text (the raw artifact's ``text``; the
+snippets when the backend gave no text) is split into whole-sentence passages
+(``judge.split_passages``) and scored against every question (``judge.score_passages``); each
+question gets the result's best ``PER_QUESTION`` passages at or over ``judge.EVIDENCE_MIN``.
+"""
+
+from __future__ import annotations
+
+import re
+
+from research.engines.extractive.text import content_words, subject_of, word_key
+from research.engines.extractive.vectors import Vectors
+from research.evidence import judge
+from research.models import EvidencePassage, Question, SearchResult
+from research.planning.syllabus import drug_names
+
+TITLE_ON_TOPIC = 0.55  # cosine(title, topic) that makes a result on-topic by itself
+PER_QUESTION = 3
+
+
+def _words(text: str) -> set[str]:
+    have = {word_key(w) for w in re.findall(r"[A-Za-z0-9][A-Za-z0-9'’-]*", text)}
+    return have | {word_key(p) for w in list(have) for p in w.split("-")}
+
+
+def topic_words(topic: str) -> list[set[str]]:
+    """The topic's content words, each as the set of forms that count as a mention (the word and
+    its hyphen parts of ≥ 3 characters)."""
+    out = []
+    for w in content_words(subject_of(topic)):
+        forms = {word_key(w)} | {word_key(p) for p in w.split("-") if len(word_key(p)) >= 3}
+        out.append(forms - {""})
+    return [f for f in out if f]
+
+
+def about_topic(text: str, topic: str) -> bool:
+    """``text`` names more than half of the topic's content words (all of them for a one- or
+    two-word topic) and every drug the topic names (``syllabus.drug_names``)."""
+    words = topic_words(topic)
+    have = _words(text)
+    if any(word_key(d) not in have for d in drug_names(topic)):
+        return False
+    if not words:
+        return True
+    hits = sum(bool(forms & have) for forms in words)
+    return hits > len(words) / 2 if len(words) > 2 else hits == len(words)
+
+
+def result_text(result: SearchResult) -> str:
+    """The text whose passages count: the full document text, else its snippets."""
+    return result.text if result.text.strip() else "\n".join(result.snippets)
+
+
+def result_evidence(
+    vectors: Vectors, questions: list[Question], topic: str, results: list[SearchResult]
+) -> list[dict[str, list[EvidencePassage]]]:
+    """Per result (in order), ``question key → its best passages`` over the bar (``source_id``
+    left empty: the collector numbers the source when the turn is committed). Results that are
+    not about the topic get ``{}``. All passages of all results are scored in one batch."""
+    out: list[dict[str, list[EvidencePassage]]] = [{} for _ in results]
+    if not results or not questions:
+        return out
+    titles = vectors.sim([subject_of(topic)], [r.title or r.url for r in results])[0]
+    spans: list[tuple[int, judge.Passage]] = []
+    for i, r in enumerate(results):
+        text = result_text(r)
+        if float(titles[i]) < TITLE_ON_TOPIC and not about_topic(f"{r.title}\n{text}", topic):
+            continue
+        spans += [(i, p) for p in judge.split_passages(text)]
+    if not spans:
+        return out
+    scores = judge.score_passages(
+        questions, [p.text for _, p in spans], topic=topic, vectors=vectors
+    )
+    for qi, q in enumerate(questions):
+        for col, (i, p) in enumerate(spans):
+            s = float(scores[qi, col])
+            if s >= judge.EVIDENCE_MIN:
+                out[i].setdefault(q.key, []).append(
+                    EvidencePassage(
+                        question=q.key,
+                        source_id="",
+                        passage=p.text,
+                        score=round(s, 4),
+                        start=p.start,
+                        end=p.end,
+                    )
+                )
+    for ev in out:
+        for k, ps in ev.items():
+            ev[k] = sorted(ps, key=lambda p: (-p.score, p.start))[:PER_QUESTION]
+    return out

@@ -1,0 +1,145 @@
+"""Each syllabus question's section, written from its evidence (DESIGN.md, Terms: evidence).
+
+One rule decides a question's status everywhere: it is **answered** exactly when it is *met* on
+the coverage chart — at least ``min_sources`` saved sources with an evidence passage for it
+(seed 000 ``get_progress``) — so the chart, ``Report.questions`` and the report text agree.
+
+``fill``: an answered question's section gets its best evidence passages (score order, one
+passage per source before a second one of any source, near-duplicates dropped: maximal marginal
+relevance with ``DUPLICATE_SIM``), as many as the run's depth allows
+(``section_budget``); an unmet question's section opens with the statement of what was searched
+and found (``unmet_statement``) and then quotes what evidence there is. Outline sections that
+are no syllabus question keep the sentences ``sections.allocate`` gave them from the
+conversations' sources, minus any a question's section already quotes.
+
+Depth (``RunConfig.depth``) sets the report's length: about ``DEPTH_WORDS`` words, ~70 % of them
+for the questions' sections; scarce evidence makes a report shorter, never padded.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from research.engines.extractive.text import norm_key
+from research.engines.extractive.vectors import Vectors
+from research.models import EvidencePassage, GapReport, Question, QuestionStop
+from research.pipeline.evidence import Unit
+from research.pipeline.sections import DUPLICATE_SIM, SectionPlan
+
+DEPTH_WORDS = {"brief": 300, "standard": 1000, "deep": 2500}
+QUESTION_SHARE = 0.7
+WORDS_PER_SENTENCE = 28  # mean length of an evidence sentence in the shared corpus (words)
+
+
+def section_budget(depth: str, questions: int, others: int) -> tuple[int, int]:
+    """``(sentences per question section, sentences per other section)`` for a report of
+    ``depth`` with that many sections of each kind (at least 1 and 1)."""
+    words = DEPTH_WORDS.get(depth, DEPTH_WORDS["standard"])
+    per_q = QUESTION_SHARE * words / max(1, questions) / WORDS_PER_SENTENCE
+    per_o = (1 - QUESTION_SHARE) * words / max(1, others) / WORDS_PER_SENTENCE
+    return max(1, round(per_q)), max(1, round(per_o))
+
+
+def choose(
+    vectors: Vectors, passages: list[EvidencePassage], n: int, taken: list[str]
+) -> list[EvidencePassage]:
+    """Up to ``n`` passages, best score first, one per source before any source's second, none
+    a near-duplicate (same words, or cosine ≥ ``DUPLICATE_SIM``) of a chosen one or of ``taken``
+    (texts already quoted elsewhere in the report); appends the chosen texts to ``taken``."""
+    ranked = sorted(passages, key=lambda p: (-p.score, p.source_id, p.start))
+    seen: set[str] = set()
+    firsts = [p for p in ranked if not (p.source_id in seen or seen.add(p.source_id))]
+    order = firsts + [p for p in ranked if p not in firsts]
+    if not order:
+        return []
+    vecs = vectors.encode([p.passage for p in order])
+    kept_vecs = list(vectors.encode(taken)) if taken else []
+    keys = {norm_key(t) for t in taken}
+    out: list[EvidencePassage] = []
+    for p, v in zip(order, vecs, strict=True):
+        if len(out) >= n:
+            break
+        if norm_key(p.passage) in keys:
+            continue
+        if kept_vecs and float(np.max(np.asarray(kept_vecs) @ v)) >= DUPLICATE_SIM:
+            continue
+        out.append(p)
+        keys.add(norm_key(p.passage))
+        kept_vecs.append(v)
+        taken.append(p.passage)
+    return out
+
+
+def reading_order(chosen: list[EvidencePassage]) -> list[EvidencePassage]:
+    """Sources in the order of their best chosen passage; a source's passages in text order."""
+    first: dict[str, int] = {}
+    for i, p in enumerate(chosen):
+        first.setdefault(p.source_id, i)
+    return sorted(chosen, key=lambda p: (first[p.source_id], p.start))
+
+
+def what_it_asks(q: Question) -> str:
+    """The question's description as a phrase: "patent coverage, exclusivity, formulations"."""
+    desc = q.description.strip().rstrip(".")
+    desc = desc.rsplit("?", 1)[-1].strip() or desc
+    return f"{desc[:1].lower()}{desc[1:]}" if desc else q.label.lower()
+
+
+def unmet_statement(q: Question, found: int, stop: QuestionStop | None) -> str:
+    """The plain statement for an unmet question: what was searched and what was found, e.g.
+    "Intellectual Property is not answered: 6 gap searches (such as “trastuzumab patent
+    expiry”) after the planned conversations found 1 of the 3 sources needed that state patent
+    coverage, exclusivity, formulations."."""
+    queries = stop.gap_queries if stop else []
+    searched = "the planned conversations' searches"
+    if queries:
+        n = len(queries)
+        searched = (
+            f"the planned conversations and {n} gap {'search' if n == 1 else 'searches'} "
+            f"(such as “{queries[0]}”)"
+        )
+    if found == 0:
+        return (
+            f"{q.label} is not answered: {searched} found no source that states {what_it_asks(q)}."
+        )
+    return (
+        f"{q.label} is not answered: {searched} found {found} of the {q.min_sources} sources "
+        f"needed that state {what_it_asks(q)}; what {'it reports' if found == 1 else 'they report'} "
+        "follows."
+    )
+
+
+def fill(
+    vectors: Vectors,
+    plans: list[SectionPlan],
+    evidence: dict[str, list[EvidencePassage]],
+    counts: dict[str, int],
+    depth: str,
+) -> dict[str, list[EvidencePassage]]:
+    """Give every question section its evidence and its status (module docstring), and drop
+    from the other sections what a question section quotes. Returns ``question key → every
+    passage that counts for it`` (for ``Report.questions``), best first."""
+    questions = [p for p in plans if p.question is not None]
+    others = [p for p in plans if p.question is None]
+    per_q, per_o = section_budget(depth, len(questions), len(others))
+    taken: list[str] = []
+    counted: dict[str, list[EvidencePassage]] = {}
+    for plan in questions:
+        q = plan.question
+        assert q is not None
+        allowed = set(plan.sources or [])
+        mine = [p for sid in allowed for p in evidence.get(sid, []) if p.question == q.key]
+        counted[q.key] = sorted(mine, key=lambda p: (-p.score, p.source_id, p.start))
+        met = counts.get(q.key, 0) >= q.min_sources
+        plan.status = "answered" if met else "insufficient"
+        chosen = reading_order(choose(vectors, mine, per_q, taken))
+        plan.units = [Unit(p.passage, p.source_id) for p in chosen]
+    quoted = {norm_key(t) for t in taken}
+    for plan in others:
+        plan.units = [u for u in plan.units if norm_key(u.text) not in quoted][:per_o]
+    return counted
+
+
+def stops_by_key(gaps: GapReport | None) -> dict[str, QuestionStop]:
+    """``question key → QuestionStop`` of the run's gap phase ({} before it ran)."""
+    return {s.key: s for s in gaps.questions} if gaps else {}

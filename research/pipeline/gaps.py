@@ -1,0 +1,192 @@
+"""Research until answered: gap turns for the syllabus questions still unmet after the planned
+conversations (seed 000: ``check_completion`` → ``finalize_sources`` is the loop's stop rule).
+
+After the planned turns, while ``check_completion`` is not ready, each round searches for every
+unmet question (``coverage_gaps``) with up to ``QUERIES_PER_ROUND`` new queries built from its
+label, description and facets (the litellm engine's asker writes them), until the question is
+met or the gap budget ends: ``RunConfig.gap_turns`` rounds (default 2) and at most
+``MAX_GAP_QUERIES`` queries per question. Each search is a recorded tool call with its card and
+artifact (seed 001), and each found source counts only with an evidence passage.
+
+A gap turn is a dialogue turn of the conversation "Gap search" (turn number = round, focus =
+the question), so the Conversations page shows it and a resumed run finds it. Determinism and
+resume follow the conversations' rules: a round's unmet questions, their queries and the cards
+count are stored before any of its turns is committed (``RunStore.round_focus``, HSETNX under
+``gap{round}``), turns are computed in parallel and committed in syllabus order, and turns
+already stored are not redone.
+
+The result, per question, is why research stopped (``QuestionStop.reason``): "met in the
+planned conversations", "met after 3 gap queries", "no new evidence after 6 gap queries",
+stored as the run document ``gaps`` and emitted as ``gap.question`` events.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+
+from research.engines.base import QueryInput
+from research.engines.extractive.text import subject_of
+from research.evidence.judge import facets
+from research.models import (
+    ConversationResult,
+    DialogueTurn,
+    GapReport,
+    Perspective,
+    Question,
+    QuestionStop,
+    now,
+)
+from research.pipeline.context import RunContext
+from research.pipeline.conversation import PendingTurn, commit_turn, research_turn
+from research.pipeline.recorders import DeferredRecorder
+
+GAP_PERSPECTIVE = Perspective(
+    name="Gap search",
+    focus="searches aimed at the syllabus questions still unanswered after the conversations",
+)
+QUERIES_PER_ROUND = 3
+MAX_GAP_QUERIES = 6
+
+
+def gap_queries(ctx: RunContext, q: Question, round_no: int) -> list[str]:
+    """Up to ``QUERIES_PER_ROUND`` queries for question ``q`` in gap round ``round_no`` (1-based),
+    never more than ``MAX_GAP_QUERIES`` over all rounds. Extractive: the subject plus the
+    question's label, then each facet in turn. litellm: the engine writes them from the
+    question's label, description and this round's facets."""
+    first = (round_no - 1) * QUERIES_PER_ROUND
+    if first >= MAX_GAP_QUERIES:
+        return []
+    n = min(QUERIES_PER_ROUND, MAX_GAP_QUERIES - first)
+    aspects = [q.label, *facets(q)]
+    chosen = aspects[first : first + n] or aspects[:n]
+    if ctx.engine.name != "extractive":
+        asked = ctx.engine.question_to_queries(
+            QueryInput(
+                topic=ctx.config.topic,
+                question=f"{q.label}: {q.description} ({'; '.join(chosen)})",
+                perspective=GAP_PERSPECTIVE,
+            )
+        ).queries
+        queries = [x.strip() for x in asked if x.strip()][:n]
+        if queries:
+            return queries
+    subject = subject_of(ctx.config.topic)
+    return [f"{subject} {a}" for a in chosen]
+
+
+def _question_text(q: Question) -> str:
+    return f"What do sources report on {q.label.lower()} ({q.description.rstrip('?. ')})?"
+
+
+def _snapshot(ctx: RunContext, round_no: int) -> dict:
+    """The round's unmet questions, their queries and the cards count, stored once."""
+
+    def compute() -> dict:
+        unmet = ctx.collector.coverage_gaps()
+        order = {q.key: i for i, q in enumerate(ctx.syllabus.questions)}
+        unmet = sorted(unmet, key=lambda k: order.get(k, len(order)))
+        queries = {k: gap_queries(ctx, ctx.syllabus.get(k), round_no) for k in unmet}
+        return {
+            "focus": [k for k in unmet if queries[k]],
+            "queries": {k: v for k, v in queries.items() if v},
+            "cards": ctx.store.count_cards(ctx.run_id),
+        }
+
+    return ctx.store.round_focus(ctx.run_id, f"gap{round_no}", compute)
+
+
+def _compute(
+    ctx: RunContext, key: str, queries: list[str], round_no: int, cards: int, exclude: set[str]
+) -> PendingTurn:
+    q = ctx.syllabus.get(key)
+    recorder = DeferredRecorder(ctx.artifacts, f"gap.r{round_no}.{key}")
+    return research_turn(
+        ctx,
+        GAP_PERSPECTIVE,
+        _question_text(q),
+        queries,
+        [key],
+        recorder=recorder,
+        turn_number=round_no,
+        exclude=exclude,
+        known_cards=cards,
+        started=now(),
+    )
+
+
+def fill_gaps(ctx: RunContext) -> tuple[ConversationResult | None, GapReport]:
+    """Run the gap rounds (module docstring); returns the "Gap search" conversation (None when
+    no gap turn was needed or allowed) and the stop reason of every question."""
+    met_before = set(ctx.syllabus.keys()) - set(ctx.collector.coverage_gaps())
+    stored = [t for t in ctx.store.get_turns(ctx.run_id) if t.perspective == GAP_PERSPECTIVE.name]
+    turns: list[DialogueTurn] = list(stored)
+    asked: dict[str, list[str]] = {}
+    rounds = 0
+    for round_no in range(1, ctx.config.gap_turns + 1):
+        ctx.check_cancel()
+        snap = _snapshot(ctx, round_no)
+        if not snap["focus"]:
+            break
+        rounds = round_no
+        for k in snap["focus"]:
+            asked.setdefault(k, []).extend(snap["queries"][k])
+        ctx.emit(
+            "gap.round",
+            {"round": round_no, "questions": snap["focus"], "queries": snap["queries"]},
+        )
+        done = {t.focus_questions[0] for t in stored if t.turn_number == round_no}
+        todo = [k for k in snap["focus"] if k not in done]
+        exclude = {s.url for s in ctx.collector.all_sources()}
+        with ThreadPoolExecutor(
+            max_workers=max(1, min(4, len(todo))), thread_name_prefix="gap"
+        ) as pool:
+            futures = [
+                pool.submit(
+                    _compute, ctx, k, snap["queries"][k], round_no, int(snap["cards"]), exclude
+                )
+                for k in todo
+            ]
+            for fut in futures:  # committed in syllabus order, whatever finished first
+                turns.append(commit_turn(ctx, fut.result()))
+    report = _stops(ctx, met_before, asked, rounds)
+    ctx.store.put_doc(ctx.run_id, "gaps", report)
+    for stop in report.questions:
+        ctx.emit(
+            "gap.question",
+            {
+                "key": stop.key,
+                "met": stop.met,
+                "reason": stop.reason,
+                "gap_queries": len(stop.gap_queries),
+            },
+        )
+    conv = (
+        ConversationResult(perspective=GAP_PERSPECTIVE, turns=turns, ended_by="gap_budget")
+        if turns
+        else None
+    )
+    return conv, report
+
+
+def _stops(
+    ctx: RunContext, met_before: set[str], asked: dict[str, list[str]], rounds: int
+) -> GapReport:
+    counts = ctx.collector.question_counts()
+    out = []
+    for q in ctx.syllabus.questions:
+        n, queries = counts.get(q.key, 0), asked.get(q.key, [])
+        met = n >= q.min_sources
+        if q.key in met_before:
+            reason = "met in the planned conversations"
+        elif met:
+            reason = f"met after {len(queries)} gap {'query' if len(queries) == 1 else 'queries'}"
+        elif not ctx.config.gap_turns:
+            reason = f"{n} of {q.min_sources} sources with evidence; gap searches were off"
+        elif n == 0:
+            reason = f"no source with evidence after {len(queries)} gap queries"
+        else:
+            reason = (
+                f"{n} of {q.min_sources} sources with evidence after {len(queries)} gap queries"
+            )
+        out.append(QuestionStop(key=q.key, met=met, reason=reason, gap_queries=queries))
+    return GapReport(rounds=rounds, ready=all(s.met for s in out), questions=out)

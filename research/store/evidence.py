@@ -1,0 +1,63 @@
+"""Evidence passages of a run, per saved source (DESIGN.md, Terms: evidence).
+
+Key ``run:{id}:evidence`` (``keys.run_evidence``): a HASH source id (``src_012``) → JSON list of
+``EvidencePassage``. A source found again by a later search of the run merges its new passages
+into the stored list (best ``PER_QUESTION`` per question kept, by score then text order), so the
+stored evidence is the same whatever the order the searches found it in.
+"""
+
+from __future__ import annotations
+
+import json
+
+import redis
+
+from research.models import EvidencePassage
+from research.store import keys
+
+PER_QUESTION = 3
+
+
+def merge(old: list[EvidencePassage], new: list[EvidencePassage]) -> list[EvidencePassage]:
+    """``old`` ∪ ``new`` without repeats, best ``PER_QUESTION`` per question (score, then offset);
+    questions in first-seen order."""
+    by_q: dict[str, dict[tuple[int, str], EvidencePassage]] = {}
+    for p in [*old, *new]:
+        by_q.setdefault(p.question, {})[(p.start, p.passage)] = p
+    out: list[EvidencePassage] = []
+    for passages in by_q.values():
+        best = sorted(passages.values(), key=lambda p: (-p.score, p.start, p.passage))
+        out += best[:PER_QUESTION]
+    return out
+
+
+class EvidenceStore:
+    """The evidence of one run. ``r``: ``redis.Redis`` with ``decode_responses=True``."""
+
+    def __init__(self, r: redis.Redis, run_id: str) -> None:
+        self.r = r
+        self.key = keys.run_evidence(run_id)
+
+    def add(self, source_id: str, passages: list[EvidencePassage]) -> list[EvidencePassage]:
+        """Merge ``passages`` into the source's stored evidence (``merge``); returns the stored
+        list. Called by the one committing thread of a run, so read-merge-write is safe."""
+        merged = merge(self.get(source_id), passages)
+        self.r.hset(self.key, source_id, json.dumps([p.model_dump(mode="json") for p in merged]))
+        return merged
+
+    def get(self, source_id: str) -> list[EvidencePassage]:
+        """The source's passages ([] when it has none)."""
+        raw = self.r.hget(self.key, source_id)
+        return [EvidencePassage.model_validate(x) for x in json.loads(raw)] if raw else []
+
+    def all(self) -> dict[str, list[EvidencePassage]]:
+        """``source id → passages`` for every source with evidence (one round trip)."""
+        return {
+            sid: [EvidencePassage.model_validate(x) for x in json.loads(raw)]
+            for sid, raw in sorted(self.r.hgetall(self.key).items())
+        }
+
+    def for_question(self, key: str) -> list[EvidencePassage]:
+        """Every passage that counts for question ``key``, best first (score, source, offset)."""
+        out = [p for ps in self.all().values() for p in ps if p.question == key]
+        return sorted(out, key=lambda p: (-p.score, p.source_id, p.start))

@@ -1,0 +1,123 @@
+"""The evidence judgement (research.evidence): one score decides whether a passage answers a
+syllabus question; the topic's own words cannot carry a passage; passages are whole sentences
+with offsets into the source text; the run store keeps the best passages per question."""
+
+import pytest
+
+from research.evidence import judge
+from research.evidence.passages import about_topic, result_evidence
+from research.models import EvidencePassage, SearchResult
+from research.planning.syllabus import get_template
+from research.store.evidence import EvidenceStore, merge
+
+TOPIC = "Trastuzumab in HER2-positive breast cancer"
+DRUG = {q.key: q for q in get_template("drug").questions}
+
+
+@pytest.fixture(scope="module")
+def vectors():
+    from research.engines.extractive.vectors import Vectors
+
+    return Vectors()
+
+
+def score(key: str, passage: str, vectors) -> float:
+    return judge.evidence_score(DRUG[key], passage, topic=TOPIC, vectors=vectors)
+
+
+def test_a_finding_is_evidence_for_its_own_question_only(vectors):
+    dfs = (
+        "The addition of trastuzumab to adjuvant chemotherapy improved disease-free survival "
+        "(hazard ratio 0.52; P<0.001)."
+    )
+    chf = "Symptomatic congestive heart failure occurred in 4.1% of patients given trastuzumab."
+    assert score("clinical.efficacy", dfs, vectors) >= judge.EVIDENCE_MIN
+    assert score("clinical.safety", dfs, vectors) < judge.EVIDENCE_MIN
+    assert score("clinical.safety", chf, vectors) >= judge.EVIDENCE_MIN
+    assert score("ip.patents", chf, vectors) < judge.EVIDENCE_MIN
+
+
+def test_the_topics_words_alone_answer_nothing(vectors):
+    only_topic = (
+        "Trastuzumab in HER2-positive breast cancer is an important subject for patients and "
+        "doctors."
+    )
+    scores = judge.score_passages(
+        list(DRUG.values()), [only_topic], topic=TOPIC, vectors=vectors
+    )[:, 0]
+    assert float(scores.max()) < judge.EVIDENCE_MIN, dict(zip(DRUG, scores, strict=True))
+
+
+def test_scores_are_bounded_and_deterministic(vectors):
+    passages = ["Trastuzumab binds the extracellular domain of the HER2 receptor.", "Short."]
+    a = judge.score_passages(list(DRUG.values()), passages, topic=TOPIC, vectors=vectors)
+    b = judge.score_passages(list(DRUG.values()), passages, topic=TOPIC, vectors=vectors)
+    assert a.shape == (6, 2) and (a >= 0).all() and (a <= 1).all()
+    assert (a == b).all()
+
+
+def test_passages_are_whole_sentences_with_offsets():
+    text = (
+        "Background. Trastuzumab improved overall survival in the HERA trial of 5,102 women. "
+        "Cardiac dysfunction (more common with trastuzumab than with observation alone. "
+        "Patients received 1 year of treatment after chemotherapy was complete."
+    )
+    passages = judge.split_passages(text)
+    assert [p.text for p in passages] == [
+        "Trastuzumab improved overall survival in the HERA trial of 5,102 women.",
+        "Patients received 1 year of treatment after chemotherapy was complete.",
+    ]
+    for p in passages:
+        assert text[p.start : p.end] == p.text
+
+
+def test_a_drug_topic_needs_the_drug_named():
+    topic = "Trastuzumab cardiotoxicity in HER2-positive breast cancer"
+    assert not about_topic("Capecitabine in HER2-positive breast cancer: cardiac events", topic)
+    assert about_topic("Cardiac events with trastuzumab in HER2-positive breast cancer", topic)
+
+
+def test_result_evidence_keeps_off_topic_results_out(vectors):
+    on = SearchResult(
+        url="https://pubmed.ncbi.nlm.nih.gov/1/",
+        title="Trastuzumab after adjuvant chemotherapy in HER2-positive breast cancer",
+        text="Trastuzumab after adjuvant chemotherapy significantly improved disease-free "
+        "survival among women with HER2-positive breast cancer (hazard ratio 0.54).",
+    )
+    off = SearchResult(
+        url="https://pubmed.ncbi.nlm.nih.gov/2/",
+        title="Capecitabine maintenance in early breast cancer",
+        text="Capecitabine maintenance significantly improved disease-free survival among women "
+        "with early breast cancer (hazard ratio 0.64).",
+    )
+    ev = result_evidence(vectors, list(DRUG.values()), TOPIC, [on, off])
+    assert "clinical.efficacy" in ev[0] and ev[1] == {}
+    p = ev[0]["clinical.efficacy"][0]
+    assert on.text[p.start : p.end] == p.passage and p.score >= judge.EVIDENCE_MIN
+
+
+def _p(q: str, text: str, score: float, start: int = 0) -> EvidencePassage:
+    return EvidencePassage(question=q, source_id="src_001", passage=text, score=score, start=start)
+
+
+def test_merge_keeps_the_best_per_question_whatever_the_order():
+    a = [_p("q.a", "one", 0.6), _p("q.a", "two", 0.9, 10)]
+    b = [_p("q.a", "three", 0.7, 20), _p("q.a", "four", 0.5, 30), _p("q.b", "five", 0.8)]
+    assert merge(a, b) == merge(b, a) or {(p.question, p.passage) for p in merge(a, b)} == {
+        (p.question, p.passage) for p in merge(b, a)
+    }
+    kept = [p.passage for p in merge(a, b) if p.question == "q.a"]
+    assert kept == ["two", "three", "one"]
+
+
+def test_evidence_store_round_trips_through_redis(r):
+    store = EvidenceStore(r, "0123456789abcdef")
+    store.add("src_002", [_p("clinical.efficacy", "A finding.", 0.7)])
+    store.add("src_002", [_p("clinical.efficacy", "A better finding.", 0.9, 40)])
+    store.add("src_001", [_p("clinical.safety", "A harm.", 0.6)])
+    assert [p.passage for p in store.get("src_002")] == ["A better finding.", "A finding."]
+    assert list(store.all()) == ["src_001", "src_002"]
+    assert [p.passage for p in store.for_question("clinical.efficacy")] == [
+        "A better finding.",
+        "A finding.",
+    ]
