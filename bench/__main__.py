@@ -38,6 +38,7 @@ FULL = {
     "dashboard": dict(sources=1000, turns=100, artifacts=500, reps=2),
     "llm": dict(perspectives=4, turns=3, concurrency=8, latency_ms=300),
     "coldstart": dict(reps=2),
+    "evidence": dict(placement_limit=None),
 }
 QUICK = {
     "collector": dict(sizes=(10, 10_000), reps=100, reps_save=100),
@@ -49,6 +50,7 @@ QUICK = {
     "dashboard": dict(sources=1000, turns=100, artifacts=500, reps=1),
     "llm": dict(perspectives=2, turns=1, concurrency=2, latency_ms=300, reps=1),
     "coldstart": dict(reps=1),
+    "evidence": dict(placement_limit=10),
 }
 
 
@@ -100,6 +102,20 @@ def _items(cfg: dict, args: argparse.Namespace) -> tuple[list[tuple[int, str, ob
 
         return llm_bench.run(corpus, **cfg["llm"])
 
+    def evidence_judgement() -> list[Figure]:
+        from bench import evidence_bench  # noqa: PLC0415 - only when the item runs
+
+        figs, extra["evidence_judgement"] = evidence_bench.run_judgement()
+        return figs
+
+    def placement() -> list[Figure]:
+        from bench import evidence_bench  # noqa: PLC0415 - only when the item runs
+
+        figs, extra["placement"] = evidence_bench.run_placement(
+            topics / "json", limit=cfg["evidence"]["placement_limit"]
+        )
+        return figs
+
     return [
         (3, "collector at scale", lambda: collector_bench.run(**cfg["collector"])),
         (4, "embeddings", lambda: embed_bench.run(corpus, **cfg["embed"])),
@@ -120,6 +136,8 @@ def _items(cfg: dict, args: argparse.Namespace) -> tuple[list[tuple[int, str, ob
         (7, "dashboard", lambda: dashboard_bench.run(**cfg["dashboard"])),
         (1, "parallelism / context / concurrency (items 1, 2, 6)", llm),
         (13, "cold start: first run on an empty index dir vs a warm one", coldstart),
+        (14, "evidence judgement (labelled set)", evidence_judgement),
+        (15, "placement accuracy (FreshWiki headings)", placement),
         (20, "evidence per question: drug, cardiotoxicity, depth", evidence_runs),
     ], extra
 
