@@ -6,7 +6,10 @@
 precision, recall and F1 at ``EVIDENCE_MIN`` (overall and per question), the precision/recall
 curve over ``BARS``, and a calibration/test split (by ``sha1(id)``: even first byte →
 calibration): the bar with the best calibration F1, and the test half's figures at that bar.
-The same for two baselines scored with the same MiniLM vectors: (a) cosine of the passage to
+The judge is scored as the pipeline uses it: a pair whose source document fails the topic gate
+(``research.evidence.passages.about_topic``: a search result about another drug never has its
+passages judged) scores 0; ``judge_without_topic_gate`` is the bare score. The same for two
+baselines scored with the same MiniLM vectors: (a) cosine of the passage to
 ``"<topic>: <label>"`` (the old section-fit notion; the topic's words dominate it) and (b) cosine
 to ``"<label>: <description>"``.
 
@@ -32,6 +35,7 @@ from bench.common import Figure, not_measured
 from research.models import Question
 
 LABELS = Path(__file__).resolve().parent / "data" / "evidence_labels.jsonl"
+CORPUS = Path(__file__).resolve().parents[2] / "shared" / "data" / "corpus" / "docs.jsonl"
 BARS = tuple(round(x, 2) for x in np.arange(0.05, 1.0, 0.05))
 ITEM_JUDGE, ITEM_PLACE = 14, 15
 
@@ -105,11 +109,37 @@ def score_pairs(pairs: list[dict], vectors) -> dict[str, np.ndarray]:
     pv = vectors.encode(passages)
     topic_label = vectors.encode([f"{plain_topic(p['topic'])}: {p['label']}" for p in pairs])
     label_desc = vectors.encode([f"{p['label']}: {p['description']}" for p in pairs])
+    gate = topic_gate(pairs)
     return {
-        "judge": judge,
+        "judge": judge * gate,
         "cosine_topic_label": np.sum(pv * topic_label, axis=1),
         "cosine_label_description": np.sum(pv * label_desc, axis=1),
+        "judge_without_topic_gate": judge,
     }
+
+
+def topic_gate(pairs: list[dict]) -> np.ndarray:
+    """1.0 where the pair's source document passes the pipeline's topic gate
+    (``research.evidence.passages.about_topic`` on the corpus document's title and text, the
+    test a search result must pass before its passages are judged), else 0.0; 1.0 for documents
+    not in the shared corpus (SciFact abstracts)."""
+    from research.evidence.passages import about_topic  # noqa: PLC0415 - the item is optional
+
+    wanted = {p["doc_id"] for p in pairs}
+    docs: dict[str, str] = {}
+    with CORPUS.open(encoding="utf-8") as fh:
+        for line in fh:
+            d = json.loads(line)
+            if d["id"] in wanted:
+                docs[d["id"]] = f"{d['title']}\n{d['text']}"
+    return np.array(
+        [
+            1.0
+            if p["doc_id"] not in docs
+            else float(about_topic(docs[p["doc_id"]], plain_topic(p["topic"])))
+            for p in pairs
+        ]
+    )
 
 
 def judgement_report(pairs: list[dict], scores: dict[str, np.ndarray], evidence_min: float) -> dict:
@@ -158,7 +188,9 @@ def run_judgement(vectors=None) -> tuple[list[Figure], dict]:
     rep = judgement_report(pairs, scores, EVIDENCE_MIN)
     rep["seconds"] = round(time.perf_counter() - t0, 1)
     rep["evidence_min"] = EVIDENCE_MIN
-    j, a, b = (rep["scorers"][k] for k in scores)
+    j, a, b = (
+        rep["scorers"][k] for k in ("judge", "cosine_topic_label", "cosine_label_description")
+    )
     n = f"{rep['n_pairs']} labelled pairs ({rep['n_calibration']} calibration)"
     figs = [
         Figure(

@@ -15,9 +15,11 @@ that a sentence about the topic cannot pass for evidence just by naming it (cosi
   and description, and each of its facets (``facets``: the description's comma-separated parts,
   plus a few curated phrasings for the template questions of seed 000 and the general template),
   topic words removed; the best of those cosines counts;
-* **lexical** — the share of the question's own stemmed terms (label + description + facets,
-  minus the topic's words and stop words) that the passage uses, saturating at two distinct terms
-  (BM25's term-frequency saturation in its simplest form: presence, not counts).
+* **lexical** — how many of the question's own stemmed terms (label + description + facets,
+  minus the topic's words and stop words) the passage uses, plus, for the general template's
+  questions, its distinct answer cues (``CUES``: dates for a timeline, names of roles for key
+  actors, "criticized" for a debate…), saturating at two (BM25's term-frequency saturation in its
+  simplest form: presence, not counts).
 
 ``score = sem · (LEX_BASE + (1 − LEX_BASE) · lexical) · design`` with
 ``sem = clip((cos − COS_FLOOR) / COS_SPAN, 0, 1)``: a passage needs the question's meaning, and
@@ -41,11 +43,15 @@ from research.engines.extractive.text import STUDY_DESIGN, content_words, split_
 from research.engines.extractive.vectors import Vectors
 from research.models import Question
 
-EVIDENCE_MIN = 0.45
+EVIDENCE_MIN = 0.30
 """The calibrated bar: a passage is evidence for a question when its score is ≥ this."""
 LEX_BASE = 0.45  # share of the semantic score a passage keeps with none of the question's terms
 COS_FLOOR, COS_SPAN = 0.15, 0.40  # MiniLM cosine mapped to [0, 1] over [0.15, 0.55]
 LEX_SATURATION = 2  # distinct question terms at which the lexical part is full
+# The general template's questions are abstract ("History & Timeline"): MiniLM puts any sentence
+# far from them, and their answers show in cues instead, so they read cosine on a lower scale and
+# lean on the cues more.
+CUE_COS_FLOOR, CUE_COS_SPAN, CUE_LEX_BASE = 0.05, 0.25, 0.3
 DESIGN_FACTOR = 0.4  # what a study-design sentence that reports no finding keeps of its score
 PASSAGES_PER_QUESTION = 3  # best passages kept per (source, question)
 MAX_PASSAGES = 60  # sentences of a source's text that are read
@@ -119,6 +125,45 @@ _DESIGN = re.compile(
     r"\bis\s+an?\s+(?:international|multicent(?:er|re)|randomi[sz]ed|open-label|phase)\b",
     re.I,
 )
+# A sentence that states an aim, a plan or a question rather than an answer: never a finding.
+_AIM = re.compile(
+    r"\b(?:purpose|aims?|objectives?|goals?)\s+(?:of|was|were|is|are|include[sd]?)\b|"
+    r"^(?:To|We\s+sought\s+to)\s+[a-z]+\b|\bto\s+(?:determine|evaluate|assess|investigate|clarify|"
+    r"examine|explore)\b|\bwhether\b|\bwill\s+be\b|\bwe\s+(?:report|present|describe)\b",
+    re.I,
+)
+# Cues of the general template's questions: what their answers look like in any article.
+CUES: dict[str, re.Pattern[str]] = {
+    "background.overview": re.compile(
+        r"\b(?:is|was|are|were)\s+(?:an?|the)\b|\brefers?\s+to\b|\bknown\s+as\b|\blocated\b", re.I
+    ),
+    "history.timeline": re.compile(
+        r"\b(?:1[5-9]\d{2}|20\d{2})\b|\b(?:January|February|March|April|May|June|July|August|"
+        r"September|October|November|December)\b|\b(?:founded|established|began|formed|built|"
+        r"launched|first|later|until|since)\b",
+        re.I,
+    ),
+    "key.actors": re.compile(
+        r"\b(?:president|minister|chief|director|founder|leader|spokes\w+|CEO|governor|"
+        r"company|government|agency|department|police|organi[sz]ation|members?|said|led\s+by)\b",
+        re.I,
+    ),
+    "impact.effects": re.compile(
+        r"\b(?:killed|deaths?|died|injured|damage[sd]?|destroyed|affected|displaced|losses|"
+        r"million|billion|caused|resulted\s+in|led\s+to|impact\w*|consequen\w+)\b",
+        re.I,
+    ),
+    "debate.controversies": re.compile(
+        r"\b(?:critici\w+|critics?|controvers\w+|disput\w+|alleg\w+|accus\w+|lawsuits?|"
+        r"opposed|opposition|argued|condemn\w+|debate\w*|concerns?|protest\w*|investigat\w+)\b",
+        re.I,
+    ),
+    "outlook.future": re.compile(
+        r"\b(?:will|plans?|planned|expected|future|upcoming|proposed|announced|scheduled|"
+        r"ongoing|currently|remains?)\b",
+        re.I,
+    ),
+}
 # What a finding says: a number with a unit of effect, a comparison or an effect verb.
 _FINDING = re.compile(
     r"\d+(?:\.\d+)?\s?%|\bhazard\s+ratio\b|\b(?:HR|OR|RR|CI)\b|\bP\s?[<=>]|"
@@ -175,15 +220,17 @@ def _aspects_of(
     question = Question(key=key, label=label, description=description, min_sources=1)
     stems = topic_stems(topic)
     head = _strip_topic(f"{question.label}: {question.description}", stems)
-    texts = [head, *(_strip_topic(f, stems) for f in facets(question))]
-    texts = [t for t in dict.fromkeys(texts) if t.strip()]
+    generic = _stems(" ".join(_GENERIC_QUESTION_WORDS | _DOMAIN_GENERIC))
+    # a facet made only of the field's generic words ("patient outcomes") matches every abstract
+    parts = [_strip_topic(f, stems) for f in facets(question)]
+    parts = [f for f in parts if _stems(f) - generic - stems]
+    texts = [t for t in dict.fromkeys([head, *parts]) if t.strip()]
     words = content_words(" ".join([question.label, question.description, *facets(question)]))
     terms = set()
     for w in words:
         if w.lower() in _GENERIC_QUESTION_WORDS:
             continue
         terms |= _stems(w)
-    generic = _stems(" ".join(_GENERIC_QUESTION_WORDS | _DOMAIN_GENERIC))
     return tuple(texts), frozenset(terms - stems - generic)
 
 
@@ -212,17 +259,26 @@ def score_passages(
     for i, (texts, terms) in enumerate(aspects):
         cos = sims[:, col : col + len(texts)].max(axis=1)
         col += len(texts)
-        sem = np.clip((cos - COS_FLOOR) / COS_SPAN, 0.0, 1.0)
-        lex = np.array(
-            [min(1.0, len(terms & s) / LEX_SATURATION) if terms else 0.0 for s in p_stems]
+        cue = CUES.get(questions[i].key)
+        floor, span, base = (
+            (CUE_COS_FLOOR, CUE_COS_SPAN, CUE_LEX_BASE) if cue else (COS_FLOOR, COS_SPAN, LEX_BASE)
         )
-        out[i] = np.clip(sem * (LEX_BASE + (1 - LEX_BASE) * lex) * design, 0.0, 1.0)
+        sem = np.clip((cos - floor) / span, 0.0, 1.0)
+        hits = [
+            len(terms & st) + (len(set(cue.findall(p))) if cue else 0)
+            for st, p in zip(p_stems, passages, strict=True)
+        ]
+        lex = np.array([min(1.0, h / LEX_SATURATION) for h in hits])
+        out[i] = np.clip(sem * (base + (1 - base) * lex) * design, 0.0, 1.0)
     return np.round(out, 4)
 
 
 def is_design(passage: str) -> bool:
-    """True for a sentence that describes a study's design or plan and reports no finding
-    ("The primary end point was DFS.", "Patients were randomized to …")."""
+    """True for a sentence that states an aim or a question ("The purpose of this study was to
+    determine whether …") or describes a study's design and reports no finding ("The primary
+    end point was DFS.", "Patients were randomized to …")."""
+    if _AIM.search(passage):
+        return True
     designed = bool(_DESIGN.search(passage) or STUDY_DESIGN.search(passage))
     return designed and not _FINDING.search(passage)
 
