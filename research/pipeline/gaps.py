@@ -90,6 +90,7 @@ def _snapshot(ctx: RunContext, round_no: int) -> dict:
             "focus": [k for k in unmet if queries[k]],
             "queries": {k: v for k, v in queries.items() if v},
             "cards": ctx.store.count_cards(ctx.run_id),
+            "sources": len(ctx.collector.all_sources()),
         }
 
     return ctx.store.round_focus(ctx.run_id, f"gap{round_no}", compute)
@@ -118,6 +119,8 @@ def fill_gaps(ctx: RunContext) -> tuple[ConversationResult | None, GapReport]:
     """Run the gap rounds (module docstring); returns the "Gap search" conversation (None when
     no gap turn was needed or allowed) and the stop reason of every question."""
     met_before = set(ctx.syllabus.keys()) - set(ctx.collector.coverage_gaps())
+    if ctx.config.gap_turns:  # as it was before the first gap turn, also when resumed after it
+        met_before = set(ctx.syllabus.keys()) - set(_snapshot(ctx, 1)["focus"])
     stored = [t for t in ctx.store.get_turns(ctx.run_id) if t.perspective == GAP_PERSPECTIVE.name]
     turns: list[DialogueTurn] = list(stored)
     asked: dict[str, list[str]] = {}
@@ -136,7 +139,8 @@ def fill_gaps(ctx: RunContext) -> tuple[ConversationResult | None, GapReport]:
         )
         done = {t.focus_questions[0] for t in stored if t.turn_number == round_no}
         todo = [k for k in snap["focus"] if k not in done]
-        exclude = {s.url for s in ctx.collector.all_sources()}
+        # the sources saved before the round: a resumed round searches exactly like the first try
+        exclude = {s.url for s in ctx.collector.all_sources()[: int(snap["sources"])]}
         with ThreadPoolExecutor(
             max_workers=max(1, min(4, len(todo))), thread_name_prefix="gap"
         ) as pool:
