@@ -25,7 +25,9 @@ that a sentence about the topic cannot pass for evidence just by naming it (cosi
 ``sem = clip((cos − COS_FLOOR) / COS_SPAN, 0, 1)``: a passage needs the question's meaning, and
 without any of the question's own words keeps only ``LEX_BASE`` of it; ``design`` is
 ``DESIGN_FACTOR`` for a sentence that describes how a study was run and reports no finding
-(``is_design``), else 1. Words every study report uses ("trial", "patients", "phase",
+(``is_design``), else 1; a passage that names other medicines but not the topic's
+(``OTHER_DRUG_FACTOR``) keeps half, unless the question is about the competition. Words every
+study report uses ("trial", "patients", "phase",
 "administration"…) are not question terms. The weights and ``EVIDENCE_MIN`` were chosen on the labelled set of
 ``bench/data/evidence_labels.jsonl`` (calibration half; the bench reports the test half).
 """
@@ -42,6 +44,7 @@ import Stemmer
 from research.engines.extractive.text import STUDY_DESIGN, content_words, split_sentences, word_key
 from research.engines.extractive.vectors import Vectors
 from research.models import Question
+from research.planning.syllabus import drug_names
 
 EVIDENCE_MIN = 0.30
 """The calibrated bar: a passage is evidence for a question when its score is ≥ this."""
@@ -129,9 +132,18 @@ _DESIGN = re.compile(
 _AIM = re.compile(
     r"\b(?:purpose|aims?|objectives?|goals?)\s+(?:of|was|were|is|are|include[sd]?)\b|"
     r"^(?:To|We\s+sought\s+to)\s+[a-z]+\b|\bto\s+(?:determine|evaluate|assess|investigate|clarify|"
-    r"examine|explore)\b|\bwhether\b|\bwill\s+be\b|\bwe\s+(?:report|present|describe)\b",
+    r"examine|explore)\b|\bwhether\b|\bwill\s+be\b|\bwe\s+(?:report|present|describe)\b|"
+    # what was measured, not what was found
+    r"\b(?:end\s?-?points?|outcomes?|objectives?)\s+(?:was|were|is|are|included?)\b|"
+    r"\b(?:was|were)\s+(?:evaluated|assessed|measured|defined|monitored|calculated)\s+(?:as|by|using|with)\b|"
+    # a trial described, not its result: "The HERA trial was an international, randomized…"
+    r"\b(?:is|was)\s+(?:an?|the(?:\s+only|\s+first)?)\s+(?:[\w-]+[\s,]+){0,8}(?:trial|study)\b",
     re.I,
 )
+# Names of other medicines (WHO INN stems, research.planning.syllabus): a finding about one of
+# them is no evidence about the topic's drug, except for a question about the competition.
+_COMPARATIVE = re.compile(r"compet|landscape|alternativ|comparis|versus|combination|rival", re.I)
+OTHER_DRUG_FACTOR = 0.5
 # Cues of the general template's questions: what their answers look like in any article.
 CUES: dict[str, re.Pattern[str]] = {
     "background.overview": re.compile(
@@ -166,7 +178,7 @@ CUES: dict[str, re.Pattern[str]] = {
 }
 # What a finding says: a number with a unit of effect, a comparison or an effect verb.
 _FINDING = re.compile(
-    r"\d+(?:\.\d+)?\s?%|\bhazard\s+ratio\b|\b(?:HR|OR|RR|CI)\b|\bP\s?[<=>]|"
+    r"\d+(?:\.\d+)?\s?%|\bhazard\s+ratio\b|(?-i:\b(?:HR|OR|RR|CI)\b)|\bP\s?[<=>]|"
     r"\bsignifican(?:t|tly|ce)\b|\b(?:improv|reduc|increas|decreas|prolong|lower|rais)(?:ed|es|ing)\b|"
     r"\bassociated\s+with\b|\boccurred\b|\b(?:higher|lower|longer|shorter|better|worse)\b|"
     r"\b(?:demonstrated|showed|shown|approved|binds?|inhibits?|blocks?)\b",
@@ -254,6 +266,13 @@ def score_passages(
     sims = vectors.sim([_strip_topic(p, stems) for p in passages], flat)  # (passages, aspects)
     p_stems = [_stems(p) for p in passages]
     design = np.array([DESIGN_FACTOR if is_design(p) else 1.0 for p in passages])
+    own = {d.lower() for d in drug_names(topic)}
+    other = np.array(
+        [
+            bool(own) and not ({d.lower() for d in drug_names(p)} & own) and bool(drug_names(p))
+            for p in passages
+        ]
+    )
     out = np.zeros((len(questions), len(passages)), dtype=np.float32)
     col = 0
     for i, (texts, terms) in enumerate(aspects):
@@ -269,7 +288,13 @@ def score_passages(
             for st, p in zip(p_stems, passages, strict=True)
         ]
         lex = np.array([min(1.0, h / LEX_SATURATION) for h in hits])
-        out[i] = np.clip(sem * (base + (1 - base) * lex) * design, 0.0, 1.0)
+        q = questions[i]
+        others = np.where(
+            other & (not _COMPARATIVE.search(f"{q.key} {q.label} {q.description}")),
+            OTHER_DRUG_FACTOR,
+            1.0,
+        )
+        out[i] = np.clip(sem * (base + (1 - base) * lex) * design * others, 0.0, 1.0)
     return np.round(out, 4)
 
 

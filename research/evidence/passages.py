@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-from research.engines.extractive.text import content_words, subject_of, word_key
+from research.engines.extractive.text import content_words, norm_key, subject_of, word_key
 from research.engines.extractive.vectors import Vectors
 from research.evidence import judge
 from research.models import EvidencePassage, Question, SearchResult
@@ -72,7 +72,14 @@ def result_evidence(
         text = result_text(r)
         if float(titles[i]) < TITLE_ON_TOPIC and not about_topic(f"{r.title}\n{text}", topic):
             continue
-        spans += [(i, p) for p in judge.split_passages(text)]
+        title = norm_key(r.title)
+        spans += [
+            (i, p)
+            for p in judge.split_passages(text)
+            if not title
+            or norm_key(p.text) not in (title, "")
+            and not norm_key(p.text).startswith(title)
+        ]
     if not spans:
         return out
     scores = judge.score_passages(

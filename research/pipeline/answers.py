@@ -22,13 +22,14 @@ import numpy as np
 
 from research.engines.extractive.text import norm_key
 from research.engines.extractive.vectors import Vectors
+from research.evidence.judge import is_design
 from research.models import EvidencePassage, GapReport, Question, QuestionStop
 from research.pipeline.evidence import Unit
 from research.pipeline.sections import DUPLICATE_SIM, SectionPlan
 
 DEPTH_WORDS = {"brief": 300, "standard": 1000, "deep": 2500}
-QUESTION_SHARE = 0.7
-WORDS_PER_SENTENCE = 28  # mean length of an evidence sentence in the shared corpus (words)
+QUESTION_SHARE = 0.75
+WORDS_PER_SENTENCE = 25  # mean length of an evidence sentence in the shared corpus (words)
 
 
 def section_budget(depth: str, questions: int, others: int) -> tuple[int, int]:
@@ -135,8 +136,10 @@ def fill(
         chosen = reading_order(choose(vectors, mine, per_q, taken))
         plan.units = [Unit(p.passage, p.source_id) for p in chosen]
     quoted = {norm_key(t) for t in taken}
-    for plan in others:
-        plan.units = [u for u in plan.units if norm_key(u.text) not in quoted][:per_o]
+    for plan in others:  # a study's design or aim is no finding in any section
+        plan.units = [
+            u for u in plan.units if norm_key(u.text) not in quoted and not is_design(u.text)
+        ][:per_o]
     return counted
 
 

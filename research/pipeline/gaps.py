@@ -165,7 +165,7 @@ def fill_gaps(ctx: RunContext) -> tuple[ConversationResult | None, GapReport]:
             },
         )
     conv = (
-        ConversationResult(perspective=GAP_PERSPECTIVE, turns=turns, ended_by="gap_budget")
+        ConversationResult(perspective=GAP_PERSPECTIVE, turns=turns, ended_by="max_turns")
         if turns
         else None
     )
