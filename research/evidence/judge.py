@@ -115,7 +115,7 @@ _DOMAIN_GENERIC = frozenset(
     """trial trials phase patient patients clinical effect effects develop development end
     administration administered rate rates outcome outcomes stage agent agents target targeted
     result results study studies treatment treatments therapy therapies chemotherapy cancer
-    breast disease free such new year years""".split()
+    breast disease free such new year years available availability data ii iii iv""".split()
 )
 # A sentence that describes how a study was run, not what it found.
 _DESIGN = re.compile(
@@ -124,7 +124,8 @@ _DESIGN = re.compile(
     r"\bwere\s+(?:randomi[sz]ed|enrolled|recruited|assigned|allocated|eligible|stratified)\b|"
     r"\bunderwent\b|\b(?:was|were)\s+undertaken\b|\bcould\s+be\s+enrolled\b|"
     r"\bwe\s+(?:expect|aim|aimed|hypothesi[sz]e|evaluated|assessed|compared)\b|"
-    r"\bth(?:is|e)\s+(?:trial|study)\s+(?:compared|evaluates|evaluated|will|was\s+designed)\b|"
+    r"\b(?:this|the|in\s+this)\s+(?:[\w-]+[\s,]+){0,6}(?:trial|study)\s+(?:compared|evaluates|"
+    r"evaluated|assessed|enrolled|investigated|examined|will|was\s+designed)\b|"
     r"\bis\s+an?\s+(?:international|multicent(?:er|re)|randomi[sz]ed|open-label|phase)\b",
     re.I,
 )
@@ -134,7 +135,8 @@ _AIM = re.compile(
     r"^(?:To|We\s+sought\s+to)\s+[a-z]+\b|\bto\s+(?:determine|evaluate|assess|investigate|clarify|"
     r"examine|explore)\b|\bwhether\b|\bwill\s+be\b|\bwe\s+(?:report|present|describe)\b|"
     # what was measured, not what was found
-    r"\b(?:end\s?-?points?|outcomes?|objectives?)\s+(?:was|were|is|are|included?)\b|"
+    r"\b(?:end\s?-?points?|outcomes?|objectives?)(?:\s+measures?)?\s+(?:was|were|is|are|included?)\b|"
+    r"\b(?:was|were)\s+developed\s+to\b|"
     r"\b(?:was|were)\s+(?:evaluated|assessed|measured|defined|monitored|calculated)\s+(?:as|by|using|with)\b|"
     # a trial described, not its result: "The HERA trial was an international, randomized…"
     r"\b(?:is|was)\s+(?:an?|the(?:\s+only|\s+first)?)\s+(?:[\w-]+[\s,]+){0,8}(?:trial|study)\b",
@@ -316,6 +318,9 @@ def evidence_score(
     return float(score_passages([question], [passage], topic=topic, vectors=vectors)[0, 0])
 
 
+# A trial registration left after a passage's last sentence ("… disease. NCT00309556,
+# www.clinicaltrials.gov."): not part of what the passage states.
+_REGISTRATION = re.compile(r"(?<=[.!?])\s+[^.!?]*\b(?:NCT\d{8}|clinicaltrials\.gov)\b[^!?]*$", re.I)
 _WHOLE_START = re.compile(r"^[A-Z0-9\"'“(\[]")
 _WHOLE_END = re.compile(r"[.!?][\"'”’)]?$")
 _CUT = re.compile(r"…|\.\.\.|\. \. \.")
@@ -336,6 +341,10 @@ def split_passages(text: str, limit: int = MAX_PASSAGES) -> list[Passage]:
             continue
         end = start + len(sent)
         pos = end
+        tail = _REGISTRATION.search(sent)
+        if tail:
+            sent = sent[: tail.start()].rstrip()
+            end = start + len(sent)
         n = len(sent.split())
         if not (MIN_WORDS <= n <= MAX_WORDS) or _CUT.search(sent):
             continue

@@ -67,18 +67,21 @@ def result_evidence(
     if not results or not questions:
         return out
     titles = vectors.sim([subject_of(topic)], [r.title or r.url for r in results])[0]
+    drugs = [d.lower() for d in drug_names(topic)]
     spans: list[tuple[int, judge.Passage]] = []
     for i, r in enumerate(results):
         text = result_text(r)
         if float(titles[i]) < TITLE_ON_TOPIC and not about_topic(f"{r.title}\n{text}", topic):
             continue
         title = norm_key(r.title)
+        # a document whose title does not name the topic's drug counts only where the passage
+        # itself names it (an approval note on another drug is no evidence on this one)
+        named = not drugs or any(d in r.title.lower() for d in drugs)
         spans += [
             (i, p)
             for p in judge.split_passages(text)
-            if not title
-            or norm_key(p.text) not in (title, "")
-            and not norm_key(p.text).startswith(title)
+            if not (title and norm_key(p.text).startswith(title))
+            and (named or any(d in p.text.lower() for d in drugs))
         ]
     if not spans:
         return out

@@ -28,8 +28,8 @@ from research.pipeline.evidence import Unit
 from research.pipeline.sections import DUPLICATE_SIM, SectionPlan
 
 DEPTH_WORDS = {"brief": 300, "standard": 1000, "deep": 2500}
-QUESTION_SHARE = 0.75
-WORDS_PER_SENTENCE = 25  # mean length of an evidence sentence in the shared corpus (words)
+QUESTION_SHARE = 0.8
+WORDS_PER_SENTENCE = 24  # words per evidence sentence the budget assumes (shared corpus: ~30)
 
 
 def section_budget(depth: str, questions: int, others: int) -> tuple[int, int]:
@@ -39,6 +39,25 @@ def section_budget(depth: str, questions: int, others: int) -> tuple[int, int]:
     per_q = QUESTION_SHARE * words / max(1, questions) / WORDS_PER_SENTENCE
     per_o = (1 - QUESTION_SHARE) * words / max(1, others) / WORDS_PER_SENTENCE
     return max(1, round(per_q)), max(1, round(per_o))
+
+
+def share_budget(available: list[int], per_question: int) -> list[int]:
+    """Sentences per question section: ``per_question`` each, capped at the sources each
+    question has evidence from; what a scarce question leaves goes, one at a time, to the
+    questions with the most sources left (ties: syllabus order). The total never exceeds
+    ``per_question × len(available)``."""
+    shares = [min(a, per_question) for a in available]
+    spare = per_question * len(available) - sum(shares)
+    while spare > 0:
+        room = [
+            (a - s, -i) for i, (a, s) in enumerate(zip(available, shares, strict=True)) if a > s
+        ]
+        if not room:
+            break
+        _, neg_i = max(room)
+        shares[-neg_i] += 1
+        spare -= 1
+    return shares
 
 
 def choose(
@@ -97,7 +116,7 @@ def unmet_statement(q: Question, found: int, stop: QuestionStop | None) -> str:
         n = len(queries)
         searched = (
             f"the planned conversations and {n} gap {'search' if n == 1 else 'searches'} "
-            f"(such as “{queries[0]}”)"
+            f"(such as “{queries[min(1, n - 1)]}”)"
         )
     if found == 0:
         return (
@@ -131,9 +150,14 @@ def fill(
         allowed = set(plan.sources or [])
         mine = [p for sid in allowed for p in evidence.get(sid, []) if p.question == q.key]
         counted[q.key] = sorted(mine, key=lambda p: (-p.score, p.source_id, p.start))
-        met = counts.get(q.key, 0) >= q.min_sources
-        plan.status = "answered" if met else "insufficient"
-        chosen = reading_order(choose(vectors, mine, per_q, taken))
+        plan.status = "answered" if counts.get(q.key, 0) >= q.min_sources else "insufficient"
+    shares = share_budget(
+        [len({p.source_id for p in counted[p.question.key]}) for p in questions if p.question],
+        per_q,
+    )
+    for plan, n in zip(questions, shares, strict=True):
+        assert plan.question is not None
+        chosen = reading_order(choose(vectors, counted[plan.question.key], n, taken))
         plan.units = [Unit(p.passage, p.source_id) for p in chosen]
     quoted = {norm_key(t) for t in taken}
     for plan in others:  # a study's design or aim is no finding in any section

@@ -118,6 +118,7 @@ def write_report(
     draft_sections = [s for _, s in written]
     lead_draft = _write_lead(ctx, topic, [p for p, _ in written], draft_sections)
     lead_draft, draft_sections = dedupe_report(vectors, lead_draft, draft_sections)
+    written, draft_sections = _drop_empty(written, draft_sections)
 
     draft = _assemble(ctx, topic, lead_draft, draft_sections, [])
     ctx.store.put_doc(ctx.run_id, "draft_report", draft)
@@ -155,6 +156,21 @@ def write_report(
         },
     )
     return report
+
+
+def _drop_empty(
+    written: list[tuple[sections.SectionPlan, ReportSection]], drafts: list[ReportSection]
+) -> tuple[list[tuple[sections.SectionPlan, ReportSection]], list[ReportSection]]:
+    """Drop the outline sections that dedupe left without text and without subsections under
+    them (a question's section always stays: it states its status)."""
+    keep = [
+        i
+        for i, (plan, sec) in enumerate(zip([p for p, _ in written], drafts, strict=True))
+        if sec.text.strip()
+        or plan.question is not None
+        or (i + 1 < len(drafts) and drafts[i + 1].level > sec.level)
+    ]
+    return [(written[i][0], drafts[i]) for i in keep], [drafts[i] for i in keep]
 
 
 def _write_section(

@@ -319,7 +319,11 @@ def write_evidence(snippets: list[tuple[int, str]], per_paragraph: int = 4) -> s
     source's sentences stay together, and paragraphs hold up to ``per_paragraph`` sentences."""
     paras: list[list[str]] = []
     for n, text in snippets:
-        sents = [f"{ensure_period(x)}[{n}]" for x in split_sentences(strip_citations(text))]
+        sents = [
+            f"{ensure_period(x)}[{n}]"
+            for x in split_sentences(strip_citations(text))
+            if len(x.split()) >= 6 and (x[:1].isupper() or x[:1].isdigit())
+        ]  # a registration number or a stray fragment after a passage is no sentence
         if not sents:
             continue
         if paras and len(paras[-1]) + len(sents) <= per_paragraph:
