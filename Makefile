@@ -32,7 +32,7 @@ test: $(STAMP)
 	@start=$$(date +%s); $(BIN)/python -m pytest tests -n $(TEST_WORKERS) --dist loadfile --durations=15 -rs; rc=$$?; \
 	echo "test suite wall time: $$(( $$(date +%s) - start )) s"; exit $$rc
 
-# Benchmarks (issue 8): table + bench/results/*.json; TOPICS=<FreshWiki-layout folder> to override.
+# Benchmarks: table + bench/results/*.json; TOPICS=<FreshWiki-layout folder> to override.
 bench: $(STAMP)
 	$(BIN)/python -m bench $(if $(TOPICS),--topics $(TOPICS))
 

@@ -1,4 +1,4 @@
-"""Item 13 — the first run on a cold index vs the same run on a warm one (issue 14, item 1).
+"""Item 13 — the first run on a cold index vs the same run on a warm one.
 
 What a new user waits for: ``python -m research.cli run "Trastuzumab in HER2-positive breast
 cancer" --corpus <shared corpus> --template drug --json`` (default perspectives and turns, the

@@ -9,12 +9,12 @@ default (``RESEARCH_LLM_CONCURRENCY``, 4).
 
 1. Parallelism: one STORM run (perspectives × turns), wall time (``RunState.wall_s``) ÷ its
    critical path (``critical_path_from_log`` on the run's own ``llm_calls.jsonl``), first with
-   the fixed latency, then (issue 14) with lognormal latency (median ``latency_ms``, σ =
+   the fixed latency, then with lognormal latency (median ``latency_ms``, σ =
    ``LOGNORMAL_SIGMA``, seeded per call by ``LoopbackLLM.delay_s``). For the lognormal run the
    baseline is the critical path *without* round barriers (each perspective's whole
    conversation one lane): the time conversations that never wait for each other would take.
 2. Context: prompt tokens sent (in-context calls) ÷ prompt tokens had the raw tool outputs been
-   injected (``research.llm.usage.usage_report`` → ``context``); target ratio ≤ 0.15 (issue 14: ≥ 85 % reduction, stretch 0.10).
+   injected (``research.llm.usage.usage_report`` → ``context``); target ratio ≤ 0.15 (≥ 85 % reduction, stretch 0.10).
 6. Concurrency: ``n`` runs started at once through ``research.jobs.start_run`` (the dashboard's
    path), wall time until all end ÷ one run's wall time measured the same way.
 """
@@ -285,7 +285,7 @@ def run(
                     baseline=without,
                     baseline_label="raw outputs injected",
                     target="<= 0.15",
-                    note=f"reduction {ctx['overall_reduction_pct']}% (issue 14: ≥ 85 %, stretch 90 %); tool outputs alone: "
+                    note=f"reduction {ctx['overall_reduction_pct']}% (≥ 85 %, stretch 90 %); tool outputs alone: "
                     f"{ctx['tool_tokens_sent']:,} of {ctx['raw_tool_tokens']:,} tokens sent "
                     f"({ctx['context_reduction_pct']}% reduction)",
                 )

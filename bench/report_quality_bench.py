@@ -1,4 +1,4 @@
-"""Item 12 — report quality as an analyst reads it (issue 12 item 6), offline, extractive engine.
+"""Item 12 — report quality as an analyst reads it, offline, extractive engine.
 
 Metrics: ``research.devtools.report_quality`` (definitions in its docstring): near-duplicate
 sentence rate (MiniLM cosine >= 0.92 or same text), truncated-fragment rate (``…``/``...``,
@@ -125,7 +125,7 @@ def freshwiki_figures(rows: list[dict], folder: Path) -> tuple[list[Figure], lis
             "",
             target=">= 0.827",
             target_on="value",
-            note="item 8's figure; must not drop below 0.827 (issue 12)",
+            note="item 8's figure; must not drop below 0.827",
         ),
     ]
     figs.append(

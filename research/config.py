@@ -145,7 +145,7 @@ class Settings(BaseSettings):
         job_backend: [``RESEARCH_JOB_BACKEND``] ``thread`` or ``rq`` (checked by ``job_backend``).
         auto_resume: [``RESEARCH_AUTO_RESUME``] the dashboard resumes interrupted runs at start.
         preindex: [``RESEARCH_PREINDEX``] the dashboard builds the default corpus's search index
-            in the background when the server starts (issue 14).
+            in the background when the server starts.
         lease_ttl_ms: [``RESEARCH_LEASE_TTL_MS``] a job's lease on its run (ms).
         embed_precision: [``RESEARCH_EMBED_PRECISION``] ``auto`` (= ``fp32``) / ``fp32`` / ``bf16``
             (opt-in; batch-dependent rounding, see ``research.search.embeddings``).

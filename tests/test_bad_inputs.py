@@ -1,4 +1,4 @@
-"""Issue 7 §5: a table of hostile or broken inputs across the Launch form (``jobs.make_config``,
+"""A table of hostile or broken inputs across the Launch form (``jobs.make_config``,
 the one gate the form calls), the CLI, uploads (``research.ingest``), artifact requests and
 config. Each row states the expected clear error (type or exit code + what the message says);
 for every row: nothing crashes, nothing is written outside the data dir, and a run stored

@@ -1,4 +1,4 @@
-"""Citation integrity: local → draft → final numbering (issue 2 §8)."""
+"""Citation integrity: local → draft → final numbering."""
 
 from research.pipeline import citations as c
 

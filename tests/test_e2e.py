@@ -1,4 +1,4 @@
-"""End-to-end STORM run on the real 2,972-document corpus (issue 2, Done when)."""
+"""End-to-end STORM run on the real 2,972-document corpus."""
 
 from __future__ import annotations
 

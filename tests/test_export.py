@@ -1,4 +1,4 @@
-"""research.export: every format of a finished run, and ``research export`` (issue 6 §6)."""
+"""research.export: every format of a finished run, and ``research export``."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 13: follow-up questions asked of a finished run, research-more, and the citation audit,
+"""Follow-up questions asked of a finished run, research-more, and the citation audit,
 on the session's real extractive trastuzumab run (``finished_run``: its own redis-server)."""
 
 from __future__ import annotations

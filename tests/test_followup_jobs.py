@@ -1,7 +1,7 @@
-"""Issue 13 §2: follow-ups run as jobs like any other work — on the RQ backend a real
+"""Follow-ups run as jobs like any other work — on the RQ backend a real
 ``research worker`` process answers them; a ``research ask --research`` process killed mid
 follow-up leaves it pending, and resuming answers it once, with one stored turn and no source
-saved twice. Issue 13 numbering: a run without its report refuses follow-ups.
+saved twice. Ordering rule: a run without its report refuses follow-ups.
 
 Real parts: a private redis-server, the 60-document real corpus, the offline extractive
 engine, real subprocesses (``research ask``, ``research worker``) killed with SIGKILL."""

@@ -1,4 +1,4 @@
-"""Issue 13 with the litellm engine: ``research ask`` on a litellm run answers through the real
+"""Follow-ups with the litellm engine: ``research ask`` on a litellm run answers through the real
 litellm client and real HTTP to the loopback server (its ``answer_question`` step), every cited
 number resolves to a reference of the run, the answer's citations are audited, ``research
 audit`` runs; on a run whose LLM budget is spent the follow-up calls no model and is labelled

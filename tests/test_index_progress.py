@@ -1,4 +1,4 @@
-"""Index build progress (issue 14, item 1): the build reports its states, a run waiting for its
+"""Index build progress: the build reports its states, a run waiting for its
 index gets ``index.progress`` events, the CLI draws a bar on stderr only, and the dashboard's
 helpers turn the states into the labels an analyst reads."""
 

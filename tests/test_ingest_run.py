@@ -1,4 +1,4 @@
-"""Issue 5 "a run cites them by file and page": generated PDF/DOCX/HTML documents ingested into a
+"""Ingested documents, "a run cites them by file and page": generated PDF/DOCX/HTML documents ingested into a
 named corpus, an offline extractive run over that corpus only, and the report's references
 pointing at the files (PDF with page) with snippets that really are on the cited page. Also
 seed 000's "sources span multiple databases" criterion (``RunConfig.min_databases``)."""
@@ -107,7 +107,7 @@ def test_run_over_ingested_corpus_cites_file_and_page(data_dir, tmp_path):
             words = " ".join(piece.split())[:80]
             if len(words) >= 20:
                 assert words in texts[page - 1], (page, words)
-    # the question-organised report (issue 12) quotes a sentence only in the section it fits
+    # the question-organised report quotes a sentence only in the section it fits
     # best, so this 3-document run cites fewer passages than before: one PDF page at least
     assert cited_pages, [r.title for r in refs]
     assert any(r.title.startswith(("memo.docx", "overview.html")) for r in refs), [

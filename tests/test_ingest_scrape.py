@@ -1,4 +1,4 @@
-"""Issue 5: ingestion of generated PDF/DOCX/HTML/Markdown/text files into a named corpus
+"""Ingestion of generated PDF/DOCX/HTML/Markdown/text files into a named corpus
 (file + page citations, incremental re-ingest, per-file errors) and scrape_url's SSRF guard."""
 
 from __future__ import annotations

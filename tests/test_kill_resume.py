@@ -1,7 +1,7 @@
-"""Issue 7 §7: kill -9 a `research run` process at random points, resume each run, compare
+"""Kill -9 a `research run` process at random points, resume each run, compare
 with an uninterrupted run of the same input; 2 RQ worker processes serve 4 queued runs.
 
-Kill points (issue 14 item 4 shrank this test from ten uniform draws to six stratified ones): the
+Kill points (six stratified draws rather than ten uniform ones, for the same coverage in less time): the
 run's event stream is cut into six equal strata and one point is drawn at random in each, so every
 sixth of the run — planning and survey, each stretch of the parallel conversations, outline, writing — is
 killed at least once. Ten uniform draws covered it worse (they cluster by chance: on the 43-event

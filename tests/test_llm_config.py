@@ -78,7 +78,7 @@ def test_make_config_errors_say_what_to_set(env, monkeypatch):
 def test_retry_after_parsing():
     assert parse_retry_after("0.5") == 0.5 and parse_retry_after("7") == 7.0
     assert parse_retry_after(None) is None and parse_retry_after("soon") is None
-    # the search backends' HTTP layer uses the same parser (issue 15), with its own 30 s cap
+    # the search backends' HTTP layer uses the same parser, with its own 30 s cap
     import httpx
 
     from research.search.http import MAX_RETRY_AFTER_S, retry_after_s

@@ -1,4 +1,4 @@
-"""Co-STORM with the litellm engine (issue 4 "works with both engines"): every Co-STORM step
+"""Co-STORM with the litellm engine ("works with both engines"): every Co-STORM step
 through the real litellm client and real HTTP to the loopback server, the sanitising of model
 replies, and a short Co-STORM CLI run over the shared corpus."""
 

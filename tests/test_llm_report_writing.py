@@ -1,4 +1,4 @@
-"""litellm writing from per-question material (issue 12, item 5), through the real litellm
+"""litellm writing from per-question material, through the real litellm
 client and the loopback OpenAI-compatible server: the section prompt carries its syllabus
 question and the snippets of the sources assigned to it, and a reply citing anything else is
 re-asked once, then written by the extractive engine from the same snippets."""

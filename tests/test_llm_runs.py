@@ -79,12 +79,12 @@ def test_full_run_accounting_and_context_reduction(llm_env, capsys, corpus_path,
     ctx = llm["context"]
     assert ctx["raw_tool_tokens"] > ctx["tool_tokens_sent"] > 0
     assert ctx["context_reduction_pct"] >= 80.0, ctx
-    # issue 14: a dialogue turn answers and assigns its results in ONE call (no second copy of them)
+    # a dialogue turn answers and assigns its results in ONE call (no second copy of them)
     assert (
         llm["by_step"]["answer_and_assign"]["calls"] >= 1
         and "assign_questions" not in llm["by_step"]
     )
-    # issue 14 item 3: the asker writes the turn's queries in the same call (no question_to_queries call)
+    # the asker writes the turn's queries in the same call (no question_to_queries call)
     assert (
         llm["by_step"]["ask_question"]["calls"] >= 1 and "question_to_queries" not in llm["by_step"]
     )
@@ -131,7 +131,7 @@ def test_full_run_accounting_and_context_reduction(llm_env, capsys, corpus_path,
 def test_ten_runs_in_a_row_complete_with_20pct_faults(
     llm_env, capsys, finished_corpus, monkeypatch
 ):
-    """Issue 3: with 20% of calls failing (429 with Retry-After, 500, timeout, bad JSON, malformed,
+    """With 20% of calls failing (429 with Retry-After, 500, timeout, bad JSON, malformed,
     truncated) 10 runs in a row complete, and every transport fault shows up as a counted retry."""
     faults = Faults(
         rate=0.2,

@@ -242,9 +242,7 @@ def test_no_run_opens_the_newest_run(run):
     _, store = run
     at = _page("coverage")
     _no_exception(at)
-    assert not any(
-        "No run selected" in i for i in _texts(at, "info")
-    )  # issue 14: no dead end after a launch
+    assert not any("No run selected" in i for i in _texts(at, "info"))  # no dead end after a launch
     assert not at.error
     newest = store.list_runs()[0].run_id
     q = at.query_params["run"]
@@ -275,7 +273,7 @@ def test_active_run_shows_progress_without_report(run):
     store.delete_run(pending.run_id)
 
 
-# ---------------------------------------------------------------- issue 6: live, share, compare, report, scale
+# ---------------------------------------------------------------- live, share, compare, report, scale
 def test_report_citations_have_hover_titles_and_artifact_links(run):
     state, _ = run
     at = _page("report", state.run_id)

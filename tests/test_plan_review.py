@@ -1,4 +1,4 @@
-"""Issue 12 items 1–2: a syllabus fitted to the query (``--template auto``) and plan review
+"""A syllabus fitted to the query (``--template auto``) and plan review
 (``--review`` → ``awaiting_review`` → ``research plan`` / ``research approve``).
 
 Real parts: the extractive engine with the real MiniLM embedder, the real redis-server fixture,

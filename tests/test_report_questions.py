@@ -1,4 +1,4 @@
-"""A report organised by question (issue 12, Done when, first bullet) on the session's finished
+"""A report organised by question on the session's finished
 trastuzumab run: every syllabus question in ``report.questions`` answered or stated as
 insufficient, no repeated or cut sentence, sentences in their best-fitting section, sound
 citations; ``research show --json`` carries the same ``report.questions``."""
@@ -93,7 +93,7 @@ def test_heading_anchor_matches_streamlit_slugs():
 
 
 def test_parallel_conversations_chase_different_questions(stored, finished_run):
-    """Turn 2's coverage snapshot is read before turn 1 is committed (issue 14 scheduling); the
+    """Turn 2's coverage snapshot is read before turn 1 is committed (concurrent scheduling); the
     conversations still steer to different syllabus questions than turn 1 and than each other
     while there are more unmet questions than conversations (6 questions, 3 conversations)."""
     report, syllabus = stored

@@ -1,4 +1,4 @@
-"""Clean extractive writing rules (issue 12, item 4) on real sentences of the shared corpus:
+"""Clean extractive writing rules on real sentences of the shared corpus:
 whole sentences only, off-topic sources left out, no sentence twice, each sentence in the
 section it fits best, headings that name a subject, and the insufficient-evidence sentence."""
 
@@ -200,7 +200,7 @@ def test_headings_name_a_subject(docs):
 
 
 def test_lead_prefers_a_finding_that_stands_alone(vectors):
-    # The Safety Profile section of the drug run (issue 14 stop 19). Its "this regimen" sentence
+    # The Safety Profile section of the drug run. Its "this regimen" sentence
     # is closest to the question, but the lead would never say which regimen: the lead takes the
     # T-DM1 finding, and the section keeps the other sentence next to the trial it belongs to.
     from research.engines.base import LeadQuestion  # noqa: PLC0415

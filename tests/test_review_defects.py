@@ -1,4 +1,4 @@
-"""The six defects a review found (issue 15 §6), each pinned by a test that failed before its fix.
+"""The six defects a review found, each pinned by a test that failed before its fix.
 
 Real parts only: the session's redis-server, the real pipeline on a 60-document slice of the
 shared corpus (``finished_corpus``), Streamlit's AppTest for the dashboard entry point.

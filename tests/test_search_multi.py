@@ -1,4 +1,4 @@
-"""Issue 5: merging/dedup across backends, visible failures, the input gate, and full runs with
+"""Merging/dedup across backends, visible failures, the input gate, and full runs with
 ``--search local,pubmed,clinicaltrials,wikipedia`` against the loopback fixture server."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Small waits (issue 14, item 5): run pages open the newest run when no ``?run=`` is given,
+"""Small waits: run pages open the newest run when no ``?run=`` is given,
 and the Launch form moves to the new run's Report page (its links stay on Launch)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The step registry (issue 15 item 3, ``research.engines.steps``): one declaration per step,
+"""The step registry (``research.engines.steps``): one declaration per step,
 read by the litellm engines, the prompts folder, the loopback responder, accounting and cassettes."""
 
 from __future__ import annotations

@@ -222,7 +222,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--no-resume", action="store_true", help="do not resume interrupted runs at start"
     )
     wrk.add_argument("--name", metavar="NAME", help="worker name (default: RQ's)")
-    from research.cli.followup import register  # issue 13: ask, audit
+    from research.cli.followup import register  # ask, audit
 
     p.followup_handlers = register(sub)
     return p
@@ -336,7 +336,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def _llm_options(args: argparse.Namespace) -> dict:
-    """Issue 3: ``--model/--models/--budget-usd/--budget-tokens`` → make_config kwargs;
+    """``--model/--models/--budget-usd/--budget-tokens`` → make_config kwargs;
     ``--record/--replay`` → the run's cassette (``RunConfig.cassette_mode`` / ``cassette_path``)."""
     from research.errors import InputError
     from research.llm.validate import parse_models
@@ -478,7 +478,7 @@ def cmd_list(args: argparse.Namespace) -> int:
 
     limit = validate_int("--limit", args.limit, 1, 100_000)
     store = _store()
-    store.reconcile_dead_runs()  # explicit: reads are pure (issue 15); listing persists dead runs as interrupted
+    store.reconcile_dead_runs()  # explicit: reads are pure; listing persists dead runs as interrupted
     runs = store.list_runs(limit=limit)
     counts = store.source_counts([st.run_id for st in runs])
     rows = [
@@ -560,7 +560,7 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 # ---------------------------------------------------------------------------------- resume / worker
 def cmd_resume(args: argparse.Namespace) -> int:
-    """``research resume RUN_ID``: continue an interrupted run in this process (issue 7)."""
+    """``research resume RUN_ID``: continue an interrupted run in this process."""
     from research.store.keys import check_run_id
 
     run_id = check_run_id(args.run_id.strip())
@@ -584,7 +584,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
 
 # ---------------------------------------------------------------------------------- ingest
 def cmd_ingest(args: argparse.Namespace) -> int:
-    """``research ingest NAME PATH...``: add documents to a named corpus (issue 5). Exit 0 when
+    """``research ingest NAME PATH...``: add documents to a named corpus. Exit 0 when
     every file was ingested, 1 when some files failed (the others are kept), 2 on bad input."""
     from research.ingest import ingest, validate_corpus_name
 

@@ -1,4 +1,4 @@
-"""``research ask`` and ``research audit`` (issue 13 §5): parsers and command bodies, kept out of
+"""``research ask`` and ``research audit``: parsers and command bodies, kept out of
 ``research/cli/commands.py``. Exit codes follow ``research.cli``: 0 ok, 2 bad input (nothing stored)."""
 
 from __future__ import annotations

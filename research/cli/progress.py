@@ -1,4 +1,4 @@
-"""The CLI's index progress bar (issue 14): ``index.progress`` events → a tqdm bar on stderr.
+"""The CLI's index progress bar: ``index.progress`` events → a tqdm bar on stderr.
 
 stdout stays clean (``research run --json`` prints only the JSON there); the bar goes to stderr
 and is drawn only while a run waits for its local corpus index to be built.

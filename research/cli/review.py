@@ -1,4 +1,4 @@
-"""Handlers of ``research plan`` and ``research approve`` (parsers in ``research.cli``; issue 12 item 2).
+"""Handlers of ``research plan`` and ``research approve`` (parsers in ``research.cli``).
 
 ``research plan RUN_ID [--json]`` prints the run's ``{plan, syllabus, perspectives}`` (JSON with
 ``--json``: the shape ``approve --plan`` accepts). ``research approve RUN_ID [--plan FILE]

@@ -351,7 +351,7 @@ def moderator_turn(table: Table) -> CoStormTurn:
 
 
 def analyst_turn(table: Table, message: str) -> CoStormTurn:
-    """The analyst's queued message as an ``original_question`` turn (issue 4 §7)."""
+    """The analyst's queued message as an ``original_question`` turn."""
     return CoStormTurn(
         turn_number=len(table.session.turns) + 1,
         role="Analyst",

@@ -119,7 +119,7 @@ OPEN_QUESTIONS = "Open Questions"
 def _questions(
     ctx: RunContext, final: list[tuple[int, ReportSection]], number: dict[str, int]
 ) -> tuple[list[ReportQuestion], ReportSection | None]:
-    """``Report.questions`` for a mind-map report (issue 12): per syllabus question, the section
+    """``Report.questions`` for a mind-map report: per syllabus question, the section
     citing most of the sources assigned to it (seed 000 ``finalize_sources``); "answered" when
     the question has ``min_sources`` sources and that section cites one, else "insufficient",
     stated in one sentence with the count in an "Open Questions" section (returned)."""

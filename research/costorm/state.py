@@ -116,7 +116,7 @@ def get_meta(store, run_id: str) -> Meta:  # noqa: ANN001 - RunStore
 
 # ---------------------------------------------------------------------- analyst messages
 def post_analyst_message(store: RunStore, run_id: str, text: str) -> int:
-    """Queue an analyst message for an active Co-STORM run (seed 004 "User" role; issue 4 §7).
+    """Queue an analyst message for an active Co-STORM run (seed 004 "User" role).
     It enters the discourse at the next turn boundary as an ``original_question`` turn from
     "Analyst". Returns the number of queued messages.
 

@@ -135,7 +135,7 @@ def _personas(m: dict) -> dict:
 
 
 def _fit_syllabus(m: dict) -> dict:
-    """Issue 12: 5 questions for the topic, one per distinct survey section (then per template
+    """5 questions for the topic, one per distinct survey section (then per template
     question), keys ``area.name``."""
     topic = m.get("topic", "")
     names = [s for r in m.get("related", []) for s in r.get("sections", []) if s.strip()]
@@ -160,7 +160,7 @@ def _fit_syllabus(m: dict) -> dict:
 
 
 def _ask(m: dict) -> dict:
-    """Question + focus key + queries (issue 14: one call); ``open`` is ``{key: label}``."""
+    """Question + focus key + queries (one call); ``open`` is ``{key: label}``."""
     asked = m.get("asked", m.get("history", []))
     if m.get("turns_left", 1) <= 0:
         return {"question": "Thank you so much for your help!", "focus_question": "", "queries": []}

@@ -1,4 +1,4 @@
-"""Issue 5 ingestion timing: generate the "folder of 20 mixed documents" and time ``ingest``.
+"""Ingestion timing: generate the "folder of 20 mixed documents" and time ``ingest``.
 
 ``python -m research.devtools.mixed_docs [--out DIR] [--corpus JSONL]`` writes 8 five-page PDFs
 (fpdf2, ~2,800 characters per page), 4 DOCX (8 paragraphs of ~1,200 characters), 4 HTML pages

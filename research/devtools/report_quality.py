@@ -1,4 +1,4 @@
-"""Report-quality metrics (issue 12, item 6): what an analyst notices when reading a report.
+"""Report-quality metrics: what an analyst notices when reading a report.
 
 All functions take a ``research.models.Report`` (its ``lead`` and ``sections``; the rendered
 ``markdown`` is used only to look for stated gaps) and, where needed, the run's topic. One entry
@@ -26,12 +26,12 @@ Definitions (fixed here so figures from different days compare):
   closing quotes/brackets, is not ``.``, ``!`` or ``?``; (c) *lower-case start*: it begins with
   ``, ; : ) ]``, or with a lower-case letter in a word that has no capital or digit (so
   ``mRNA``, ``eGFR``, ``iPhone``, ``p53`` start sentences legitimately, ``and the trial…`` does not).
-* **Section fit** (issue 12 item 6): over the sentences of the sections (lead excluded), the
+* **Section fit**: over the sentences of the sections (lead excluded), the
   share whose nearest heading, by cosine of MiniLM embeddings to ``"<topic>: <heading>"`` over
   all section headings of the report, is their own section's heading (a repeated heading counts
   as the same). Undefined (``None``) with fewer than two distinct headings.
 * **Questions answered**: from ``report.questions`` (``[{key, label, heading, status:
-  "answered" | "insufficient", sources}]``, issue 12 item 3) when the Report has that field,
+  "answered" | "insufficient", sources}]``) when the Report has that field,
   else ``None``. An insufficient question is *stated* when its label or heading appears in the
   report's markdown.
 * **Citation integrity**: ``research.pipeline.citations.check_integrity`` on lead + sections
@@ -213,7 +213,7 @@ def questions_answered(report: Report, syllabus_keys: Iterable[str] | None = Non
         ``addressed_share`` = (answered + stated insufficient) / (total + missing).
     """
     qs = getattr(report, "questions", None)
-    if not qs:  # no such field, or a report written without a syllabus (stored before issue 12)
+    if not qs:  # no such field, or a report written without a syllabus (stored before reports carried questions)
         return None
     text = report.markdown.lower()
     status = [str(_field(q, "status") or "") for q in qs]

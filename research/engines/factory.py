@@ -12,7 +12,7 @@ from research.models import RunConfig
 
 
 def make_engine(config: RunConfig, run_id: str | None = None, store=None, settings=None) -> Engine:
-    """The extractive engine (offline default) or the litellm engine (issue 3).
+    """The extractive engine (offline default) or the litellm engine.
 
     ``run_id``/``store``/``settings``: the run being executed; the litellm engine accounts its
     calls, budget and ``llm_calls.jsonl`` there (None → standalone, in-memory accounting).

@@ -110,7 +110,7 @@ def export_markdown(run_id: str, out: Path, *, store=None) -> Path:
             "complete.",
             code="report_not_ready",
         )
-    from research.followup.appendix import with_appendix  # noqa: PLC0415 - issue 13
+    from research.followup.appendix import with_appendix  # noqa: PLC0415
     from research.store.followups import FollowupStore  # noqa: PLC0415
 
     return _write_atomic(path, with_appendix(report.markdown, FollowupStore(store).list(run_id)))
@@ -172,7 +172,7 @@ def render_export(store, run_id: str, fmt: str) -> bytes:
     bundle = load_bundle(store, run_id)
     report = require_report(bundle)
     if fmt == "md":
-        from research.followup.appendix import with_appendix  # noqa: PLC0415 - issue 13
+        from research.followup.appendix import with_appendix  # noqa: PLC0415
 
         return with_appendix(report.markdown, bundle.followups).encode("utf-8")
     if fmt == "html":

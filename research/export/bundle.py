@@ -37,7 +37,7 @@ class ReportBundle:
     artifacts: dict[str, str] = field(default_factory=dict)
     followups: list = field(
         default_factory=list
-    )  # research.followup.models.Followup (issue 13 appendix)
+    )  # research.followup.models.Followup (the follow-ups appendix)
 
     def all_references(self) -> list[Reference]:
         """The report's references, then those the follow-ups added (numbers continue)."""
@@ -74,7 +74,7 @@ def load_bundle(store: RunStore, run_id: str) -> ReportBundle:
     """
     state = store.get_run(run_id)
     report = store.get_doc(run_id, "report", Report)
-    from research.store.followups import FollowupStore  # noqa: PLC0415 - issue 13
+    from research.store.followups import FollowupStore  # noqa: PLC0415
 
     bundle = ReportBundle(state=state, report=report, followups=FollowupStore(store).list(run_id))
     if report is None:

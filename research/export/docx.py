@@ -110,7 +110,7 @@ def _markdown_block(doc, text: str, n_refs: int, tips: dict[int, str]) -> None:
 
 
 def _appendix(doc, bundle: ReportBundle, tips: dict[int, str]) -> None:
-    """Issue 13: the follow-ups appendix; the references it added get bookmarks too."""
+    """The follow-ups appendix; the references it added get bookmarks too."""
     from research.followup.appendix import REFS_HEADING, appendix_markdown, new_references  # noqa: PLC0415
 
     if not bundle.followups:

@@ -72,7 +72,7 @@ def body_html(bundle: ReportBundle) -> str:
 
 
 def _appendix_html(bundle: ReportBundle) -> list[str]:
-    """Issue 13: the follow-ups appendix (questions, cited answers, the references they added)."""
+    """The follow-ups appendix (questions, cited answers, the references they added)."""
     from research.followup.appendix import REFS_HEADING, appendix_markdown, new_references  # noqa: PLC0415
 
     if not bundle.followups:

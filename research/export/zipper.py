@@ -122,9 +122,9 @@ def run_zip(store: RunStore, run_id: str) -> bytes:
             "events.jsonl", "".join(e.model_dump_json() + "\n" for e in store.events(run_id))
         )
         z.writestr("usage.json", _dump(store.get_usage(run_id)))
-        z.writestr("followups.json", _dump(bundle.followups))  # issue 13
+        z.writestr("followups.json", _dump(bundle.followups))  # the follow-ups appendix's data
         if bundle.report is not None:
-            from research.followup.appendix import with_appendix  # noqa: PLC0415 - issue 13
+            from research.followup.appendix import with_appendix  # noqa: PLC0415
 
             z.writestr("report.md", with_appendix(bundle.report.markdown, bundle.followups))
             z.writestr("report.html", report_html(bundle))

@@ -1,4 +1,4 @@
-"""Follow-up questions asked of a run, research-more, and the citation audit (issue 13).
+"""Follow-up questions asked of a run, research-more, and the citation audit.
 
 Modules: ``models`` (stored shapes), ``evidence`` (the run's sources + artifact texts, hybrid
 index per run), ``answer`` (extractive / litellm answers with run reference numbers), ``audit``

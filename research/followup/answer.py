@@ -1,4 +1,4 @@
-"""Answers to a follow-up question from a run's evidence (issue 13 §1).
+"""Answers to a follow-up question from a run's evidence.
 
 Retrieval: ``EvidenceIndex.top_sources`` (hybrid BM25 + MiniLM over the run's sources, full
 texts from its raw artifacts) → the ``TOP_SOURCES`` best sources → their sentences.

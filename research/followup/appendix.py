@@ -1,4 +1,4 @@
-"""The follow-ups appendix of a report's exports (issue 13 §3): Markdown shared by the md, HTML,
+"""The follow-ups appendix of a report's exports: Markdown shared by the md, HTML,
 PDF, DOCX exports and the run zip.
 
 Shape::

@@ -1,4 +1,4 @@
-"""Ask a run a follow-up question; audit its citations (issue 13 §1, §3, §4, §6).
+"""Ask a run a follow-up question; audit its citations.
 
 ``ask`` validates (nothing is stored for bad input), stores the follow-up pending and answers it
 in this process (``research.followup.execute``: optional research-more, the answer from the

@@ -1,4 +1,4 @@
-"""Citation audit (issue 13 §4): how well does each cited source back the sentence citing it?
+"""Citation audit: how well does each cited source back the sentence citing it?
 
 For a cited sentence ``s`` and its cited source (its sentences from the run's evidence,
 ``research.followup.evidence``), every passage ``p`` (one sentence, or two adjacent ones) gets

@@ -1,4 +1,4 @@
-"""Can this run be asked, and is this a question (issue 13 item 6: bad input gets a clear
+"""Can this run be asked, and is this a question (bad input gets a clear
 message and nothing is stored). Used by ``ask`` (the CLI and page entry), ``jobs`` (enqueueing)
 and ``execute`` (the job), so none of them imports another for it."""
 

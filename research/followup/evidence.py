@@ -1,5 +1,5 @@
 """A run's own evidence, searchable: its saved sources with the full text its raw artifacts hold
-(issue 13 §1, "answered from the run's saved sources and raw artifact files").
+("answered from the run's saved sources and raw artifact files").
 
 * Documents: one per collector source (seed 000 ``SourceRecord``). Its text is the longest
   text any raw search or scrape artifact of the run holds for the source's URL (the full

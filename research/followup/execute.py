@@ -1,11 +1,11 @@
-"""The body of a follow-up job (issue 13 §2): answer one pending follow-up under its lease,
+"""The body of a follow-up job: answer one pending follow-up under its lease,
 resumable after a crash.
 
 A follow-up is stored ``pending`` when it is asked (``new_pending``: a ``PendingFollowup`` in
 ``run:{id}:followups:pending``, event ``followup.asked``), then ``execute`` answers it — in the
 asking process (``research ask``), a thread of the dashboard or an RQ worker
 (``research.followup.jobs``). ``execute`` holds the follow-up's lease (``research.store.lease``,
-the same heartbeat-renewed SET NX PX lease as runs, issue 7) and the run's follow-up lock
+the same heartbeat-renewed SET NX PX lease as runs) and the run's follow-up lock
 (reference numbers are handed out in order). Its progress is stored on the record (``stage``)
 and in the run's events (``followup.research.*`` → ``followup.answered``, or
 ``followup.failed``); nothing depends on the process that asked.

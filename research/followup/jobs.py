@@ -1,4 +1,4 @@
-"""Follow-ups as jobs like any other work (issue 13 §2).
+"""Follow-ups as jobs like any other work.
 
 The dashboard submits a question (``submit_ask``) and returns at once: the follow-up is stored
 pending in Redis and its job (``research.followup.execute.execute``) runs on the configured job

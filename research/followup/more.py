@@ -1,4 +1,4 @@
-"""Research more for a follow-up question (issue 13 §2): one new dialogue turn for an
+"""Research more for a follow-up question: one new dialogue turn for an
 "Analyst follow-up" perspective through the normal pipeline.
 
 The turn is a STORM dialogue turn (seed 002 §2; ``research.pipeline.conversation``) whose
@@ -6,7 +6,7 @@ question is the analyst's own (no WikiWriter step): the engine turns it into que
 (``question_to_queries``), every query searches the run's backends as an offloaded tool call
 (seed 001: raw artifact + summary card, ``RunContext.search``; URLs the run already saved are
 skipped so the search brings new sources), the TopicExpert answers and the engine assigns each
-result to the syllabus questions it bears on in one step (``answer_and_assign``, issue 14;
+result to the syllabus questions it bears on in one step (``answer_and_assign``;
 focused on the 2 syllabus questions closest to the follow-up by MiniLM cosine) and ``commit_turn``
 saves the sources (seed 000 ``save_source``: coverage counts update) and stores the turn
 (event ``turn.finished``). The run's budget applies: the litellm engine stops calling models

@@ -1,4 +1,4 @@
-"""Named corpora of the analyst's documents under ``{data_dir}/corpora/<name>/`` (issue 5).
+"""Named corpora of the analyst's documents under ``{data_dir}/corpora/<name>/``.
 
 Layout::
 

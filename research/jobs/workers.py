@@ -1,4 +1,4 @@
-"""Scale-out on RQ (issue 7 §3): ``research worker`` processes execute queued runs.
+"""Scale-out on RQ: ``research worker`` processes execute queued runs.
 
 With ``RESEARCH_JOB_BACKEND=rq`` the dashboard and the CLI enqueue runs on the RQ queue
 ``research`` of the shared Redis (``REDIS_URL``) instead of starting threads. Every worker shares
@@ -69,6 +69,6 @@ def start_worker(*, burst: bool = False, name: str | None = None) -> None:
     """Run an RQ worker on the ``research`` queue until stopped (or, with ``burst``, until the
     queue is empty). Interrupted runs are resumed by the caller first
     (``research.jobs.resume_interrupted(by="worker", backend="rq")``, done by ``research worker``)."""
-    open_store().reconcile_dead_runs()  # runs of a worker that died are stored interrupted (issue 7/15)
+    open_store().reconcile_dead_runs()  # runs of a worker that died are stored interrupted
     worker = SimpleWorker([queue()], connection=rq_connection(), name=name)
     worker.work(burst=burst, with_scheduler=False, logging_level="WARNING")

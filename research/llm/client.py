@@ -1,4 +1,4 @@
-"""One LLM call through ``litellm.completion`` that never waits forever (issue 3 §6).
+"""One LLM call through ``litellm.completion`` that never waits forever.
 
 - per-attempt timeout ``RESEARCH_LLM_TIMEOUT_S`` (s, default 60);
 - retries with exponential backoff + jitter (tenacity ``wait_exponential_jitter``, initial

@@ -1,4 +1,4 @@
-"""Model per role, prices and key checks (issue 3 §2, §4).
+"""Model per role, prices and key checks.
 
 Roles: planner, question_asker, expert, compressor, outline, writer, polish. A role's model is,
 first found: ``RunConfig.models[role]``, ``RunConfig.models["*"]``, env/secrets

@@ -1,5 +1,5 @@
 """``LLMSession``: one run's gateway to the LLM — model per role, per-run concurrency limit,
-budget, accounting, and record/replay — around ``client.complete`` (issue 3 §2, §4–§8).
+budget, accounting, and record/replay — around ``client.complete``.
 
 Record/replay: the run's ``RunConfig.cassette`` (``research run --record/--replay``), else the
 process-wide ``Settings.cassette`` (``RESEARCH_LLM_RECORD=PATH`` appends every call to a

@@ -94,7 +94,7 @@ class RunContext:
         Returns the results; a useful card's context message is appended to ``memory`` (the
         caller's working memory, seed 001 §6); useless cards add nothing. ``exclude``: URLs the
         caller has already seen; up to 3k candidates are fetched so that k new ones come back.
-        With a ``MultiRetriever`` (issue 5) every backend failure or empty result becomes an
+        With a ``MultiRetriever`` every backend failure or empty result becomes an
         event ``search.failed`` / ``search.empty`` ``{backend, query, reason, message}``, is kept
         in ``search_issues`` (the report header lists failed backends) and the run goes on.
         """

@@ -2,13 +2,13 @@
 Phase 2; STORM paper §3.2).
 
 Each turn: the writer asks (steered by the collector's ``next_focus``) and, with the litellm
-engine, writes the search queries in the same call (issue 14 item 3; otherwise the expert turns
+engine, writes the search queries in the same call (otherwise the expert turns
 the question into queries), the expert searches (every search is an offloaded tool call, seed 001), answers with
 ``[n]`` citations grounded in the results, and every retrieved source that bears on a syllabus
 question is saved to the collector with its questions (seed 000). The writer ends with
 "Thank you so much for your help!" or the turn cap stops it.
 
-Scheduling, determinism and resume (issues 7 and 14): each conversation runs in its own thread
+Scheduling, determinism and resume: each conversation runs in its own thread
 and starts its next turn as soon as its previous one is computed — conversations never wait for
 each other's turns (real LLM latency varies several-fold from call to call). What the old
 lockstep rounds bought is kept by two rules:
@@ -100,7 +100,7 @@ def _save_sources(ctx: RunContext, pending: PendingTurn) -> list[TurnSource]:
             relevant_questions=qkeys,
             key_excerpts=excerpt or None,
             found_by=[f"{fb['backend']}: {fb['query']}" for fb in res.found_by],
-        )  # issue 5
+        )  # which backend and query found each result
         sources.append(
             TurnSource(
                 n=n,
@@ -122,7 +122,7 @@ def round_focus(ctx: RunContext, round_no: int) -> tuple[list[str], int | None]:
     conversation can take a different gap) and how many summary cards the run had stored, read on first use and stored
     (``RunStore.round_focus``, HSETNX) so a resumed run steers and grounds its turns exactly like
     the interrupted one. The caller decides when that is (``run_conversations``: before any turn
-    ``round_no - 1`` is committed). Runs stored before issue 14 kept the focus list alone
+    ``round_no - 1`` is committed). Runs stored before turns recorded their cards kept the focus list alone
     (cards count None = all)."""
     value = ctx.store.round_focus(
         ctx.run_id,
@@ -237,7 +237,7 @@ def compute_turn(
 
 def turn_cards(recorder: DeferredRecorder) -> list[TurnCard]:
     """The summary cards of the turn's searches so far (compressed, not yet stored), in call
-    order: the answer reads them instead of long snippets (issue 14)."""
+    order: the answer reads them instead of long snippets."""
     return [TurnCard(query=call.tool_input, card=call.card) for call, _ in recorder.calls]
 
 

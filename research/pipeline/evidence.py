@@ -1,4 +1,4 @@
-"""Report material (issue 12, items 3–4): whole sentences from the full text of each saved source.
+"""Report material: whole sentences from the full text of each saved source.
 
 Where the text comes from: every search is a recorded tool call whose raw artifact (seed 001
 §5) holds each result's full document ``text`` next to the ``snippets`` shown to engines.

@@ -1,4 +1,4 @@
-"""``index.progress`` events on a run's stream while the run waits for its local index (issue 14).
+"""``index.progress`` events on a run's stream while the run waits for its local index.
 
 The local corpus index is built (or loaded) when the run's retriever is built, inside the
 ``planning`` phase; on a fresh index dir that takes minutes. :func:`index_progress_events`

@@ -5,7 +5,7 @@ The coordinator only routes (no tools, no reasoning). The planner turns the topi
 related-topic survey through search (STORM FindRelatedTopic) and persona generation (GenPersona),
 always with a Basic Fact Writer.
 
-Issue 12: with ``template = "auto"`` the plan starts from the template of the topic's kind and,
+With ``template = "auto"`` the plan starts from the template of the topic's kind and,
 once the survey is in, ``fit_syllabus`` replaces it with questions fitted to the query (engine
 step ``fit_syllabus``), re-plans the steps for them and re-initialises the collector (no source is
 saved before the conversations, so the switch is allowed). The survey document is stored only
@@ -95,7 +95,7 @@ def survey(ctx: RunContext, topic: str) -> list[TopicOutline]:
 
 
 def fit_syllabus(ctx: RunContext, topic: str, related: list[TopicOutline]) -> Syllabus:
-    """Issue 12: the syllabus fitted to the query from the survey (engine ``fit_syllabus``), then
+    """The syllabus fitted to the query from the survey (engine ``fit_syllabus``), then
     the plan's steps made again for it (same plan title, so artifact paths do not move); both are
     stored and the collector re-initialised. Emits ``syllabus.fitted`` with the question keys.
 

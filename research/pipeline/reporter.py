@@ -1,5 +1,5 @@
 """Outline (seed 002 Phase 3: draft from the topic → refine with the conversations) and the
-Reporter (seed 001 §3, STORM paper §3.3; issue 12): a report organised by the syllabus questions
+Reporter (seed 001 §3, STORM paper §3.3): a report organised by the syllabus questions
 (``sections.plan_sections``), each section written from whole sentences of its sources
 (``evidence``, ``sections.allocate``), a lead with the key finding per question, no sentence
 twice (``dedupe_report``), and a references list with citations renumbered 1..N."""
@@ -58,10 +58,10 @@ def make_outline(ctx: RunContext, conversations: list[ConversationResult]) -> Ou
 
 
 def report_units(ctx: RunContext, conversations: list[ConversationResult]) -> list[evidence.Unit]:
-    """The report's material (issue 12): every usable sentence of the run's on-topic sources
+    """The report's material: every usable sentence of the run's on-topic sources
     (``evidence.source_texts`` → ``evidence.units_for``). It depends only on the topic, the saved
     sources and the conversations' artifacts, not on the outline, so the runner computes it in a
-    background thread while the analysis and outline calls wait on the model (issue 14: ~1.3 s of
+    background thread while the analysis and outline calls wait on the model (~1.3 s of
     CPU on the 4×3 drug run that sat on the critical path). Redis: one read of the saved sources."""
     vectors = getattr(ctx.engine, "vectors", None) or Vectors()
     sources = ctx.collector.all_sources()
@@ -79,7 +79,7 @@ def write_report(
     """Sections (one per outline section, plus one per syllabus question the outline lacks) →
     lead → dedupe → renumbered references; stores the draft and the final report.
 
-    Material (issue 12): whole sentences from the full text of the run's on-topic sources
+    Material: whole sentences from the full text of the run's on-topic sources
     (``evidence``), assigned globally to the section whose heading fits them best, a question's
     section taking only sentences of the sources assigned to that question (``sections``).
     ``facts`` (conversation answer spans) are no longer the material; kept for callers.
@@ -237,7 +237,7 @@ def dedupe_report(
     draft_sections: list[ReportSection],
     threshold: float = sections.DUPLICATE_SIM,
 ) -> tuple[str, list[ReportSection]]:
-    """No sentence twice in a report (issue 12): a sentence that repeats an earlier one (same
+    """No sentence twice in a report: a sentence that repeats an earlier one (same
     words, or cosine ≥ ``threshold`` without citations) is removed, reading lead first, then the
     sections in order. A lead sentence that repeats the only sentence of a section is removed
     from the lead instead, so no section loses its text. Paragraphs and citations are kept."""
@@ -335,7 +335,7 @@ def _assemble(
             "",
         ]
     failed = ctx.failed_backends() if hasattr(ctx, "failed_backends") else {}
-    if failed:  # issue 5: a failing backend is visible, never a silently thin report
+    if failed:  # a failing backend is visible, never a silently thin report
         notes = ", ".join(
             f"{name} ({', '.join(v['reasons'])}, {v['failures']}×)" for name, v in failed.items()
         )

@@ -2,12 +2,12 @@
 ``pending → planning → conversations → analyzing → synthesizing → complete`` (or ``failed`` /
 ``cancelled``). Writes only Redis and files under the data dir.
 
-Plan review (issue 12): a run whose config asks for ``review`` stops after planning (plan,
+Plan review: a run whose config asks for ``review`` stops after planning (plan,
 syllabus, survey, perspectives stored) in status ``awaiting_review`` with no job and no lease;
 ``research.planning.review.approve`` stores the edited plan, marks it ``approved`` and executes it again,
 which skips straight to the conversations.
 
-Resumable (issue 7): ``execute`` holds the run's lease (``research.store.lease``) and every phase
+Resumable: ``execute`` holds the run's lease (``research.store.lease``) and every phase
 first looks for its stored result (plan + syllabus, survey, perspectives, finished turns,
 analysis, outline, report) and skips the work when it is there, so a run interrupted at any
 point continues where it stopped and ends with the same report as an uninterrupted run.
@@ -69,7 +69,7 @@ class LeaseLost(Exception):
 
 
 class AwaitingReview(Exception):
-    """The plan is ready and the analyst asked to review it before research (issue 12)."""
+    """The plan is ready and the analyst asked to review it before research."""
 
 
 def _stored(ctx: RunContext, name: str) -> bool:
@@ -156,7 +156,7 @@ def execute(run_id: str, settings: Settings | None = None) -> str:
         store.clear_queued(run_id)
         state = store.get_run(run_id)
         if state.status in ("complete", "cancelled", REVIEW_STATUS):
-            return state.status  # ended, or waiting for the analyst's approval (issue 12)
+            return state.status  # ended, or waiting for the analyst's approval
         store.set_fields(run_id, worker=holder_name())
         if state.status != "pending" or store.has_doc(run_id, "plan"):
             store.emit(

@@ -1,4 +1,4 @@
-"""A report organised by question (issue 12, item 3): which section answers each syllabus
+"""A report organised by question: which section answers each syllabus
 question, and which sentences go into which section (item 4: global assignment, no repeats).
 
 ``plan_sections``: STORM's refined outline (seed 002 Phase 3) still shapes the report. Each
@@ -12,7 +12,7 @@ syllabus lacks, in outline order (they keep their sections).
 
 ``allocate``: every usable sentence (``evidence.units_for``) is scored against every section;
 a sentence may go only to the section whose ``"topic: heading"`` is its nearest (argmax cosine,
-the section-fit criterion of issue 12 item 6), only when it is about the section's aspect
+the section-fit criterion of ``research.devtools.report_quality``), only when it is about the section's aspect
 (cosine to ``SectionPlan.aspect()`` — the question's label and description, or the heading
 without the topic — ≥ ``ASPECT_MIN``, ``QUESTION_ASPECT_MIN`` for a question, and ≥ ``RELATIVE_MIN`` of the best in that section) and,
 for a question's section, only when its source is assigned to that question. Sentences that describe
@@ -144,7 +144,7 @@ def allocate(vectors: Vectors, topic: str, plans: list[SectionPlan], units: list
 
 def nest(vectors: Vectors, plans: list[SectionPlan]) -> None:
     """Put each outline section that answers no question itself under the question it serves,
-    as a subsection (issue 12: "a section or subsection whose text answers it"): among the
+    as a subsection ("a section or subsection whose text answers it"): among the
     questions that share at least one source with the section's sentences, the one whose
     ``aspect`` (label: description) is closest to the section: the mean of its cosine to the
     centroid of those sentences and to the section's heading, when that is ≥ ``NEST_MIN``. The sentences stay where the global assignment put

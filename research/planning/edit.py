@@ -1,4 +1,4 @@
-"""The one validator of an edited plan (issue 12 item 2), shared by the Plan page, the CLI
+"""The one validator of an edited plan, shared by the Plan page, the CLI
 (``research approve --plan FILE``) and the litellm planner's proposed questions.
 
 A plan edit is JSON of the shape ``research plan RUN_ID --json`` prints:

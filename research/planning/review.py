@@ -1,4 +1,4 @@
-"""Plan review (issue 12 item 2): read, edit, approve or cancel a run in ``awaiting_review``.
+"""Plan review: read, edit, approve or cancel a run in ``awaiting_review``.
 
 A run launched with ``review=True`` stops after planning (``research.pipeline.runner``). The
 analyst reads ``plan_bundle`` (``{plan, syllabus, perspectives}``, the shape of

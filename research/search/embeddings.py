@@ -14,8 +14,8 @@ with float32 ones to cosine >= 0.99997, but bf16 results depend on the batch a t
 in (padding length and kernel blocking change the rounding by ~1e-3), which made a resumed run's
 summary cards differ from an uninterrupted run's (tests/test_resilience.py) — float32 keeps that
 noise below the 1e-4 rounding of every similarity the engines rank by. On this project's 2-core
-AVX512-BF16 machines without AMX bf16 was also 1.5x *slower* per document than float32 (README,
-issue 14 measurements). Output arrays are always float32.
+AVX512-BF16 machines without AMX bf16 was also 1.5x *slower* per document than float32 (measured
+on this corpus). Output arrays are always float32.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Where a local-corpus index build stands, for everyone who waits on it (issue 14, item 1).
+"""Where a local-corpus index build stands, for everyone who waits on it.
 
 A build (``research.search.local.LocalSearch``) reports into a process-wide registry keyed by
 its index folder: ``loading_model`` → ``embedding`` (``done`` / ``total`` documents) →

@@ -4,7 +4,7 @@
   ``title + text`` (Anserini's "flat" indexing), English stopwords, Snowball stemming (PyStemmer).
 * Dense: all-MiniLM-L6-v2 (``research.search.embeddings``) over ``title + text`` truncated to
   ``DOC_TOKENS`` = 128 word pieces (the length the model was trained with; queries keep the
-  256 window); cosine similarity. Measured (issue 14): half the tokens of the 256 window make
+  256 window); cosine similarity. Measured: half the tokens of the 256 window make
   the document embedding 2.06x cheaper (CPU s); NFCorpus test half: hybrid nDCG@10 0.370 (was
   0.368), dense 0.333 (0.335), hybrid Recall@100 0.318 (0.330); SciFact test half: hybrid 0.7207
   (0.719). Fewer word pieces lose nDCG (64: SciFact 0.6973; README, item 13).
@@ -419,7 +419,7 @@ def start_background_build(corpus_path: str | Path, index_dir: str | Path) -> th
     """Build (or load) the index of ``corpus_path`` in a daemon thread through
     ``get_local_search`` (the process-wide cache, so a run that needs the same index waits for
     this build instead of starting a second one). Errors are logged only. The dashboard calls it
-    at server start for the default corpus (issue 14); progress: ``research.search.index_progress``."""
+    at server start for the default corpus; progress: ``research.search.index_progress``."""
 
     def build() -> None:
         try:

@@ -1,4 +1,4 @@
-"""One retriever over a run's backends (issue 5): query every backend concurrently, merge,
+"""One retriever over a run's backends: query every backend concurrently, merge,
 deduplicate, and report each backend's failure or empty result instead of hiding it.
 
 * Identity (dedup) keys of a result: ``pmid:<n>`` (from ``PMID:n``, a digit id of a pubmed

@@ -299,7 +299,7 @@ class SourceCollector:
             relevant_questions: syllabus keys this source answers; [] saves it unassigned.
             key_excerpts: optional 1–2 sentence summary (a list of strings is joined with spaces).
             citation_id: optional, when the citation was registered already.
-            found_by: optional ``"backend: query"`` strings (issue 5: which search found it);
+            found_by: optional ``"backend: query"`` strings (which search found it);
                 kept on the first save only.
 
         Returns:

@@ -1,7 +1,7 @@
 """The process-wide Redis client: ``REDIS_URL`` when set, else the embedded server.
 
 ``get_redis()`` returns one shared ``redis.Redis`` (thread-safe connection pool,
-``decode_responses=True``) per URL. The client rides out a Redis restart (issue 7): on a
+``decode_responses=True``) per URL. The client rides out a Redis restart: on a
 connection error, timeout or "loading" reply it reconnects and retries the command with
 exponential backoff (redis-py ``Retry`` + ``ExponentialBackoff``; ~30 s in all), so a run keeps
 going; past that the job stops and its run resumes later (``research.pipeline.runner``).

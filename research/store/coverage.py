@@ -152,7 +152,7 @@ def completion_report(
         "missing": missing,
         "suggestion": suggestion,
     }
-    if min_databases > 1:  # seed 000 criterion "Sources span multiple databases" (issue 5 option)
+    if min_databases > 1:  # seed 000 criterion "Sources span multiple databases"
         have = list(source_types or [])
         names = ", ".join(display_type(t) for t in have) or "none"
         resp["databases"] = f"{len(have)}/{min_databases} databases ({names})"

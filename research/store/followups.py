@@ -1,4 +1,4 @@
-"""Follow-ups and the citation audit in Redis (issue 13): the one place that reads and writes
+"""Follow-ups and the citation audit in Redis: the one place that reads and writes
 ``run:{id}:followups``, the pending follow-ups (``run:{id}:followups:pending``, their leases and
 queued markers) and the ``audit`` run document (keys from ``research.store.keys``)."""
 

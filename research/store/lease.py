@@ -1,4 +1,4 @@
-"""Run leases (issue 7 §1): a job executing a run holds ``run:{id}:lease`` and renews it.
+"""Run leases: a job executing a run holds ``run:{id}:lease`` and renews it.
 
 The lease is a Redis string set with ``SET NX PX`` to a random token; a heartbeat thread renews
 it every ``ttl/3`` and the job deletes it when it ends (compare-and-delete, so it never deletes a
@@ -64,7 +64,7 @@ class Lease:
         run_id: the run.
         ttl_ms: time-to-live (ms); renewed every ``ttl_ms / 3``.
         key: the lease key (default the run's ``run:{id}:lease``; follow-up jobs lease
-            ``keys.followup_lease`` and the run's follow-up lock, issue 13).
+            ``keys.followup_lease`` and the run's follow-up lock).
 
     Attributes:
         lost: set when another process holds the lease (the job must stop touching the run).

@@ -99,9 +99,7 @@ class RunStore:
             raise RunNotFoundError(
                 f"No run '{run_id}' in this store. Pick one from the run history."
             )
-        return self._with_liveness([self._from_hash(data)])[
-            0
-        ]  # dead job shown interrupted (issue 7)
+        return self._with_liveness([self._from_hash(data)])[0]  # dead job shown interrupted
 
     def exists(self, run_id: str) -> bool:
         return bool(self.r.exists(keys.run(run_id)))
@@ -184,7 +182,7 @@ class RunStore:
 
     def delete_run_everywhere(self, run_id: str, settings) -> list[str]:  # noqa: ANN001 - config.Settings
         """Delete a run: its Redis keys (``delete_run``), its artifacts dir, its report dir and its
-        follow-up evidence index (``followups/{run_id}``, issue 13) under ``settings.data_dir``.
+        follow-up evidence index (``followups/{run_id}``) under ``settings.data_dir``.
         Returns the paths removed.
 
         Raises:
@@ -345,7 +343,7 @@ class RunStore:
         tool_tokens: int = 0,
         context_tokens: int = 0,
     ) -> None:
-        """Account one LLM call (issue 3 §4): run totals in ``run:{id}:usage`` (llm_calls,
+        """Account one LLM call: run totals in ``run:{id}:usage`` (llm_calls,
         prompt_tokens, completion_tokens, cost_usd USD, retries, tool_tokens = tokens of tool
         output placed in prompts, context_tokens = prompt tokens of in-context (non-compressor)
         calls) and the breakdown by phase, role, model and step in ``run:{id}:usage_by``."""
@@ -425,7 +423,7 @@ class RunStore:
     # ------------------------------------------------------------------ related records
     @property
     def calls(self) -> ToolCalls:
-        """The idempotent tool-call records (reserved file numbers, recorded cards; issue 8)."""
+        """The idempotent tool-call records (reserved file numbers, recorded cards)."""
         return ToolCalls(self.r)
 
     @property
@@ -467,7 +465,7 @@ class RunStore:
 
     def round_focus(self, run_id: str, round_no: int, focus: Callable[[], object]) -> object:
         """The steering snapshot of conversation turn ``round_no`` (JSON: the focus keys, or
-        since issue 14 ``{"focus": [...], "cards": n}``): stored on first use (HSETNX, value from
+        now ``{"focus": [...], "cards": n}``): stored on first use (HSETNX, value from
         ``focus()``), so a resumed run reads exactly what the interrupted one used."""
         key = keys.run_rounds(run_id)
         stored = self.r.hget(key, str(round_no))

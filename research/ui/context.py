@@ -167,7 +167,7 @@ def run_header(store: RunStore, state: RunState, page_key: str | None = None) ->
             icon=":material/rate_review:",
         )
         nav.page_link("plan", state.run_id, "Review the plan")
-    resume_control(state)  # issue 7: Resume button for interrupted/failed runs
+    resume_control(state)  # Resume button for interrupted/failed runs
     if (
         state.stop_reason and state.mode != "costorm"
     ):  # Co-STORM: the progress panel says why it stopped

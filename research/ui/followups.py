@@ -1,4 +1,4 @@
-"""Report page: follow-up chat, research-more, and the citation audit (issue 13).
+"""Report page: follow-up chat, research-more, and the citation audit.
 
 ``render_followups`` draws the stored follow-ups as a chat (``st.chat_message``) under the report
 with citations linked to the reference anchors (``#ref-n``; references a follow-up added are

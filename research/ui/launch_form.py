@@ -66,7 +66,7 @@ def default_models(llm_model: str | None) -> dict[str, str]:
     """Role → model pre-filled in the form: ``research.llm.models.resolve_models`` when it can
     resolve every role from the environment, else ``llm_model`` (or "") for each role."""
     try:
-        from research.llm.models import resolve_models  # noqa: PLC0415 - issue 3 module
+        from research.llm.models import resolve_models  # noqa: PLC0415
 
         return resolve_models({})
     except Exception:  # noqa: BLE001 - missing module or no model configured
@@ -114,7 +114,7 @@ def form_values(
     """The form's values as ``make_config`` keyword arguments (models/budgets only for litellm,
     ``costorm`` only for Co-STORM; empty model names dropped; zero budgets mean no cap; an empty
     ``search`` is passed through: the input gate makes it ``["local"]`` unless corpora are chosen;
-    ``review``: stop for plan review after planning, issue 12)."""
+    ``review``: stop for plan review after planning)."""
     values: dict[str, Any] = {
         "corpus": corpus,
         "template": template,

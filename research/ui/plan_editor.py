@@ -1,4 +1,4 @@
-"""The Plan page's editor for a run in ``awaiting_review`` (issue 12 item 2).
+"""The Plan page's editor for a run in ``awaiting_review``.
 
 Three ``st.data_editor`` tables in one form — syllabus questions (key, label, description,
 min_sources), perspectives (name, focus) and plan steps (title, description); rows can be added

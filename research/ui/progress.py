@@ -68,9 +68,7 @@ def phase_steps(status: str, reached: str) -> list[tuple[str, str]]:
         return [(p, "done") for p in PHASES]
     if status == "pending":
         return [(p, "todo") for p in PHASES]
-    if (
-        status == REVIEW_STATUS
-    ):  # issue 12: planning done, waiting for the analyst before the conversations
+    if status == REVIEW_STATUS:  # planning done, waiting for the analyst before the conversations
         return [("planning", "done"), ("plan review", "review"), *[(p, "todo") for p in PHASES[1:]]]
     idx = PHASES.index(reached) if reached in PHASES else 0
     current = "current" if status in PHASES else status

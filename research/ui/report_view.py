@@ -1,4 +1,4 @@
-"""Report page pieces: the question table (issue 12), reference lines (URL + artifact links),
+"""Report page pieces: the question table, reference lines (URL + artifact links),
 download buttons for every export format, and the read-only view's chrome hiding."""
 
 from __future__ import annotations
@@ -125,7 +125,7 @@ def heading_anchor(heading: str) -> str:
 def questions_markdown(report: Report) -> str:
     """The syllabus questions as a small Markdown table: question, status, the section that
     answers it (a link to its heading's anchor) and the references that section cites (links to
-    ``#ref-n``). Empty string for a report without ``questions`` (stored before issue 12)."""
+    ``#ref-n``). Empty string for a report without ``questions`` (stored before reports carried questions)."""
     if not report.questions:
         return ""
     rows = ["| Question | Status | Answered in | Sources |", "|---|---|---|---|"]

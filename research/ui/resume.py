@@ -1,9 +1,9 @@
-"""The Resume control for an interrupted run (issue 7). Pages call ``resume_control(state)``
+"""The Resume control for an interrupted run. Pages call ``resume_control(state)``
 (e.g. from the run header); it renders nothing unless the run can be resumed.
 
 ``resume_on_start()`` is the dashboard's start-up resume (thread backend: the server process is
 the worker): it runs once per server process once it has succeeded; a failure (Redis down at
-the first page load) is logged and retried on a later page load (issue 15 §6).
+the first page load) is logged and retried on a later page load.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ def _resume_interrupted_once() -> list[str]:
     is not cached by ``st.cache_resource``, so the next page load tries again)."""
     from research import jobs  # noqa: PLC0415 - pulls in the pipeline
 
-    open_store().reconcile_dead_runs()  # reads are pure: dead runs are stored interrupted here (issue 15)
+    open_store().reconcile_dead_runs()  # reads are pure: dead runs are stored interrupted here
     if not load_settings().auto_resume or jobs.job_backend() != "thread":
         return []
     return jobs.resume_interrupted(by="dashboard")

@@ -1,4 +1,4 @@
-"""Search-backend warnings of a run (issue 5: failures made visible), for the Plan and Report
+"""Search-backend warnings of a run (failures made visible), for the Plan and Report
 pages: ``search_warnings`` (pure, tested) summarises the run's ``search.failed`` /
 ``search.empty`` / ``scrape.failed`` events; ``render_search_warnings`` draws the panel."""
 

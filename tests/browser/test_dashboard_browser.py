@@ -227,7 +227,7 @@ def _launch(page, base: str, topic: str, corpus: Path, perspectives: int, turns:
     page.get_by_label("Max perspectives").fill(str(perspectives))
     page.get_by_label("Max turns per conversation").fill(str(turns))
     page.get_by_role("button", name="Start run").click()
-    # the Launch page moves to the new run's Report page (issue 14 item 5); its URL names the run
+    # the Launch page moves to the new run's Report page; its URL names the run
     page.wait_for_url(re.compile(r"/report\?run=[a-f0-9]{16,32}"), timeout=60_000)
     return re.search(r"run=([a-f0-9]{16,32})", page.url).group(1)
 

@@ -1,4 +1,4 @@
-"""Issue 13 in a real browser (headless Debian Chromium via Playwright): ask the session's finished
+"""Follow-ups in a real browser (headless Debian Chromium via Playwright): ask the session's finished
 trastuzumab run a follow-up on the Report page, see the answer with clickable citations, reload,
 open the read-only share link, and download exports carrying the follow-ups appendix. With
 ``SCREENSHOTS_DIR`` set, ``report_followups.png`` is written there (README screenshot)."""

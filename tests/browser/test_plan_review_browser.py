@@ -1,4 +1,4 @@
-"""Issue 12 plan review in a real browser (headless Debian Chromium via Playwright): launch with
+"""Plan review in a real browser (headless Debian Chromium via Playwright): launch with
 "Review the plan before research", watch the run stop in ``awaiting_review``, replace three
 syllabus questions in the Plan page's editable table, approve, and see the run complete with the
 edited syllabus (collector, coverage counts, ``plan.edited`` event). With ``SCREENSHOTS_DIR`` set,
@@ -20,7 +20,7 @@ from browser.test_dashboard_browser import (
     _shot,
     _store,
     browser,  # noqa: F401
-    )
+)
 
 pytestmark = [
     pytest.mark.browser,

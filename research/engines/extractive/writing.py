@@ -243,7 +243,7 @@ undergo undergoes achieve achieves include includes given give gives use uses re
 
 
 def names_subject(heading: str, sentences: list[str]) -> bool:
-    """A heading names a subject (issue 12): it does not open with a verb (``_VERB_START``:
+    """A heading names a subject: it does not open with a verb (``_VERB_START``:
     "Receive Trastuzumab"), and has two or more words, or one word that is a name —
     an acronym or mixed-case word (``HER2``, ``mRNA``) or a word the sentences capitalise where
     a sentence does not start (``Herceptin``, ``Zelensky``). A lone common noun ("Cycles") is no
@@ -352,7 +352,7 @@ ANAPHORA_PENALTY = (
 def question_lead(
     vectors: Vectors, topic: str, sections: list[ReportSection], questions: list
 ) -> str:
-    """Key finding per question (issue 12): for each answered question, in syllabus order, the
+    """Key finding per question: for each answered question, in syllabus order, the
     cited sentence of its section closest to ``"topic: label. description"`` (a sentence that
     describes study design rather than a result, ``text.STUDY_DESIGN``, scores ``DESIGN_PENALTY`` less, one that
     points back at what it does not name, ``text.ANAPHORA``, ``ANAPHORA_PENALTY`` less; citations

@@ -1,4 +1,4 @@
-"""``LiteLLMEngine``: every ``research.engines.base.Engine`` step through litellm (issue 3).
+"""``LiteLLMEngine``: every ``research.engines.base.Engine`` step through litellm.
 
 Prompts: ``prompts/{step}.md`` (our wording with STORM's intent, seed 002; seed 001 planner and
 compression schemas). Structured output and re-ask: ``structured.py``. Calls, accounting,
@@ -170,7 +170,7 @@ class LiteLLMEngine:
     def vectors(self):
         """The run's cached sentence vectors (``research.engines.extractive.vectors.Vectors``,
         the extractive fallback's): the reporter's material, allocation and dedupe share them, so
-        each sentence is embedded once per run (issue 14: allocation re-embedded every candidate
+        each sentence is embedded once per run (allocation re-embedded every candidate
         sentence, 0.73 s on the 4×3 drug run, on the critical path)."""
         return self._fallback().vectors
 
@@ -288,7 +288,7 @@ class LiteLLMEngine:
         )
 
     def fit_syllabus(self, inp: FitInput) -> Syllabus:
-        """Issue 12: the planner proposes 4–8 questions for this query (``prompts/fit_syllabus.md``),
+        """The planner proposes 4–8 questions for this query (``prompts/fit_syllabus.md``),
         validated by ``research.planning.edit.check_questions``; an invalid proposal (bad key, duplicate,
         min_sources out of 1–20, fewer than 4 or more than 8) keeps the template (event ``llm.fallback``)."""
         from research.planning.edit import check_questions  # noqa: PLC0415
@@ -321,7 +321,7 @@ class LiteLLMEngine:
 
     # ------------------------------------------------------------------ conversations
     def ask_question(self, inp: AskInput) -> AskOutput:
-        """AskQuestionWithPersona and QuestionToQuery in ONE call (issue 14 item 3: the asker
+        """AskQuestionWithPersona and QuestionToQuery in ONE call (the asker
         returns its question and 1–3 search queries; ``material.ask``: bounded history);
         ``focus_question`` kept only when it is an offered key; no queries on a thanks."""
         keys = {q.key for q in inp.next_focus}
@@ -397,7 +397,7 @@ class LiteLLMEngine:
         )
 
     def answer_and_assign(self, inp: AnswerAssignInput) -> AnswerAssignOutput:
-        """Issue 14: answer + seed 000 assignment in ONE call over one copy of the numbered
+        """Answer + seed 000 assignment in ONE call over one copy of the numbered
         results (``prompts/answer_and_assign.md``, ``material.answer_assign``: the turn's cards stand
         in for long snippets); sanitised as ``answer_question`` and ``assign_questions`` are.
         No results → ``answer_question`` alone (nothing to assign)."""
@@ -521,7 +521,7 @@ class LiteLLMEngine:
 
     def write_section(self, inp: SectionInput) -> TextOutput:
         """A section answering its syllabus question (when it has one) from the snippets of the
-        sources assigned to it (issue 12, ``material.section``), citing ``[snippet.n]`` only: a
+        sources assigned to it (``material.section``), citing ``[snippet.n]`` only: a
         reply citing any other number is re-asked once with the allowed numbers
         (``cited_only``); if the re-ask still cites outside them, the extractive engine writes
         the section from the same snippets. Stray markers are dropped as a last guard."""

@@ -1,4 +1,4 @@
-"""Structured output (issue 3 §1): the step's pydantic model as ``response_format`` (JSON
+"""Structured output: the step's pydantic model as ``response_format`` (JSON
 schema, non-strict) where ``litellm.supports_response_schema`` says so, else the schema spelled
 out in the prompt; ``<think>`` blocks stripped; the reply validated; on failure (bad JSON, schema
 error, truncated output) the model is re-asked ONCE with the validation error; a second failure
