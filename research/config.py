@@ -24,6 +24,8 @@ from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_vali
 from pydantic.fields import FieldInfo
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
+from research.errors import InputError
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SHARED_CORPUS = REPO_ROOT.parent / "shared" / "data" / "corpus" / "docs.jsonl"
 SECRETS_FILE = REPO_ROOT / ".streamlit" / "secrets.toml"
@@ -302,7 +304,6 @@ def job_backend() -> str:
     Raises:
         InputError: any other value (the message lists the valid ones).
     """
-    from research.errors import InputError  # noqa: PLC0415 - errors is a leaf; kept out of settings' import
 
     name = load_settings().job_backend
     if name not in JOB_BACKENDS:

@@ -6,6 +6,8 @@ default command was run by hand for the screenshots (docs/screenshots/)."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import threading
 import time
@@ -37,8 +39,6 @@ def env(redis_server, tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def cli_run(env, corpus_path):
-    import contextlib
-    import io
 
     out = io.StringIO()
     with contextlib.redirect_stdout(out):

@@ -12,7 +12,11 @@ import re
 import pytest
 
 import research.cli.commands as cli
-from tests.llm_fixtures import MODEL, llm_env, loopback_llm  # noqa: F401
+from research.models import Report
+from research.pipeline.citations import LOCAL_RE
+from research.store import open_store
+from research.store.followups import FollowupStore
+from tests.llm_fixtures import MODEL
 
 pytestmark = pytest.mark.timeout(1200)
 TOPIC = "Trastuzumab in HER2-positive breast cancer"
@@ -50,9 +54,6 @@ def _run(capsys, corpus_path, *extra) -> str:
 
 
 def _references(run_id: str) -> dict[int, str]:
-    from research.models import Report
-    from research.store import open_store
-    from research.store.followups import FollowupStore
 
     store = open_store()
     refs = FollowupStore(store).references(run_id, store.get_doc(run_id, "report", Report))
@@ -61,9 +62,6 @@ def _references(run_id: str) -> dict[int, str]:
 
 def _report_cited(run_id: str) -> set[int]:
     """Numbers cited in the report's lead and sections (the one citation regex)."""
-    from research.models import Report
-    from research.pipeline.citations import LOCAL_RE
-    from research.store import open_store
 
     report = open_store().get_doc(run_id, "report", Report)
     return {

@@ -12,6 +12,7 @@ from research.engines import base as b
 from research.engines.litellm import LiteLLMEngine
 from research.engines.litellm import material as mat
 from research.engines.litellm.structured import extract_json
+from research.llm.errors import LLMError
 from research.models import (
     ConversationResult,
     DialogueTurn,
@@ -23,7 +24,7 @@ from research.models import (
     SummaryCard,
 )
 from research.planning.syllabus import get_template
-from tests.llm_fixtures import CANARY_KEY, MODEL, llm_env, loopback_llm  # noqa: F401
+from tests.llm_fixtures import CANARY_KEY, MODEL
 
 TOPIC = "Trastuzumab in HER2-positive breast cancer"
 
@@ -232,7 +233,6 @@ def test_auth_error_is_raised_with_its_code(llm_env, monkeypatch):
     with Srv() as srv:
         monkeypatch.setenv("OPENAI_API_BASE", srv.url)
         eng = LiteLLMEngine(RunConfig(topic=TOPIC, engine="litellm", models={"*": MODEL}))
-        from research.llm.errors import LLMError
 
         with pytest.raises(LLMError) as ei:
             eng.survey_queries(b.SurveyInput(topic=TOPIC))

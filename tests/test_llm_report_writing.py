@@ -12,7 +12,7 @@ from research.devtools.loopback_responder import default_responder, material_of,
 from research.engines import base as b
 from research.engines.litellm import LiteLLMEngine
 from research.models import OutlineSection, Question, ReportSection, RunConfig
-from tests.llm_fixtures import MODEL, llm_env, loopback_llm  # noqa: F401
+from tests.llm_fixtures import MODEL
 
 TOPIC = "Trastuzumab in HER2-positive breast cancer"
 SAFETY = Question(

@@ -9,6 +9,7 @@ import json
 
 import pytest
 
+import research.cli.commands as cli
 from research.devtools.report_quality import measure
 from research.models import Report, Syllabus
 from research.store.connection import get_redis
@@ -70,7 +71,6 @@ def test_report_reads_cleanly(stored, finished_run):
 def test_show_json_has_report_questions_and_page_table_links(stored, finished_run, capsys):
     """``research show --json`` in-process (``research.cli.commands`` on the run's env, set by
     ``stored``); the command as a real process is tests/test_cli.py's subject."""
-    import research.cli.commands as cli
 
     report, _ = stored
     capsys.readouterr()

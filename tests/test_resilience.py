@@ -19,6 +19,7 @@ from research.artifacts import ArtifactStore
 from research.engines.factory import make_engine
 from research.errors import InputError
 from research.models import RunConfig, Step
+from research.pipeline import runner
 from research.store import keys, lease
 from research.store.connection import get_redis
 from research.store.runs import RunStore
@@ -168,7 +169,6 @@ def test_resume_after_a_stop_mid_conversations_redoes_nothing(baseline, finished
 
     t = threading.Thread(target=watch)
     t.start()
-    from research.pipeline import runner
 
     runner.execute(run_id)
     stop.set()

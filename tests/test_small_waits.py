@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from research.store.connection import get_redis
+from research.store.runs import RunStore
 from research.ui.citations import plain
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -27,8 +29,6 @@ def app_env(finished_run):
 
 
 def _store():
-    from research.store.connection import get_redis
-    from research.store.runs import RunStore
 
     return RunStore(get_redis())
 

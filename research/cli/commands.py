@@ -13,22 +13,33 @@ import os
 import sys
 import threading
 import time
-from datetime import UTC
+from dataclasses import asdict
+from datetime import UTC, datetime
 from pathlib import Path
 
+from research import jobs
 from research.cli.common import (
     EXIT_BAD_INPUT,
     EXIT_FAILED,
     EXIT_INTERRUPTED,
     EXIT_OK,
-    _err,  # noqa: F401
+    _err,
     _print_json,
     _print_outcome,
     _store,
     report_run_outcome,
 )
+from research.cli.followup import register
 from research.cli.progress import IndexBar
+from research.cli.review import cmd_approve, cmd_plan
+from research.config import load_settings
 from research.engines.labels import OFFLINE_LABEL
+from research.errors import CorpusError, InputError, ResearchError, RunNotFoundError
+from research.export import export_markdown, export_run, safe_filename
+from research.ingest import ingest, validate_corpus_name
+from research.jobs import workers
+from research.jobs.validation import validate_corpus, validate_int, validate_topic
+from research.llm.validate import parse_models
 from research.models import (
     ENGINES,
     MIN_DATABASES_RANGE,
@@ -37,6 +48,9 @@ from research.models import (
     TEMPLATE_CHOICES,
     TURNS_RANGE,
 )
+from research.planning.syllabus import check_template
+from research.search.index_progress import index_state
+from research.store.keys import check_run_id
 
 _OFFLINE_ENV = {
     "HF_HUB_OFFLINE": "1",
@@ -222,7 +236,6 @@ def build_parser() -> argparse.ArgumentParser:
         "--no-resume", action="store_true", help="do not resume interrupted runs at start"
     )
     wrk.add_argument("--name", metavar="NAME", help="worker name (default: RQ's)")
-    from research.cli.followup import register  # ask, audit
 
     p.followup_handlers = register(sub)
     return p
@@ -234,8 +247,6 @@ def main(argv: list[str] | None = None) -> int:
         os.environ.setdefault(k, v)
     parser = build_parser()
     args = parser.parse_args(argv)
-    from research.cli.review import cmd_approve, cmd_plan
-    from research.errors import CorpusError, InputError, ResearchError, RunNotFoundError
 
     handlers = {
         "run": cmd_run,
@@ -265,13 +276,10 @@ def main(argv: list[str] | None = None) -> int:
 # ---------------------------------------------------------------------------------- run
 def cmd_run(args: argparse.Namespace) -> int:
     """``research run``: validate (cheaply, before any heavy import), run in this process, report."""
-    from research.config import load_settings
-    from research.jobs.validation import validate_corpus, validate_int, validate_topic
 
     topic = validate_topic(args.topic)
     max_p = validate_int("--max-perspectives", args.max_perspectives, *PERSPECTIVES_RANGE)
     max_t = validate_int("--max-turns", args.max_turns, *TURNS_RANGE)
-    from research.planning.syllabus import check_template
 
     check_template(args.template)  # a bad template name is reported before any corpus problem
     backends = [b.strip().lower() for b in (args.search or "").split(",") if b.strip()]
@@ -287,12 +295,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     if (
         corpus and uses_local
     ):  # say at once that the index must be built, before the heavy imports below
-        from research.search.index_progress import index_state
-
         if index_state(corpus, load_settings().index_dir)["state"] == "missing":
             index_bar.update({"state": "loading_model", "done": 0, "total": 0})
-
-    from research import jobs
 
     extra = {"engine": args.engine} if args.engine else {}
     if args.review:
@@ -338,8 +342,6 @@ def cmd_run(args: argparse.Namespace) -> int:
 def _llm_options(args: argparse.Namespace) -> dict:
     """``--model/--models/--budget-usd/--budget-tokens`` → make_config kwargs;
     ``--record/--replay`` → the run's cassette (``RunConfig.cassette_mode`` / ``cassette_path``)."""
-    from research.errors import InputError
-    from research.llm.validate import parse_models
 
     if args.record and args.replay:
         raise InputError("Use either --record or --replay, not both.")
@@ -366,7 +368,6 @@ def _llm_options(args: argparse.Namespace) -> dict:
 def _costorm_options(args: argparse.Namespace) -> dict:
     """Co-STORM settings from ``--experts/--max-node-items/--moderator-after/--alpha/
     --query-budget/--costorm-turns`` (unset → defaults). Raises InputError for non-numbers."""
-    from research.errors import InputError
 
     out: dict = {}
     for field, flag, kind in (
@@ -403,7 +404,7 @@ class _Worker(threading.Thread):
     def run(self) -> None:
         try:
             self.state = self.jobs.execute_created(self.run_id, self.backend)
-        except BaseException as exc:  # noqa: BLE001 - re-raised in the main thread
+        except BaseException as exc:
             self.exc = exc
         finally:
             self.done.set()
@@ -474,7 +475,6 @@ def _print_event(ev, elapsed: float) -> None:
 # ---------------------------------------------------------------------------------- list
 def cmd_list(args: argparse.Namespace) -> int:
     """``research list``: runs newest first (run_id, status, topic, created, sources)."""
-    from research.jobs.validation import validate_int
 
     limit = validate_int("--limit", args.limit, 1, 100_000)
     store = _store()
@@ -508,7 +508,6 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def _iso(ts: float) -> str:
-    from datetime import datetime
 
     return datetime.fromtimestamp(ts, tz=UTC).isoformat(timespec="seconds")
 
@@ -516,11 +515,9 @@ def _iso(ts: float) -> str:
 # ---------------------------------------------------------------------------------- show
 def cmd_show(args: argparse.Namespace) -> int:
     """``research show RUN_ID``: the whole run as JSON (``--json``) or a short summary."""
-    from research.store.keys import check_run_id
 
     run_id = check_run_id(args.run_id.strip())
     _store().get_run(run_id)  # RunNotFoundError before the pipeline is imported
-    from research import jobs
 
     if args.json:
         _print_json(jobs.run_snapshot(run_id))
@@ -541,8 +538,6 @@ def cmd_show(args: argparse.Namespace) -> int:
 def cmd_export(args: argparse.Namespace) -> int:
     """``research export RUN_ID --format md|html|pdf|docx|zip [--out PATH]``: writes the export,
     prints the path."""
-    from research.export import export_markdown, export_run, safe_filename
-    from research.store.keys import check_run_id
 
     run_id = check_run_id(args.run_id.strip())
     store = _store()
@@ -561,10 +556,8 @@ def cmd_export(args: argparse.Namespace) -> int:
 # ---------------------------------------------------------------------------------- resume / worker
 def cmd_resume(args: argparse.Namespace) -> int:
     """``research resume RUN_ID``: continue an interrupted run in this process."""
-    from research.store.keys import check_run_id
 
     run_id = check_run_id(args.run_id.strip())
-    from research import jobs
 
     status = jobs.resume_run(run_id, foreground=True, by="cli")
     return report_run_outcome(run_id, status, args.json)
@@ -573,8 +566,6 @@ def cmd_resume(args: argparse.Namespace) -> int:
 def cmd_worker(args: argparse.Namespace) -> int:
     """``research worker``: resume interrupted runs (queued for any worker), then an RQ worker
     executing queued runs (``research.jobs.workers``)."""
-    from research import jobs
-    from research.jobs import workers
 
     if not args.no_resume:
         jobs.resume_interrupted(by="worker", backend="rq")
@@ -586,12 +577,9 @@ def cmd_worker(args: argparse.Namespace) -> int:
 def cmd_ingest(args: argparse.Namespace) -> int:
     """``research ingest NAME PATH...``: add documents to a named corpus. Exit 0 when
     every file was ingested, 1 when some files failed (the others are kept), 2 on bad input."""
-    from research.ingest import ingest, validate_corpus_name
 
     report = ingest(validate_corpus_name(args.name), args.paths)
     if args.json:
-        from dataclasses import asdict
-
         _print_json(asdict(report))
     else:
         print(
@@ -599,6 +587,6 @@ def cmd_ingest(args: argparse.Namespace) -> int:
             f"{len(report.unchanged)} unchanged, {len(report.errors)} failed; {report.files} files, "
             f"{report.chunks} chunks in {report.seconds:.1f} s"
         )
-        for path, message in report.errors.items():
+        for _path, message in report.errors.items():
             _err("ingest_file_error", message)
     return EXIT_FAILED if report.errors else EXIT_OK

@@ -7,6 +7,9 @@ import json
 import sys
 from pathlib import Path
 
+from research import jobs
+from research.store import open_store
+
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 
@@ -20,7 +23,6 @@ def _print_json(obj) -> None:
 
 
 def _store():
-    from research.store import open_store
 
     return open_store()
 
@@ -48,7 +50,6 @@ def report_run_outcome(run_id: str, status: str, as_json: bool) -> int:
     """Print a finished run's summary (``--json`` or the outcome lines) and return the exit code:
     ``EXIT_OK`` when ``status`` is ``"complete"``, else an error line and ``EXIT_FAILED``.
     Shared by ``research resume`` and ``research approve``."""
-    from research import jobs  # noqa: PLC0415 - heavy; only commands that ran a job get here
 
     summary = jobs.run_summary(run_id)
     if as_json:

@@ -8,6 +8,7 @@ import json
 import sys
 
 from research.engines.labels import offline_label
+from research.followup.ask import ask, audit_run, validate_question
 
 
 def register(sub) -> dict:
@@ -45,7 +46,6 @@ def _print_json(obj) -> None:
 
 def cmd_ask(args: argparse.Namespace) -> int:
     """``research ask RUN_ID "question" [--research] [--json]``."""
-    from research.followup.ask import ask, validate_question  # noqa: PLC0415
 
     validate_question(args.question)  # cheap checks first: a bad question never loads a model
     say = None if args.json else (lambda msg: print(f"… {msg}", file=sys.stderr, flush=True))
@@ -66,7 +66,6 @@ def cmd_ask(args: argparse.Namespace) -> int:
 
 def cmd_audit(args: argparse.Namespace) -> int:
     """``research audit RUN_ID [--json]``: the report's citation audit (stored with the run)."""
-    from research.followup.ask import audit_run  # noqa: PLC0415
 
     audit = audit_run(args.run_id, refresh=args.refresh)
     if args.json:

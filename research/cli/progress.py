@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import sys
 
+from tqdm import tqdm
+
 LABELS = {
     "loading_model": "Loading the embedding model",
     "embedding": "Indexing corpus",
@@ -29,7 +31,6 @@ class IndexBar:
 
     def update(self, data: dict) -> None:
         """Show one event's state; a no-op after the bar was closed."""
-        from tqdm import tqdm  # noqa: PLC0415 - only when an index is being built
 
         if self.closed:
             return

@@ -15,12 +15,16 @@ import argparse
 import sys
 from pathlib import Path
 
+from research import jobs
+from research.cli.common import EXIT_OK, _print_json, _store, report_run_outcome
+from research.errors import InputError
+from research.planning import review
+from research.planning.edit import load_edit
+from research.store.keys import check_run_id
+
 
 def cmd_plan(args: argparse.Namespace) -> int:
     """``research plan RUN_ID``: the stored plan bundle (any status once planned)."""
-    from research.cli.common import EXIT_OK, _print_json, _store
-    from research.planning import review
-    from research.store.keys import check_run_id
 
     store = _store()
     run_id = check_run_id(args.run_id.strip())
@@ -43,8 +47,6 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
 
 def _read_edit(path: str | None) -> dict | None:
-    from research.errors import InputError
-    from research.planning.edit import load_edit
 
     if not path:
         return None
@@ -63,10 +65,6 @@ def _read_edit(path: str | None) -> dict | None:
 def cmd_approve(args: argparse.Namespace) -> int:
     """``research approve RUN_ID``: validate, store, run (or enqueue and wait); exit 0 when the
     run completes, 1 when it fails or is cancelled, 2 on bad input."""
-    from research import jobs
-    from research.cli.common import EXIT_OK, _print_json, _store, report_run_outcome
-    from research.planning import review
-    from research.store.keys import check_run_id
 
     store = _store()
     run_id = check_run_id(args.run_id.strip())

@@ -93,7 +93,7 @@ def save_sources(
     )
     out = []
     for n, (res, qkeys, excerpt) in enumerate(
-        zip(results, assigned.relevant_questions, assigned.key_excerpts), start=1
+        zip(results, assigned.relevant_questions, assigned.key_excerpts, strict=False), start=1
     ):
         if not qkeys and n not in cited:
             continue

@@ -95,9 +95,11 @@ def write_report(table: Table) -> Report:
     ]
     final = [
         (d, ReportSection(heading=s.heading, text=t))
-        for d, s, t in zip(depths, draft_sections, texts[1:])
+        for d, s, t in zip(depths, draft_sections, texts[1:], strict=True)
     ]
-    questions, open_section = _questions(ctx, final, {sid: r.number for sid, r in zip(order, refs)})
+    questions, open_section = _questions(
+        ctx, final, {sid: r.number for sid, r in zip(order, refs, strict=True)}
+    )
     if open_section is not None:
         final.append((1, open_section))
     report = assemble(ctx, table.topic, texts[0], final, refs).model_copy(

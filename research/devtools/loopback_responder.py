@@ -237,7 +237,10 @@ def _compress(m: dict) -> dict:
     query = q.group(1) if q else m.get("step_title", "")
     return {
         "summary_title": f"Search results on {_words(query, 6)}"[:90],
-        "summary": f"The search for '{query}' returned {len(titles)} documents relevant to {m.get('step_title', 'the step')}.",
+        "summary": (
+            f"The search for '{query}' returned {len(titles)} documents relevant to "
+            f"{m.get('step_title', 'the step')}."
+        ),
         "extraction": [t[:100] for t in titles[:3]],
         "is_useful": True,
     }
@@ -259,7 +262,7 @@ def _analyze(m: dict) -> dict:
             by_src.setdefault(f["source"], []).append(f)
     claims = []
     srcs = list(by_src)
-    for a, b in zip(srcs[::2], srcs[1::2]):
+    for a, b in zip(srcs[::2], srcs[1::2], strict=False):
         claims.append(
             {"text": by_src[a][0]["text"], "fact_ids": [by_src[a][0]["id"], by_src[b][0]["id"]]}
         )

@@ -48,6 +48,7 @@ import numpy as np
 
 from research.models import Report, ReportSection
 from research.pipeline import citations
+from research.search.embeddings import get_embedder
 
 NEAR_DUPLICATE_COSINE = 0.92
 Encode = Callable[[list[str]], np.ndarray]
@@ -193,7 +194,7 @@ def section_fit(
         return None, []
     sim = _unit(sentence_vectors[idx]) @ _unit(heading_vectors).T
     misplaced = []
-    for row, i in zip(sim, idx):
+    for row, i in zip(sim, idx, strict=True):
         nearest = headings[int(np.argmax(row))]
         if nearest != sentences[i].heading:
             misplaced.append((i, nearest))
@@ -219,7 +220,7 @@ def questions_answered(report: Report, syllabus_keys: Iterable[str] | None = Non
     status = [str(_field(q, "status") or "") for q in qs]
     stated = sum(
         1
-        for q, st in zip(qs, status)
+        for q, st in zip(qs, status, strict=True)
         if st == "insufficient"
         and any(
             str(_field(q, f) or "").strip().lower() in text
@@ -270,8 +271,6 @@ def measure(
         references}``; rates are shares in [0, 1], None when there is no sentence to count.
     """
     if encode is None:
-        from research.search.embeddings import get_embedder  # noqa: PLC0415 - loads torch lazily
-
         encode = get_embedder().encode
     sents = report_sentences(report)
     texts = [s.text for s in sents]

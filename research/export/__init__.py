@@ -19,6 +19,15 @@ from pathlib import Path
 
 from research.artifacts import slug
 from research.errors import InputError
+from research.export.bundle import load_bundle, require_report
+from research.export.docx import report_docx
+from research.export.html import report_html, report_pdf
+from research.export.zipper import run_zip
+from research.followup.appendix import with_appendix
+from research.models import Report
+from research.store import open_store
+from research.store.followups import FollowupStore
+from research.store.keys import check_run_id
 
 MAX_FILENAME_CHARS = 80
 # Names Windows refuses whatever the extension (case-insensitive).
@@ -83,8 +92,6 @@ def export_markdown(run_id: str, out: Path, *, store=None) -> Path:
         RunNotFoundError: no such run.
         StoreError: Redis unreachable.
     """
-    from research.models import Report
-    from research.store.keys import check_run_id
 
     check_run_id(run_id)
     out_text = os.fspath(out)
@@ -99,8 +106,6 @@ def export_markdown(run_id: str, out: Path, *, store=None) -> Path:
             f"{path / 'report.md'} (an existing directory is never overwritten)."
         )
     if store is None:
-        from research.store import open_store
-
         store = open_store()
     state = store.get_run(run_id)
     report = store.get_doc(run_id, "report", Report)
@@ -110,8 +115,6 @@ def export_markdown(run_id: str, out: Path, *, store=None) -> Path:
             "complete.",
             code="report_not_ready",
         )
-    from research.followup.appendix import with_appendix  # noqa: PLC0415
-    from research.store.followups import FollowupStore  # noqa: PLC0415
 
     return _write_atomic(path, with_appendix(report.markdown, FollowupStore(store).list(run_id)))
 
@@ -161,29 +164,19 @@ def render_export(store, run_id: str, fmt: str) -> bytes:
         InputError: unknown format; no report yet (code ``report_not_ready``); ill-formed id.
         RunNotFoundError: no such run.
     """
-    from research.export.bundle import load_bundle, require_report
 
     if fmt not in FORMATS:
         raise InputError(f"Unknown export format {fmt!r}; use one of {', '.join(FORMATS)}.")
     if fmt == "zip":
-        from research.export.zipper import run_zip
-
         return run_zip(store, run_id)
     bundle = load_bundle(store, run_id)
     report = require_report(bundle)
     if fmt == "md":
-        from research.followup.appendix import with_appendix  # noqa: PLC0415
-
         return with_appendix(report.markdown, bundle.followups).encode("utf-8")
     if fmt == "html":
-        from research.export.html import report_html
-
         return report_html(bundle).encode("utf-8")
     if fmt == "pdf":
-        from research.export.html import report_pdf
-
         return report_pdf(bundle)
-    from research.export.docx import report_docx
 
     return report_docx(bundle)
 
@@ -195,7 +188,6 @@ def export_run(run_id: str, fmt: str, out: Path, *, store=None) -> Path:
         InputError: as :func:`render_export`, or ``out`` is a directory / not writable.
         RunNotFoundError: no such run.
     """
-    from research.store.keys import check_run_id
 
     check_run_id(run_id)
     path = Path(os.fspath(out)).expanduser()
@@ -204,8 +196,6 @@ def export_run(run_id: str, fmt: str, out: Path, *, store=None) -> Path:
             f"'{path}' is a directory; give a file path such as {path / ('report.' + fmt)}."
         )
     if store is None:
-        from research.store import open_store
-
         store = open_store()
     data = render_export(store, run_id, fmt)
     return _write_atomic(path, data)

@@ -20,6 +20,7 @@ from docx.oxml.ns import qn
 
 from research.export.bundle import ReportBundle, require_report
 from research.export.rendering import safe_url
+from research.followup.appendix import REFS_HEADING, appendix_markdown, new_references
 from research.pipeline.citations import CITE_PATTERN, LOCAL_RE
 
 _TOKEN_RE = re.compile(r"(\*\*[^*]+\*\*|" + CITE_PATTERN + ")")
@@ -111,7 +112,6 @@ def _markdown_block(doc, text: str, n_refs: int, tips: dict[int, str]) -> None:
 
 def _appendix(doc, bundle: ReportBundle, tips: dict[int, str]) -> None:
     """The follow-ups appendix; the references it added get bookmarks too."""
-    from research.followup.appendix import REFS_HEADING, appendix_markdown, new_references  # noqa: PLC0415
 
     if not bundle.followups:
         return
@@ -146,7 +146,7 @@ def report_docx(bundle: ReportBundle) -> bytes:
     label = bundle.state.engine_label or report.engine_label or bundle.state.config.engine
     doc.add_paragraph(f"Research Desk · engine: {label} · run {bundle.state.run_id}").italic = True
     _markdown_block(doc, report.lead, n, tips)
-    for section, level in zip(report.sections, report.section_levels()):
+    for section, level in zip(report.sections, report.section_levels(), strict=True):
         doc.add_heading(section.heading, level=level)
         _markdown_block(doc, section.text, n, tips)
     doc.add_heading(f"References ({n})", level=1)

@@ -154,12 +154,13 @@ def report_body_markdown(report: Report, titles: dict[int, str] | None = None) -
 
     Headings are ``##`` (``###``/``####`` for nested sections, ``Report.section_levels``: a
     Co-STORM report nests them by mind-map depth) with literal (escaped) text; the title and
-    references list are rendered separately by the page (the references need one anchor each). ``titles``: reference number
+    references list are rendered separately by the page (the references need one anchor each).
+    ``titles``: reference number
     → hover text for each citation link (see ``research.export.bundle.ReportBundle.tooltips``).
     """
     n = len(report.references)
     parts = [link_citations(safe_markdown(report.lead), n, titles=titles)]
-    for section, level in zip(report.sections, report.section_levels()):
+    for section, level in zip(report.sections, report.section_levels(), strict=True):
         parts.append(f"{'#' * (level + 1)} {plain(section.heading)}")
         parts.append(link_citations(safe_markdown(section.text), n, titles=titles))
     return "\n\n".join(p for p in parts if p.strip())

@@ -27,6 +27,7 @@ from research.artifacts import artifacts_dir
 from research.errors import InputError
 from research.export.bundle import load_bundle
 from research.export.html import report_html
+from research.followup.appendix import with_appendix
 from research.store.runs import RunStore
 
 _CSV_FIELDS = [
@@ -124,8 +125,6 @@ def run_zip(store: RunStore, run_id: str) -> bytes:
         z.writestr("usage.json", _dump(store.get_usage(run_id)))
         z.writestr("followups.json", _dump(bundle.followups))  # the follow-ups appendix's data
         if bundle.report is not None:
-            from research.followup.appendix import with_appendix  # noqa: PLC0415
-
             z.writestr("report.md", with_appendix(bundle.report.markdown, bundle.followups))
             z.writestr("report.html", report_html(bundle))
         root = artifacts_dir(run_id)

@@ -25,8 +25,13 @@ from __future__ import annotations
 import numpy as np
 
 from research.engines.base import AnswerAssignInput, AnswerInput, QueryInput
+from research.errors import InputError
 from research.followup.evidence import embed
 from research.models import DialogueTurn, Perspective, RunState, now
+from research.pipeline.conversation import PendingTurn, _dedupe, commit_turn, turn_cards
+from research.pipeline.planning import restore_plan
+from research.pipeline.recorders import DeferredRecorder
+from research.pipeline.runner import build_context
 from research.store.runs import RunStore
 
 PERSPECTIVE = "Analyst follow-up"
@@ -93,11 +98,6 @@ def research_more(
     Raises:
         InputError: the run has no plan/syllabus yet (it is still planning).
     """
-    from research.errors import InputError  # noqa: PLC0415
-    from research.pipeline.conversation import PendingTurn, _dedupe, commit_turn, turn_cards  # noqa: PLC0415
-    from research.pipeline.planning import restore_plan  # noqa: PLC0415
-    from research.pipeline.recorders import DeferredRecorder  # noqa: PLC0415
-    from research.pipeline.runner import build_context  # noqa: PLC0415
 
     ctx = build_context(state.run_id, settings)
     if not restore_plan(ctx):

@@ -13,18 +13,32 @@ detected and resumed (``resume_run``, ``resume_interrupted``) from any process.
 from __future__ import annotations
 
 import logging
+import tempfile
 import threading
+import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 from research import artifacts
 from research import models as m
 from research.config import job_backend, load_settings
+from research.costorm import get_mindmap, get_turns
+from research.costorm import summary as costorm_summary
+from research.costorm.settings import validate_costorm, validate_mode
+from research.engines.factory import check_engine, engine_label
 from research.errors import InputError, ResearchError
+from research.jobs import workers
+from research.jobs.followups import resume_followups
 from research.jobs.validation import validate_corpus, validate_int, validate_topic
+from research.llm.usage import usage_report
+from research.llm.validate import validate_llm_options
 from research.models import ACTIVE_STATUSES, Report, RunConfig, RunState, Syllabus
+from research.pipeline import runner
+from research.pipeline.index_events import announce_index_build
 from research.planning.syllabus import check_template
+from research.search.multi import validate_search
 from research.store import keys, open_store
+from research.store.followups import FollowupStore
 from research.store.runs import RunStore
 
 log = logging.getLogger(__name__)
@@ -90,7 +104,6 @@ def make_config(
         if corpus or "local" in choice["search"]
         else ""
     )
-    from research.costorm.settings import validate_costorm, validate_mode  # noqa: PLC0415
 
     if review and mode == "costorm":
         raise InputError(
@@ -112,7 +125,6 @@ def make_config(
         cassette_mode=cassette_mode or None,
         cassette_path=str(cassette_path or ""),
     )
-    from research.engines.factory import check_engine  # noqa: PLC0415
 
     check_engine(config)
     return config
@@ -120,13 +132,11 @@ def make_config(
 
 def _llm_choice(engine, models, budget_usd, budget_tokens) -> dict:
     """Validated models per role and budgets (USD, tokens)."""
-    from research.llm.validate import validate_llm_options  # noqa: PLC0415
 
     return validate_llm_options(engine, models, budget_usd, budget_tokens)
 
 
 def _search_choice(search, corpora, settings) -> dict:
-    from research.search.multi import validate_search  # noqa: PLC0415
 
     backends, names = validate_search(search, corpora, settings)
     return {"search": backends, "corpora": names}
@@ -139,7 +149,6 @@ def check_data_dir(data_dir: Path) -> Path:
     Raises:
         InputError (code ``data_dir_unwritable``): read-only, a file, or not creatable.
     """
-    import tempfile  # noqa: PLC0415
 
     try:
         data_dir.mkdir(parents=True, exist_ok=True)
@@ -187,7 +196,6 @@ def _get_runner() -> _Runner:
 def _execute(run_id: str):
     """``research.pipeline.runner.execute(run_id)``, imported on first use: the pipeline pulls
     scikit-learn and the engines (~1.5 s), which creating a run or reading one never needs."""
-    from research.pipeline import runner  # noqa: PLC0415
 
     return runner.execute(run_id)
 
@@ -197,8 +205,6 @@ def create_run(config: RunConfig) -> str:
     When the run will wait for its local corpus index to be built, the run's event stream says so
     at once (``index.progress``, ``loading_model``), before the pipeline is even imported."""
     store = open_store()
-    from research.engines.factory import engine_label  # noqa: PLC0415
-    from research.pipeline.index_events import announce_index_build  # noqa: PLC0415
 
     label = engine_label(config)
     run_id = store.create_run(config, engine_label=label).run_id
@@ -213,8 +219,6 @@ def submit(run_id: str, backend: str | None = None) -> None:
     """Execute an existing run in the background: a thread here, or a job on the RQ queue
     (``backend``: "thread" or "rq"; default ``job_backend()``)."""
     if (backend or job_backend()) == "rq":
-        from research.jobs import workers  # noqa: PLC0415 - rq only when used
-
         workers.enqueue(run_id)
     else:
         _get_runner().submit(run_id)
@@ -235,7 +239,7 @@ def resume_run(
     run_id: str, *, foreground: bool = False, by: str = "cli", backend: str | None = None
 ) -> str:
     """Continue an interrupted (or failed, or stuck pending) run from its stored state, and its
-    follow-ups whose job died (``research.followup.jobs.resume_followups``).
+    follow-ups whose job died (``research.jobs.followups.resume_followups``).
 
     Background by default (``submit``); ``foreground`` executes it in this thread. Emits
     ``resume.requested``; the job emits ``run.resumed`` when it starts. A run that cannot be
@@ -290,7 +294,6 @@ def resume_run(
 
 
 def _has_dead_followups(store: RunStore, run_id: str) -> bool:
-    from research.store.followups import FollowupStore  # noqa: PLC0415
 
     return bool(FollowupStore(store).dead_pending(run_id))
 
@@ -302,8 +305,7 @@ def _resume_followups(
     backend: str | None,
     foreground: bool = False,
 ) -> list[str]:
-    """Resume the follow-ups whose job died (``research.followup.jobs.resume_followups``)."""
-    from research.followup.jobs import resume_followups  # noqa: PLC0415
+    """Resume the follow-ups whose job died (``research.jobs.followups.resume_followups``)."""
 
     return resume_followups(store, run_ids, by=by, backend=backend, foreground=foreground)
 
@@ -359,7 +361,6 @@ def execute_created(run_id: str, backend: str | None = None) -> RunState:
 def wait_for(run_id: str, poll_s: float = 0.5, timeout_s: float | None = None) -> RunState:
     """Poll until the run is no longer pending or active (complete, failed, cancelled or
     interrupted) or ``timeout_s`` (s) passed; returns its state."""
-    import time  # noqa: PLC0415
 
     store = open_store()
     deadline = None if timeout_s is None else time.monotonic() + timeout_s
@@ -440,7 +441,6 @@ def _followup_snapshot(store: RunStore, state: m.RunState, has_report: bool) -> 
     citation audit; None when the run has no report or nobody has audited it yet). A pure read:
     the audit embeds every cited source (~20 s with the model load), so it is computed by
     ``research audit RUN`` or the Report page, never by a read such as ``research show``."""
-    from research.store.followups import FollowupStore  # noqa: PLC0415
 
     fs = FollowupStore(store)
     audit = fs.get_audit(state.run_id) if has_report else None
@@ -454,10 +454,8 @@ def _costorm_snapshot(store: RunStore, state: m.RunState) -> dict:
     """The round-table summary (``research.costorm.summary.summary``: turns by intent,
     speaker kind and speaker, moderator turns, queries vs budget, mind-map depth/nodes/items,
     stop reason) plus the full ``transcript`` (CoStormTurn dicts) and ``mind_map`` (MindMap dict)."""
-    from research.costorm import get_mindmap, get_turns  # noqa: PLC0415
-    from research.costorm.summary import run_summary  # noqa: PLC0415
 
-    out = run_summary(store, state)
+    out = costorm_summary.run_summary(store, state)
     mm = get_mindmap(store, state.run_id)
     out["transcript"] = [t.model_dump(mode="json") for t in get_turns(store, state.run_id)]
     out["mind_map"] = mm.model_dump(mode="json") if mm else None
@@ -466,6 +464,5 @@ def _costorm_snapshot(store: RunStore, state: m.RunState) -> dict:
 
 def _llm_usage(store: RunStore, run_id: str) -> dict:
     """LLM calls, tokens, USD per phase/role/model, retries, context reduction."""
-    from research.llm.usage import usage_report  # noqa: PLC0415
 
     return usage_report(store, run_id)

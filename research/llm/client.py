@@ -34,6 +34,7 @@ from tenacity import (
 
 from research.config import load_settings
 from research.llm.errors import LLMError, map_exception
+from research.llm.lib import litellm_module
 from research.net.ratelimit import acquire
 
 
@@ -126,7 +127,7 @@ def complete(
         LLMError: the mapped error of the last attempt (non-retryable at once; retryable after
             the attempts/deadline run out); ``.retries`` holds the failed attempts.
     """
-    import litellm  # noqa: PLC0415
+    litellm = litellm_module()
 
     settings = load_settings()
     timeout_s, deadline_s, attempts = (
@@ -163,7 +164,7 @@ def complete(
         t0 = time.monotonic()
         try:
             resp = litellm.completion(**kwargs)
-        except Exception as exc:  # noqa: BLE001 - mapped below
+        except Exception as exc:
             err = map_exception(exc, model)
             errors.append(err.code)
             raise err from exc

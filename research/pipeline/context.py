@@ -17,6 +17,7 @@ from research.errors import InvariantError, RunCancelled
 from research.events import EventType
 from research.models import Plan, RunConfig, SearchResult, Step, Syllabus
 from research.search.base import Retriever
+from research.search.scrape import ScrapeError, scrape_url
 from research.store.collector import SourceCollector
 from research.store.runs import RunStore
 
@@ -165,7 +166,6 @@ class RunContext:
 
         Returns the ``ScrapeResult``.
         """
-        from research.search.scrape import ScrapeError, scrape_url  # noqa: PLC0415
 
         self._need_artifacts()
         try:

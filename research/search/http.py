@@ -32,7 +32,7 @@ from tenacity import (
     wait_exponential_jitter,
 )
 
-from research.config import backend_url_overrides, load_settings
+from research.config import _get, backend_url_overrides, load_settings
 from research.errors import InputError, ResearchError
 from research.net.ratelimit import acquire
 from research.net.retry_after import parse_retry_after
@@ -69,7 +69,6 @@ def require_key(backend: str, var: str) -> str:
         BackendError (reason ``missing_key``): the variable is unset or empty; the message
             names the variable to set.
     """
-    from research.config import _get  # noqa: PLC0415 - env or .streamlit/secrets.toml
 
     value = (_get(var) or "").strip()
     if not value:

@@ -180,7 +180,7 @@ def watch(
                 last = sig
                 try:
                     emit(s)
-                except Exception:  # noqa: BLE001 - a reporting failure must not stop the build
+                except Exception:
                     log.exception("index progress reporting failed")
                     return
             if stopping:

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from urllib.parse import urljoin, urlsplit
 
 import httpx
+import trafilatura
 
 from research.config import load_settings
 from research.errors import ResearchError
@@ -119,7 +120,6 @@ def check_url(url: str, allow: set[str] | None = None) -> str:
 
 
 def _extract(html: str) -> tuple[str, str]:
-    import trafilatura  # noqa: PLC0415 - heavy import
 
     text = (
         trafilatura.extract(html, include_comments=False, include_tables=True, favor_recall=True)

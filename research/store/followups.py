@@ -105,7 +105,7 @@ class FollowupStore:
         pipe = self.r.pipeline(transaction=False)
         for run_id in run_ids:
             pipe.hlen(keys.run_followups_pending(run_id))
-        return [rid for rid, n in zip(run_ids, pipe.execute()) if n]
+        return [rid for rid, n in zip(run_ids, pipe.execute(), strict=True) if n]
 
     def lease(self, run_id: str, followup_id: str) -> Lease:
         """A (not yet acquired) lease on one follow-up for the job answering it."""
@@ -130,7 +130,7 @@ class FollowupStore:
         t = time.time()
         return [
             p
-            for p, alive in zip(pending, pipe.execute())
+            for p, alive in zip(pending, pipe.execute(), strict=True)
             if not alive and not (p.stage == "queued" and t - p.updated_at < PENDING_GRACE_S)
         ]
 

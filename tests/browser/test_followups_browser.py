@@ -11,8 +11,13 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from docx import Document
 
-from browser.test_dashboard_browser import ARGS, CHROMIUM, VIEWPORT, _store, serve_app
+from browser.chromium import ARGS, CHROMIUM, VIEWPORT
+from browser.test_dashboard_browser import _store, serve_app
+from research.export import render_export
+from research.followup.ask import audit_run
+from research.store.followups import FollowupStore
 
 pytestmark = [
     pytest.mark.browser,
@@ -27,7 +32,6 @@ ANSWER_TIMEOUT_MS = 300_000
 def served(finished_run):
     """``(base_url, finished_run)`` with the app served on a free port; the follow-ups this module
     asks are removed afterwards (the run is shared by the session)."""
-    from research.store.followups import FollowupStore
 
     with serve_app(finished_run, health_timeout_s=90) as base:
         yield base, finished_run
@@ -36,7 +40,7 @@ def served(finished_run):
 
 @pytest.fixture(scope="module")
 def browser():
-    from playwright.sync_api import sync_playwright
+    from playwright.sync_api import sync_playwright  # noqa: PLC0415 - the browser driver, only for browser tests
 
     with sync_playwright() as p:
         b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
@@ -61,11 +65,6 @@ def _answer(page):
 
 
 def test_ask_on_report_page_reload_share_and_export(served, browser, monkeypatch):
-    from docx import Document
-
-    from research.export import render_export
-    from research.followup.ask import audit_run
-    from research.store.followups import FollowupStore
 
     base, run = served
     for k, v in run.env().items():  # in-process reads (audit, exports) see the run's data dir

@@ -146,7 +146,7 @@ def _supported(
     sims = vectors.sim([f"{subject}: {s.heading}" for s in candidates], sents)
     votes = np.bincount(sims.argmax(axis=0), minlength=len(candidates))
     need = max(SUPPORT_MIN, math.ceil(0.15 * len(sents)))
-    return [sec for sec, v in zip(candidates, votes) if v >= need][:3]
+    return [sec for sec, v in zip(candidates, votes, strict=True) if v >= need][:3]
 
 
 def _heading(
@@ -192,7 +192,7 @@ def refine_outline(
     vecs = vectors.encode(sents)
     k = max(4, min(7, round(math.sqrt(len(sents) / 2)), len(sents) // 2))
     labels = KMeans(n_clusters=k, random_state=0, n_init=10).fit_predict(vecs.astype(np.float64))
-    groups = [[s for s, lab in zip(sents, labels) if lab == c] for c in range(k)]
+    groups = [[s for s, lab in zip(sents, labels, strict=True) if lab == c] for c in range(k)]
     exclude = topic_keys(subject)
     phrases = ranked_phrases([" ".join(g) for g in groups], top=10, exclude=exclude)
     kept = _supported(vectors, subject, draft, sents)
@@ -212,7 +212,7 @@ def refine_outline(
         ]
         if heads and cands:
             taken = vectors.sim(cands, heads).max(axis=1)
-            cands = [p for p, t in zip(cands, taken) if t < SAME_HEADING]
+            cands = [p for p, t in zip(cands, taken, strict=True) if t < SAME_HEADING]
         centroid = vecs[labels == c].mean(axis=0)
         cands = _heading(
             vectors,

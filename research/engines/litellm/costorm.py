@@ -40,6 +40,7 @@ from research.engines.costorm_steps import (
     TurnQueryInput,
     UtteranceInput,
 )
+from research.engines.extractive.costorm import ExtractiveCoStorm
 from research.engines.litellm import material as mat
 from research.engines.litellm.engine import (
     CITE_RE,
@@ -102,8 +103,6 @@ class LiteLLMCoStorm:
 
     def _fallback(self):
         if self._fallback_steps is None:
-            from research.engines.extractive.costorm import ExtractiveCoStorm  # noqa: PLC0415 - heavy
-
             self._fallback_steps = ExtractiveCoStorm(self.engine._fallback().vectors)
         return self._fallback_steps
 
@@ -374,7 +373,9 @@ class LiteLLMCoStorm:
             "allow_new": inp.allow_new,
             "candidates": [
                 {"n": i, "path": c, "similarity": s}
-                for i, (c, s) in enumerate(zip(inp.candidates, inp.similarities), start=1)
+                for i, (c, s) in enumerate(
+                    zip(inp.candidates, inp.similarities, strict=True), start=1
+                )
             ],
         }
 

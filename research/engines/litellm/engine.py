@@ -21,6 +21,7 @@ from typing import Any
 
 from pydantic import field_validator
 
+from research.artifacts import read_artifact
 from research.engines.base import (
     AnalysisInput,
     AnswerAssignInput,
@@ -47,6 +48,7 @@ from research.engines.base import (
     SurveyInput,
     TextOutput,
 )
+from research.engines.extractive import ExtractiveEngine
 from research.engines.litellm import material as mat
 from research.engines.litellm.prompts import compact
 from research.engines.litellm.structured import call_structured
@@ -68,6 +70,7 @@ from research.models import (
     TopicOutline,
 )
 from research.pipeline.citations import LOCAL_RE
+from research.planning.edit import check_questions
 
 CITE_RE = LOCAL_RE  # [n], group 1 = n
 READ_ARTIFACT_TOOL = {
@@ -161,8 +164,6 @@ class LiteLLMEngine:
     def _fallback(self):
         with self._lock:
             if self._fallback_engine is None:
-                from research.engines.extractive import ExtractiveEngine  # noqa: PLC0415 - heavy
-
                 self._fallback_engine = ExtractiveEngine()
             return self._fallback_engine
 
@@ -222,7 +223,6 @@ class LiteLLMEngine:
     def _read_artifact(self, name: str, args: dict) -> str:
         if name != "read_artifact" or not self.run_id:
             return "error: unknown tool"
-        from research.artifacts import read_artifact  # noqa: PLC0415
 
         return (
             read_artifact(
@@ -291,7 +291,6 @@ class LiteLLMEngine:
         """The planner proposes 4–8 questions for this query (``prompts/fit_syllabus.md``),
         validated by ``research.planning.edit.check_questions``; an invalid proposal (bad key, duplicate,
         min_sources out of 1–20, fewer than 4 or more than 8) keeps the template (event ``llm.fallback``)."""
-        from research.planning.edit import check_questions  # noqa: PLC0415
 
         def post(reply) -> Syllabus:
             errors: list[str] = []

@@ -18,6 +18,7 @@ from pydantic import BaseModel, ValidationError
 
 from research.engines.litellm import prompts
 from research.llm.errors import InvalidOutput
+from research.llm.lib import litellm_module
 from research.llm.session import LLMSession
 from research.llm.steps import StepSpec
 from research.llm.tokens import count_tokens
@@ -49,22 +50,22 @@ def extract_json(text: str) -> str:
 @functools.lru_cache(maxsize=64)
 def native_schema(model: str) -> bool:
     """True when litellm says ``model`` accepts a JSON-schema ``response_format``."""
-    import litellm  # noqa: PLC0415
+    litellm = litellm_module()
 
     try:
         return bool(litellm.supports_response_schema(model=model))
-    except Exception:  # noqa: BLE001 - unknown models: use prompt instructions
+    except Exception:
         return False
 
 
 @functools.lru_cache(maxsize=64)
 def native_tools(model: str) -> bool:
     """True when litellm says ``model`` supports native function calling."""
-    import litellm  # noqa: PLC0415
+    litellm = litellm_module()
 
     try:
         return bool(litellm.supports_function_calling(model=model))
-    except Exception:  # noqa: BLE001
+    except Exception:
         return False
 
 
@@ -133,7 +134,7 @@ def call_structured(
                 try:
                     args = json.loads(c["arguments"] or "{}")
                     out = run_tool(c["name"], args if isinstance(args, dict) else {})
-                except Exception as exc:  # noqa: BLE001 - the model sees the error and moves on
+                except Exception as exc:
                     out = f"error: {exc}"
                 tool_tokens += count_tokens(out)
                 messages.append({"role": "tool", "tool_call_id": c["id"], "content": out})
