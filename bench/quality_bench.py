@@ -7,7 +7,7 @@ pipeline runs on it (``research.jobs.make_config`` + ``run_foreground``, temp da
 Redis); the outline is scored against the article's headings with STORM's heading soft recall
 (``bench.metrics.heading_soft_recall``), the report with ROUGE-1 / ROUGE-L F1 against the
 article text (``rouge-score``, Porter stemming, as STORM's ``compute_rouge_scores``), and the
-final citations with ``research.pipeline.citations.check_integrity`` (must be 100% sound). Each
+final citations with ``research.citations.check_integrity`` (must be 100% sound). Each
 row also carries ``report_quality`` (``research.devtools.report_quality``) for item 12.
 
 Golden headings follow STORM's ``get_sections``: every ``#`` line of the txt file, stopping at
@@ -29,10 +29,10 @@ from bench.common import Figure, file_name, scoped_env
 from bench.metrics import heading_soft_recall
 from bench.redis_env import private_redis
 from bench.report_quality_bench import summary
+from research.citations import check_integrity
 from research.devtools.report_quality import measure
 from research.jobs import make_config, run_foreground
 from research.models import Outline, Report
-from research.pipeline.citations import check_integrity
 from research.search.embeddings import get_embedder
 from research.store.connection import get_redis
 from research.store.runs import RunStore

@@ -185,11 +185,11 @@ def test_only_pages_and_ui_import_the_ui_layer():
 
 
 def test_one_citation_regex():
-    """Every citation-marker regex (``[n]``) is built in research/pipeline/citations.py."""
+    """Every citation-marker regex (``[n]``) is built in research/citations.py."""
     marker = re.compile(
         r"""re\.(?:compile|sub|findall|fullmatch|match|search|finditer|split)\(\s*r?["'][^"']*\\\[\(?\\d"""
     )
-    files = [p for p in sorted(PKG.rglob("*.py")) if _rel(p) != "research/pipeline/citations.py"]
+    files = [p for p in sorted(PKG.rglob("*.py")) if _rel(p) != "research/citations.py"]
     hits = [
         f"{_rel(p)}:{n}"
         for p in files

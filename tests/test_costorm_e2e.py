@@ -16,11 +16,11 @@ import pytest
 
 import research.cli.commands as cli
 from research import jobs
+from research.citations import check_integrity
 from research.costorm import get_meta, get_mindmap, get_turns, post_analyst_message
 from research.costorm.report import OPEN_QUESTIONS
 from research.models import Report, Syllabus
 from research.pipeline import runner
-from research.pipeline.citations import check_integrity
 from research.store import keys
 from research.store.connection import get_redis
 from research.store.runs import RunStore

@@ -10,8 +10,8 @@ import pytest
 
 from research import jobs
 from research.artifacts import artifacts_dir
+from research.citations import check_integrity
 from research.models import Report
-from research.pipeline.citations import check_integrity
 from research.store.connection import get_redis
 from research.store.runs import RunStore
 

@@ -12,13 +12,13 @@ from streamlit.testing.v1 import AppTest
 
 import research.cli.commands as cli
 from research import jobs
+from research.citations import LOCAL_RE
 from research.errors import InputError, RunNotFoundError
 from research.followup import audit
 from research.followup.ask import ask, audit_run
 from research.followup.audit import SupportScorer, verdict
 from research.followup.evidence import load_evidence
 from research.models import Report, RunConfig
-from research.pipeline.citations import LOCAL_RE
 from research.store.collector import SourceCollector
 from research.store.connection import get_redis
 from research.store.followups import FollowupStore

@@ -12,8 +12,8 @@ import re
 import pytest
 
 import research.cli.commands as cli
+from research.citations import LOCAL_RE
 from research.models import Report
-from research.pipeline.citations import LOCAL_RE
 from research.store import open_store
 from research.store.followups import FollowupStore
 from tests.llm_fixtures import MODEL

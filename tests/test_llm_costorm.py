@@ -10,6 +10,7 @@ import re
 import pytest
 
 import research.cli.commands as cli
+from research.citations import check_integrity
 from research.costorm import get_meta, get_mindmap, get_turns
 from research.costorm.mindmap import MindItem, MindMap
 from research.devtools.loopback_llm import LoopbackLLM, Reply
@@ -22,7 +23,6 @@ from research.engines.litellm import LiteLLMEngine
 from research.engines.litellm.costorm import LiteLLMCoStorm
 from research.engines.steps import family
 from research.models import CoStormTurn, Perspective, Report, RunConfig, SearchResult
-from research.pipeline.citations import check_integrity
 from research.planning.syllabus import get_template
 from research.store.runs import RunStore
 from tests.llm_fixtures import MODEL

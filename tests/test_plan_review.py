@@ -19,8 +19,8 @@ from research.engines.extractive import ExtractiveEngine
 from research.engines.extractive.fitting import is_subject_phrase, split_topic
 from research.engines.litellm import LiteLLMEngine
 from research.errors import InputError
+from research.jobs import review
 from research.models import Perspective, Plan, RunConfig, Step, Syllabus, TopicOutline
-from research.planning import review
 from research.planning.edit import PlanBundle, apply_edit, diff
 from research.planning.syllabus import base_template, check_template, template_choices, topic_kind
 from research.store.collector import SourceCollector

@@ -18,7 +18,7 @@ from pathlib import Path
 from research import jobs
 from research.cli.common import EXIT_OK, _print_json, _store, report_run_outcome
 from research.errors import InputError
-from research.planning import review
+from research.jobs import review
 from research.planning.edit import load_edit
 from research.store.keys import check_run_id
 

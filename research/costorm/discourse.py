@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from research import citations
 from research.costorm import moderator
 from research.costorm.mindmap import MindItem
 from research.costorm.state import Session
@@ -32,7 +33,6 @@ from research.engines.costorm_steps import (
 )
 from research.engines.extractive.text import split_sentences
 from research.models import CoStormTurn, Intent, Perspective, SearchResult, TurnSource, now
-from research.pipeline import citations
 from research.pipeline.context import RunContext
 
 MAX_QUERIES_PER_TURN = 3

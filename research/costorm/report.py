@@ -5,7 +5,7 @@ information, with its sources).
 Each node with information gets a section written by the engine from that node's items
 (``write_section``, numbered snippets → local ``[n]`` → draft ``[@src_…]``); nodes that only
 group subtopics become headings; then a lead (``write_lead``); citations are renumbered 1..N by
-first appearance into one references list with ``research.pipeline.citations.renumber`` and
+first appearance into one references list with ``research.citations.renumber`` and
 checked with ``check_integrity`` (no out-of-range index, no gaps). ``Report.questions`` (issue
 12) says which section answers each syllabus question; unanswered ones are stated in an "Open
 Questions" section.
@@ -13,12 +13,12 @@ Questions" section.
 
 from __future__ import annotations
 
+from research import citations
 from research.costorm.discourse import Table
 from research.costorm.mindmap import SEP
 from research.engines.base import LeadInput, PolishInput, SectionInput, Snippet
 from research.errors import InputError
 from research.models import OutlineSection, Reference, Report, ReportQuestion, ReportSection
-from research.pipeline import citations
 from research.pipeline.context import RunContext
 from research.pipeline.sections import insufficient_sentence
 

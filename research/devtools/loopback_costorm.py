@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import re
 
-from research.pipeline.citations import CITE_RE as _CITE_RE
+from research.citations import CITE_RE as _CITE_RE
 
 SENT_RE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9])")
-CITE_RE = _CITE_RE  # the one citation pattern (research/pipeline/citations.py)
+CITE_RE = _CITE_RE  # the one citation pattern (research/citations.py)
 WORD_RE = re.compile(r"[A-Za-z][A-Za-z0-9-]*")
 LEAD_RE = re.compile(
     r"^\s*(?:what|how|which|why|when|who|can|could|does|do|is|are|as)\b.*?\b"

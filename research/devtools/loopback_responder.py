@@ -17,16 +17,16 @@ import json
 import re
 from dataclasses import dataclass
 
+from research.citations import CITE_RE as _CITE_RE
+from research.citations import LOCAL_RE
 from research.devtools.loopback_costorm import COSTORM_HANDLERS
 from research.engines.steps import STEPS
 from research.llm.steps import MARKER
-from research.pipeline.citations import CITE_RE as _CITE_RE
-from research.pipeline.citations import LOCAL_RE
 
 STEP_RE = re.compile(re.escape(MARKER).replace(re.escape("{}"), "([a-z_]+)"))
 MAT_RE = re.compile(r"<material>\s*(.*?)\s*</material>", re.S)
 SENT_RE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9])")
-CITE_RE = _CITE_RE  # the one citation pattern (research/pipeline/citations.py)
+CITE_RE = _CITE_RE  # the one citation pattern (research/citations.py)
 
 
 @dataclass

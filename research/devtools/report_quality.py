@@ -7,7 +7,7 @@ point, ``measure(report, topic)``, returns every figure as a dict; the others ar
 Definitions (fixed here so figures from different days compare):
 
 * **Report sentences** (``report_sentences``): the lead, then each section's text, in order.
-  Citation markers (``[n]`` and draft ``[@src_…]``, via ``research.pipeline.citations``) are
+  Citation markers (``[n]`` and draft ``[@src_…]``, via ``research.citations``) are
   removed first. Lines that are headings (``#``), block quotes (``>``), table rows (``|``) or
   rules are skipped, list bullets are dropped, markdown links keep their text, emphasis markers
   go. Each remaining line is split after ``.``, ``!`` or ``?`` (plus closing quotes/brackets)
@@ -34,7 +34,7 @@ Definitions (fixed here so figures from different days compare):
   "answered" | "insufficient", sources}]``) when the Report has that field,
   else ``None``. An insufficient question is *stated* when its label or heading appears in the
   report's markdown.
-* **Citation integrity**: ``research.pipeline.citations.check_integrity`` on lead + sections
+* **Citation integrity**: ``research.citations.check_integrity`` on lead + sections
   (every ``[n]`` in 1..N, all references cited, first appearances 1, 2, 3…).
 """
 
@@ -46,8 +46,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from research import citations
 from research.models import Report, ReportSection
-from research.pipeline import citations
 from research.search.embeddings import get_embedder
 
 NEAR_DUPLICATE_COSINE = 0.92

@@ -2,7 +2,7 @@
 file names for downloads.
 
 The Markdown export is exactly the stored report's ``markdown`` (plus the follow-ups appendix,
-``research.followup.appendix``, when the run was asked follow-up questions) (``RunStore.get_doc(run_id,
+``research.export.appendix``, when the run was asked follow-up questions) (``RunStore.get_doc(run_id,
 "report", Report).markdown``), so the export, the dashboard and ``{data_dir}/reports/{run_id}/
 report.md`` never disagree. The other formats are built by ``research/export/{html,docx,
 zipper}.py`` from ``research.export.bundle.load_bundle``; :func:`render_export` and
@@ -19,11 +19,11 @@ from pathlib import Path
 
 from research.artifacts import slug
 from research.errors import InputError
+from research.export.appendix import with_appendix
 from research.export.bundle import load_bundle, require_report
 from research.export.docx import report_docx
 from research.export.html import report_html, report_pdf
 from research.export.zipper import run_zip
-from research.followup.appendix import with_appendix
 from research.models import Report
 from research.store import open_store
 from research.store.followups import FollowupStore

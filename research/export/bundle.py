@@ -38,7 +38,7 @@ class ReportBundle:
     artifacts: dict[str, str] = field(default_factory=dict)
     followups: list = field(
         default_factory=list
-    )  # research.followup.models.Followup (the follow-ups appendix)
+    )  # research.store.followup_models.Followup (the follow-ups appendix)
 
     def all_references(self) -> list[Reference]:
         """The report's references, then those the follow-ups added (numbers continue)."""

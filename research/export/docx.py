@@ -18,10 +18,10 @@ from docx.opc.constants import RELATIONSHIP_TYPE as RT
 from docx.oxml import OxmlElement
 from docx.oxml.ns import qn
 
+from research.citations import CITE_PATTERN, LOCAL_RE
+from research.export.appendix import REFS_HEADING, appendix_markdown, new_references
 from research.export.bundle import ReportBundle, require_report
 from research.export.rendering import safe_url
-from research.followup.appendix import REFS_HEADING, appendix_markdown, new_references
-from research.pipeline.citations import CITE_PATTERN, LOCAL_RE
 
 _TOKEN_RE = re.compile(r"(\*\*[^*]+\*\*|" + CITE_PATTERN + ")")
 _LINK_COLOR = "1F5FBF"

@@ -15,9 +15,9 @@ from html import escape
 from markdown_it import MarkdownIt
 
 from research.errors import InputError
+from research.export.appendix import REFS_HEADING, appendix_markdown, new_references
 from research.export.bundle import ReportBundle, require_report
 from research.export.rendering import link_citations, safe_url
-from research.followup.appendix import REFS_HEADING, appendix_markdown, new_references
 
 _MD = MarkdownIt("commonmark", {"html": False, "linkify": False})
 

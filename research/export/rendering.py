@@ -12,7 +12,7 @@ Nothing here emits HTML: text from sources or models is never rendered with
   otherwise typeset ``$…$`` as LaTeX, e.g. "costs $5 to $10").
 
 Citations: the report's final form is ``[n]`` with ``n`` in ``1..N`` indexing
-``Report.references`` (see ``research/pipeline/citations.py``); :func:`link_citations` turns each
+``Report.references`` (see ``research/citations.py``); :func:`link_citations` turns each
 valid one into a Markdown link to the anchor ``#ref-n`` that the Report page places before
 reference ``n``.
 """
@@ -22,8 +22,8 @@ from __future__ import annotations
 import re
 from urllib.parse import urlsplit
 
+from research.citations import RENDER_RE
 from research.models import Reference, Report, TurnSource
-from research.pipeline.citations import RENDER_RE
 
 ANCHOR_PREFIX = "ref-"
 # [n] that is not already link text ("[[3]](#ref-3)") nor the text of a link ("[3](http://…)").

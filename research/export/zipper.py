@@ -25,9 +25,9 @@ import zipfile
 from research import models as m
 from research.artifacts import artifacts_dir
 from research.errors import InputError
+from research.export.appendix import with_appendix
 from research.export.bundle import load_bundle
 from research.export.html import report_html
-from research.followup.appendix import with_appendix
 from research.store.runs import RunStore
 
 _CSV_FIELDS = [

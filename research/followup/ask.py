@@ -15,9 +15,9 @@ from research.followup.audit import audit_report, summarize
 from research.followup.checks import check_askable, validate_question
 from research.followup.evidence import load_evidence
 from research.followup.execute import execute, new_pending
-from research.followup.models import AuditSummary, Followup
 from research.models import Report
 from research.store import open_store
+from research.store.followup_models import AuditSummary, Followup
 from research.store.followups import FollowupStore
 from research.store.keys import check_run_id
 from research.store.runs import RunStore

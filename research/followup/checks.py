@@ -5,8 +5,8 @@ and ``execute`` (the job), so none of them imports another for it."""
 from __future__ import annotations
 
 from research.errors import InputError
-from research.followup.models import MAX_QUESTION_CHARS
 from research.models import RunState
+from research.store.followup_models import MAX_QUESTION_CHARS
 from research.store.keys import check_run_id
 from research.store.runs import RunStore
 

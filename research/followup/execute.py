@@ -33,8 +33,8 @@ from research.followup.answer import NOT_FOUND, Numbering, extractive_answer, ll
 from research.followup.audit import SupportScorer, audit_texts
 from research.followup.checks import check_askable, search_queries
 from research.followup.evidence import EvidenceIndex
-from research.followup.models import Followup, PendingFollowup
 from research.models import Report, RunState, now
+from research.store.followup_models import Followup, PendingFollowup
 from research.store.followups import FollowupStore
 from research.store.runs import RunStore
 

@@ -23,9 +23,9 @@ from research.errors import ResearchError
 from research.followup.ask import audit_run
 from research.followup.checks import check_askable, validate_question
 from research.followup.execute import execute, new_pending
-from research.followup.models import PendingFollowup
 from research.jobs import workers
 from research.store import open_store
+from research.store.followup_models import PendingFollowup
 from research.store.followups import FollowupStore
 from research.store.runs import RunStore
 

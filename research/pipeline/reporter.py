@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 
+from research import citations
 from research.engines.base import (
     Fact,
     LeadInput,
@@ -30,7 +31,7 @@ from research.models import (
     ReportQuestion,
     ReportSection,
 )
-from research.pipeline import citations, evidence, sections
+from research.pipeline import evidence, sections
 from research.pipeline.context import RunContext
 
 

@@ -4,7 +4,7 @@
 
 Plan review: a run whose config asks for ``review`` stops after planning (plan,
 syllabus, survey, perspectives stored) in status ``awaiting_review`` with no job and no lease;
-``research.planning.review.approve`` stores the edited plan, marks it ``approved`` and executes it again,
+``research.jobs.review.approve`` stores the edited plan, marks it ``approved`` and executes it again,
 which skips straight to the conversations.
 
 Resumable: ``execute`` holds the run's lease (``research.store.lease``) and every phase

@@ -9,9 +9,9 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
 from research.errors import StoreError
-from research.followup.models import AuditSummary, Followup, PendingFollowup
 from research.models import Reference, Report, now
 from research.store import keys
+from research.store.followup_models import AuditSummary, Followup, PendingFollowup
 from research.store.lease import PENDING_GRACE_S, Lease
 from research.store.runs import RunStore
 

@@ -17,9 +17,9 @@ import streamlit as st
 from research.engines.labels import offline_label
 from research.errors import InputError, RunNotFoundError
 from research.followup.ask import combined_audit
-from research.followup.models import AuditSummary, CitationCheck, Followup
 from research.jobs.followups import ensure_audit, failures, pending, resume_followups, submit_ask
 from research.models import Reference, RunState
+from research.store.followup_models import AuditSummary, CitationCheck, Followup
 from research.store.followups import FollowupStore
 from research.store.runs import RunStore
 from research.ui.citations import (

@@ -22,6 +22,7 @@ from typing import Any
 from pydantic import field_validator
 
 from research.artifacts import read_artifact
+from research.citations import LOCAL_RE
 from research.engines.base import (
     AnalysisInput,
     AnswerAssignInput,
@@ -69,7 +70,6 @@ from research.models import (
     Syllabus,
     TopicOutline,
 )
-from research.pipeline.citations import LOCAL_RE
 from research.planning.edit import check_questions
 
 CITE_RE = LOCAL_RE  # [n], group 1 = n

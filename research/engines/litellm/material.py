@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 
+from research.citations import CITES_WS_RE
 from research.engines.base import (
     AnswerAssignInput,
     AnswerInput,
@@ -21,7 +22,6 @@ from research.engines.base import (
     SectionInput,
 )
 from research.models import ArtifactRecord, SearchResult, Syllabus
-from research.pipeline.citations import CITES_WS_RE
 
 SNIPPET_CHARS = 240  # per result in answer prompts
 SHORT_CHARS = 110  # per result in assign prompts

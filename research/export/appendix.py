@@ -16,8 +16,8 @@ Shape::
 from __future__ import annotations
 
 from research.engines.labels import OFFLINE_LABEL
-from research.followup.models import Followup
 from research.models import Reference
+from research.store.followup_models import Followup
 
 HEADING = "Appendix: follow-up questions"
 REFS_HEADING = "Follow-up references"
