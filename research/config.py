@@ -107,7 +107,11 @@ class _SecretsToml(PydanticBaseSettingsSource):
         data, out = _secrets(), {}
         for name, info in self.settings_cls.model_fields.items():
             alias = info.validation_alias
-            names = list(alias.choices) if isinstance(alias, AliasChoices) else [alias or name]
+            names = (
+                [str(a) for a in alias.choices]
+                if isinstance(alias, AliasChoices)
+                else [str(alias or name)]
+            )
             for var in names:
                 if data.get(var) not in (None, ""):
                     out[var] = str(data[var])
@@ -262,7 +266,9 @@ def _variables() -> tuple[str, ...]:
     names: list[str] = []
     for info in Settings.model_fields.values():
         alias = info.validation_alias
-        names += list(alias.choices) if isinstance(alias, AliasChoices) else [alias]
+        names += (
+            [str(a) for a in alias.choices] if isinstance(alias, AliasChoices) else [str(alias)]
+        )
     return tuple(names)
 
 

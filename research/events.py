@@ -106,7 +106,7 @@ class EventSpec:
 
 
 def _event(name: str, line: str | Callable[[dict], str], **fields: Any) -> EventSpec:
-    defs = {
+    defs: dict[str, Any] = {
         f: ((t.type_ | None, None) if isinstance(t, Opt) else (t, ...)) for f, t in fields.items()
     }
     model = create_model(

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 import time
-from typing import Literal, get_args
+from typing import Final, Literal, get_args
 
 from pydantic import BaseModel, Field
 
@@ -29,7 +29,7 @@ ACTIVE_STATUSES = ("pending", "planning", "conversations", "analyzing", "synthes
 PHASES = ("planning", "conversations", "analyzing", "synthesizing", "complete")
 # ``awaiting_review`` is neither active nor terminal: the run waits, with no job and no
 # lease, for the analyst to approve (or cancel) its plan; it is never marked interrupted or auto-resumed.
-REVIEW_STATUS = "awaiting_review"
+REVIEW_STATUS: Final = "awaiting_review"
 
 
 def now() -> float:

@@ -13,6 +13,7 @@ import os
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import asdict
 from datetime import UTC, datetime
 from pathlib import Path
@@ -64,13 +65,15 @@ _POLL_S = 0.25  # s between progress polls
 class _Parser(argparse.ArgumentParser):
     """argparse with the CLI's one error format and exit code 2."""
 
+    followup_handlers: dict[str, Callable[[argparse.Namespace], int]] = {}  # set by build_parser
+
     def error(self, message: str) -> None:  # type: ignore[override]
         self.print_usage(sys.stderr)
         sys.stderr.write(f"error [invalid_input]: {message}\n")
         raise SystemExit(EXIT_BAD_INPUT)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser() -> _Parser:
     """The argument parser (subcommands ``run``, ``list``, ``show``, ``export``)."""
     p = _Parser(prog="research", description="Research Desk: STORM-style cited research reports.")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=_Parser)

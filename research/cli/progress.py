@@ -26,7 +26,7 @@ class IndexBar:
 
     def __init__(self, stream=None) -> None:
         self.stream = stream or sys.stderr
-        self._bar = None
+        self._bar: tqdm | None = None
         self.closed = False
 
     def update(self, data: dict) -> None:
@@ -47,6 +47,7 @@ class IndexBar:
                 mininterval=0.2,
             )
         bar = self._bar
+        assert bar is not None  # created just above
         bar.set_description_str(LABELS.get(state, state), refresh=False)
         if total and bar.total != total:
             bar.total = total

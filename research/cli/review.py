@@ -77,7 +77,7 @@ def cmd_approve(args: argparse.Namespace) -> int:
     edit = _read_edit(args.plan)
     if jobs.job_backend() == "rq":
         review.approve(run_id, edit, by="cli", run="background", store=store)
-        status = jobs.wait_for(run_id).status
+        status: str = jobs.wait_for(run_id).status
     else:
         status = review.approve(run_id, edit, by="cli", run="foreground", store=store)
     return report_run_outcome(run_id, status, args.json)

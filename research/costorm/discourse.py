@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from research import citations
 from research.costorm import moderator
-from research.costorm.mindmap import MindItem
+from research.costorm.mindmap import MindItem, Similarity
 from research.costorm.state import Session
 from research.engines.base import AssignInput
 from research.engines.costorm_steps import (
@@ -46,7 +46,7 @@ class Table:
 
     ctx: RunContext
     steps: CoStormSteps
-    vectors: object
+    vectors: Similarity
     session: Session
 
     @property
@@ -78,7 +78,12 @@ def thread_urls(session: Session) -> set[str]:
 
 def _dedupe(results: list[SearchResult]) -> list[SearchResult]:
     seen: set[str] = set()
-    return [r for r in results if not ((r.doc_id or r.url) in seen or seen.add(r.doc_id or r.url))]
+    out = []
+    for r in results:
+        if (r.doc_id or r.url) not in seen:
+            seen.add(r.doc_id or r.url)
+            out.append(r)
+    return out
 
 
 def save_sources(
@@ -263,7 +268,9 @@ def question_turn(table: Table, expert: Perspective, intent: Intent) -> CoStormT
     collector's uncovered syllabus questions (seed 000 ``next_focus``)."""
     s, started = table.session, now()
     focus_keys = table.ctx.collector.get_progress().get("next_focus", [])
-    focus = [q for q in (table.ctx.syllabus.get(k) for k in focus_keys) if q is not None]
+    syllabus = table.ctx.syllabus
+    assert syllabus is not None  # planned before the round table
+    focus = [q for q in (syllabus.get(k) for k in focus_keys) if q is not None]
     text = table.steps.expert_question(
         ExpertQuestionInput(
             topic=table.topic, expert=expert, intent=intent, history=s.turns, next_focus=focus

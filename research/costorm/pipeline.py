@@ -67,6 +67,7 @@ def _commit(table: Table, turn: CoStormTurn | None = None, pop_inbox: bool = Fal
 def warm_start(table: Table) -> None:
     """Background search → experts → initial mind map → one turn per expert (resumable)."""
     ctx, s = table.ctx, table.session
+    assert ctx.plan is not None  # planned before the warm start
     if not s.meta.background_done:
         background = ctx.search(table.topic, ctx.plan.steps[0], perspective="warm start")
         s.meta.queries_used += 1

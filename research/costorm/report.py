@@ -140,14 +140,14 @@ def _questions(
             if len(cited) > best_n:
                 best, best_n = sec, len(cited)
         if best is not None and len(srcs) >= q.min_sources:
-            cited = [int(n) for n in citations.LOCAL_RE.findall(best.text) if int(n) in refs]
+            in_order = [int(n) for n in citations.LOCAL_RE.findall(best.text) if int(n) in refs]
             out.append(
                 ReportQuestion(
                     key=q.key,
                     label=q.label,
                     heading=best.heading,
                     status="answered",
-                    sources=list(dict.fromkeys(cited)),
+                    sources=list(dict.fromkeys(in_order)),
                     sources_found=len(srcs),
                     min_sources=q.min_sources,
                 )

@@ -122,7 +122,7 @@ def _experts(m: dict) -> dict:
     ]
     for phrase in [p for p in phrases if p] + list(FALLBACK_EXPERTS):
         name = f"{phrase} Expert"
-        if len(out) < n and name.lower() not in {e["name"].lower() for e in out}:
+        if len(out) < n and name.lower() not in {str(e["name"]).lower() for e in out}:
             out.append(
                 {
                     "name": name,

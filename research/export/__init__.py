@@ -28,6 +28,7 @@ from research.models import Report
 from research.store import open_store
 from research.store.followups import FollowupStore
 from research.store.keys import check_run_id
+from research.store.runs import RunStore
 
 MAX_FILENAME_CHARS = 80
 # Names Windows refuses whatever the extension (case-insensitive).
@@ -72,7 +73,7 @@ def safe_filename(topic: str, ext: str) -> str:
     return stem + suffix
 
 
-def export_markdown(run_id: str, out: Path, *, store=None) -> Path:
+def export_markdown(run_id: str, out: Path, *, store: RunStore | None = None) -> Path:
     """Write a run's report as Markdown to ``out``.
 
     Parent folders are created; an existing *file* at ``out`` is replaced atomically (written
@@ -181,7 +182,7 @@ def render_export(store, run_id: str, fmt: str) -> bytes:
     return report_docx(bundle)
 
 
-def export_run(run_id: str, fmt: str, out: Path, *, store=None) -> Path:
+def export_run(run_id: str, fmt: str, out: Path, *, store: RunStore | None = None) -> Path:
     """Write :func:`render_export` of the run to ``out`` atomically; returns the absolute path.
 
     Raises:

@@ -144,7 +144,8 @@ def report_docx(bundle: ReportBundle) -> bytes:
     doc.core_properties.title = report.title[:255]
     doc.add_heading(report.title, level=0)
     label = bundle.state.engine_label or report.engine_label or bundle.state.config.engine
-    doc.add_paragraph(f"Research Desk · engine: {label} · run {bundle.state.run_id}").italic = True
+    meta = doc.add_paragraph()
+    meta.add_run(f"Research Desk · engine: {label} · run {bundle.state.run_id}").italic = True
     _markdown_block(doc, report.lead, n, tips)
     for section, level in zip(report.sections, report.section_levels(), strict=True):
         doc.add_heading(section.heading, level=level)

@@ -69,7 +69,8 @@ def artifact_texts(run_id: str, settings: Settings | None = None) -> dict[str, s
             continue
         if not isinstance(raw, dict):
             continue
-        items = raw.get("results") if isinstance(raw.get("results"), list) else [raw]
+        results = raw.get("results")
+        items = results if isinstance(results, list) else [raw]
         for item in items:
             if not isinstance(item, dict) or not isinstance(item.get("url"), str):
                 continue

@@ -22,8 +22,11 @@ again and deduplicated, not skipped), and the turn number it reserved; a turn it
 
 from __future__ import annotations
 
+from typing import cast
+
 import numpy as np
 
+from research.artifacts import ArtifactStore
 from research.engines.base import AnswerAssignInput, AnswerInput, QueryInput
 from research.errors import InputError
 from research.followup.evidence import embed
@@ -116,10 +119,11 @@ def research_more(
     queries = ctx.engine.question_to_queries(
         QueryInput(topic=state.topic, question=question, perspective=perspective)
     ).queries[:MAX_QUERIES]
-    recorder = DeferredRecorder(ctx.artifacts, f"followup.{followup_id}")
-    ctx.artifacts = recorder
+    recorder = DeferredRecorder(ctx._need_artifacts(), f"followup.{followup_id}")
+    ctx.artifacts = cast(ArtifactStore, recorder)  # records like an ArtifactStore, commits later
     seen = {s.url for s in saved[:before_sources]}
-    results, memory = [], []
+    results: list = []
+    memory: list = []
     for q in queries:
         results += ctx.search(q, step, perspective=PERSPECTIVE, memory=memory, exclude=seen)
         seen |= {r.url for r in results}

@@ -29,13 +29,14 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 
 from research.config import Settings, load_settings
 from research.errors import CorpusError, InputError
 from research.ingest.extract import SUFFIXES, ExtractError, Page, extract
-from research.search.embeddings import get_embedder
+from research.search.embeddings import Embedder, get_embedder
 from research.search.local import LocalSearch, corpus_fingerprint, get_local_search
 
 CHUNK_CHARS = 1200
@@ -109,7 +110,8 @@ def chunk_pages(pages: list[Page], limit: int = CHUNK_CHARS) -> list[tuple[int |
 
 
 def _chunk_docs(path: Path, label: str, title: str, pages: list[Page]) -> list[dict]:
-    docs, per_page = [], {}
+    docs: list = []
+    per_page: dict = {}
     for number, text in chunk_pages(pages):
         per_page[number] = per_page.get(number, 0) + 1
         n = per_page[number]
@@ -284,7 +286,7 @@ def ingest(name: str, paths: list[str | Path], settings: Settings | None = None)
         index = LocalSearch(
             chunks_path,
             root / "index",
-            embedder=CachingEmbedder(get_embedder(), root / "embcache.npz"),
+            embedder=cast(Embedder, CachingEmbedder(get_embedder(), root / "embcache.npz")),
         )
         for stale in (root / "index").iterdir():  # indexes of earlier versions of chunks.jsonl
             if (

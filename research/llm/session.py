@@ -84,7 +84,7 @@ class LLMSession:
             "response_format": _schema(response_format),
             "tools": tools or None,
         }
-        if self.replaying:
+        if self.cassette is not None and self.replaying:
             result = self.cassette.replay(request, semantic or step)
             self.accountant.record(
                 spec,

@@ -68,11 +68,12 @@ class RunContext:
 
         return max(self.plan.steps, key=overlap)
 
-    def _need_artifacts(self) -> None:
+    def _need_artifacts(self) -> ArtifactStore:
         if self.artifacts is None:
             raise InvariantError(
                 "Tool calls need the run's artifact store: call planning.plan first."
             )
+        return self.artifacts
 
     def search_tool_name(self) -> str:
         """Artifact tool name of a search: ``search_<backend>`` with one backend (``search_local``
@@ -135,7 +136,7 @@ class RunContext:
                 }
                 for name, n in counts.items()
             }
-        _, message = self.artifacts.record(
+        _, message = self._need_artifacts().record(
             step, self.search_tool_name(), raw, tool_input=query, perspective=perspective
         )
         if message is not None and memory is not None:
@@ -176,10 +177,10 @@ class RunContext:
                 {"url": url[:300], "reason": exc.reason, "message": exc.message[:300]},
             )
             raise
-        self.artifacts.record(
+        self._need_artifacts().record(
             step, f"{SCRAPE_TOOL}_html", page.html, tool_input=url, perspective=perspective
         )
-        _, message = self.artifacts.record(
+        _, message = self._need_artifacts().record(
             step,
             SCRAPE_TOOL,
             {"url": page.url, "final_url": page.final_url, "title": page.title, "text": page.text},

@@ -33,7 +33,9 @@ import copy
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import cast
 
+from research.artifacts import ArtifactStore
 from research.engines.base import (
     THANKS,
     AnswerAssignInput,
@@ -139,6 +141,7 @@ def round_focus(ctx: RunContext, round_no: int) -> tuple[list[str], int | None]:
     )
     if isinstance(value, list):
         return value, None
+    assert isinstance(value, dict)  # the stored snapshot: a focus list or {focus, cards}
     return list(value["focus"]), int(value["cards"])
 
 
@@ -157,6 +160,7 @@ def _focus(ctx: RunContext, focus_keys: list[str], shift: int) -> list:
     if qkeys:
         shift = shift % len(qkeys)
         qkeys = qkeys[shift:] + qkeys[:shift]
+    assert ctx.syllabus is not None  # planned before the conversations
     return [q for q in (ctx.syllabus.get(k) for k in qkeys) if q is not None]
 
 
@@ -178,9 +182,9 @@ def compute_turn(
     """
     started = now()
     turn_number = len(history) + 1
-    recorder = DeferredRecorder(ctx.artifacts, f"conv{slot}.t{turn_number}")
+    recorder = DeferredRecorder(ctx._need_artifacts(), f"conv{slot}.t{turn_number}")
     tctx = copy.copy(ctx)
-    tctx.artifacts = recorder
+    tctx.artifacts = cast(ArtifactStore, recorder)  # records like an ArtifactStore, commits later
     ask = ctx.engine.ask_question(
         AskInput(
             topic=ctx.config.topic,
@@ -393,6 +397,7 @@ def run_conversations(ctx: RunContext, perspectives: list[Perspective]) -> list[
                     if outcome is None:
                         ended[i] = "thanks"
                         continue
+                    assert isinstance(outcome, PendingTurn)
                     histories[i].append(commit_turn(ctx, outcome))
                     memories[i] += outcome.memory
                 if (

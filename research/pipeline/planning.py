@@ -74,12 +74,14 @@ def restore_plan(ctx: RunContext) -> bool:
 def plan_or_restore(ctx: RunContext, topic: str) -> Plan:
     """The run's plan: the stored one when there is one (a resumed run), else a new one."""
     if restore_plan(ctx):
+        assert ctx.plan is not None  # restored just now
         return ctx.plan
     return plan(ctx, topic)
 
 
 def survey(ctx: RunContext, topic: str) -> list[TopicOutline]:
     """Seed 002 §1.1: related-topic queries → searches (tool calls) → topic outlines."""
+    assert ctx.plan is not None  # planning.plan ran first
     step = ctx.plan.steps[0]
     outlines: list[TopicOutline] = []
     for query in ctx.engine.survey_queries(SurveyInput(topic=topic)).queries[:5]:
@@ -105,6 +107,7 @@ def fit_syllabus(ctx: RunContext, topic: str, related: list[TopicOutline]) -> Sy
     and emits ``syllabus.fallback`` with the reason.
     """
 
+    assert ctx.plan is not None and ctx.syllabus is not None  # planning.plan ran first
     base = base_template(ctx.config.template, topic)
     fitted = ctx.engine.fit_syllabus(FitInput(topic=topic, syllabus=base, related=related))
     errors: list[str] = []

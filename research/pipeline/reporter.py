@@ -272,7 +272,11 @@ def dedupe_report(
     for sec, paras in zip(draft_sections, sec_paras, strict=True):
         new_paras = []
         for para in paras:
-            mine = [u for u in para if not any(same(u, k) for k in kept) and not kept.append(u)]
+            mine = []
+            for u in para:
+                if not any(same(u, k) for k in kept):
+                    kept.append(u)
+                    mine.append(u)
             if mine:
                 new_paras.append(" ".join(mine))
         out_sections.append(

@@ -19,9 +19,11 @@ import logging
 import time
 import traceback
 from concurrent.futures import ThreadPoolExecutor
+from typing import cast
 
 import redis
 
+from research.artifacts import ArtifactStore
 from research.config import Settings, load_settings
 from research.costorm.pipeline import run_costorm
 from research.engines.factory import make_engine
@@ -79,8 +81,8 @@ def _stored(ctx: RunContext, name: str) -> bool:
 
 def _survey(ctx: RunContext, topic: str) -> list[TopicOutline]:
     """The survey with keyed tool calls (``survey.n``): a redone survey reuses its artifacts."""
-    store = ctx.artifacts
-    ctx.artifacts = KeyedRecorder(store, "survey")
+    store = ctx._need_artifacts()
+    ctx.artifacts = cast(ArtifactStore, KeyedRecorder(store, "survey"))  # keyed tool calls
     try:
         return planning.survey(ctx, topic)
     finally:
@@ -124,7 +126,10 @@ def run_storm(ctx: RunContext) -> Report:
 
     store.set_status(run_id, "synthesizing")
     outline = store.get_doc(run_id, "outline", Outline) or reporter.make_outline(ctx, convs)
-    return report or reporter.write_report(ctx, outline, facts, convs, units=units.result())
+    if report:
+        return report
+    assert units is not None  # submitted above whenever there is no stored report
+    return reporter.write_report(ctx, outline, facts, convs, units=units.result())
 
 
 def _guard(ctx: RunContext, lease: Lease) -> None:

@@ -150,7 +150,7 @@ def check_perspectives(rows: Any, old: list[Perspective], errors: list[str]) -> 
 
 def check_steps(rows: Any, errors: list[str]) -> list[Step]:
     """Plan step rows → steps numbered 1..n."""
-    out = []
+    out: list[Step] = []
     rows = _rows(rows, "plan steps", errors)
     for i, row in enumerate(rows, start=1):
         title = _text(row.get("title"))

@@ -89,8 +89,11 @@ class Embedder:
             getattr(self._model, "get_embedding_dimension", None)
             or self._model.get_sentence_embedding_dimension
         )
-        self.dim: int = int(getdim() or DIM)
-        self.max_seq_length: int = int(self._model.max_seq_length)
+        dim = getdim()
+        self.dim: int = int(dim) if dim else DIM
+        seq = self._model.max_seq_length
+        assert seq is not None  # every sentence-transformers model states its window
+        self.max_seq_length: int = int(seq)
         self.precision: str = _pick_precision()
 
     def encode(

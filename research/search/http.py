@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from typing import Any
 
 import httpx
 from tenacity import (
@@ -89,7 +90,11 @@ def timeout() -> httpx.Timeout:
 def make_client(**kwargs) -> httpx.Client:
     """A new ``httpx.Client`` with the shared timeout and user agent (``kwargs`` override).
     Thread-safe; close it (or use ``with``) when done."""
-    opts = {"timeout": timeout(), "headers": {"User-Agent": USER_AGENT}, "follow_redirects": True}
+    opts: dict[str, Any] = {
+        "timeout": timeout(),
+        "headers": {"User-Agent": USER_AGENT},
+        "follow_redirects": True,
+    }
     opts.update(kwargs)
     return httpx.Client(**opts)
 
@@ -178,7 +183,7 @@ def request(
         reraise=True,
         retry=retry_if_exception_type(httpx.TransportError) | retry_if_result(_retryable),
         before_sleep=on_retry,
-        retry_error_callback=lambda state: state.outcome.result(),
+        retry_error_callback=lambda state: state.outcome.result() if state.outcome else None,
     )  # last 429/5xx response (or re-raise)
     try:
         response = retrying(send)

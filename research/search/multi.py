@@ -101,10 +101,10 @@ def identity_keys(r: SearchResult) -> set[str]:
         out.add(f"pmid:{ext}")
     for m in _NCT.finditer(f"{ext} {r.url if 'clinicaltrials.gov' in r.url.lower() else ''}"):
         out.add(f"nct:{m.group(1).upper()}")
-    if m := _PMID_URL.search(r.url):
-        out.add(f"pmid:{m.group(1)}")
-    if m := _DOI_URL.search(r.url):
-        out.add(f"doi:{m.group(1).lower()}")
+    if pm := _PMID_URL.search(r.url):
+        out.add(f"pmid:{pm.group(1)}")
+    if doi := _DOI_URL.search(r.url):
+        out.add(f"doi:{doi.group(1).lower()}")
     if r.backend == "local" or r.backend.startswith(CORPUS_PREFIX):
         out.add(f"doc:{r.backend}:{r.doc_id or r.url}")
     elif r.url.lower().startswith(("http://", "https://")):

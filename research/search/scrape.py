@@ -109,7 +109,7 @@ def check_url(url: str, allow: set[str] | None = None) -> str:
     except (socket.gaierror, UnicodeError) as exc:
         raise ScrapeError("unresolvable", f"cannot resolve {host}: {exc}") from None
     for info in infos:
-        ip = ipaddress.ip_address(info[4][0].split("%")[0])
+        ip = ipaddress.ip_address(str(info[4][0]).split("%")[0])
         if _blocked(ip):
             raise ScrapeError(
                 "blocked_address",

@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import re
 import secrets
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import redis
@@ -29,6 +30,7 @@ from courlan import normalize_url
 from research.errors import InputError, UnknownQuestionError
 from research.models import SourceRecord, Syllabus, now
 from research.store import keys
+from research.store.connection import TextRedis
 from research.store.coverage import (
     completion_report,
     deficits,
@@ -180,7 +182,7 @@ class SourceCollector:
     """
 
     def __init__(self, r: redis.Redis, run_id: str) -> None:
-        self.r = r
+        self.r: TextRedis = r
         self.run_id = keys.check_run_id(run_id)
         self._meta_raw: str | None = None
         self._syllabus: Syllabus | None = None
@@ -204,10 +206,10 @@ class SourceCollector:
             ensure_ascii=False,
         )
 
-        def txn(pipe: redis.client.Pipeline) -> bool:
+        def txn(pipe: redis.client.Pipeline) -> Any:
             raw, n = pipe.get(meta_key), pipe.llen(sources_key)
             if raw:
-                old = self._parse_meta(raw)
+                old = self._parse_meta(str(raw))
                 if old == syllabus:
                     return False
                 if n:
@@ -251,7 +253,7 @@ class SourceCollector:
             self._syllabus, self._meta_raw = self._parse_meta(raw), raw
         return self._syllabus
 
-    def _snapshot(self, *, lists: bool) -> tuple[Syllabus, object, list]:
+    def _snapshot(self, *, lists: bool) -> tuple[Syllabus, Any, list]:
         """One pipelined round trip: GET metadata, then the sources list (LLEN, or LRANGE when
         ``lists``) and each question list of the cached syllabus. Retried if the syllabus changed."""
         for _ in range(3):

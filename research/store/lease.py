@@ -24,6 +24,7 @@ import redis
 
 from research.config import load_settings
 from research.store import keys
+from research.store.connection import TextRedis
 
 log = logging.getLogger(__name__)
 
@@ -73,7 +74,7 @@ class Lease:
     def __init__(
         self, r: redis.Redis, run_id: str, ttl_ms: int | None = None, *, key: str | None = None
     ) -> None:
-        self.r = r
+        self.r: TextRedis = r
         self.key = key or keys.run_lease(run_id)
         self.ttl_ms = ttl_ms or lease_ttl_ms()
         self.token = f"{holder_name()}:{secrets.token_hex(8)}"

@@ -12,7 +12,7 @@ import secrets
 import shutil
 import time
 from collections.abc import Callable, Iterable, Sequence
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import redis
 from pydantic import BaseModel
@@ -33,6 +33,7 @@ from research.models import (
 from research.store import keys
 from research.store.calls import ToolCalls
 from research.store.collector import SourceCollector
+from research.store.connection import TextRedis
 from research.store.costorm import CoStormRecords
 from research.store.lease import PENDING_GRACE_S, Lease, is_held
 
@@ -68,7 +69,7 @@ class RunStore:
     """
 
     def __init__(self, r: redis.Redis) -> None:
-        self.r = r
+        self.r: TextRedis = r
 
     # ------------------------------------------------------------------ lifecycle
     def create_run(self, config: RunConfig, *, engine_label: str = "") -> RunState:
@@ -217,9 +218,9 @@ class RunStore:
         return self.r.exists(keys.run_cancel(run_id)) == 1
 
     # ------------------------------------------------------------------ documents
-    def put_doc(self, run_id: str, name: str, doc: BaseModel | list[BaseModel]) -> None:
+    def put_doc(self, run_id: str, name: str, doc: BaseModel | Sequence[BaseModel]) -> None:
         """Store a JSON document (plan, syllabus, perspectives, outline, analysis, report...)."""
-        if isinstance(doc, list):
+        if not isinstance(doc, BaseModel):
             payload = json.dumps([d.model_dump(mode="json") for d in doc])
         else:
             payload = doc.model_dump_json()
@@ -276,8 +277,9 @@ class RunStore:
         """Store many tool-call records in one pipelined round trip, each with event ``event``
         carrying the matching ``events`` payload when given (bulk loaders, e.g. devtools/scale_run).
         Raises InvariantError (nothing written) for an undeclared event or payload."""
-        for i in range(len(records) if event else 0):
-            check_event(event, events[i] if i < len(events) else {})
+        if event:
+            for i in range(len(records)):
+                check_event(event, events[i] if i < len(events) else {})
         pipe = self.r.pipeline(transaction=False)
         for i, record in enumerate(records):
             pipe.rpush(keys.run_cards(run_id), record.model_dump_json())
@@ -506,7 +508,7 @@ class RunStore:
 
     @staticmethod
     def _from_hash(data: dict[str, str]) -> RunState:
-        d = dict(data)
+        d: dict[str, Any] = dict(data)
         d["config"] = RunConfig.model_validate_json(d["config"])
         d["finished_at"] = float(d["finished_at"]) if d.get("finished_at") else None
         return RunState.model_validate(d)

@@ -126,7 +126,9 @@ class EmbeddedRedis:
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
-                err = (self.process.stderr.read() or b"").decode(errors="replace")[-500:]
+                err = ((self.process.stderr.read() if self.process.stderr else b"") or b"").decode(
+                    errors="replace"
+                )[-500:]
                 raise StoreError(
                     f"redis-server exited at start (code {self.process.returncode}): {err}"
                     f" — see {self.redis_dir / 'redis.log'}"

@@ -178,7 +178,7 @@ def source_overlap(runs: list[RunData]) -> tuple[list[dict], list[dict]]:
                 **{r.short: p for r, p in zip(runs, present, strict=True)},
             }
         )
-    rows.sort(key=lambda x: (-x["in_runs"], x["title"]))
+    rows.sort(key=lambda x: (-int(str(x["in_runs"])), str(x["title"])))
     return counts, rows
 
 

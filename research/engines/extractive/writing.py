@@ -332,7 +332,7 @@ def write_lead(
         sims = vectors.sim([subject], [strip_citations(u) for u in cited])[0]
         pool += [(si, ui, cited[ui]) for ui in rank(sims)[:2]]
     seen: set[str] = set()
-    pool = [p for p in pool if not (norm_key(p[2]) in seen or seen.add(norm_key(p[2])))]
+    pool = [p for p in pool if _first_time(norm_key(p[2]), seen)]
     if not pool:
         return ""
     plain = [strip_citations(u) for _, _, u in pool]
@@ -437,3 +437,11 @@ def polish(text: str) -> str:
         if block:
             out.append("\n".join(block))
     return "\n\n".join(out)
+
+
+def _first_time(key: str, seen: set[str]) -> bool:
+    """True the first time ``key`` is seen (and remembers it in ``seen``)."""
+    if key in seen:
+        return False
+    seen.add(key)
+    return True

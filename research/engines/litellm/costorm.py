@@ -94,7 +94,7 @@ class LiteLLMCoStorm:
     def __init__(self, engine: LiteLLMEngine) -> None:
         self.engine = engine
         self.label = engine.label
-        self._fallback_steps = None
+        self._fallback_steps: ExtractiveCoStorm | None = None
 
     @property
     def vectors(self):
@@ -122,7 +122,7 @@ class LiteLLMCoStorm:
         key) and post-process (``post`` may raise InvalidOutput), or answer with ``fallback()``
         (module doc). Raises LLMError for auth errors and replay misses."""
         try:
-            reply = call_structured(
+            reply: Any = call_structured(
                 self.engine.session,
                 declared(step),
                 material,

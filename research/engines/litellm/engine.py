@@ -144,7 +144,7 @@ class LiteLLMEngine:
         self.config, self.run_id, self.store, self.settings = config, run_id, store, settings
         self.session = LLMSession(config, run_id, store, settings, on_budget=self._on_budget)
         self.label = engine_label(self.session.models)
-        self._fallback_engine = None
+        self._fallback_engine: ExtractiveEngine | None = None
         self._lock = threading.Lock()
         if store and run_id and self.session.cassette:
             store.emit(

@@ -260,10 +260,18 @@ def personas(inp: PersonaInput) -> dict:
     seen: set[str] = set()
     related = {}
     for r in inp.related:
-        related[r.topic] = [s for s in r.sections if not (s in seen or seen.add(s))]
+        related[r.topic] = [s for s in r.sections if _first_time(s, seen)]
     return {
         "topic": inp.topic,
         "related": related,
         "syllabus": {q.key: q.label for q in inp.syllabus.questions},
         "max_perspectives": inp.max_perspectives,
     }
+
+
+def _first_time(key: str, seen: set[str]) -> bool:
+    """True the first time ``key`` is seen (and remembers it in ``seen``)."""
+    if key in seen:
+        return False
+    seen.add(key)
+    return True

@@ -12,7 +12,7 @@ import functools
 import json
 import re
 from collections.abc import Callable
-from typing import TypeVar
+from typing import TypeVar, cast
 
 from pydantic import BaseModel, ValidationError
 
@@ -89,16 +89,16 @@ def call_structured(
     Raises:
         InvalidOutput: still invalid after one re-ask. LLMError / BudgetExhausted from the session.
     """
-    reply = reply or spec.reply
+    reply_model: type[BaseModel] = reply or spec.reply
     step, semantic = spec.name, spec.cassette_key(inp)
     model = session.models[spec.role]
     native = native_schema(model)
-    schema = reply.model_json_schema()
+    schema = reply_model.model_json_schema()
     messages = prompts.render(spec, material, None if native else schema, native=native)
     fmt = (
         {
             "type": "json_schema",
-            "json_schema": {"name": reply.__name__, "schema": schema, "strict": False},
+            "json_schema": {"name": reply_model.__name__, "schema": schema, "strict": False},
         }
         if native
         else None
@@ -130,6 +130,7 @@ def call_structured(
                     ],
                 }
             ]
+            assert run_tool is not None  # tools are only offered together with their runner
             for c in result.tool_calls:
                 try:
                     args = json.loads(c["arguments"] or "{}")
@@ -144,7 +145,7 @@ def call_structured(
                 raise ValueError(
                     "the reply was cut off (finish_reason=length); answer more briefly"
                 )
-            return reply.model_validate_json(extract_json(result.content))
+            return cast(M, reply_model.model_validate_json(extract_json(result.content)))
         except (ValidationError, ValueError) as exc:
             if reasked:
                 raise InvalidOutput(
