@@ -18,7 +18,7 @@ import streamlit as st
 from pydantic import ValidationError
 from streamlit.testing.v1 import AppTest
 
-import research.cli.commands as cli
+import research.cli.handlers as cli
 from research import jobs
 from research.config import load_settings
 from research.errors import ResearchError
@@ -170,7 +170,7 @@ def test_step_for_without_a_plan_raises_a_typed_error(data_dir, r):
         collector=SourceCollector(r, rid),
         engine=None,
         retriever=None,
-    )  # type: ignore[arg-type]
+    )  # type: ignore[arg-type]  # no engine or retriever: the check fails before using them
     with pytest.raises(ResearchError) as exc:
         ctx.step_for("anything")
     assert exc.value.code == "invariant_violated"

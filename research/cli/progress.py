@@ -10,6 +10,8 @@ import sys
 
 from tqdm import tqdm
 
+from research.errors import InvariantError
+
 LABELS = {
     "loading_model": "Loading the embedding model",
     "embedding": "Indexing corpus",
@@ -47,7 +49,8 @@ class IndexBar:
                 mininterval=0.2,
             )
         bar = self._bar
-        assert bar is not None  # created just above
+        if bar is None:
+            raise InvariantError("Created just above")
         bar.set_description_str(LABELS.get(state, state), refresh=False)
         if total and bar.total != total:
             bar.total = total

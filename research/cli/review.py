@@ -16,7 +16,8 @@ import sys
 from pathlib import Path
 
 from research import jobs
-from research.cli.common import EXIT_OK, _print_json, _store, report_run_outcome
+from research.cli.common import EXIT_OK, _print_json
+from research.cli.outcome import _store, report_run_outcome
 from research.errors import InputError
 from research.jobs import review
 from research.planning.edit import load_edit

@@ -32,6 +32,7 @@ from research.engines.costorm_steps import (
     UtteranceInput,
 )
 from research.engines.extractive.text import split_sentences
+from research.errors import InvariantError
 from research.models import CoStormTurn, Intent, Perspective, SearchResult, TurnSource, now
 from research.pipeline.context import RunContext
 
@@ -269,7 +270,8 @@ def question_turn(table: Table, expert: Perspective, intent: Intent) -> CoStormT
     s, started = table.session, now()
     focus_keys = table.ctx.collector.get_progress().get("next_focus", [])
     syllabus = table.ctx.syllabus
-    assert syllabus is not None  # planned before the round table
+    if syllabus is None:
+        raise InvariantError("Planned before the round table")
     focus = [q for q in (syllabus.get(k) for k in focus_keys) if q is not None]
     text = table.steps.expert_question(
         ExpertQuestionInput(

@@ -190,8 +190,8 @@ def complete(
     try:
         result = retrying(attempt)
     except LLMError as exc:
-        exc.retries = len(errors) - 1 if errors else 0  # type: ignore[attr-defined]
-        exc.errors = list(errors)  # type: ignore[attr-defined]
+        exc.retries = len(errors) - 1 if errors else 0  # type: ignore[attr-defined]  # read by the accounting
+        exc.errors = list(errors)  # type: ignore[attr-defined]  # read by the accounting
         raise
     result.retries = len(errors)
     result.errors = errors

@@ -141,7 +141,8 @@ def round_focus(ctx: RunContext, round_no: int) -> tuple[list[str], int | None]:
     )
     if isinstance(value, list):
         return value, None
-    assert isinstance(value, dict)  # the stored snapshot: a focus list or {focus, cards}
+    if not isinstance(value, dict):
+        raise InvariantError("The stored snapshot: a focus list or {focus, cards}")
     return list(value["focus"]), int(value["cards"])
 
 
@@ -160,7 +161,8 @@ def _focus(ctx: RunContext, focus_keys: list[str], shift: int) -> list:
     if qkeys:
         shift = shift % len(qkeys)
         qkeys = qkeys[shift:] + qkeys[:shift]
-    assert ctx.syllabus is not None  # planned before the conversations
+    if ctx.syllabus is None:
+        raise InvariantError("Planned before the conversations")
     return [q for q in (ctx.syllabus.get(k) for k in qkeys) if q is not None]
 
 
@@ -397,7 +399,8 @@ def run_conversations(ctx: RunContext, perspectives: list[Perspective]) -> list[
                     if outcome is None:
                         ended[i] = "thanks"
                         continue
-                    assert isinstance(outcome, PendingTurn)
+                    if not isinstance(outcome, PendingTurn):
+                        raise InvariantError("A taken turn is a PendingTurn")
                     histories[i].append(commit_turn(ctx, outcome))
                     memories[i] += outcome.memory
                 if (

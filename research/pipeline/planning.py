@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from research.artifacts import ArtifactStore
 from research.engines.base import FitInput, PersonaInput, PlanInput, RelatedInput, SurveyInput
-from research.errors import InputError
+from research.errors import InputError, InvariantError
 from research.models import Perspective, Plan, Syllabus, TopicOutline
 from research.pipeline.context import RunContext
 from research.planning.edit import check_questions
@@ -74,14 +74,16 @@ def restore_plan(ctx: RunContext) -> bool:
 def plan_or_restore(ctx: RunContext, topic: str) -> Plan:
     """The run's plan: the stored one when there is one (a resumed run), else a new one."""
     if restore_plan(ctx):
-        assert ctx.plan is not None  # restored just now
+        if ctx.plan is None:
+            raise InvariantError("Restored just now")
         return ctx.plan
     return plan(ctx, topic)
 
 
 def survey(ctx: RunContext, topic: str) -> list[TopicOutline]:
     """Seed 002 §1.1: related-topic queries → searches (tool calls) → topic outlines."""
-    assert ctx.plan is not None  # planning.plan ran first
+    if ctx.plan is None:
+        raise InvariantError("Planning.plan ran first")
     step = ctx.plan.steps[0]
     outlines: list[TopicOutline] = []
     for query in ctx.engine.survey_queries(SurveyInput(topic=topic)).queries[:5]:
@@ -107,7 +109,8 @@ def fit_syllabus(ctx: RunContext, topic: str, related: list[TopicOutline]) -> Sy
     and emits ``syllabus.fallback`` with the reason.
     """
 
-    assert ctx.plan is not None and ctx.syllabus is not None  # planning.plan ran first
+    if ctx.plan is None or ctx.syllabus is None:
+        raise InvariantError("Planning.plan ran first")
     base = base_template(ctx.config.template, topic)
     fitted = ctx.engine.fit_syllabus(FitInput(topic=topic, syllabus=base, related=related))
     errors: list[str] = []

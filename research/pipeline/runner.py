@@ -27,7 +27,7 @@ from research.artifacts import ArtifactStore
 from research.config import Settings, load_settings
 from research.costorm.pipeline import run_costorm
 from research.engines.factory import make_engine
-from research.errors import ResearchError, RunCancelled
+from research.errors import InvariantError, ResearchError, RunCancelled
 from research.models import REVIEW_STATUS, Outline, Perspective, Report, TopicOutline
 from research.pipeline import analysis, conversation, planning, reporter
 from research.pipeline.context import RunContext
@@ -128,7 +128,8 @@ def run_storm(ctx: RunContext) -> Report:
     outline = store.get_doc(run_id, "outline", Outline) or reporter.make_outline(ctx, convs)
     if report:
         return report
-    assert units is not None  # submitted above whenever there is no stored report
+    if units is None:
+        raise InvariantError("Submitted above whenever there is no stored report")
     return reporter.write_report(ctx, outline, facts, convs, units=units.result())
 
 
@@ -141,7 +142,7 @@ def _guard(ctx: RunContext, lease: Lease) -> None:
             raise LeaseLost(f"run {ctx.run_id} was taken over by another job")
         check()
 
-    ctx.check_cancel = check_cancel  # type: ignore[method-assign]
+    ctx.check_cancel = check_cancel  # type: ignore[method-assign]  # this run's cancel check
 
 
 def execute(run_id: str, settings: Settings | None = None) -> str:

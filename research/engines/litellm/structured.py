@@ -17,6 +17,7 @@ from typing import TypeVar, cast
 from pydantic import BaseModel, ValidationError
 
 from research.engines.litellm import prompts
+from research.errors import InvariantError
 from research.llm.errors import InvalidOutput
 from research.llm.lib import litellm_module
 from research.llm.session import LLMSession
@@ -130,7 +131,8 @@ def call_structured(
                     ],
                 }
             ]
-            assert run_tool is not None  # tools are only offered together with their runner
+            if run_tool is None:
+                raise InvariantError("Tools are only offered together with their runner")
             for c in result.tool_calls:
                 try:
                     args = json.loads(c["arguments"] or "{}")
