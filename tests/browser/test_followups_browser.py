@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from docx import Document
 
-from browser.chromium import ARGS, CHROMIUM, VIEWPORT
+from browser.chromium import CHROMIUM, VIEWPORT
 from browser.test_dashboard_browser import _store, serve_app
 from research.export import render_export
 from research.followup.ask import audit_run
@@ -36,16 +36,6 @@ def served(finished_run):
     with serve_app(finished_run, health_timeout_s=90) as base:
         yield base, finished_run
     FollowupStore(_store(finished_run)).clear(finished_run.run_id)
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright  # noqa: PLC0415 - the browser driver, only for browser tests
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        yield b
-        b.close()
 
 
 def _no_exception(page) -> None:
