@@ -16,6 +16,7 @@ from research import jobs
 from research.cli.common import EXIT_FAILED, EXIT_OK, _err, _print_json
 from research.cli.outcome import _print_outcome, _store, report_run_outcome
 from research.cli.progress import IndexBar
+from research.cli.review import cmd_approve, cmd_plan
 from research.config import load_settings
 from research.engines.labels import offline_label
 from research.errors import InputError
@@ -33,6 +34,21 @@ from research.models import (
 from research.planning.syllabus import check_template
 from research.search.index_progress import index_state
 from research.store.keys import check_run_id
+
+# ``research.cli.commands.main`` dispatches ``research NAME`` to ``cmd_NAME`` of this module.
+__all__ = [
+    "cmd_approve",
+    "cmd_ask",
+    "cmd_audit",
+    "cmd_export",
+    "cmd_ingest",
+    "cmd_list",
+    "cmd_plan",
+    "cmd_resume",
+    "cmd_run",
+    "cmd_show",
+    "cmd_worker",
+]
 
 _POLL_S = 0.25  # s between progress polls
 
