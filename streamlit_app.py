@@ -5,7 +5,7 @@ named ``pages/``: Streamlit would treat that as a legacy pages-folder app, and a
 first after a server start would bypass ``st.navigation`` for the server's life). Pages are thin
 (read state, render; helpers live in ``research/ui/``). The sidebar shows the public settings (never secrets).
 
-Access (issue 7): when ``.streamlit/secrets.toml`` has an ``[auth]`` section (OIDC), every page
+Access: when ``.streamlit/secrets.toml`` has an ``[auth]`` section (OIDC), every page
 is behind ``st.login`` — nothing else renders until the analyst is logged in. With the thread
 job backend this process is the worker: interrupted runs are resumed once when it starts.
 """
@@ -14,6 +14,7 @@ import streamlit as st
 
 from research.config import load_settings
 from research.engines.labels import OFFLINE_LABEL
+from research.search.local import start_background_build
 from research.ui.citations import code, plain
 from research.ui.nav import PAGES, RUN_PAGES
 from research.ui.resume import resume_on_start
@@ -25,7 +26,7 @@ def _auth_configured() -> bool:
     """True when secrets.toml has an ``[auth]`` section (OIDC provider for ``st.login``)."""
     try:
         return "auth" in st.secrets
-    except Exception:  # noqa: BLE001 - no or unreadable secrets file: no auth configured
+    except Exception:
         return False
 
 
@@ -51,9 +52,8 @@ resume_on_start()  # thread backend: this process is the worker (logged and retr
 @st.cache_resource(show_spinner=False)
 def _index_default_corpus_once() -> bool:
     """Start building (or loading) the default corpus's search index in a background thread
-    once per server process, so an analyst's first run usually finds it ready (issue 14;
+    once per server process, so an analyst's first run usually finds it ready (
     ``RESEARCH_PREINDEX=0`` turns it off). The Corpora page and the run pages show its progress."""
-    from research.search.local import start_background_build  # noqa: PLC0415
 
     s = load_settings()
     if not s.preindex or not s.default_corpus.exists():

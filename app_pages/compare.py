@@ -1,4 +1,5 @@
-"""Compare: 2–4 runs side by side — configs (differences highlighted), coverage, sources, cost, outlines, report diff."""
+"""Compare: 2–4 runs side by side — configs (differences highlighted), coverage, sources, cost,
+outlines, report diff."""
 
 import streamlit as st
 
@@ -74,7 +75,7 @@ st.dataframe(
 )
 
 st.subheader("Outlines", anchor=False)
-for col, run in zip(st.columns(len(data)), data):
+for col, run in zip(st.columns(len(data)), data, strict=True):
     with col, st.container(border=True):
         st.markdown(f"**{plain(run.short)}**")
         lines = compare.outline_lines(run)

@@ -25,7 +25,7 @@ def render_storm(state: RunState) -> None:
         st.info("No conversations yet.", icon=":material/hourglass_top:")
         return
     for tab, (name, turns) in zip(
-        st.tabs([tab_label(n, len(t)) for n, t in groups.items()]), groups.items()
+        st.tabs([tab_label(n, len(t)) for n, t in groups.items()]), groups.items(), strict=True
     ):
         with tab:
             if not turns:

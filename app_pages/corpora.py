@@ -1,5 +1,5 @@
 """Corpora: upload documents (PDF, DOCX, HTML, Markdown, text) or point at a folder to build a
-named corpus, and list the corpora with their file and chunk counts (issue 5). Logic lives in
+named corpus, and list the corpora with their file and chunk counts. Logic lives in
 ``research.ingest``; this page only renders."""
 
 import streamlit as st

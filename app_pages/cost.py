@@ -42,7 +42,9 @@ def render(state: RunState) -> None:
             f"Budget: {'$' + format(rep['budget_usd'], 'g') if rep['budget_usd'] else 'no USD cap'} · "
             f"{format(rep['budget_tokens'], ',') + ' tokens' if rep['budget_tokens'] else 'no token cap'}"
         )
-    for dim, tab in zip(("phase", "role", "model"), st.tabs(["By phase", "By role", "By model"])):
+    for dim, tab in zip(
+        ("phase", "role", "model"), st.tabs(["By phase", "By role", "By model"]), strict=True
+    ):
         with tab:
             left, right = st.columns(2)
             left.plotly_chart(tokens_figure(rep, dim), width="stretch", key=f"tokens_{dim}")

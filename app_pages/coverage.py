@@ -41,7 +41,7 @@ def render(state: RunState) -> None:
         st.success(plain(completion.get("progress", "")), icon=":material/task_alt:")
     else:
         st.warning(plain(completion.get("progress", "")), icon=":material/warning:")
-    if completion.get("databases"):  # the run asked for sources from several databases (issue 5)
+    if completion.get("databases"):  # the run asked for sources from several databases
         st.markdown(f"**Databases:** {plain(completion['databases'])}")
     for key, msg in (completion.get("missing") or {}).items():
         st.markdown(f"- {code(key)}: {plain(msg)}")

@@ -1,5 +1,5 @@
 """Plan: the plan and its steps, the question syllabus, perspectives and the related-topic survey;
-for a run awaiting review (issue 12) an editor with Approve / Cancel (research.ui.plan_editor)."""
+for a run awaiting review an editor with Approve / Cancel (research.ui.plan_editor)."""
 
 import streamlit as st
 

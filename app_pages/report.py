@@ -77,7 +77,7 @@ def analysis_panel(run_id: str, report: Report) -> None:
 
 
 def questions_table(run_id: str, report: Report) -> None:
-    """Issue 12: how the report answers each syllabus question (links to sections and Coverage)."""
+    """How the report answers each syllabus question (links to sections and Coverage)."""
     table = report_view.questions_markdown(report)
     if not table:
         return

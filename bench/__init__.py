@@ -1,4 +1,4 @@
-"""Research Desk benchmarks (issue 8): ``python -m bench`` / ``make bench``.
+"""Research Desk benchmarks: ``python -m bench`` / ``make bench``.
 
 Every figure is a ratio against a baseline measured in the same run, because absolute times on
 shared machines drift. Modules: ``common`` (figures, table, JSON), ``metrics`` (soft heading

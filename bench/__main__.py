@@ -24,7 +24,17 @@ for _k, _v in (
 ):
     os.environ.setdefault(_k, _v)
 
-from bench.common import RESULTS_DIR, Figure, machine, not_measured, table, write_results  # noqa: E402
+from bench import (  # noqa: E402 - the offline environment above must be set before research is imported
+    coldstart_bench,
+    collector_bench,
+    dashboard_bench,
+    embed_bench,
+    llm_bench,
+    quality_bench,
+    report_quality_bench,
+    search_bench,
+)
+from bench.common import RESULTS_DIR, Figure, machine, not_measured, table, write_results  # noqa: E402 - the offline environment above must be set before research is imported
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 
@@ -55,14 +65,6 @@ QUICK = {
 
 
 def _items(cfg: dict, args: argparse.Namespace) -> tuple[list[tuple[int, str, object]], dict]:
-    from bench import (
-        collector_bench,
-        dashboard_bench,
-        embed_bench,
-        quality_bench,  # noqa: PLC0415
-        report_quality_bench,
-        search_bench,
-    )
 
     corpus = SHARED / "corpus" / "docs.jsonl"
     topics = Path(args.topics) if args.topics else SHARED / "freshwiki"
@@ -86,7 +88,6 @@ def _items(cfg: dict, args: argparse.Namespace) -> tuple[list[tuple[int, str, ob
         return figs
 
     def coldstart() -> list[Figure]:
-        from bench import coldstart_bench  # noqa: PLC0415
 
         return coldstart_bench.run(corpus, **cfg["coldstart"])
 
@@ -98,7 +99,6 @@ def _items(cfg: dict, args: argparse.Namespace) -> tuple[list[tuple[int, str, ob
         return figs
 
     def llm() -> list[Figure]:
-        from bench import llm_bench  # noqa: PLC0415
 
         return llm_bench.run(corpus, **cfg["llm"])
 
@@ -175,7 +175,7 @@ def main(argv: list[str] | None = None) -> int:
         t0 = time.perf_counter()
         try:
             figures.extend(fn())
-        except Exception as exc:  # noqa: BLE001 - one broken item must not hide the others
+        except Exception as exc:
             traceback.print_exc()
             figures.append(not_measured(num, label, f"{type(exc).__name__}: {str(exc)[:200]}"))
         timings[num] = round(time.perf_counter() - t0, 1)

@@ -82,7 +82,7 @@ def score_components(pairs: list[dict]) -> None:
     """Adds ``cos`` and ``ov`` arrays (per passage) to every pair."""
     cache: dict[str, tuple[np.ndarray, list[set[str]]]] = {}
     claims = sorted({p["claim"] for p in pairs})
-    cvec = dict(zip(claims, embed(claims)))
+    cvec = dict(zip(claims, embed(claims), strict=True))
     for p in pairs:
         if p["doc"] not in cache:
             texts = [t for t, _ in passages(p["sentences"])]

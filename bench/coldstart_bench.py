@@ -1,4 +1,4 @@
-"""Item 13 — the first run on a cold index vs the same run on a warm one (issue 14, item 1).
+"""Item 13 — the first run on a cold index vs the same run on a warm one.
 
 What a new user waits for: ``python -m research.cli run "Trastuzumab in HER2-positive breast
 cancer" --corpus <shared corpus> --template drug --json`` (default perspectives and turns, the
@@ -34,6 +34,10 @@ import time
 from pathlib import Path
 
 from bench.common import Figure
+from research.cli.progress import LABELS
+from research.store.connection import make_client
+from research.store.runs import RunStore
+from research.store.server import EmbeddedRedis
 
 TOPIC = "Trastuzumab in HER2-positive breast cancer"
 REPO = Path(__file__).resolve().parents[1]
@@ -42,7 +46,6 @@ REPO = Path(__file__).resolve().parents[1]
 def _first_progress_on_stderr(proc: subprocess.Popen, t0: float, out: dict) -> None:
     """Read ``proc``'s stderr to the end; store in ``out`` the seconds from ``t0`` to the first
     chunk naming an index progress state, and the whole text."""
-    from research.cli.progress import LABELS  # noqa: PLC0415
 
     buf = b""
     while True:
@@ -57,9 +60,6 @@ def _first_progress_on_stderr(proc: subprocess.Popen, t0: float, out: dict) -> N
 
 def _first_progress_event(data_dir: Path, run_id: str) -> float | None:
     """Timestamp (Unix s) of the run's first ``index.progress`` event, from its Redis files."""
-    from research.store.connection import make_client  # noqa: PLC0415
-    from research.store.runs import RunStore  # noqa: PLC0415
-    from research.store.server import EmbeddedRedis  # noqa: PLC0415
 
     server = EmbeddedRedis(data_dir / "redis")
     server.start()
@@ -155,9 +155,10 @@ def run(corpus: Path, reps: int = 2) -> list[Figure]:
     warm_s = statistics.median(p["warm"]["wall_s"] for p in pairs)
     ratio = statistics.median(p["ratio"] for p in pairs)
     loads = [(p["cold"]["load_1m"], p["warm"]["load_1m"]) for p in pairs]
+    statuses = [(p["cold"]["status"], p["warm"]["status"]) for p in pairs]
     note = (
         f"{reps} cold/warm pairs back to back, ratios {[p['ratio'] for p in pairs]}; load average (1 min) "
-        f"at each start {loads}; statuses {'complete' if ok else [(p['cold']['status'], p['warm']['status']) for p in pairs]}"
+        f"at each start {loads}; statuses {'complete' if ok else statuses}"
     )
     extra = {"pairs": pairs}
     figs = [

@@ -14,6 +14,8 @@ import platform
 import socket
 import statistics
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -176,3 +178,23 @@ def _json_default(x: object) -> object:
     if isinstance(x, Path):
         return str(x)
     raise TypeError(f"not JSON-serialisable: {type(x).__name__}")
+
+
+def file_name(topic: str) -> str:
+    """FreshWiki's file name for a topic: ``' '``, ``'/'`` and ``':'`` become ``'_'``."""
+    return topic.replace(" ", "_").replace("/", "_").replace(":", "_")
+
+
+@contextmanager
+def scoped_env(**values: str) -> Iterator[None]:
+    """Set environment variables for the ``with`` block, then restore the previous values."""
+    old = {k: os.environ.get(k) for k in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for k, v in old.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v

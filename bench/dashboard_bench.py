@@ -10,19 +10,23 @@ so the ratio says how much the page slows with run size; the target (≤ 2 s) is
 
 from __future__ import annotations
 
+import logging
 import statistics
 import time
 from pathlib import Path
 
-from bench.common import Figure
-from bench.quality_bench import _env
+import redis
+from streamlit.testing.v1 import AppTest
+
+from bench.common import Figure, scoped_env
 from bench.redis_env import private_redis
+from research.devtools.scale_run import build_scale_run
+from research.ui.nav import PAGES
 
 REPO = Path(__file__).resolve().parents[1]
 
 
 def _page_time(path: str, run_id: str, reps: int) -> tuple[float, list[str]]:
-    from streamlit.testing.v1 import AppTest  # noqa: PLC0415
 
     times, errors = [], []
     for i in range(reps + 1):
@@ -40,12 +44,6 @@ def _page_time(path: str, run_id: str, reps: int) -> tuple[float, list[str]]:
 
 def run(sources: int = 1000, turns: int = 100, artifacts: int = 500, reps: int = 2) -> list[Figure]:
     """Measure every page; returns one item-7 figure per page (seconds)."""
-    import logging  # noqa: PLC0415
-
-    import redis  # noqa: PLC0415
-
-    from research.devtools.scale_run import build_scale_run  # noqa: PLC0415
-    from research.ui.nav import PAGES  # noqa: PLC0415
 
     for name in list(logging.root.manager.loggerDict):  # bare-mode ScriptRunContext warnings
         if name.startswith("streamlit"):
@@ -55,7 +53,7 @@ def run(sources: int = 1000, turns: int = 100, artifacts: int = 500, reps: int =
     with private_redis() as (url, d):
         data = d / "data"
         data.mkdir()
-        with _env(
+        with scoped_env(
             RESEARCH_DATA_DIR=str(data), REDIS_URL=url, RESEARCH_INDEX_DIR=str(d / "indexes")
         ):
             r = redis.Redis.from_url(url, decode_responses=True)

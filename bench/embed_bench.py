@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 from bench.common import Figure
+from research.search.embeddings import get_embedder
 
 _SENT = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9])")
 
@@ -37,10 +38,8 @@ def corpus_sentences(corpus: Path, n: int) -> list[str]:
 
 def run(corpus: Path, n: int = 5000, rounds: int = 2, fp32_n: int = 1000) -> list[Figure]:
     """Measure; returns the item-4 figures (throughput in sentences/s)."""
-    import torch  # noqa: PLC0415
-    from sentence_transformers import SentenceTransformer  # noqa: PLC0415
-
-    from research.search.embeddings import get_embedder  # noqa: PLC0415
+    import torch  # noqa: PLC0415 - torch loads in seconds; only when embedding
+    from sentence_transformers import SentenceTransformer  # noqa: PLC0415 - sentence-transformers pulls in torch; only when embedding
 
     texts = corpus_sentences(corpus, n)
     emb = get_embedder()

@@ -9,12 +9,12 @@ default (``RESEARCH_LLM_CONCURRENCY``, 4).
 
 1. Parallelism: one STORM run (perspectives × turns), wall time (``RunState.wall_s``) ÷ its
    critical path (``critical_path_from_log`` on the run's own ``llm_calls.jsonl``), first with
-   the fixed latency, then (issue 14) with lognormal latency (median ``latency_ms``, σ =
+   the fixed latency, then with lognormal latency (median ``latency_ms``, σ =
    ``LOGNORMAL_SIGMA``, seeded per call by ``LoopbackLLM.delay_s``). For the lognormal run the
    baseline is the critical path *without* round barriers (each perspective's whole
    conversation one lane): the time conversations that never wait for each other would take.
 2. Context: prompt tokens sent (in-context calls) ÷ prompt tokens had the raw tool outputs been
-   injected (``research.llm.usage.usage_report`` → ``context``); target ratio ≤ 0.15 (issue 14: ≥ 85 % reduction, stretch 0.10).
+   injected (``research.llm.usage.usage_report`` → ``context``); target ratio ≤ 0.15 (≥ 85 % reduction, stretch 0.10).
 6. Concurrency: ``n`` runs started at once through ``research.jobs.start_run`` (the dashboard's
    path), wall time until all end ÷ one run's wall time measured the same way.
 """
@@ -25,10 +25,15 @@ import json
 import time
 from pathlib import Path
 
-from bench.common import Figure, not_measured
+from bench.common import Figure, scoped_env
 from bench.metrics import critical_path_s
-from bench.quality_bench import _env
 from bench.redis_env import private_redis
+from research.devtools.loopback_llm import LoopbackLLM
+from research.jobs import make_config, start_run
+from research.llm.usage import usage_report
+from research.models import ACTIVE_STATUSES
+from research.store.connection import get_redis
+from research.store.runs import RunStore
 
 MODEL = "openai/gpt-4o-mini"
 TOPIC = "Trastuzumab in HER2-positive breast cancer"
@@ -114,7 +119,6 @@ def _wait(store, run_ids: list[str], timeout_s: float = 900, poll_s: float = 0.5
     Polls every ``poll_s`` (0.5 s): walls are read from the runs' own ``finished_at``
     (``_wall_since``), so the poll interval costs no resolution, and a 50 ms poll of 8 runs
     took ~10 % of the CPU samples of item 6 (py-spy, 2 cores) away from the runs it timed."""
-    from research.models import ACTIVE_STATUSES  # noqa: PLC0415
 
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
@@ -133,7 +137,6 @@ def _wall_since(t0: float, states: list) -> float:
 
 def _timed_run(store, cfg, data: Path, rounds: bool) -> tuple:
     """Start one run of ``cfg`` and wait for it; ``(RunState, logged calls, critical path s)``."""
-    from research.jobs import start_run  # noqa: PLC0415
 
     state = _wait(store, [start_run(cfg)])[0]
     calls = call_log(data / "data", state.run_id)
@@ -162,27 +165,12 @@ def run(
     """Measure items 1, 2 and 6; returns their figures. Item 1's figures are the median of
     ``reps`` runs each (one run's ratio moves by ±0.02 between back-to-back runs on 2 cores:
     1.092 / 1.106 / 1.071 at idle)."""
-    try:
-        from research.devtools.loopback_llm import LoopbackLLM  # noqa: PLC0415
-        from research.engines.litellm import LiteLLMEngine  # noqa: F401,PLC0415
-    except ImportError as exc:
-        reason = f"engineer A's loopback server / litellm engine not importable: {exc}"
-        return [
-            not_measured(1, "parallelism wall ÷ critical path", reason, "<= 1.15"),
-            not_measured(2, "context tokens sent ÷ raw", reason, "<= 0.15"),
-            not_measured(6, "concurrency", reason, "<= 1.3"),
-        ]
-    from research.jobs import make_config, start_run  # noqa: PLC0415
-    from research.llm.usage import usage_report  # noqa: PLC0415
-    from research.store.connection import get_redis  # noqa: PLC0415
-    from research.store.runs import RunStore  # noqa: PLC0415
-
     srv = LoopbackLLM(latency_ms=latency_ms).start()
     figs: list[Figure] = []
     try:
         with (
             private_redis() as (url, d),
-            _env(
+            scoped_env(
                 RESEARCH_DATA_DIR=str(d / "data"),
                 REDIS_URL=url,
                 RESEARCH_INDEX_DIR=str(_index_dir()),
@@ -285,7 +273,7 @@ def run(
                     baseline=without,
                     baseline_label="raw outputs injected",
                     target="<= 0.15",
-                    note=f"reduction {ctx['overall_reduction_pct']}% (issue 14: ≥ 85 %, stretch 90 %); tool outputs alone: "
+                    note=f"reduction {ctx['overall_reduction_pct']}% (≥ 85 %, stretch 90 %); tool outputs alone: "
                     f"{ctx['tool_tokens_sent']:,} of {ctx['raw_tool_tokens']:,} tokens sent "
                     f"({ctx['context_reduction_pct']}% reduction)",
                 )

@@ -7,7 +7,7 @@ pipeline runs on it (``research.jobs.make_config`` + ``run_foreground``, temp da
 Redis); the outline is scored against the article's headings with STORM's heading soft recall
 (``bench.metrics.heading_soft_recall``), the report with ROUGE-1 / ROUGE-L F1 against the
 article text (``rouge-score``, Porter stemming, as STORM's ``compute_rouge_scores``), and the
-final citations with ``research.pipeline.citations.check_integrity`` (must be 100% sound). Each
+final citations with ``research.citations.check_integrity`` (must be 100% sound). Each
 row also carries ``report_quality`` (``research.devtools.report_quality``) for item 12.
 
 Golden headings follow STORM's ``get_sections``: every ``#`` line of the txt file, stopping at
@@ -21,23 +21,25 @@ from __future__ import annotations
 
 import csv
 import json
-import os
 import random
 import re
-from contextlib import contextmanager
 from pathlib import Path
 
-from bench.common import Figure
+from bench.common import Figure, file_name, scoped_env
 from bench.metrics import heading_soft_recall
+from bench.redis_env import private_redis
+from bench.report_quality_bench import summary
+from research.citations import check_integrity
+from research.devtools.report_quality import measure
+from research.jobs import make_config, run_foreground
+from research.models import Outline, Report
+from research.search.embeddings import get_embedder
+from research.store.connection import get_redis
+from research.store.runs import RunStore
 
 GENERIC_OUTLINE = ["Background", "History", "Aftermath", "Reception"]
 _STOP = ("references", "external links", "see also", "notes")
 _SENT = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[]?[A-Z0-9])")
-
-
-def file_name(topic: str) -> str:
-    """FreshWiki's file name for a topic: ``' '``, ``'/'`` and ``':'`` become ``'_'``."""
-    return topic.replace(" ", "_").replace("/", "_").replace(":", "_")
 
 
 def topics(folder: Path) -> list[str]:
@@ -113,34 +115,11 @@ def write_corpus(topic: str, sentences: list[str], path: Path, seed: int = 8) ->
     return path
 
 
-@contextmanager
-def _env(**values: str):
-    old = {k: os.environ.get(k) for k in values}
-    os.environ.update(values)
-    try:
-        yield
-    finally:
-        for k, v in old.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
-
-
 def score_topic(
     topic: str, folder: Path, work: Path, max_perspectives: int, max_turns: int
 ) -> dict:
     """Run the extractive pipeline on one topic's shuffled sentences; returns its scores."""
-    from rouge_score import rouge_scorer  # noqa: PLC0415
-
-    from bench.report_quality_bench import summary  # noqa: PLC0415
-    from research.devtools.report_quality import measure  # noqa: PLC0415
-    from research.jobs import make_config, run_foreground  # noqa: PLC0415
-    from research.models import Outline, Report  # noqa: PLC0415
-    from research.pipeline.citations import check_integrity  # noqa: PLC0415
-    from research.search.embeddings import get_embedder  # noqa: PLC0415
-    from research.store.connection import get_redis  # noqa: PLC0415
-    from research.store.runs import RunStore  # noqa: PLC0415
+    from rouge_score import rouge_scorer  # noqa: PLC0415 - the bench extra (make bench installs it)
 
     article = json.loads((folder / "json" / f"{file_name(topic)}.json").read_text(encoding="utf-8"))
     txt = (folder / "txt" / f"{file_name(topic)}.txt").read_text(encoding="utf-8")
@@ -186,7 +165,6 @@ def run(
     folder: Path, limit: int | None = None, max_perspectives: int = 3, max_turns: int = 2
 ) -> tuple[list[Figure], list[dict]]:
     """Score ``limit`` topics (all when None) of ``folder``; returns (figures, per-topic rows)."""
-    from bench.redis_env import private_redis  # noqa: PLC0415
 
     names = topics(folder)[:limit] if limit else topics(folder)
     if not names:
@@ -196,7 +174,7 @@ def run(
     rows = []
     with (
         private_redis() as (url, d),
-        _env(
+        scoped_env(
             RESEARCH_DATA_DIR=str(d / "data"), REDIS_URL=url, RESEARCH_INDEX_DIR=str(d / "indexes")
         ),
     ):
@@ -205,7 +183,10 @@ def run(
         for topic in names:
             rows.append(score_topic(topic, folder, work, max_perspectives, max_turns))
     done = [r for r in rows if r["status"] == "complete" and r["soft_recall"] is not None]
-    mean = lambda k: sum(r[k] for r in done) / len(done) if done else None  # noqa: E731
+
+    def mean(k):
+        return sum(r[k] for r in done) / len(done) if done else None
+
     sound = sum(1 for r in done if not r["integrity_problems"])
     n = len(names)
     per = "; ".join(

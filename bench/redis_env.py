@@ -25,7 +25,7 @@ class CountingConnection(redis.UnixDomainSocketConnection):
 
     counter = {"sent": 0}
 
-    def send_packed_command(self, command, check_health=True):  # noqa: ANN001 - redis-py API
+    def send_packed_command(self, command, check_health=True):
         type(self).counter["sent"] += 1
         return super().send_packed_command(command, check_health=check_health)
 

@@ -1,4 +1,4 @@
-"""Item 12 — report quality as an analyst reads it (issue 12 item 6), offline, extractive engine.
+"""Item 12 — report quality as an analyst reads it, offline, extractive engine.
 
 Metrics: ``research.devtools.report_quality`` (definitions in its docstring): near-duplicate
 sentence rate (MiniLM cosine >= 0.92 or same text), truncated-fragment rate (``…``/``...``,
@@ -27,7 +27,13 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from bench.common import Figure, not_measured
+from bench.common import Figure, file_name, not_measured, scoped_env
+from bench.redis_env import private_redis
+from research.devtools.report_quality import measure, report_from_markdown
+from research.jobs import make_config, run_foreground, run_summary
+from research.models import Report, Syllabus
+from research.search.embeddings import get_embedder
+from research.store import open_store
 
 DRUG_TOPIC = "Trastuzumab in HER2-positive breast cancer"
 ITEM = 12
@@ -53,8 +59,6 @@ def summary(m: dict, examples: int = 3) -> dict:
 
 def human_baseline(topic: str, folder: Path, encode) -> dict:
     """``summary(measure(...))`` of the FreshWiki article of ``topic`` (the human reference)."""
-    from bench.quality_bench import file_name  # noqa: PLC0415
-    from research.devtools.report_quality import measure, report_from_markdown  # noqa: PLC0415
 
     txt = (folder / "txt" / f"{file_name(topic)}.txt").read_text(encoding="utf-8")
     return summary(measure(report_from_markdown(txt, topic), topic, encode))
@@ -70,7 +74,6 @@ def freshwiki_figures(rows: list[dict], folder: Path) -> tuple[list[Figure], lis
 
     Returns ``(figures, per-topic rows {topic, ours, human, soft_recall})``.
     """
-    from research.search.embeddings import get_embedder  # noqa: PLC0415
 
     encode = get_embedder().encode
     done = [r for r in rows if r.get("status") == "complete" and r.get("report_quality")]
@@ -88,8 +91,13 @@ def freshwiki_figures(rows: list[dict], folder: Path) -> tuple[list[Figure], lis
             not_measured(ITEM, "report.freshwiki", f"no completed FreshWiki topic of {len(rows)}")
         ], out
     n = f"{len(out)}/{len(rows)} FreshWiki topics, mean per topic"
-    ours = lambda k: _mean([r["ours"][k] for r in out])  # noqa: E731
-    human = lambda k: _mean([r["human"][k] for r in out])  # noqa: E731
+
+    def ours(k):
+        return _mean([r["ours"][k] for r in out])
+
+    def human(k):
+        return _mean([r["human"][k] for r in out])
+
     q = ours("questions_answered")
     figs = [
         Figure(
@@ -125,7 +133,7 @@ def freshwiki_figures(rows: list[dict], folder: Path) -> tuple[list[Figure], lis
             "",
             target=">= 0.827",
             target_on="value",
-            note="item 8's figure; must not drop below 0.827 (issue 12)",
+            note="item 8's figure; must not drop below 0.827",
         ),
     ]
     figs.append(
@@ -149,19 +157,12 @@ def freshwiki_figures(rows: list[dict], folder: Path) -> tuple[list[Figure], lis
 def drug_run(corpus: Path, max_perspectives: int = 4, max_turns: int = 3) -> dict:
     """Run the trastuzumab drug-template topic (extractive) on a private Redis; returns its row:
     ``{topic, status, run_id, wall_s, sources, citations, syllabus, measure: summary(...)}``."""
-    from bench.quality_bench import _env  # noqa: PLC0415
-    from bench.redis_env import private_redis  # noqa: PLC0415
 
     index_dir = os.environ.get("RESEARCH_INDEX_DIR") or str(_REPO / ".cache" / "bench" / "indexes")
     with (
         private_redis() as (url, d),
-        _env(RESEARCH_DATA_DIR=str(d / "data"), REDIS_URL=url, RESEARCH_INDEX_DIR=index_dir),
+        scoped_env(RESEARCH_DATA_DIR=str(d / "data"), REDIS_URL=url, RESEARCH_INDEX_DIR=index_dir),
     ):
-        from research.devtools.report_quality import measure  # noqa: PLC0415
-        from research.jobs import make_config, run_foreground, run_summary  # noqa: PLC0415
-        from research.models import Report, Syllabus  # noqa: PLC0415
-        from research.store import open_store  # noqa: PLC0415
-
         state = run_foreground(
             make_config(
                 DRUG_TOPIC,

@@ -23,6 +23,9 @@ from pathlib import Path
 
 from bench.common import Figure, percentile
 from bench.metrics import retrieval_scores
+from research.search.corpus import read_corpus
+from research.search.embeddings import get_embedder
+from research.search.local import DOC_TOKENS, LocalSearch, _dense_text, _tokens, _top
 
 REPO = Path(__file__).resolve().parents[1]
 CACHE = REPO / ".cache" / "bench"
@@ -81,7 +84,6 @@ def load_beir(dataset_dir: Path, split: str = "test", limit: int | None = None):
 
 def beir_quality(dataset_dir: Path, limit: int | None = None) -> dict[str, dict]:
     """``{"bm25"|"dense"|"hybrid": {"ndcg@10", "recall@100", "queries"}}`` on the test split."""
-    from research.search.local import LocalSearch, _tokens, _top  # noqa: PLC0415
 
     ls = LocalSearch(beir_jsonl(dataset_dir), CACHE / "indexes")
     queries, qrels = load_beir(dataset_dir, limit=limit)
@@ -104,9 +106,6 @@ def build_and_latency(
     corpus: Path, n_queries: int = 100, max_docs: int | None = None, embed_sample: int = 400
 ) -> list[Figure]:
     """Index build time (fresh temp dir) and query p50/p95 on ``corpus``; ``max_docs`` slices it."""
-    from research.search.corpus import read_corpus  # noqa: PLC0415
-    from research.search.embeddings import get_embedder  # noqa: PLC0415
-    from research.search.local import DOC_TOKENS, LocalSearch, _dense_text  # noqa: PLC0415
 
     emb = get_embedder()
     tmp = Path(tempfile.mkdtemp(prefix="bench-index-"))

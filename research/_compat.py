@@ -44,6 +44,6 @@ def serialise_ast_parse() -> bool:
         with _LOCK:
             return original(*args, **kwargs)
 
-    parse._research_serialised = True  # type: ignore[attr-defined]
+    parse._research_serialised = True  # type: ignore[attr-defined]  # marks the wrapper as installed
     ast.parse = parse
     return True

@@ -24,6 +24,8 @@ from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_vali
 from pydantic.fields import FieldInfo
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
+from research.errors import InputError
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SHARED_CORPUS = REPO_ROOT.parent / "shared" / "data" / "corpus" / "docs.jsonl"
 SECRETS_FILE = REPO_ROOT / ".streamlit" / "secrets.toml"
@@ -105,7 +107,11 @@ class _SecretsToml(PydanticBaseSettingsSource):
         data, out = _secrets(), {}
         for name, info in self.settings_cls.model_fields.items():
             alias = info.validation_alias
-            names = list(alias.choices) if isinstance(alias, AliasChoices) else [alias or name]
+            names = (
+                [str(a) for a in alias.choices]
+                if isinstance(alias, AliasChoices)
+                else [str(alias or name)]
+            )
             for var in names:
                 if data.get(var) not in (None, ""):
                     out[var] = str(data[var])
@@ -145,7 +151,7 @@ class Settings(BaseSettings):
         job_backend: [``RESEARCH_JOB_BACKEND``] ``thread`` or ``rq`` (checked by ``job_backend``).
         auto_resume: [``RESEARCH_AUTO_RESUME``] the dashboard resumes interrupted runs at start.
         preindex: [``RESEARCH_PREINDEX``] the dashboard builds the default corpus's search index
-            in the background when the server starts (issue 14).
+            in the background when the server starts.
         lease_ttl_ms: [``RESEARCH_LEASE_TTL_MS``] a job's lease on its run (ms).
         embed_precision: [``RESEARCH_EMBED_PRECISION``] ``auto`` (= ``fp32``) / ``fp32`` / ``bf16``
             (opt-in; batch-dependent rounding, see ``research.search.embeddings``).
@@ -260,7 +266,9 @@ def _variables() -> tuple[str, ...]:
     names: list[str] = []
     for info in Settings.model_fields.values():
         alias = info.validation_alias
-        names += list(alias.choices) if isinstance(alias, AliasChoices) else [alias]
+        names += (
+            [str(a) for a in alias.choices] if isinstance(alias, AliasChoices) else [str(alias)]
+        )
     return tuple(names)
 
 
@@ -302,7 +310,6 @@ def job_backend() -> str:
     Raises:
         InputError: any other value (the message lists the valid ones).
     """
-    from research.errors import InputError  # noqa: PLC0415 - errors is a leaf; kept out of settings' import
 
     name = load_settings().job_backend
     if name not in JOB_BACKENDS:

@@ -1,4 +1,4 @@
-"""Every event a run can emit, declared once (issue 15, item 2): its name, its payload fields
+"""Every event a run can emit, declared once: its name, its payload fields
 and its human line.
 
 A run's events are entries of the Redis Stream ``run:{id}:events`` (DESIGN.md, State in Redis),
@@ -41,7 +41,7 @@ EventType = Literal[
     "cancel.requested",
     "error.traceback",
     "index.progress",
-    # planning and plan review (issue 12)
+    # planning and plan review
     "coordinator.routed",
     "plan.ready",
     "survey.done",
@@ -109,7 +109,7 @@ class EventSpec:
 
 
 def _event(name: str, line: str | Callable[[dict], str], **fields: Any) -> EventSpec:
-    defs = {
+    defs: dict[str, Any] = {
         f: ((t.type_ | None, None) if isinstance(t, Opt) else (t, ...)) for f, t in fields.items()
     }
     model = create_model(

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 import time
-from typing import Literal, get_args
+from typing import Final, Literal, get_args
 
 from pydantic import BaseModel, Field
 
@@ -27,9 +27,9 @@ RunStatus = Literal[
 ]
 ACTIVE_STATUSES = ("pending", "planning", "conversations", "analyzing", "synthesizing")
 PHASES = ("planning", "conversations", "analyzing", "synthesizing", "complete")
-# ``awaiting_review`` (issue 12) is neither active nor terminal: the run waits, with no job and no
+# ``awaiting_review`` is neither active nor terminal: the run waits, with no job and no
 # lease, for the analyst to approve (or cancel) its plan; it is never marked interrupted or auto-resumed.
-REVIEW_STATUS = "awaiting_review"
+REVIEW_STATUS: Final = "awaiting_review"
 
 
 def now() -> float:
@@ -96,7 +96,7 @@ class SearchResult(BaseModel):
     backend: str = "local"
     query: str = ""
     found_by: list[dict] = Field(
-        default_factory=list, description="[{backend, query}] that returned it (issue 5)"
+        default_factory=list, description="[{backend, query}] that returned it"
     )
 
 
@@ -230,9 +230,7 @@ class SourceRecord(BaseModel):
     title: str
     key_excerpts: str = ""
     relevant_questions: list[str] = Field(default_factory=list)
-    found_by: list[str] = Field(
-        default_factory=list, description="'backend: query' that found it (issue 5)"
-    )
+    found_by: list[str] = Field(default_factory=list, description="'backend: query' that found it")
     saved_at: float = Field(default_factory=now)
 
 
@@ -334,7 +332,7 @@ class GapReport(BaseModel):
 
 
 class ReportQuestion(BaseModel):
-    """How the report answers one syllabus question (issue 12): the section (``heading``) that
+    """How the report answers one syllabus question: the section (``heading``) that
     answers it, ``status`` "answered" (enough sources and usable sentences) or "insufficient"
     (stated in that section), and ``sources``: the reference numbers its section cites."""
 
@@ -355,7 +353,7 @@ class ReportQuestion(BaseModel):
 
 class Report(BaseModel):
     """The final cited report. ``markdown`` is the whole rendered document; ``questions``: one
-    entry per syllabus question in syllabus order ([] for reports stored before issue 12)."""
+    entry per syllabus question in syllabus order ([] for reports stored before reports carried questions)."""
 
     title: str
     lead: str
@@ -404,18 +402,18 @@ class CoStormSettings(BaseModel):
 
 
 TemplateName = Literal["auto", "drug", "general"]
-"""The question-syllabus templates a run may start from (issue 12): ``auto`` first (the default,
+"""The question-syllabus templates a run may start from: ``auto`` first (the default,
 fitted to the topic), then the named templates of ``research.planning.syllabus.TEMPLATES``."""
 
 
 class RunConfig(BaseModel):
     """Everything that defines a run. Never contains secrets (only model names).
 
-    ``search``: backends to query (issue 5; 'local' = the run's corpus). ``corpora``: named
-    ingested corpora searched besides ``corpus``. ``models``: role → litellm model name (issue 3).
+    ``search``: backends to query ('local' = the run's corpus). ``corpora``: named
+    ingested corpora searched besides ``corpus``. ``models``: role → litellm model name.
     ``budget_usd`` / ``budget_tokens``: per-run LLM caps (None = no cap). ``min_databases``: distinct
-    source types (pubmed, web, local...) coverage needs before it is complete (issue 5; 1 = off).
-    ``template`` (issue 12): ``auto`` (default: a syllabus fitted to the topic), ``drug`` or
+    source types (pubmed, web, local...) coverage needs before it is complete (1 = off).
+    ``template``: ``auto`` (default: a syllabus fitted to the topic), ``drug`` or
     ``general``. ``review``: stop in ``awaiting_review`` after planning until the analyst approves.
     ``cassette_mode`` / ``cassette_path``: this run's LLM record/replay cassette (``--record`` /
     ``--replay``; a file path, never a key).
@@ -475,7 +473,7 @@ class RunConfig(BaseModel):
 
 def config_bounds(name: str) -> tuple[int, int]:
     """``(ge, le)`` of the numeric ``RunConfig`` field ``name`` (its ``Field(ge=, le=)``), so the CLI,
-    the launch form and ``jobs.make_config`` state no limit of their own (issue 15).
+    the launch form and ``jobs.make_config`` state no limit of their own.
 
     Raises:
         KeyError: no such field. ValueError: the field has no lower and upper bound.
@@ -531,7 +529,7 @@ class RunState(BaseModel):
         default="", description="why the run stopped early or how Co-STORM ended"
     )
     review_state: str = Field(
-        default="", description="issue 12 plan review: '' (none), 'awaiting', 'approved'"
+        default="", description="plan review: '' (none), 'awaiting', 'approved'"
     )
 
 

@@ -3,10 +3,24 @@ dir), an isolated data dir, and the shared corpus path."""
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 from pathlib import Path
 
 import pytest
+import redis
+from filelock import FileLock
+from fixture_server import FIXTURES, FixtureServer
+from private_runs import private_env
+
+from research import jobs
+from research.devtools.loopback_llm import LoopbackLLM
+from research.followup.ask import audit_run
+from research.search.index_progress import index_state
+from research.search.local import get_local_search
+from research.store.server import EmbeddedRedis
+from tests.llm_fixtures import CANARY_KEY
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -49,7 +63,6 @@ def shared_index_dir():
 @pytest.fixture(scope="session")
 def redis_server(tmp_path_factory):
     """A private redis-server on a unix socket; yields its URL."""
-    from research.store.server import EmbeddedRedis
 
     server = EmbeddedRedis(tmp_path_factory.mktemp("redis"))
     url = server.start()
@@ -60,7 +73,6 @@ def redis_server(tmp_path_factory):
 @pytest.fixture()
 def r(redis_server):
     """A clean redis-py client (db flushed before each test)."""
-    import redis
 
     client = redis.Redis.from_url(redis_server, decode_responses=True)
     client.flushall()
@@ -94,14 +106,10 @@ def corpus_path(shared_index_dir):
 
 def _index_once(corpus: Path, index_dir: Path) -> None:
     """Build (or find) ``corpus``'s index in ``index_dir``, one process at a time."""
-    from filelock import FileLock
-
-    from research.search.index_progress import index_state
-    from research.search.local import get_local_search
 
     with FileLock(str(index_dir / ".build.lock"), timeout=1800):
         if index_state(corpus, index_dir)["state"] != "ready":
-            import torch
+            import torch  # noqa: PLC0415 - torch loads in seconds; only when embedding
 
             threads = torch.get_num_threads()
             torch.set_num_threads(os.cpu_count() or 1)  # the other workers wait on this lock
@@ -128,7 +136,6 @@ def finished_corpus(tmp_path_factory, corpus_path) -> Path:
     """60 real documents of the shared corpus: 45 about trastuzumab/HER2, 8 other PubMed
     abstracts, 4 trials, 3 Wikipedia pages (JSONL in ``shared_tmp``, written once for all
     xdist workers, so they share one path, one mtime and hence one cached search index)."""
-    from filelock import FileLock
 
     out = shared_tmp(tmp_path_factory) / "tiny_corpus" / "tiny.jsonl"
     with FileLock(str(shared_tmp(tmp_path_factory) / "tiny_corpus.lock"), timeout=600):
@@ -142,7 +149,6 @@ def finished_corpus(tmp_path_factory, corpus_path) -> Path:
 
 def _pick_finished_docs(corpus_path: Path) -> str:
     """The JSONL text of ``finished_corpus``: the first documents of each quota, in corpus order."""
-    import json
 
     quota = {"her2": 45, "pubmed": 8, "clinicaltrials.gov": 4, "wikipedia": 3}
     picks: dict[str, list[dict]] = {k: [] for k in quota}
@@ -190,11 +196,6 @@ def finished_run(tmp_path_factory, finished_corpus):
     first shown. The stored ``report_path`` (absolute) names the build's copy of the same report
     file. The ``r`` fixture's flushes never touch it. Tests that render
     pages set ``finished_run.env()`` themselves (module-scoped) and must not flush its Redis."""
-    import shutil
-
-    from filelock import FileLock
-
-    from research.store.server import EmbeddedRedis
 
     build = shared_tmp(tmp_path_factory) / "finished_build"
     with FileLock(str(build.with_suffix(".lock")), timeout=1800):
@@ -217,12 +218,6 @@ def _build_finished_run(build: Path, corpus: Path) -> None:
     (computed once here instead of by each worker's first report render, snapshot and page test;
     ``test_followup`` recomputes it with ``refresh=True``), stop the server (AOF flushed) and write
     ``build/run_id`` last, as the sign that the build is whole."""
-    import shutil
-
-    from private_runs import private_env  # tests/ is on sys.path (rootdir conftest)
-
-    from research import jobs
-    from research.followup.ask import audit_run
 
     shutil.rmtree(build, ignore_errors=True)  # a half-built leftover of a crashed builder
     server, _url, _data, mp = private_env(
@@ -246,7 +241,6 @@ def _build_finished_run(build: Path, corpus: Path) -> None:
 @pytest.fixture(scope="session")
 def fixture_server():
     """A loopback HTTP server replaying the recorded search-API payloads (tests/fixture_server.py)."""
-    from fixture_server import FIXTURES, FixtureServer  # tests/ is on sys.path (rootdir conftest)
 
     if not FIXTURES.is_dir():
         pytest.skip(f"shared API fixtures not found at {FIXTURES} (set RESEARCH_SHARED_DATA)")
@@ -266,3 +260,36 @@ def backends_env(fixture_server, monkeypatch):
     fixture_server.hits.clear()
     yield fixture_server
     fixture_server.modes.clear()
+
+
+@pytest.fixture(scope="session")
+def loopback_llm():
+    """One loopback server for the session (default responder, no faults); counts reset per test."""
+    srv = LoopbackLLM().start()
+    yield srv
+    srv.stop()
+
+
+@pytest.fixture()
+def llm_env(loopback_llm, monkeypatch, data_dir):
+    """Env for a litellm run against the loopback server: key = the canary, fast retries."""
+    loopback_llm.reset_counts()
+    for name, value in {
+        "OPENAI_API_KEY": CANARY_KEY,
+        "OPENAI_API_BASE": loopback_llm.url,
+        "RESEARCH_LLM_BACKOFF_S": "0.01",
+        "RESEARCH_LLM_TIMEOUT_S": "1.5",
+        "RESEARCH_LLM_MAX_ATTEMPTS": "8",
+        "RESEARCH_LLM_CONCURRENCY": "4",
+    }.items():
+        monkeypatch.setenv(name, value)
+    for name in (
+        "RESEARCH_LLM_RECORD",
+        "RESEARCH_LLM_REPLAY",
+        "RESEARCH_LLM_MODEL",
+        "RESEARCH_MODEL_PRICES",
+    ):
+        monkeypatch.setenv(
+            name, ""
+        )  # empty = unset; the CLI may set them and monkeypatch restores them
+    return loopback_llm

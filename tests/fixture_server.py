@@ -15,6 +15,7 @@ from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 import yaml
+from lxml import etree
 
 FIXTURES = (
     Path(
@@ -49,7 +50,6 @@ def _words(text: str) -> set[str]:
 
 def _pubmed_pool() -> dict[str, bytes]:
     """PMID → raw ``<PubmedArticle>`` element bytes from every recorded efetch body."""
-    from lxml import etree
 
     bodies = [
         p.read_bytes()
@@ -96,10 +96,10 @@ class FixtureServer:
             def log_message(self, *args) -> None:  # quiet
                 pass
 
-            def do_GET(self) -> None:  # noqa: N802
+            def do_GET(self) -> None:
                 server._handle(self)
 
-            def do_POST(self) -> None:  # noqa: N802
+            def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
                 self.rfile.read(length)
                 server._handle(self)
@@ -130,9 +130,8 @@ class FixtureServer:
                     return 200, "text/xml", _read("pubmed/biopython_Tests_Entrez/esearch1.xml")
                 ids = _rank(term, self.pubmed)[: int(q.get("retmax", ["20"])[0])]
                 body = (
-                    "<eSearchResult><Count>%d</Count><RetMax>%d</RetMax><RetStart>0</RetStart><IdList>%s"
-                    "</IdList></eSearchResult>"
-                    % (len(ids), len(ids), "".join(f"<Id>{i}</Id>" for i in ids))
+                    f"<eSearchResult><Count>{len(ids)}</Count><RetMax>{len(ids)}</RetMax><RetStart>0</RetStart>"
+                    f"<IdList>{''.join(f'<Id>{i}</Id>' for i in ids)}</IdList></eSearchResult>"
                 )
                 return 200, "text/xml", body.encode()
             if path.endswith("efetch.fcgi"):

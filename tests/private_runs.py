@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from research.store.server import EmbeddedRedis
+
 
 def private_env(
     tmp_path_factory,
@@ -21,7 +23,6 @@ def private_env(
     data dir is ``data_dir`` when given, else fresh temp dirs named ``{prefix}_redis`` and
     ``{prefix}_data``. Returns ``(server, url, data_dir, monkeypatch)``; the caller undoes the
     monkeypatch and stops the server."""
-    from research.store.server import EmbeddedRedis
 
     server = EmbeddedRedis(redis_dir or tmp_path_factory.mktemp(f"{prefix}_redis"))
     url = server.start()

@@ -1,4 +1,4 @@
-"""Helpers for the resilience tests (issue 7): a run's comparable fingerprint, subprocess env."""
+"""Helpers for the resilience tests: a run's comparable fingerprint, subprocess env."""
 
 from __future__ import annotations
 

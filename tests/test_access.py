@@ -1,4 +1,4 @@
-"""Issue 7 §6: access. OIDC gates every page when configured; run ids are unguessable; the
+"""Access. OIDC gates every page when configured; run ids are unguessable; the
 artifact viewer stays inside the run's artifacts dir (see also test_bad_inputs); a canary API key
 used by a real run (CLI subprocess → loopback LLM over HTTP, then export) appears in no Redis
 value, no file under the data dir, no log line and no export.

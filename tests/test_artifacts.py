@@ -16,6 +16,7 @@ from research.artifacts import (
     slug,
 )
 from research.config import load_settings
+from research.engines.extractive import ExtractiveEngine
 from research.errors import ArtifactError
 from research.models import RunConfig, Step
 from research.store.runs import RunStore
@@ -82,7 +83,6 @@ def test_artifact_path_refuses_escape(data_dir):
 
 @pytest.fixture(scope="module")
 def engine():
-    from research.engines.extractive import ExtractiveEngine
 
     return ExtractiveEngine()
 

@@ -1,4 +1,4 @@
-"""Issue 7 §5: a table of hostile or broken inputs across the Launch form (``jobs.make_config``,
+"""A table of hostile or broken inputs across the Launch form (``jobs.make_config``,
 the one gate the form calls), the CLI, uploads (``research.ingest``), artifact requests and
 config. Each row states the expected clear error (type or exit code + what the message says);
 for every row: nothing crashes, nothing is written outside the data dir, and a run stored
@@ -19,8 +19,11 @@ from research import jobs
 from research.artifacts import ArtifactStore, artifact_path, read_artifact
 from research.engines.factory import make_engine
 from research.errors import ArtifactError, CorpusError, InputError, ResearchError, StoreError
+from research.ingest import ingest as do_ingest
 from research.models import RunConfig, Step
+from research.search.corpus import read_corpus
 from research.store import open_store
+from research.store.connection import make_client
 from research.store.runs import RunStore
 
 GOOD_TOPIC = "Trastuzumab in HER2-positive breast cancer"
@@ -74,7 +77,6 @@ def artifact(
 
 def ingest(files: dict[str, bytes], name: str = "uploads") -> Callable[[Env], object]:
     def act(e: Env) -> object:
-        from research.ingest import ingest as do_ingest
 
         paths = []
         for fname, data in files.items():
@@ -104,7 +106,6 @@ def without_env(var: str, action: Callable[[Env], object]) -> Callable[[Env], ob
 
 def jsonl_with_bad_lines(e: Env) -> object:
     """First line fine, later lines broken: the corpus loads, the bad lines are counted."""
-    from research.search.corpus import read_corpus
 
     p = e.scratch / "mixed.jsonl"
     p.write_text(
@@ -328,7 +329,6 @@ def test_bad_input(case_id, action, expected, pattern, env, r):
 
 
 def test_unreachable_redis_is_a_store_error(monkeypatch):
-    from research.store.connection import make_client
 
     with pytest.raises(StoreError, match="Cannot reach Redis"):
         make_client("redis://127.0.0.1:1/0")

@@ -7,6 +7,7 @@ import math
 import numpy as np
 import pytest
 
+from bench.llm_bench import critical_path_from_log
 from bench.metrics import critical_path_s, heading_soft_recall, retrieval_scores, soft_cardinality
 
 
@@ -75,10 +76,9 @@ def test_critical_path_sums_phases_and_takes_the_longest_lane():
 
 
 def test_annotate_lanes_splits_rounds_and_follows_the_thread():
-    from bench.llm_bench import critical_path_from_log
 
     def call(step, start, persp=None):
-        mat = '{"perspective": {"name": "%s"}}' % persp if persp else '{"results": []}'
+        mat = f'{{"perspective": {{"name": "{persp}"}}}}' if persp else '{"results": []}'
         return {
             "phase": "conversations",
             "step": step,

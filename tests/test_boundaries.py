@@ -1,4 +1,4 @@
-"""Layer boundaries of ``research/`` (issue 15, Done when), checked by walking the code with ``ast``:
+"""Layer boundaries of ``research/``, checked by walking the code with ``ast``:
 
 - no import cycles among ``research`` modules (module-level and function-level imports alike);
 - the raw Redis client (``.r`` of a RunStore / collector, ``get_redis()``) is used only inside
@@ -185,11 +185,11 @@ def test_only_pages_and_ui_import_the_ui_layer():
 
 
 def test_one_citation_regex():
-    """Every citation-marker regex (``[n]``) is built in research/pipeline/citations.py (issue 15)."""
+    """Every citation-marker regex (``[n]``) is built in research/citations.py."""
     marker = re.compile(
         r"""re\.(?:compile|sub|findall|fullmatch|match|search|finditer|split)\(\s*r?["'][^"']*\\\[\(?\\d"""
     )
-    files = [p for p in sorted(PKG.rglob("*.py")) if _rel(p) != "research/pipeline/citations.py"]
+    files = [p for p in sorted(PKG.rglob("*.py")) if _rel(p) != "research/citations.py"]
     hits = [
         f"{_rel(p)}:{n}"
         for p in files
@@ -221,7 +221,7 @@ def _emitted_events(source: str, label: str) -> list[tuple[str, str]]:
 
 
 def test_every_emitted_event_is_declared():
-    """Each literal event name passed to ``emit`` is in research/events.py (issue 15, typed events)."""
+    """Each literal event name passed to ``emit`` is in research/events.py (typed events)."""
     files = sorted(PKG.rglob("*.py")) + sorted((ROOT / "app_pages").glob("*.py"))
     found = [e for p in files for e in _emitted_events(p.read_text(encoding="utf-8"), _rel(p))]
     assert len(found) > 40  # the walker sees the real emitters

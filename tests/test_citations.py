@@ -1,6 +1,6 @@
-"""Citation integrity: local → draft → final numbering (issue 2 §8)."""
+"""Citation integrity: local → draft → final numbering."""
 
-from research.pipeline import citations as c
+from research import citations as c
 
 
 def test_local_to_draft_drops_unknown_numbers():

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from research.cli import build_parser, handlers
 from research.models import Reference, Report, ReportSection, RunConfig
 from research.store.runs import RunStore
 
@@ -303,3 +304,10 @@ def test_ctrl_c_cancels_the_run(cli, r, corpus_path, tmp_path):
     summary = json.loads(out)
     assert summary["status"] == "cancelled"
     assert RunStore(r).get_run(summary["run_id"]).status == "cancelled"
+
+
+def test_every_subcommand_has_a_handler():
+    """``main`` dispatches ``research NAME`` to ``research.cli.handlers.cmd_NAME``."""
+
+    names = next(a for a in build_parser()._actions if a.dest == "command").choices
+    assert [n for n in names if not callable(getattr(handlers, f"cmd_{n}", None))] == []

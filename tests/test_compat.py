@@ -3,12 +3,15 @@ dashboard's background indexing imports torch while Streamlit parses a page)."""
 
 from __future__ import annotations
 
+import ast
 import json
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from research._compat import serialise_ast_parse
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -60,9 +63,6 @@ def test_concurrent_ast_parse_fails_without_the_lock_and_not_with_it():
 
 
 def test_the_wrapper_is_installed_once_and_keeps_parse_working():
-    import ast  # noqa: PLC0415
-
-    from research._compat import serialise_ast_parse  # noqa: PLC0415
 
     first = ast.parse
     assert serialise_ast_parse() is (sys.version_info < (3, 13))

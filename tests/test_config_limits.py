@@ -1,4 +1,4 @@
-"""Issue 15: the run limits and choice lists live in ``RunConfig`` (research/models.py) only; the
+"""The run limits and choice lists live in ``RunConfig`` (research/models.py) only; the
 CLI, the launch form and ``jobs.make_config`` derive theirs from it, so changing the Field or the
 Literal there is the only edit needed."""
 

@@ -1,4 +1,4 @@
-"""Co-STORM end to end on the real corpus, offline (issue 4, Done when): the CLI run, an
+"""Co-STORM end to end on the real corpus, offline: the CLI run, an
 analyst turn posted mid-run, and a resumed run that neither loses nor repeats turns.
 
 The CLI run uses ``--query-budget 22`` instead of the default 30 to keep the suite fast; the
@@ -6,6 +6,8 @@ default command was run by hand for the screenshots (docs/screenshots/)."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import threading
 import time
@@ -14,11 +16,11 @@ import pytest
 
 import research.cli.commands as cli
 from research import jobs
+from research.citations import check_integrity
 from research.costorm import get_meta, get_mindmap, get_turns, post_analyst_message
 from research.costorm.report import OPEN_QUESTIONS
 from research.models import Report, Syllabus
 from research.pipeline import runner
-from research.pipeline.citations import check_integrity
 from research.store import keys
 from research.store.connection import get_redis
 from research.store.runs import RunStore
@@ -37,8 +39,6 @@ def env(redis_server, tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def cli_run(env, corpus_path):
-    import contextlib
-    import io
 
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
@@ -103,7 +103,7 @@ def test_report_from_mind_map_citations_resolve(cli_run):
     assert "[-1]" not in report.markdown
     mm = get_mindmap(store.r, summary["run_id"])
     assert {s.heading for s in report.sections} - {OPEN_QUESTIONS} <= set(mm.node_names())
-    # issue 12: every syllabus question is answered by a section or stated as open
+    # every syllabus question is answered by a section or stated as open
     syllabus = store.get_doc(summary["run_id"], "syllabus", Syllabus)
     assert [q.key for q in report.questions] == syllabus.keys()
     for q in report.questions:
@@ -162,7 +162,7 @@ def test_analyst_turn_and_resume_without_repeating_turns(env, corpus_path):
     )
     nxt = before[before.index(analyst) + 1]
     assert nxt.question == message  # it steers the next turn
-    # a stopped worker leaves the run 'interrupted' (issue 7 resume path); re-execute it
+    # a stopped worker leaves the run 'interrupted' (the resume path); re-execute it
     store.r.delete(keys.run_cancel(rid))
     store.set_status(rid, "interrupted")
     assert runner.execute(rid) == "complete"

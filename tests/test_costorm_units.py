@@ -15,6 +15,7 @@ from research.costorm.mindmap import MindItem, MindMap, MindNode
 from research.costorm.pipeline import STOP_BUDGET, STOP_COVERAGE, STOP_TURNS, stop_reason
 from research.engines.costorm_steps import PoolItem
 from research.engines.extractive.costorm import ExtractiveCoStorm
+from research.engines.extractive.vectors import Vectors
 from research.errors import InputError
 from research.models import (
     CoStormSettings,
@@ -25,6 +26,7 @@ from research.models import (
     Syllabus,
 )
 from research.pipeline.context import RunContext
+from research.search.embeddings import get_embedder
 from research.store.collector import SourceCollector
 from research.store.runs import RunStore
 
@@ -33,8 +35,6 @@ TOPIC = "Trastuzumab in HER2-positive breast cancer"
 
 @pytest.fixture(scope="module")
 def steps():
-    from research.engines.extractive.vectors import Vectors
-    from research.search.embeddings import get_embedder
 
     return ExtractiveCoStorm(Vectors(get_embedder()))
 

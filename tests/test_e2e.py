@@ -1,4 +1,4 @@
-"""End-to-end STORM run on the real 2,972-document corpus (issue 2, Done when)."""
+"""End-to-end STORM run on the real 2,972-document corpus."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import pytest
 
 from research import jobs
 from research.artifacts import artifacts_dir
+from research.citations import check_integrity
 from research.models import Report
-from research.pipeline.citations import check_integrity
 from research.store.connection import get_redis
 from research.store.runs import RunStore
 

@@ -8,7 +8,14 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import pytest
 
-from research.search.embeddings import DIM, cosine, get_embedder, model_path, normalize
+from research.search.embeddings import (
+    DIM,
+    _pick_precision,
+    cosine,
+    get_embedder,
+    model_path,
+    normalize,
+)
 
 
 @pytest.fixture(scope="session")
@@ -73,7 +80,6 @@ def test_batching_gives_the_same_vectors_as_one_by_one(embedder):
 
 
 def test_default_precision_is_float32(monkeypatch):
-    from research.search.embeddings import _pick_precision
 
     monkeypatch.delenv("RESEARCH_EMBED_PRECISION", raising=False)
     assert _pick_precision() == "fp32"

@@ -30,6 +30,7 @@ from research.engines.base import (
     Snippet,
     SurveyInput,
 )
+from research.engines.extractive import ExtractiveEngine
 from research.errors import InputError, UnknownQuestionError
 from research.llm.tokens import count_tokens
 from research.models import (
@@ -51,7 +52,6 @@ CITE = re.compile(r"\[(\d+)\]")
 # ---------------------------------------------------------------- fixtures (loaded once)
 @pytest.fixture(scope="session")
 def engine():
-    from research.engines.extractive import ExtractiveEngine
 
     return ExtractiveEngine()
 
@@ -129,7 +129,7 @@ def test_plan_follows_seed_001_schema(engine, syllabus):
     assert [s.step_id for s in plan.steps] == list(range(1, len(syllabus.questions) + 3))
     assert plan.steps[0].title == "Survey related topics"
     assert plan.steps[-1].title == "Cross-check findings and write the report"
-    for step, q in zip(plan.steps[1:-1], syllabus.questions):
+    for step, q in zip(plan.steps[1:-1], syllabus.questions, strict=False):
         assert step.title == q.label
         assert (
             TOPIC in step.description
@@ -325,7 +325,7 @@ def test_assign_questions_by_meaning(engine, corpus, hurricane, syllabus):
     assert "clinical.efficacy" in out.relevant_questions[1]
     assert "clinical.efficacy" not in out.relevant_questions[2]  # focus only for relevant results
     assert set(out.relevant_questions[0]) <= set(syllabus.keys())
-    for r, excerpt in zip([cardio, efficacy], out.key_excerpts[:2]):
+    for r, excerpt in zip([cardio, efficacy], out.key_excerpts[:2], strict=False):
         assert 0 < len(excerpt) <= 300
         assert excerpt.rstrip("…").split(". ")[0] in " ".join(
             f"{r.title} {r.text}".split()
@@ -538,7 +538,7 @@ def test_terse_answers_outline_from_what_the_experts_read(engine, her):
                     "answer": t.answer.split("]", 1)[0] + "]" if i == 0 else t.answer[:0],
                     "sources": [
                         s.model_copy(update={"snippet": r.snippets[0] if r.snippets else ""})
-                        for s, r in zip(t.sources, her)
+                        for s, r in zip(t.sources, her, strict=True)
                     ],
                 }
             )
@@ -614,7 +614,6 @@ def test_polish_removes_duplicates_and_keeps_citations(engine):
 
 # ---------------------------------------------------------------- determinism
 def test_same_input_same_output(engine, her, syllabus):
-    from research.engines.extractive import ExtractiveEngine
 
     fresh = ExtractiveEngine(embedder=engine.vectors.embedder)  # new cache, same model
     q = "What do sources report about response rates for trastuzumab?"

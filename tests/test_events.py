@@ -1,4 +1,4 @@
-"""Typed run events (issue 15, item 2): the declarations of research/events.py, the check on
+"""Typed run events: the declarations of research/events.py, the check on
 ``RunStore.emit`` against a real redis-server, and the human lines of a real run's events."""
 
 from __future__ import annotations

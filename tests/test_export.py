@@ -1,4 +1,4 @@
-"""research.export: every format of a finished run, and ``research export`` (issue 6 §6)."""
+"""research.export: every format of a finished run, and ``research export``."""
 
 from __future__ import annotations
 
@@ -7,10 +7,14 @@ import re
 import zipfile
 
 import pytest
+from docx import Document
+from pypdf import PdfReader
 
+from research.cli import main
 from research.devtools.scale_run import HOSTILE, build_scale_run
 from research.errors import InputError
 from research.export import FORMATS, export_run, render_export, safe_filename
+from research.models import RunConfig
 from research.store.runs import RunStore
 
 
@@ -36,8 +40,6 @@ def test_html_is_self_contained_with_linked_citations(small_run):
 
 def test_pdf_docx_and_zip(small_run):
     store, rid = small_run
-    from docx import Document
-    from pypdf import PdfReader
 
     pdf = PdfReader(io.BytesIO(render_export(store, rid, "pdf")))
     text = " ".join(p.extract_text() for p in pdf.pages)
@@ -66,7 +68,6 @@ def test_pdf_docx_and_zip(small_run):
 
 
 def test_report_formats_need_a_report(r, data_dir):
-    from research.models import RunConfig
 
     store = RunStore(r)
     rid = store.create_run(RunConfig(topic="t")).run_id
@@ -79,7 +80,6 @@ def test_report_formats_need_a_report(r, data_dir):
 
 
 def test_cli_export_every_format(small_run, tmp_path, monkeypatch, capsys):
-    from research.cli import main
 
     store, rid = small_run
     monkeypatch.chdir(tmp_path)

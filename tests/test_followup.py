@@ -1,14 +1,29 @@
-"""Issue 13: follow-up questions asked of a finished run, research-more, and the citation audit,
+"""Follow-up questions asked of a finished run, research-more, and the citation audit,
 on the session's real extractive trastuzumab run (``finished_run``: its own redis-server)."""
 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
+from streamlit.testing.v1 import AppTest
 
+import research.cli.commands as cli
+from research import jobs
+from research.citations import LOCAL_RE
 from research.errors import InputError, RunNotFoundError
+from research.followup import audit
+from research.followup.ask import ask, audit_run
+from research.followup.audit import SupportScorer, verdict
+from research.followup.evidence import load_evidence
+from research.models import Report, RunConfig
+from research.store.collector import SourceCollector
+from research.store.connection import get_redis
+from research.store.followups import FollowupStore
+from research.store.runs import RunStore
+from research.store.server import EmbeddedRedis
 
 pytestmark = pytest.mark.timeout(
     1800
@@ -32,9 +47,6 @@ def env(finished_run):
 def store(env):
     """The finished run's store; its follow-ups and audit are removed after the module, so other
     modules sharing the session's run see it as it was."""
-    from research.store.connection import get_redis
-    from research.store.followups import FollowupStore
-    from research.store.runs import RunStore
 
     s = RunStore(get_redis())
     yield s
@@ -44,14 +56,11 @@ def store(env):
 @pytest.fixture(scope="module")
 def lvef(env, store):
     """The LVEF follow-up, asked once for the module."""
-    from research.followup.ask import ask
 
     return ask(env.run_id, LVEF, store=store)
 
 
 def _all_refs(store, run_id):
-    from research.models import Report
-    from research.store.followups import FollowupStore
 
     return FollowupStore(store).references(run_id, store.get_doc(run_id, "report", Report))
 
@@ -61,7 +70,6 @@ def test_ask_answers_with_supported_citations(env, store, lvef):
     assert len(lvef.citations) >= 1
     numbers = {r.number: r for r in _all_refs(store, env.run_id)}
     assert sorted(numbers) == list(range(1, len(numbers) + 1))  # one reference list, 1..N
-    import re
 
     cited = {int(n) for n in re.findall(r"\[(\d+)\]", lvef.answer)}
     assert cited == set(lvef.citations) and cited <= set(numbers)
@@ -75,8 +83,6 @@ def test_ask_answers_with_supported_citations(env, store, lvef):
 
 
 def test_followup_is_stored_with_events_and_in_snapshot(env, store, lvef):
-    from research import jobs
-    from research.store.followups import FollowupStore
 
     stored = FollowupStore(store).list(env.run_id)
     assert lvef.id in [f.id for f in stored]
@@ -88,7 +94,6 @@ def test_followup_is_stored_with_events_and_in_snapshot(env, store, lvef):
     assert snap["audit"] == (stored_before.model_dump(mode="json") if stored_before else None)
     assert FollowupStore(store).get_audit(env.run_id) == stored_before  # a read computes nothing
     assert any(f["id"] == lvef.id and f["answer"] == lvef.answer for f in snap["followups"])
-    from research.followup.ask import audit_run
 
     audit = audit_run(env.run_id)  # computed and stored by `research audit` / the Report page
     assert jobs.run_snapshot(env.run_id)["audit"] == audit.model_dump(mode="json")
@@ -96,9 +101,6 @@ def test_followup_is_stored_with_events_and_in_snapshot(env, store, lvef):
 
 
 def test_report_audit_every_extractive_citation_supported(env, store):
-    from research.followup.ask import audit_run
-    from research.models import Report
-    from research.pipeline.citations import LOCAL_RE
 
     report = store.get_doc(env.run_id, "report", Report)
     audit = audit_run(env.run_id, store=store, refresh=True)
@@ -115,8 +117,6 @@ def test_report_audit_every_extractive_citation_supported(env, store):
 
 def test_audit_verdicts_separate_right_and_wrong_sources(env, store):
     """A sentence against its own source scores supported; against an unrelated source not."""
-    from research.followup.audit import SupportScorer, verdict
-    from research.followup.evidence import load_evidence
 
     docs = [
         d for d in load_evidence(store, env.run_id) if d.from_artifact and len(d.sentences()) >= 3
@@ -138,8 +138,6 @@ def test_audit_verdicts_separate_right_and_wrong_sources(env, store):
     [("", "invalid_question"), ("   ", "invalid_question"), ("why " * 1250, "invalid_question")],
 )
 def test_bad_questions_store_nothing(env, store, question, code):
-    from research.followup.ask import ask
-    from research.store.followups import FollowupStore
 
     before = (len(FollowupStore(store).list(env.run_id)), len(store.events(env.run_id)))
     with pytest.raises(InputError) as exc:
@@ -149,8 +147,6 @@ def test_bad_questions_store_nothing(env, store, question, code):
 
 
 def test_unknown_failed_and_cancelled_runs_are_refused(env, store):
-    from research.followup.ask import ask
-    from research.models import RunConfig
 
     with pytest.raises(RunNotFoundError):
         ask("0123456789abcdef", LVEF, store=store)
@@ -171,7 +167,6 @@ def _cli(capsys, *args) -> tuple[int, str, str]:
     """``research ARGS`` in-process (``research.cli.commands``, on the module's ``env``): ``(exit code,
     stdout, stderr)``. The command as a real process is tests/test_cli.py's subject; here the
     subprocess only re-paid the imports and the model load."""
-    import research.cli.commands as cli
 
     capsys.readouterr()
     code = cli.main(list(args))
@@ -199,8 +194,6 @@ def test_cli_ask_and_audit_json(env, lvef, capsys):
 def small_run(tmp_path_factory, finished_corpus):
     """A 1-perspective × 1-turn drug run on the 60-document corpus, in its own redis-server and
     data dir (research-more adds sources to it, so it is not the session's shared run)."""
-    from research import jobs
-    from research.store.server import EmbeddedRedis
 
     server = EmbeddedRedis(tmp_path_factory.mktemp("more_redis"))
     url = server.start()
@@ -224,10 +217,6 @@ def small_run(tmp_path_factory, finished_corpus):
 
 
 def test_research_more_adds_sources_and_updates_coverage(small_run):
-    from research.followup.ask import ask
-    from research.store.collector import SourceCollector
-    from research.store.connection import get_redis
-    from research.store.runs import RunStore
 
     store = RunStore(get_redis())
     collector = SourceCollector(store.r, small_run)
@@ -261,12 +250,9 @@ def test_research_more_adds_sources_and_updates_coverage(small_run):
 def test_report_page_shows_chat_audit_and_read_only_followups(env, store, lvef, monkeypatch):
     """AppTest: the Report page has the chat under the report and the audit summary; the
     read-only share view shows the stored follow-up without a chat input."""
-    from streamlit.testing.v1 import AppTest
 
     for k, v in env.env().items():  # small_run (module-scoped) points the env at its own Redis
         monkeypatch.setenv(k, v)
-
-    from research.followup.ask import audit_run
 
     audit_run(
         env.run_id, store=store
@@ -292,7 +278,6 @@ def test_report_page_shows_chat_audit_and_read_only_followups(env, store, lvef, 
 def test_audit_thresholds_match_the_calibration_result():
     """The constants in research/followup/audit.py are the ones bench/audit_calibration.py chose,
     and the precision written there is the held-out figure it measured."""
-    from research.followup import audit
 
     result = json.loads((ROOT / "bench" / "results" / "audit_calibration.json").read_text())
     assert (audit.W_COSINE, audit.SUPPORTED, audit.WEAK) == (

@@ -1,7 +1,7 @@
-"""Issue 13 §2: follow-ups run as jobs like any other work — on the RQ backend a real
+"""Follow-ups run as jobs like any other work — on the RQ backend a real
 ``research worker`` process answers them; a ``research ask --research`` process killed mid
 follow-up leaves it pending, and resuming answers it once, with one stored turn and no source
-saved twice. Issue 13 numbering: a run without its report refuses follow-ups.
+saved twice. Ordering rule: a run without its report refuses follow-ups.
 
 Real parts: a private redis-server, the 60-document real corpus, the offline extractive
 engine, real subprocesses (``research ask``, ``research worker``) killed with SIGKILL."""
@@ -12,11 +12,25 @@ import os
 import signal
 import subprocess
 import time
+from pathlib import Path
 
 import pytest
+from private_runs import private_env
 from resilience_helpers import research_cmd, subprocess_env
+from rq import Queue
+from streamlit.testing.v1 import AppTest
 
+from research import jobs
 from research.errors import InputError
+from research.followup.ask import ask
+from research.followup.more import PERSPECTIVE
+from research.jobs import workers
+from research.jobs.followups import pending, submit_ask
+from research.models import Report, RunConfig
+from research.store import keys
+from research.store.connection import get_redis
+from research.store.followups import FollowupStore
+from research.store.runs import RunStore
 
 pytestmark = pytest.mark.timeout(1800)
 LEASE_TTL_MS = "2000"  # short, so a killed job's follow-up shows interrupted quickly
@@ -28,11 +42,6 @@ def small(tmp_path_factory, finished_corpus):
     """A finished 1-perspective × 1-turn drug run in its own redis-server and data dir (its
     follow-ups research more, so it is not the session's shared run). Yields
     ``(store, run_id, data_dir, redis_url)``."""
-    from private_runs import private_env
-
-    from research import jobs
-    from research.store.connection import get_redis
-    from research.store.runs import RunStore
 
     server, url, data, mp = private_env(
         tmp_path_factory, "fj", RESEARCH_LEASE_TTL_MS=LEASE_TTL_MS, RESEARCH_JOB_BACKEND="thread"
@@ -49,7 +58,6 @@ def small(tmp_path_factory, finished_corpus):
 
 
 def _analyst_turns(store, run_id, question):
-    from research.followup.more import PERSPECTIVE
 
     return [
         t
@@ -60,8 +68,6 @@ def _analyst_turns(store, run_id, question):
 
 def _assert_clean(store, run_id):
     """No URL saved twice; one reference list 1..N, each number one source and each source one number."""
-    from research.models import Report
-    from research.store.followups import FollowupStore
 
     urls = [s.url for s in store.collector(run_id).all_sources()]
     assert len(urls) == len(set(urls)), "a source was saved twice"
@@ -73,11 +79,6 @@ def _assert_clean(store, run_id):
 def test_rq_worker_answers_a_queued_followup(small, monkeypatch):
     """RESEARCH_JOB_BACKEND=rq: submit_ask stores the follow-up pending and queues it; a real
     ``research worker --burst`` process researches more and answers it."""
-    from rq import Queue
-
-    from research.followup.jobs import pending, submit_ask
-    from research.jobs import workers
-    from research.store.followups import FollowupStore
 
     store, run_id, data, url = small
     monkeypatch.setenv("RESEARCH_JOB_BACKEND", "rq")
@@ -123,12 +124,9 @@ def test_rq_worker_answers_a_queued_followup(small, monkeypatch):
 def test_killed_followup_resumes_once(small, kill_after):
     """SIGKILL a ``research ask --research`` process while it researches (before its turn is
     stored) or after its turn was stored (before the answer); ``research resume RUN`` (or the
-    Report page's Resume button, a thread job of the dashboard) answers it once, with one Analyst follow-up turn and no source saved twice; a turn stored before
+    Report page's Resume button, a thread job of the dashboard) answers it once, with one Analyst
+    follow-up turn and no source saved twice; a turn stored before
     the kill is reused, not searched again."""
-    from research import jobs
-    from research.followup.jobs import pending
-    from research.store import keys
-    from research.store.followups import FollowupStore
 
     store, run_id, data, url = small
     fs = FollowupStore(store)
@@ -203,9 +201,6 @@ def test_killed_followup_resumes_once(small, kill_after):
 
 def _report_page_showing_interrupted(run_id, question):
     """The Report page (AppTest) after asserting it shows the interrupted follow-up."""
-    from pathlib import Path
-
-    from streamlit.testing.v1 import AppTest
 
     at = AppTest.from_file(
         str(Path(__file__).resolve().parents[1] / "app_pages" / "report.py"), default_timeout=120
@@ -222,7 +217,6 @@ def _report_page_showing_interrupted(run_id, question):
 
 def _nth_id(store, run_id, n):
     """The stream id of the run's ``n``-th event (events after it are the test's)."""
-    from research.store import keys
 
     rows = store.r.xrange(keys.run_events(run_id), count=n)
     return rows[-1][0] if rows else "-"
@@ -233,10 +227,6 @@ def test_run_without_report_refuses_followups(small, status):
     """A run whose report is not written yet: asking is refused with a clear message (its
     reference numbers do not exist yet, so a follow-up's [1] would later mean another source);
     nothing is stored."""
-    from research.followup.ask import ask
-    from research.followup.jobs import submit_ask
-    from research.models import RunConfig
-    from research.store.followups import FollowupStore
 
     store, run_id, _, _ = small
     state = store.create_run(RunConfig(topic=TOPIC))

@@ -1,4 +1,4 @@
-"""Issue 13 with the litellm engine: ``research ask`` on a litellm run answers through the real
+"""Follow-ups with the litellm engine: ``research ask`` on a litellm run answers through the real
 litellm client and real HTTP to the loopback server (its ``answer_question`` step), every cited
 number resolves to a reference of the run, the answer's citations are audited, ``research
 audit`` runs; on a run whose LLM budget is spent the follow-up calls no model and is labelled
@@ -12,7 +12,11 @@ import re
 import pytest
 
 import research.cli.commands as cli
-from tests.llm_fixtures import MODEL, llm_env, loopback_llm  # noqa: F401
+from research.citations import LOCAL_RE
+from research.models import Report
+from research.store import open_store
+from research.store.followups import FollowupStore
+from tests.llm_fixtures import MODEL
 
 pytestmark = pytest.mark.timeout(1200)
 TOPIC = "Trastuzumab in HER2-positive breast cancer"
@@ -50,9 +54,6 @@ def _run(capsys, corpus_path, *extra) -> str:
 
 
 def _references(run_id: str) -> dict[int, str]:
-    from research.models import Report
-    from research.store import open_store
-    from research.store.followups import FollowupStore
 
     store = open_store()
     refs = FollowupStore(store).references(run_id, store.get_doc(run_id, "report", Report))
@@ -61,9 +62,6 @@ def _references(run_id: str) -> dict[int, str]:
 
 def _report_cited(run_id: str) -> set[int]:
     """Numbers cited in the report's lead and sections (the one citation regex)."""
-    from research.models import Report
-    from research.pipeline.citations import LOCAL_RE
-    from research.store import open_store
 
     report = open_store().get_doc(run_id, "report", Report)
     return {

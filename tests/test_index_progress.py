@@ -1,4 +1,4 @@
-"""Index build progress (issue 14, item 1): the build reports its states, a run waiting for its
+"""Index build progress: the build reports its states, a run waiting for its
 index gets ``index.progress`` events, the CLI draws a bar on stderr only, and the dashboard's
 helpers turn the states into the labels an analyst reads."""
 
@@ -6,13 +6,17 @@ from __future__ import annotations
 
 import io
 import json
+import subprocess
+import sys
 import threading
 
+from research import jobs
 from research.cli.progress import IndexBar
 from research.jobs import make_config
 from research.pipeline.index_events import EVENT, index_progress_events, uses_local_corpus
 from research.search import LocalSearch, index_progress
 from research.search import local as local_mod
+from research.store import open_store
 from research.store.runs import RunStore
 from research.ui.corpora import index_status_line
 from research.ui.history import eta_text
@@ -139,8 +143,6 @@ def test_creating_a_run_on_a_cold_index_announces_the_build(
 ):
     """The first ``index.progress`` event is written when the run is created (the CLI and the
     dashboard create the run before importing the pipeline), not when the pipeline starts."""
-    from research import jobs
-    from research.store import open_store
 
     src = small_corpus(tmp_path, corpus_path, 12)
     idx = tmp_path / "idx"
@@ -156,8 +158,6 @@ def test_creating_a_run_on_a_cold_index_announces_the_build(
 def test_creating_a_run_does_not_import_the_pipeline():
     """``import research.jobs`` (what the CLI needs to create a run) stays light: the pipeline
     and scikit-learn (~1.5 s of imports) load only when a run executes."""
-    import subprocess
-    import sys
 
     code = (
         "import sys, research.jobs; "

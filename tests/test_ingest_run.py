@@ -1,4 +1,4 @@
-"""Issue 5 "a run cites them by file and page": generated PDF/DOCX/HTML documents ingested into a
+"""Ingested documents, "a run cites them by file and page": generated PDF/DOCX/HTML documents ingested into a
 named corpus, an offline extractive run over that corpus only, and the report's references
 pointing at the files (PDF with page) with snippets that really are on the cited page. Also
 seed 000's "sources span multiple databases" criterion (``RunConfig.min_databases``)."""
@@ -8,12 +8,16 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import docx
 import pytest
+from fpdf import FPDF
+from pypdf import PdfReader
 
 from research import jobs
 from research.errors import CorpusError, InputError
 from research.ingest import ingest
 from research.models import Report
+from research.planning.syllabus import get_template
 from research.store.collector import SourceCollector
 from research.store.connection import get_redis
 from research.store.runs import RunStore
@@ -30,8 +34,6 @@ PAGES = [
 
 def make_run_docs(folder: Path) -> None:
     """A 5-page PDF (one theme per page), a DOCX memo and an HTML page, all on TOPIC."""
-    import docx
-    from fpdf import FPDF
 
     folder.mkdir(parents=True, exist_ok=True)
     pdf = FPDF()
@@ -56,7 +58,6 @@ def make_run_docs(folder: Path) -> None:
 
 
 def _page_texts(pdf: Path) -> list[str]:
-    from pypdf import PdfReader
 
     return [" ".join((p.extract_text() or "").split()) for p in PdfReader(str(pdf)).pages]
 
@@ -107,7 +108,7 @@ def test_run_over_ingested_corpus_cites_file_and_page(data_dir, tmp_path):
             words = " ".join(piece.split())[:80]
             if len(words) >= 20:
                 assert words in texts[page - 1], (page, words)
-    # the question-organised report (issue 12) quotes a sentence only in the section it fits
+    # the question-organised report quotes a sentence only in the section it fits
     # best, so this 3-document run cites fewer passages than before: one PDF page at least
     assert cited_pages, [r.title for r in refs]
     assert any(r.title.startswith(("memo.docx", "overview.html")) for r in refs), [
@@ -132,8 +133,6 @@ def test_corpora_only_run_needs_no_default_corpus(data_dir, tmp_path, monkeypatc
 
 
 def test_min_databases_criterion(r, data_dir):
-    from research.planning.syllabus import get_template
-    from research.store.collector import SourceCollector
 
     col = SourceCollector(r, "00112233445566bb")
     col.init(get_template("drug"))

@@ -1,17 +1,21 @@
-"""Issue 5: ingestion of generated PDF/DOCX/HTML/Markdown/text files into a named corpus
+"""Ingestion of generated PDF/DOCX/HTML/Markdown/text files into a named corpus
 (file + page citations, incremental re-ingest, per-file errors) and scrape_url's SSRF guard."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import docx
 import pytest
+from fpdf import FPDF
+from streamlit.testing.v1 import AppTest
 
 from research.ingest import corpus_retriever, ingest, list_corpora
 from research.search.scrape import ScrapeError, scrape_url
+from research.ui.corpora import corpus_rows, file_rows
 
 
 def make_docs(folder, n_pdf=1):
-    import docx
-    from fpdf import FPDF
 
     folder.mkdir(parents=True, exist_ok=True)
     for k in range(n_pdf):
@@ -68,11 +72,6 @@ def test_ingest_cites_file_and_page_and_is_incremental(data_dir, tmp_path):
         and "broken.pdf" in row["errors"]
     )
     # the Corpora page: a summary row per corpus and, per corpus, its files with pages and failures
-    from pathlib import Path
-
-    from streamlit.testing.v1 import AppTest
-
-    from research.ui.corpora import corpus_rows, file_rows
 
     summary = corpus_rows([row])[0]
     assert (
@@ -91,7 +90,7 @@ def test_ingest_cites_file_and_page_and_is_incremental(data_dir, tmp_path):
     at.run()
     assert not at.exception, at.exception
     assert [e.label for e in at.expander] == [
-        "team-docs: 5 files, %d chunks, 1 could not be read" % row["chunks"]
+        f"team-docs: 5 files, {row['chunks']:d} chunks, 1 could not be read"
     ]
     assert (
         list(at.dataframe[0].value["corpus"]) == ["team-docs"] and len(at.dataframe[1].value) == 6

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import httpx
 import pytest
 
 from research import jobs
@@ -9,6 +10,7 @@ from research.errors import InputError
 from research.llm.errors import parse_retry_after
 from research.llm.models import cost_usd, resolve_models
 from research.llm.validate import parse_models
+from research.search.http import MAX_RETRY_AFTER_S, retry_after_s
 
 
 @pytest.fixture()
@@ -78,10 +80,7 @@ def test_make_config_errors_say_what_to_set(env, monkeypatch):
 def test_retry_after_parsing():
     assert parse_retry_after("0.5") == 0.5 and parse_retry_after("7") == 7.0
     assert parse_retry_after(None) is None and parse_retry_after("soon") is None
-    # the search backends' HTTP layer uses the same parser (issue 15), with its own 30 s cap
-    import httpx
-
-    from research.search.http import MAX_RETRY_AFTER_S, retry_after_s
+    # the search backends' HTTP layer uses the same parser, with its own 30 s cap
 
     assert (
         retry_after_s(httpx.Response(429, headers={"Retry-After": "soon"})) is None

@@ -1,4 +1,4 @@
-"""Co-STORM with the litellm engine (issue 4 "works with both engines"): every Co-STORM step
+"""Co-STORM with the litellm engine ("works with both engines"): every Co-STORM step
 through the real litellm client and real HTTP to the loopback server, the sanitising of model
 replies, and a short Co-STORM CLI run over the shared corpus."""
 
@@ -10,17 +10,22 @@ import re
 import pytest
 
 import research.cli.commands as cli
+from research.citations import check_integrity
+from research.costorm import get_meta, get_mindmap, get_turns
+from research.costorm.mindmap import MindItem, MindMap
 from research.devtools.loopback_llm import LoopbackLLM, Reply
 from research.devtools.loopback_responder import default_responder, step_of
 from research.engines import costorm_steps as cs
 from research.engines.costorm_steps import PoolItem
+from research.engines.extractive.vectors import Vectors
 from research.engines.factory import costorm_steps as steps_for
 from research.engines.litellm import LiteLLMEngine
 from research.engines.litellm.costorm import LiteLLMCoStorm
 from research.engines.steps import family
-from research.models import CoStormTurn, Perspective, RunConfig, SearchResult
+from research.models import CoStormTurn, Perspective, Report, RunConfig, SearchResult
 from research.planning.syllabus import get_template
-from tests.llm_fixtures import MODEL, llm_env, loopback_llm  # noqa: F401
+from research.store.runs import RunStore
+from tests.llm_fixtures import MODEL
 
 TOPIC = "Trastuzumab in HER2-positive breast cancer"
 EXPERT = Perspective(
@@ -256,8 +261,6 @@ def test_subtopics_reply_places_the_items_in_the_same_call(llm_env, monkeypatch)
 def test_reorganize_costs_one_call_not_one_per_item(steps, llm_env):
     """Mind-map reorganize with the litellm steps: one costorm_subtopics call re-inserts every
     item of the over-full concept (it was one costorm_placement call per item)."""
-    from research.costorm.mindmap import MindItem, MindMap  # noqa: PLC0415
-    from research.engines.extractive.vectors import Vectors  # noqa: PLC0415
 
     mm = MindMap.new(TOPIC)
     vectors = Vectors()
@@ -335,10 +338,6 @@ def test_costorm_run_with_litellm_engine(llm_env, capsys, corpus_path, data_dir,
     )
     summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert code == 0 and summary["status"] == "complete", summary
-    from research.costorm import get_meta, get_mindmap, get_turns
-    from research.models import Report
-    from research.pipeline.citations import check_integrity
-    from research.store.runs import RunStore
 
     rid, store = summary["run_id"], RunStore(r)
     turns, meta = get_turns(r, rid), get_meta(r, rid)

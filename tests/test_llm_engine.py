@@ -12,6 +12,7 @@ from research.engines import base as b
 from research.engines.litellm import LiteLLMEngine
 from research.engines.litellm import material as mat
 from research.engines.litellm.structured import extract_json
+from research.llm.errors import LLMError
 from research.models import (
     ConversationResult,
     DialogueTurn,
@@ -23,7 +24,7 @@ from research.models import (
     SummaryCard,
 )
 from research.planning.syllabus import get_template
-from tests.llm_fixtures import CANARY_KEY, MODEL, llm_env, loopback_llm  # noqa: F401
+from tests.llm_fixtures import CANARY_KEY, MODEL
 
 TOPIC = "Trastuzumab in HER2-positive breast cancer"
 
@@ -55,7 +56,9 @@ def test_every_step_parses(engine, llm_env):
     assert 1 <= len(engine.survey_queries(b.SurveyInput(topic=TOPIC)).queries) <= 5
     rel = engine.related_outline(b.RelatedInput(topic=TOPIC, query="her2", results=_results()))
     assert rel.sections and rel.source == "https://example.org/1"
-    fitted = engine.fit_syllabus(b.FitInput(topic=TOPIC, syllabus=syl, related=[rel]))  # issue 12
+    fitted = engine.fit_syllabus(
+        b.FitInput(topic=TOPIC, syllabus=syl, related=[rel])
+    )  # a syllabus fitted to the query
     assert (
         4 <= len(fitted.questions) <= 8 and fitted.keys() != syl.keys() and fitted.name == syl.name
     )
@@ -72,7 +75,7 @@ def test_every_step_parses(engine, llm_env):
     assert ask.question and ask.focus_question in {"", *syl.keys()}
     assert 1 <= len(ask.queries) <= 3 and all(
         q.strip() for q in ask.queries
-    )  # issue 14: queries in the same call
+    )  # queries in the same call
     assert engine.question_to_queries(b.QueryInput(topic=TOPIC, question=ask.question)).queries
     ans = engine.answer_question(
         b.AnswerInput(topic=TOPIC, question=ask.question, results=_results())
@@ -95,7 +98,7 @@ def test_every_step_parses(engine, llm_env):
         ),
     )
     both = engine.answer_and_assign(
-        b.AnswerAssignInput(  # issue 14: one call, one copy of the results
+        b.AnswerAssignInput(  # one call, one copy of the results
             answer=b.AnswerInput(
                 topic=TOPIC, question=ask.question, results=_results(), turn_cards=[card_of_search]
             ),
@@ -230,7 +233,6 @@ def test_auth_error_is_raised_with_its_code(llm_env, monkeypatch):
     with Srv() as srv:
         monkeypatch.setenv("OPENAI_API_BASE", srv.url)
         eng = LiteLLMEngine(RunConfig(topic=TOPIC, engine="litellm", models={"*": MODEL}))
-        from research.llm.errors import LLMError
 
         with pytest.raises(LLMError) as ei:
             eng.survey_queries(b.SurveyInput(topic=TOPIC))
@@ -238,7 +240,7 @@ def test_auth_error_is_raised_with_its_code(llm_env, monkeypatch):
 
 
 def test_asker_sees_a_bounded_history_and_writes_the_queries(engine, llm_env):
-    """Issue 14 item 3: ONE asker call returns the question and its search queries; its material
+    """ONE asker call returns the question and its search queries; its material
     holds the questions asked, the last answer only (clipped, no citation markers) and the open
     syllabus questions as ``{key: label}`` (no descriptions)."""
     syl = get_template("drug")

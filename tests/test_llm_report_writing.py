@@ -1,4 +1,4 @@
-"""litellm writing from per-question material (issue 12, item 5), through the real litellm
+"""litellm writing from per-question material, through the real litellm
 client and the loopback OpenAI-compatible server: the section prompt carries its syllabus
 question and the snippets of the sources assigned to it, and a reply citing anything else is
 re-asked once, then written by the extractive engine from the same snippets."""
@@ -12,7 +12,7 @@ from research.devtools.loopback_responder import default_responder, material_of,
 from research.engines import base as b
 from research.engines.litellm import LiteLLMEngine
 from research.models import OutlineSection, Question, ReportSection, RunConfig
-from tests.llm_fixtures import MODEL, llm_env, loopback_llm  # noqa: F401
+from tests.llm_fixtures import MODEL
 
 TOPIC = "Trastuzumab in HER2-positive breast cancer"
 SAFETY = Question(

@@ -6,10 +6,15 @@ point does not depend on the corpus, search the session's 60-document ``finished
 from __future__ import annotations
 
 import json
+from pathlib import Path
+
+import litellm
+from streamlit.testing.v1 import AppTest
 
 import research.cli.commands as cli
 from research.devtools.loopback_llm import Faults, LoopbackLLM
-from tests.llm_fixtures import CANARY_KEY, MODEL, llm_env, loopback_llm  # noqa: F401
+from research.ui.cost import breakdown_rows, context_figure, cost_figure, tokens_figure
+from tests.llm_fixtures import CANARY_KEY, MODEL
 
 TOPIC = "Trastuzumab in HER2-positive breast cancer"
 
@@ -65,7 +70,6 @@ def test_full_run_accounting_and_context_reduction(llm_env, capsys, corpus_path,
     } == set(llm["by_role"])
     assert sum(v["calls"] for v in llm["by_role"].values()) == llm["llm_calls"]
     # cost = litellm's price table for gpt-4o-mini, to the cent (and to the micro-dollar)
-    import litellm
 
     price = litellm.model_cost["gpt-4o-mini"]
     expected = (
@@ -79,12 +83,12 @@ def test_full_run_accounting_and_context_reduction(llm_env, capsys, corpus_path,
     ctx = llm["context"]
     assert ctx["raw_tool_tokens"] > ctx["tool_tokens_sent"] > 0
     assert ctx["context_reduction_pct"] >= 80.0, ctx
-    # issue 14: a dialogue turn answers and assigns its results in ONE call (no second copy of them)
+    # a dialogue turn answers and assigns its results in ONE call (no second copy of them)
     assert (
         llm["by_step"]["answer_and_assign"]["calls"] >= 1
         and "assign_questions" not in llm["by_step"]
     )
-    # issue 14 item 3: the asker writes the turn's queries in the same call (no question_to_queries call)
+    # the asker writes the turn's queries in the same call (no question_to_queries call)
     assert (
         llm["by_step"]["ask_question"]["calls"] >= 1 and "question_to_queries" not in llm["by_step"]
     )
@@ -104,7 +108,6 @@ def test_full_run_accounting_and_context_reduction(llm_env, capsys, corpus_path,
         t["search_queries"] == asked[t["question"]] for t in turns
     )  # the asker's queries were searched
     assert (data_dir / "reports" / s["run_id"] / "report.md").read_text().count("[1]") >= 1
-    from research.ui.cost import breakdown_rows, context_figure, cost_figure, tokens_figure
 
     assert {r["role"] for r in breakdown_rows(llm, "role")} == set(llm["by_role"])
     assert (
@@ -112,9 +115,6 @@ def test_full_run_accounting_and_context_reduction(llm_env, capsys, corpus_path,
         and cost_figure(llm, "model").data
         and context_figure(llm) is not None
     )
-    from pathlib import Path
-
-    from streamlit.testing.v1 import AppTest
 
     at = AppTest.from_file(
         str(Path(__file__).resolve().parents[1] / "app_pages" / "cost.py"), default_timeout=60
@@ -131,7 +131,7 @@ def test_full_run_accounting_and_context_reduction(llm_env, capsys, corpus_path,
 def test_ten_runs_in_a_row_complete_with_20pct_faults(
     llm_env, capsys, finished_corpus, monkeypatch
 ):
-    """Issue 3: with 20% of calls failing (429 with Retry-After, 500, timeout, bad JSON, malformed,
+    """With 20% of calls failing (429 with Retry-After, 500, timeout, bad JSON, malformed,
     truncated) 10 runs in a row complete, and every transport fault shows up as a counted retry."""
     faults = Faults(
         rate=0.2,
@@ -203,13 +203,13 @@ def test_canary_key_is_nowhere(llm_env, capsys, finished_corpus, data_dir, r, tm
     for key in r.keys("*"):
         kind = r.type(key)
         values = {
-            "string": lambda: [r.get(key)],
-            "hash": lambda: list(r.hgetall(key).values()),
-            "list": lambda: r.lrange(key, 0, -1),
-            "set": lambda: list(r.smembers(key)),
-            "zset": lambda: r.zrange(key, 0, -1),
-            "stream": lambda: [json.dumps(f) for _, f in r.xrange(key)],
-        }.get(kind, lambda: [])()
+            "string": lambda key=key: [r.get(key)],
+            "hash": lambda key=key: list(r.hgetall(key).values()),
+            "list": lambda key=key: r.lrange(key, 0, -1),
+            "set": lambda key=key: list(r.smembers(key)),
+            "zset": lambda key=key: r.zrange(key, 0, -1),
+            "stream": lambda key=key: [json.dumps(f) for _, f in r.xrange(key)],
+        }.get(kind, lambda key=key: [])()
         assert not any(CANARY_KEY in str(v) for v in values), key
     for path in data_dir.rglob("*"):
         if path.is_file() and path.stat().st_size < 50_000_000 and "redis" not in path.parts:

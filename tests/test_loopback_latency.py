@@ -1,4 +1,4 @@
-"""Lognormal latency of the loopback LLM server (issue 14, bench item 1 under realistic latency)."""
+"""Lognormal latency of the loopback LLM server (bench item 1 under realistic latency)."""
 
 from __future__ import annotations
 

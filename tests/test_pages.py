@@ -14,7 +14,15 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from research.models import ACTIVE_STATUSES
+from research import jobs
+from research.devtools.scale_run import build_scale_run
+from research.models import ACTIVE_STATUSES, Perspective, Plan, Report, RunConfig
+from research.store.connection import get_redis
+from research.store.lease import Lease
+from research.store.runs import RunStore
+from research.ui.history import delete_run_everywhere
+from research.ui.launch_form import config_kwargs, form_values
+from research.ui.nav import RUN_PAGES as SPECS
 
 ROOT = Path(__file__).resolve().parents[1]
 TOPIC = "Trastuzumab in HER2-positive breast cancer"
@@ -55,8 +63,6 @@ def tiny_corpus(finished_run):
 @pytest.fixture(scope="module")
 def run(page_env, finished_run):
     """(RunState, store) of the session's finished extractive run."""
-    from research.store.connection import get_redis
-    from research.store.runs import RunStore
 
     store = RunStore(get_redis())
     return store.get_run(finished_run.run_id), store
@@ -78,7 +84,6 @@ def test_app_navigation_and_sidebar(run):
     at.query_params["run"] = state.run_id
     at.run()
     _no_exception(at)
-    from research.ui.nav import RUN_PAGES as SPECS
 
     expected = [p.title for p in SPECS if p.key != "report"]
     assert [p.value for p in at.get("page_link")][: len(expected)] == expected
@@ -141,7 +146,6 @@ def test_launch_form_starts_a_background_run(run, tiny_corpus):
 # ---------------------------------------------------------------- run pages
 def test_plan_page(run):
     state, store = run
-    from research.models import Perspective, Plan
 
     at = _page("plan", state.run_id)
     _no_exception(at)
@@ -202,7 +206,6 @@ def test_artifacts_page_cards_filter_and_download(run):
 
 def test_report_page_links_citations_to_anchors(run):
     state, store = run
-    from research.models import Report
 
     report = store.get_doc(state.run_id, "report", Report)
     at = _page("report", state.run_id)
@@ -242,9 +245,7 @@ def test_no_run_opens_the_newest_run(run):
     _, store = run
     at = _page("coverage")
     _no_exception(at)
-    assert not any(
-        "No run selected" in i for i in _texts(at, "info")
-    )  # issue 14: no dead end after a launch
+    assert not any("No run selected" in i for i in _texts(at, "info"))  # no dead end after a launch
     assert not at.error
     newest = store.list_runs()[0].run_id
     q = at.query_params["run"]
@@ -253,8 +254,6 @@ def test_no_run_opens_the_newest_run(run):
 
 def test_active_run_shows_progress_without_report(run):
     _, store = run
-    from research.models import RunConfig
-    from research.store.lease import Lease
 
     pending = store.create_run(
         RunConfig(topic="An active run"), engine_label="offline extractive mode"
@@ -275,7 +274,7 @@ def test_active_run_shows_progress_without_report(run):
     store.delete_run(pending.run_id)
 
 
-# ---------------------------------------------------------------- issue 6: live, share, compare, report, scale
+# ---------------------------------------------------------------- live, share, compare, report, scale
 def test_report_citations_have_hover_titles_and_artifact_links(run):
     state, _ = run
     at = _page("report", state.run_id)
@@ -322,7 +321,6 @@ def test_launch_form_offers_every_config_field(run):
 
 
 def test_launch_passes_only_accepted_fields():
-    from research.ui.launch_form import config_kwargs, form_values
 
     def gate(
         topic,
@@ -363,15 +361,12 @@ def test_launch_passes_only_accepted_fields():
         "review",
     }
     assert values["budget_tokens"] is None and values["models"] == {"writer": "m"}
-    from research import jobs
 
     assert config_kwargs(values, jobs.make_config)[1] == []  # the real gate takes every form field
 
 
 def test_history_search_and_delete(run, page_env):
     _, store = run
-    from research.devtools.scale_run import build_scale_run
-    from research.ui.history import delete_run_everywhere
 
     rid = build_scale_run(store, page_env, sources=5, turns=2, artifacts=3)
     at = _page("launch")
@@ -385,7 +380,6 @@ def test_history_search_and_delete(run, page_env):
 
 def test_compare_page(run, page_env):
     state, store = run
-    from research.devtools.scale_run import build_scale_run
 
     other = build_scale_run(store, page_env, sources=30, turns=6, artifacts=6)
     at = AppTest.from_file(str(ROOT / "app_pages" / "compare.py"), default_timeout=60)
@@ -409,7 +403,6 @@ def test_compare_page(run, page_env):
 @pytest.mark.parametrize("page", ["plan", "conversations", "coverage", "artifacts", "report"])
 def test_hostile_text_is_never_raw_html(run, page_env, page):
     _, store = run
-    from research.devtools.scale_run import build_scale_run
 
     rid = build_scale_run(store, page_env, sources=8, turns=3, artifacts=4, hostile=True)
     at = _page(page, rid)
@@ -427,7 +420,6 @@ def test_hostile_text_is_never_raw_html(run, page_env, page):
 def test_every_page_renders_a_big_run(run, page_env):
     """1,000 sources, 100 turns, 500 artifacts (timing is checked by `make bench`)."""
     _, store = run
-    from research.devtools.scale_run import build_scale_run
 
     rid = build_scale_run(store, page_env, sources=1000, turns=100, artifacts=500)
     for page in RUN_PAGES + ["launch"]:
@@ -437,6 +429,5 @@ def test_every_page_renders_a_big_run(run, page_env):
     at.query_params["runs"] = f"{rid},{run[0].run_id}"
     at.run()
     _no_exception(at)
-    from research.ui.history import delete_run_everywhere
 
     delete_run_everywhere(store, rid)

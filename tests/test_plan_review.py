@@ -1,4 +1,4 @@
-"""Issue 12 items 1–2: a syllabus fitted to the query (``--template auto``) and plan review
+"""A syllabus fitted to the query (``--template auto``) and plan review
 (``--review`` → ``awaiting_review`` → ``research plan`` / ``research approve``).
 
 Real parts: the extractive engine with the real MiniLM embedder, the real redis-server fixture,
@@ -11,11 +11,21 @@ import json
 
 import pytest
 
+from research import jobs
+from research.cli import main
+from research.devtools.loopback_llm import LoopbackLLM, Reply
+from research.engines.base import FitInput, PersonaInput
+from research.engines.extractive import ExtractiveEngine
+from research.engines.extractive.fitting import is_subject_phrase, split_topic
+from research.engines.litellm import LiteLLMEngine
 from research.errors import InputError
-from research.models import Perspective, Plan, Step, Syllabus, TopicOutline
+from research.jobs import review
+from research.models import Perspective, Plan, RunConfig, Step, Syllabus, TopicOutline
 from research.planning.edit import PlanBundle, apply_edit, diff
 from research.planning.syllabus import base_template, check_template, template_choices, topic_kind
-from tests.llm_fixtures import llm_env, loopback_llm  # noqa: E402,F401
+from research.store.collector import SourceCollector
+from research.store.runs import RunStore
+from tests.llm_fixtures import MODEL
 
 CARDIO = "Trastuzumab cardiotoxicity in HER2-positive breast cancer"
 
@@ -37,7 +47,6 @@ def test_template_choices_and_topic_kind():
 
 
 def test_split_topic():
-    from research.engines.extractive.fitting import split_topic
 
     assert split_topic(CARDIO) == ("Trastuzumab", "cardiotoxicity", "HER2-positive breast cancer")
     assert split_topic("Trastuzumab in HER2-positive breast cancer")[1] == ""
@@ -46,7 +55,6 @@ def test_split_topic():
 
 @pytest.fixture(scope="module")
 def engine():
-    from research.engines.extractive import ExtractiveEngine
 
     return ExtractiveEngine()
 
@@ -75,7 +83,6 @@ CARDIO_SURVEY = [  # section names as the extractive survey produces them (key p
 
 
 def test_auto_syllabus_for_a_focused_drug_topic_names_its_subjects(engine):
-    from research.engines.base import FitInput
 
     s = engine.fit_syllabus(
         FitInput(topic=CARDIO, syllabus=base_template("auto", CARDIO), related=CARDIO_SURVEY)
@@ -92,7 +99,6 @@ def test_auto_syllabus_for_a_focused_drug_topic_names_its_subjects(engine):
     monitoring = next(q for q in s.questions if "monitoring" in q.label.lower())
     assert "corpus:" in monitoring.description  # grounded in the survey's phrases
     # personas follow the syllabus: specialists named after the fitted questions
-    from research.engines.base import PersonaInput
 
     personas = engine.personas(
         PersonaInput(topic=CARDIO, related=CARDIO_SURVEY, syllabus=s, max_perspectives=4)
@@ -103,7 +109,6 @@ def test_auto_syllabus_for_a_focused_drug_topic_names_its_subjects(engine):
 
 
 def test_auto_syllabus_for_a_general_topic_adds_survey_subjects(engine):
-    from research.engines.base import FitInput
 
     topic = "2022 Winter Olympics"
     survey = [
@@ -131,7 +136,6 @@ def test_auto_syllabus_for_a_general_topic_adds_survey_subjects(engine):
 
 
 def test_subject_phrases_exclude_fragments_and_restatements():
-    from research.engines.extractive.fitting import is_subject_phrase
 
     assert is_subject_phrase("Maximum Sustained Winds", "Hurricane Hilary")
     assert not is_subject_phrase("Oliver Taylor Hawkins", "Taylor Hawkins")  # restates the topic
@@ -141,7 +145,6 @@ def test_subject_phrases_exclude_fragments_and_restatements():
 
 
 def test_auto_syllabus_for_an_unfocused_drug_topic_keeps_the_drug_questions(engine):
-    from research.engines.base import FitInput
 
     topic = "Trastuzumab in HER2-positive breast cancer"
     s = engine.fit_syllabus(
@@ -151,11 +154,6 @@ def test_auto_syllabus_for_an_unfocused_drug_topic_keeps_the_drug_questions(engi
 
 
 def test_litellm_planner_proposes_questions_and_falls_back_to_the_template(llm_env, monkeypatch):
-    from research.devtools.loopback_llm import LoopbackLLM, Reply
-    from research.engines.base import FitInput
-    from research.engines.litellm import LiteLLMEngine
-    from research.models import RunConfig
-    from tests.llm_fixtures import MODEL
 
     base = base_template("auto", CARDIO)
     eng = LiteLLMEngine(RunConfig(topic=CARDIO, engine="litellm", models={"*": MODEL}))
@@ -285,7 +283,6 @@ def test_validator_applies_a_subset_and_reports_the_diff():
 
 # ---------------------------------------------------------------- item 2: CLI round trip
 def _cli(capsys, *args: str) -> tuple[int, str, str]:
-    from research.cli import main
 
     code = main(list(args))
     out = capsys.readouterr()
@@ -294,8 +291,6 @@ def _cli(capsys, *args: str) -> tuple[int, str, str]:
 
 @pytest.mark.timeout(900)
 def test_cli_review_round_trip(data_dir, r, finished_corpus, capsys, tmp_path):
-    from research.store.collector import SourceCollector
-    from research.store.runs import RunStore
 
     code, out, err = _cli(
         capsys,
@@ -394,16 +389,12 @@ def test_cli_review_round_trip(data_dir, r, finished_corpus, capsys, tmp_path):
 
 
 def test_review_is_storm_only(data_dir, finished_corpus):
-    from research import jobs
 
     with pytest.raises(InputError, match="Plan review is for STORM runs"):
         jobs.make_config(CARDIO, corpus=str(finished_corpus), mode="costorm", review=True)
 
 
 def test_cancel_at_review(data_dir, r, finished_corpus):
-    from research import jobs
-    from research.planning import review
-    from research.store.runs import RunStore
 
     config = jobs.make_config(
         "Large language model",

@@ -1,4 +1,4 @@
-"""The one rate-limit helper (research/net/ratelimit.py, pyrate-limiter; issue 15 item 5), timed for
+"""The one rate-limit helper (research/net/ratelimit.py, pyrate-limiter), timed for
 real: the LLM client's per-model RPM limit and the search backends' per-second limits use it."""
 
 from __future__ import annotations

@@ -10,6 +10,7 @@ from conftest import CORPUS, SHARED_DATA
 
 from research.devtools import report_quality as rq
 from research.models import Reference, Report, ReportSection
+from research.search.embeddings import get_embedder
 
 FRESHWIKI_HILARY = SHARED_DATA / "freshwiki" / "txt" / "Hurricane_Hilary.txt"
 STORM_HILARY = (
@@ -23,7 +24,6 @@ pytestmark = pytest.mark.skipif(
 
 @pytest.fixture(scope="module")
 def encode():
-    from research.search.embeddings import get_embedder
 
     return get_embedder().encode
 

@@ -1,4 +1,4 @@
-"""A report organised by question (issue 12, Done when, first bullet) on the session's finished
+"""A report organised by question on the session's finished
 trastuzumab run: every syllabus question in ``report.questions`` answered or stated as
 insufficient, no repeated or cut sentence, sentences in their best-fitting section, sound
 citations; ``research show --json`` carries the same ``report.questions``."""
@@ -9,6 +9,7 @@ import json
 
 import pytest
 
+import research.cli.commands as cli
 from research.devtools.report_quality import measure
 from research.models import Report, Syllabus
 from research.store.connection import get_redis
@@ -71,7 +72,6 @@ def test_report_reads_cleanly(stored, finished_run):
 def test_show_json_has_report_questions_and_page_table_links(stored, finished_run, capsys):
     """``research show --json`` in-process (``research.cli.commands`` on the run's env, set by
     ``stored``); the command as a real process is tests/test_cli.py's subject."""
-    import research.cli.commands as cli
 
     report, _ = stored
     capsys.readouterr()
@@ -94,7 +94,7 @@ def test_heading_anchor_matches_streamlit_slugs():
 
 
 def test_parallel_conversations_chase_different_questions(stored, finished_run):
-    """Turn 2's coverage snapshot is read before turn 1 is committed (issue 14 scheduling); the
+    """Turn 2's coverage snapshot is read before turn 1 is committed (concurrent scheduling); the
     conversations still steer to different syllabus questions than turn 1 and than each other
     while there are more unmet questions than conversations (6 questions, 3 conversations)."""
     report, syllabus = stored

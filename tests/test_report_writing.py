@@ -1,4 +1,4 @@
-"""Clean extractive writing rules (issue 12, item 4) on real sentences of the shared corpus:
+"""Clean extractive writing rules on real sentences of the shared corpus:
 whole sentences only, off-topic sources left out, no sentence twice, each sentence in the
 section it fits best, headings that name a subject, and the insufficient-evidence sentence."""
 
@@ -9,12 +9,14 @@ import json
 import numpy as np
 import pytest
 
-from research.engines.extractive.text import split_sentences
+from research.engines.base import LeadQuestion
+from research.engines.extractive.text import ANAPHORA, split_sentences
 from research.engines.extractive.vectors import Vectors
-from research.engines.extractive.writing import names_subject
+from research.engines.extractive.writing import names_subject, question_lead
 from research.models import Outline, OutlineSection, Question, ReportSection, SourceRecord, Syllabus
 from research.pipeline import evidence, sections
 from research.pipeline.reporter import dedupe_report
+from research.planning.syllabus import STORM_QUESTIONS
 from research.search.local import _truncate
 
 TOPIC = "Trastuzumab in HER2-positive breast cancer"
@@ -132,7 +134,7 @@ def test_each_sentence_goes_once_to_its_nearest_fitting_section(docs, vectors):
         "pubmed:20113825",
     ]
     sources = [_source(i + 1, docs[d]) for i, d in enumerate(ids)]
-    texts = {s.source_id: docs[d]["text"] for s, d in zip(sources, ids)}
+    texts = {s.source_id: docs[d]["text"] for s, d in zip(sources, ids, strict=True)}
     units = evidence.units_for(vectors, TOPIC, sources, texts)
     assert len(units) >= 15
     efficacy = Question(
@@ -200,15 +202,14 @@ def test_headings_name_a_subject(docs):
 
 
 def test_lead_prefers_a_finding_that_stands_alone(vectors):
-    # The Safety Profile section of the drug run (issue 14 stop 19). Its "this regimen" sentence
+    # The Safety Profile section of the drug run. Its "this regimen" sentence
     # is closest to the question, but the lead would never say which regimen: the lead takes the
     # T-DM1 finding, and the section keeps the other sentence next to the trial it belongs to.
-    from research.engines.base import LeadQuestion  # noqa: PLC0415
-    from research.engines.extractive.text import ANAPHORA  # noqa: PLC0415
-    from research.engines.extractive.writing import question_lead  # noqa: PLC0415
-    from research.planning.syllabus import STORM_QUESTIONS  # noqa: PLC0415 - the drug template
 
-    regimen = "The risk versus benefit of trastuzumab as given in this regimen remains strongly in favor of trastuzumab.[12]"
+    regimen = (
+        "The risk versus benefit of trastuzumab as given in this regimen remains strongly in favor "
+        "of trastuzumab.[12]"
+    )
     tdm1 = (
         "In this randomized phase II study, first-line treatment with T-DM1 for patients with HER2-positive MBC "
         "provided a significant improvement in PFS, with a favorable safety profile, versus HT.[2]"

@@ -1,4 +1,4 @@
-"""Issue 7: leases, interrupted runs, deterministic resumable runs, Redis restart, concurrency.
+"""Leases, interrupted runs, deterministic resumable runs, Redis restart, concurrency.
 
 Real parts only: the session redis-server (or a private one for the restart test), real
 documents (the whole runs use the session's 60-document ``finished_corpus``: determinism and
@@ -19,6 +19,7 @@ from research.artifacts import ArtifactStore
 from research.engines.factory import make_engine
 from research.errors import InputError
 from research.models import RunConfig, Step
+from research.pipeline import runner
 from research.store import keys, lease
 from research.store.connection import get_redis
 from research.store.runs import RunStore
@@ -59,7 +60,7 @@ def test_active_run_without_lease_becomes_interrupted(r, data_dir, corpus_path):
     held.release()
     assert store.get_run(state.run_id).status == "interrupted"  # its job is gone
     assert [s.status for s in store.list_runs()] == ["interrupted"]
-    assert store.stored_status(state.run_id) == "conversations"  # reads are pure (issue 15)
+    assert store.stored_status(state.run_id) == "conversations"  # reads are pure
     assert store.reconcile_dead_runs() == [state.run_id]  # worker/dashboard start, `research list`
     assert store.stored_status(state.run_id) == "interrupted"
     assert store.reconcile_dead_runs() == []
@@ -83,7 +84,7 @@ def _snapshot(r) -> dict:
 
 def test_reads_of_a_dead_run_write_nothing(r, data_dir, corpus_path):
     """get_run / list_runs on a run whose lease expired show it ``interrupted`` but change
-    nothing in Redis (issue 15: reads are pure; reconciliation is explicit)."""
+    nothing in Redis (reads are pure; reconciliation is explicit)."""
     store = RunStore(r)
     state = store.create_run(_config(corpus_path))
     store.set_status(state.run_id, "synthesizing")
@@ -168,7 +169,6 @@ def test_resume_after_a_stop_mid_conversations_redoes_nothing(baseline, finished
 
     t = threading.Thread(target=watch)
     t.start()
-    from research.pipeline import runner
 
     runner.execute(run_id)
     stop.set()

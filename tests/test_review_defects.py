@@ -1,4 +1,4 @@
-"""The six defects a review found (issue 15 §6), each pinned by a test that failed before its fix.
+"""The six defects a review found, each pinned by a test that failed before its fix.
 
 Real parts only: the session's redis-server, the real pipeline on a 60-document slice of the
 shared corpus (``finished_corpus``), Streamlit's AppTest for the dashboard entry point.
@@ -14,9 +14,21 @@ import time
 from pathlib import Path
 
 import pytest
+import streamlit as st
+from pydantic import ValidationError
+from streamlit.testing.v1 import AppTest
 
+import research.cli.handlers as cli
+from research import jobs
+from research.config import load_settings
 from research.errors import ResearchError
+from research.models import Plan, RunConfig
+from research.pipeline import reporter, runner
+from research.pipeline.context import RunContext
+from research.store import keys
+from research.store.collector import SourceCollector
 from research.store.runs import RunStore
+from research.ui.report_view import export_download, export_problem
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -34,8 +46,6 @@ def _wait(pred, timeout_s: float = 120.0) -> None:
 def test_cli_follows_the_run_it_created_not_an_identical_one(data_dir, r, finished_corpus):
     """Two identical runs started together on one Redis: the CLI must report (and, on Ctrl-C,
     cancel) the run it created, never the other one found by an equal config."""
-    import research.cli.commands as cli
-    from research import jobs
 
     config = jobs.make_config(
         "HER2 testing methods", corpus=str(finished_corpus), max_perspectives=1, max_turns=1
@@ -60,10 +70,6 @@ def test_dashboard_resume_retries_after_redis_was_down(
 ):
     """Redis down at the first page load: the failure is logged and a later page load resumes
     the interrupted runs (before: swallowed inside st.cache_resource for the server's life)."""
-    import streamlit as st
-    from streamlit.testing.v1 import AppTest
-
-    from research.models import RunConfig
 
     st.cache_resource.clear()
     monkeypatch.setenv("RESEARCH_JOB_BACKEND", "thread")
@@ -91,8 +97,6 @@ def test_dashboard_resume_retries_after_redis_was_down(
 def test_failed_export_raises_instead_of_serving_error_text(data_dir, r):
     """The download callable raises the typed error (Streamlit then reports a failed download);
     before, it returned the error text as the bytes of a .pdf/.docx/.zip file."""
-    from research.models import RunConfig
-    from research.ui.report_view import export_download, export_problem
 
     store = RunStore(r)
     rid = store.create_run(RunConfig(topic="t")).run_id
@@ -106,10 +110,6 @@ def test_failed_export_raises_instead_of_serving_error_text(data_dir, r):
 # ---------------------------------------------------------------- 4. a resumed Co-STORM run keeps its plan
 @pytest.mark.slow
 def test_resumed_costorm_run_does_not_plan_again(data_dir, r, finished_corpus):
-    from research import jobs
-    from research.models import Plan
-    from research.pipeline import runner
-    from research.store import keys
 
     config = jobs.make_config(
         "Trastuzumab cardiotoxicity",
@@ -133,10 +133,6 @@ def test_resumed_costorm_run_does_not_plan_again(data_dir, r, finished_corpus):
 def test_outline_refinement_does_not_hide_programming_errors(data_dir, r, finished_corpus):
     """Only the engine's typed errors fall back to the draft (with an event); anything else is a
     bug and propagates (before: every exception was swallowed)."""
-    from pydantic import ValidationError
-
-    from research import jobs
-    from research.pipeline import reporter, runner
 
     config = jobs.make_config("HER2 testing methods", corpus=str(finished_corpus))
     store = RunStore(r)
@@ -162,10 +158,6 @@ def test_no_assert_statements_in_production_code():
 
 
 def test_step_for_without_a_plan_raises_a_typed_error(data_dir, r):
-    from research.config import load_settings
-    from research.models import RunConfig
-    from research.pipeline.context import RunContext
-    from research.store.collector import SourceCollector
 
     store = RunStore(r)
     config = RunConfig(topic="t")
@@ -178,7 +170,7 @@ def test_step_for_without_a_plan_raises_a_typed_error(data_dir, r):
         collector=SourceCollector(r, rid),
         engine=None,
         retriever=None,
-    )  # type: ignore[arg-type]
+    )  # type: ignore[arg-type]  # no engine or retriever: the check fails before using them
     with pytest.raises(ResearchError) as exc:
         ctx.step_for("anything")
     assert exc.value.code == "invariant_violated"

@@ -1,4 +1,4 @@
-"""Issue 5: each backend's parser over every recorded payload of its kind, and the real clients
+"""Each backend's parser over every recorded payload of its kind, and the real clients
 against the loopback fixture server (incl. 500s, 429 + Retry-After, a hang, an API error body,
 missing keys)."""
 

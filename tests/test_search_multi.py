@@ -1,4 +1,4 @@
-"""Issue 5: merging/dedup across backends, visible failures, the input gate, and full runs with
+"""Merging/dedup across backends, visible failures, the input gate, and full runs with
 ``--search local,pubmed,clinicaltrials,wikipedia`` against the loopback fixture server."""
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from research.search.multi import MultiRetriever, identity_keys, merge, validate
 from research.store.collector import SourceCollector
 from research.store.connection import get_redis
 from research.store.runs import RunStore
+from research.ui.warnings import search_warnings
 
 SEARCH = "local,pubmed,clinicaltrials,wikipedia"
 
@@ -165,7 +166,6 @@ def test_backend_500s_warn_and_run_completes(data_dir, tmp_path, backends_env):
     assert failed[0].data["query"]
     report = store.get_doc(state.run_id, "report", Report)
     assert "Search backends that failed during this run: pubmed (http_error" in report.markdown
-    from research.ui.warnings import search_warnings
 
     rows = search_warnings(store.events(state.run_id))
     assert rows[0]["backend"] == "pubmed" and rows[0]["kind"] == "failed"

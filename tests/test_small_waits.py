@@ -1,4 +1,4 @@
-"""Small waits (issue 14, item 5): run pages open the newest run when no ``?run=`` is given,
+"""Small waits: run pages open the newest run when no ``?run=`` is given,
 and the Launch form moves to the new run's Report page (its links stay on Launch)."""
 
 from __future__ import annotations
@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from research.store.connection import get_redis
+from research.store.runs import RunStore
 from research.ui.citations import plain
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -27,8 +29,6 @@ def app_env(finished_run):
 
 
 def _store():
-    from research.store.connection import get_redis
-    from research.store.runs import RunStore
 
     return RunStore(get_redis())
 

@@ -1,18 +1,21 @@
-"""The step registry (issue 15 item 3, ``research.engines.steps``): one declaration per step,
+"""The step registry (``research.engines.steps``): one declaration per step,
 read by the litellm engines, the prompts folder, the loopback responder, accounting and cassettes."""
 
 from __future__ import annotations
 
 import inspect
+import re
 
 from pydantic import BaseModel
 
 from research.devtools.loopback_responder import HANDLERS, default_responder, step_of
+from research.engines.base import AnswerInput, AskInput, CompressInput
 from research.engines.litellm import prompts
 from research.engines.litellm.costorm import LiteLLMCoStorm
 from research.engines.litellm.engine import LiteLLMEngine
 from research.engines.steps import STEPS, family, step
 from research.llm.models import ROLES
+from research.models import Perspective
 
 
 def test_every_step_has_a_prompt_file_and_no_prompt_file_lacks_a_step():
@@ -54,16 +57,13 @@ def test_roles_models_and_families_are_valid():
 def test_engines_call_only_declared_steps():
     """Every ``self._run("name", …)`` / ``self._guard("name", …)`` in the two litellm engine
     classes names a declared step of its family, and every declared step is called."""
-    import re
 
     for cls, fam in ((LiteLLMEngine, "storm"), (LiteLLMCoStorm, "costorm")):
-        called = set(re.findall(r'self\._(?:run|guard)\("([a-z_]+)"', inspect.getsource(cls)))
+        called = set(re.findall(r'self\._(?:run|guard)\(\s*"([a-z_]+)"', inspect.getsource(cls)))
         assert called == set(family(fam)), (cls.__name__, called ^ set(family(fam)))
 
 
 def test_cassette_keys_follow_the_declared_rule():
-    from research.engines.base import AnswerInput, AskInput, CompressInput
-    from research.models import Perspective
 
     ask = AskInput(
         topic="t",

@@ -88,4 +88,4 @@ def test_unknown_template_lists_valid_names(bad):
 
 def test_templates_mapping_is_read_only():
     with pytest.raises(TypeError):
-        TEMPLATES["x"] = get_template("drug")  # type: ignore[index]
+        TEMPLATES["x"] = get_template("drug")  # type: ignore[index]  # the write must fail

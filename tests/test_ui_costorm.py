@@ -1,4 +1,4 @@
-"""Co-STORM in the dashboard and the API (issue 4 polish): the run header counts round-table turns
+"""Co-STORM in the dashboard and the API: the run header counts round-table turns
 against the turn cap and queries against the budget and says why the run stopped; the Report page
 nests sections by mind-map depth; ``research show --json`` carries a ``costorm`` summary; a treemap
 click selects a concept. One small real Co-STORM run (offline engine, 60-document corpus)."""

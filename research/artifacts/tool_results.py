@@ -158,7 +158,7 @@ class ArtifactStore:
         perspective: str = "",
     ) -> PreparedCall:
         """Serialize and compress a tool output without writing anything (thread-safe; used to
-        compress in parallel and commit in a deterministic order, issue 7)."""
+        compress in parallel and commit in a deterministic order)."""
         text, ext = _serialize(raw_output)
         card = self.engine.compress(
             CompressInput(

@@ -1,11 +1,10 @@
-"""What every ``research`` subcommand shares (``research.cli``, ``research.cli.review``): exit
-codes, the one error line format, JSON output, the run store and the outcome summary."""
+"""What every ``research`` subcommand shares, kept light for the parser: exit codes, the one error
+line format, JSON output. The run store and the outcome summary are ``research.cli.outcome``."""
 
 from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
 
@@ -17,45 +16,3 @@ def _err(code: str, message: str) -> None:
 def _print_json(obj) -> None:
     sys.stdout.write(json.dumps(obj, ensure_ascii=False, indent=None) + "\n")
     sys.stdout.flush()
-
-
-def _store():
-    from research.store import open_store
-
-    return open_store()
-
-
-def _print_outcome(s: dict, elapsed_s: float | None = None) -> None:
-    took = (
-        f" in {elapsed_s:.1f}s"
-        if elapsed_s is not None
-        else (f" in {s['wall_s']:.1f}s" if s["wall_s"] else "")
-    )
-    print(
-        f"{s['status']}{took} · {s['sources']} sources · {s['citations']} citations · "
-        f"{s['llm_calls']} LLM calls (${s['cost_usd']:.4f})"
-    )
-    for key, count in (s.get("questions") or {}).items():
-        print(f"  {key}: {count} sources")
-    if s.get("report_path"):
-        print(f"report: {s['report_path']}")
-    if Path(s["artifacts_dir"]).is_dir():
-        print(f"artifacts: {s['artifacts_dir']}")
-    print(f"run id: {s['run_id']}")
-
-
-def report_run_outcome(run_id: str, status: str, as_json: bool) -> int:
-    """Print a finished run's summary (``--json`` or the outcome lines) and return the exit code:
-    ``EXIT_OK`` when ``status`` is ``"complete"``, else an error line and ``EXIT_FAILED``.
-    Shared by ``research resume`` and ``research approve``."""
-    from research import jobs  # noqa: PLC0415 - heavy; only commands that ran a job get here
-
-    summary = jobs.run_summary(run_id)
-    if as_json:
-        _print_json(summary)
-    else:
-        _print_outcome(summary)
-    if status == "complete":
-        return EXIT_OK
-    _err(status, summary.get("error") or f"run {run_id} ended {status}")
-    return EXIT_FAILED

@@ -1,4 +1,4 @@
-"""The CLI's index progress bar (issue 14): ``index.progress`` events → a tqdm bar on stderr.
+"""The CLI's index progress bar: ``index.progress`` events → a tqdm bar on stderr.
 
 stdout stays clean (``research run --json`` prints only the JSON there); the bar goes to stderr
 and is drawn only while a run waits for its local corpus index to be built.
@@ -7,6 +7,10 @@ and is drawn only while a run waits for its local corpus index to be built.
 from __future__ import annotations
 
 import sys
+
+from tqdm import tqdm
+
+from research.errors import InvariantError
 
 LABELS = {
     "loading_model": "Loading the embedding model",
@@ -24,12 +28,11 @@ class IndexBar:
 
     def __init__(self, stream=None) -> None:
         self.stream = stream or sys.stderr
-        self._bar = None
+        self._bar: tqdm | None = None
         self.closed = False
 
     def update(self, data: dict) -> None:
         """Show one event's state; a no-op after the bar was closed."""
-        from tqdm import tqdm  # noqa: PLC0415 - only when an index is being built
 
         if self.closed:
             return
@@ -46,6 +49,8 @@ class IndexBar:
                 mininterval=0.2,
             )
         bar = self._bar
+        if bar is None:
+            raise InvariantError("Created just above")
         bar.set_description_str(LABELS.get(state, state), refresh=False)
         if total and bar.total != total:
             bar.total = total

@@ -1,4 +1,4 @@
-"""Handlers of ``research plan`` and ``research approve`` (parsers in ``research.cli``; issue 12 item 2).
+"""Handlers of ``research plan`` and ``research approve`` (parsers in ``research.cli``).
 
 ``research plan RUN_ID [--json]`` prints the run's ``{plan, syllabus, perspectives}`` (JSON with
 ``--json``: the shape ``approve --plan`` accepts). ``research approve RUN_ID [--plan FILE]
@@ -15,12 +15,17 @@ import argparse
 import sys
 from pathlib import Path
 
+from research import jobs
+from research.cli.common import EXIT_OK, _print_json
+from research.cli.outcome import _store, report_run_outcome
+from research.errors import InputError
+from research.jobs import review
+from research.planning.edit import load_edit
+from research.store.keys import check_run_id
+
 
 def cmd_plan(args: argparse.Namespace) -> int:
     """``research plan RUN_ID``: the stored plan bundle (any status once planned)."""
-    from research.cli.common import EXIT_OK, _print_json, _store
-    from research.planning import review
-    from research.store.keys import check_run_id
 
     store = _store()
     run_id = check_run_id(args.run_id.strip())
@@ -43,8 +48,6 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
 
 def _read_edit(path: str | None) -> dict | None:
-    from research.errors import InputError
-    from research.planning.edit import load_edit
 
     if not path:
         return None
@@ -63,10 +66,6 @@ def _read_edit(path: str | None) -> dict | None:
 def cmd_approve(args: argparse.Namespace) -> int:
     """``research approve RUN_ID``: validate, store, run (or enqueue and wait); exit 0 when the
     run completes, 1 when it fails or is cancelled, 2 on bad input."""
-    from research import jobs
-    from research.cli.common import EXIT_OK, _print_json, _store, report_run_outcome
-    from research.planning import review
-    from research.store.keys import check_run_id
 
     store = _store()
     run_id = check_run_id(args.run_id.strip())
@@ -79,7 +78,7 @@ def cmd_approve(args: argparse.Namespace) -> int:
     edit = _read_edit(args.plan)
     if jobs.job_backend() == "rq":
         review.approve(run_id, edit, by="cli", run="background", store=store)
-        status = jobs.wait_for(run_id).status
+        status: str = jobs.wait_for(run_id).status
     else:
         status = review.approve(run_id, edit, by="cli", run="foreground", store=store)
     return report_run_outcome(run_id, status, args.json)

@@ -4,6 +4,7 @@ Public API: ``run_costorm`` (pipeline), ``post_analyst_message`` (queue an analy
 ``get_turns`` / ``get_mindmap`` / ``get_meta`` / ``pending_messages`` (readers for the dashboard and CLI).
 """
 
+from research.costorm.pipeline import run_costorm as _run
 from research.costorm.state import (
     get_meta,
     get_mindmap,
@@ -22,8 +23,7 @@ __all__ = [
 ]
 
 
-def run_costorm(ctx):  # noqa: ANN001, ANN201 - lazy import keeps the pipeline out of page imports
+def run_costorm(ctx):
     """See ``research.costorm.pipeline.run_costorm``."""
-    from research.costorm.pipeline import run_costorm as _run  # noqa: PLC0415
 
     return _run(ctx)

@@ -16,8 +16,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from research import citations
 from research.costorm import moderator
-from research.costorm.mindmap import MindItem
+from research.costorm.mindmap import MindItem, Similarity
 from research.costorm.state import Session
 from research.engines.base import AssignInput
 from research.engines.costorm_steps import (
@@ -31,8 +32,8 @@ from research.engines.costorm_steps import (
     UtteranceInput,
 )
 from research.engines.extractive.text import split_sentences
+from research.errors import InvariantError
 from research.models import CoStormTurn, Intent, Perspective, SearchResult, TurnSource, now
-from research.pipeline import citations
 from research.pipeline.context import RunContext
 
 MAX_QUERIES_PER_TURN = 3
@@ -46,7 +47,7 @@ class Table:
 
     ctx: RunContext
     steps: CoStormSteps
-    vectors: object
+    vectors: Similarity
     session: Session
 
     @property
@@ -78,7 +79,12 @@ def thread_urls(session: Session) -> set[str]:
 
 def _dedupe(results: list[SearchResult]) -> list[SearchResult]:
     seen: set[str] = set()
-    return [r for r in results if not ((r.doc_id or r.url) in seen or seen.add(r.doc_id or r.url))]
+    out = []
+    for r in results:
+        if (r.doc_id or r.url) not in seen:
+            seen.add(r.doc_id or r.url)
+            out.append(r)
+    return out
 
 
 def save_sources(
@@ -93,7 +99,7 @@ def save_sources(
     )
     out = []
     for n, (res, qkeys, excerpt) in enumerate(
-        zip(results, assigned.relevant_questions, assigned.key_excerpts), start=1
+        zip(results, assigned.relevant_questions, assigned.key_excerpts, strict=False), start=1
     ):
         if not qkeys and n not in cited:
             continue
@@ -263,7 +269,10 @@ def question_turn(table: Table, expert: Perspective, intent: Intent) -> CoStormT
     collector's uncovered syllabus questions (seed 000 ``next_focus``)."""
     s, started = table.session, now()
     focus_keys = table.ctx.collector.get_progress().get("next_focus", [])
-    focus = [q for q in (table.ctx.syllabus.get(k) for k in focus_keys) if q is not None]
+    syllabus = table.ctx.syllabus
+    if syllabus is None:
+        raise InvariantError("Planned before the round table")
+    focus = [q for q in (syllabus.get(k) for k in focus_keys) if q is not None]
     text = table.steps.expert_question(
         ExpertQuestionInput(
             topic=table.topic, expert=expert, intent=intent, history=s.turns, next_focus=focus
@@ -351,7 +360,7 @@ def moderator_turn(table: Table) -> CoStormTurn:
 
 
 def analyst_turn(table: Table, message: str) -> CoStormTurn:
-    """The analyst's queued message as an ``original_question`` turn (issue 4 §7)."""
+    """The analyst's queued message as an ``original_question`` turn."""
     return CoStormTurn(
         turn_number=len(table.session.turns) + 1,
         role="Analyst",

@@ -3,7 +3,8 @@ tree of concepts whose nodes hold pieces of cited information.
 
 - **insert**: the node paths most similar to the information's question (cosine of
   all-MiniLM-L6-v2 embeddings between the question's words beyond the topic's, ``aspect_of``,
-  and the path without the root's name, which every path shares) are the candidates; the engine picks one, or a new child under
+  and the path without the root's name, which every path shares) are the candidates; the engine
+  picks one, or a new child under
   one (``CoStormSteps.choose_placement``), told also each candidate's centroid similarity (mean
   cosine of the information's text to the items already below it).
 - **reorganize**: a node with more than K items gets new subtopics from the engine
@@ -250,7 +251,7 @@ class MindMap(BaseModel):
             return
         moving, node.items = node.items, []
         if len(out.assignment) == len(moving):  # the engine clustered the items itself
-            for i, a in zip(moving, out.assignment):
+            for i, a in zip(moving, out.assignment, strict=False):
                 target = node.child(names[a]) if 0 <= a < len(names) else None
                 (target or node).items.append(i)
         else:

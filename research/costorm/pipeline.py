@@ -20,6 +20,7 @@ from research.costorm.report import write_report
 from research.engines.costorm_steps import ExpertsInput, IntentInput
 from research.engines.extractive.vectors import Vectors
 from research.engines.factory import costorm_steps
+from research.errors import InvariantError
 from research.models import QUESTION_INTENTS, CoStormTurn, Perspective, Report
 from research.pipeline import planning
 from research.pipeline.context import RunContext
@@ -67,6 +68,8 @@ def _commit(table: Table, turn: CoStormTurn | None = None, pop_inbox: bool = Fal
 def warm_start(table: Table) -> None:
     """Background search → experts → initial mind map → one turn per expert (resumable)."""
     ctx, s = table.ctx, table.session
+    if ctx.plan is None:
+        raise InvariantError("Planned before the warm start")
     if not s.meta.background_done:
         background = ctx.search(table.topic, ctx.plan.steps[0], perspective="warm start")
         s.meta.queries_used += 1

@@ -5,7 +5,7 @@ information, with its sources).
 Each node with information gets a section written by the engine from that node's items
 (``write_section``, numbered snippets → local ``[n]`` → draft ``[@src_…]``); nodes that only
 group subtopics become headings; then a lead (``write_lead``); citations are renumbered 1..N by
-first appearance into one references list with ``research.pipeline.citations.renumber`` and
+first appearance into one references list with ``research.citations.renumber`` and
 checked with ``check_integrity`` (no out-of-range index, no gaps). ``Report.questions`` (issue
 12) says which section answers each syllabus question; unanswered ones are stated in an "Open
 Questions" section.
@@ -13,12 +13,12 @@ Questions" section.
 
 from __future__ import annotations
 
+from research import citations
 from research.costorm.discourse import Table
 from research.costorm.mindmap import SEP
 from research.engines.base import LeadInput, PolishInput, SectionInput, Snippet
 from research.errors import InputError
 from research.models import OutlineSection, Reference, Report, ReportQuestion, ReportSection
-from research.pipeline import citations
 from research.pipeline.context import RunContext
 from research.pipeline.sections import insufficient_sentence
 
@@ -95,9 +95,11 @@ def write_report(table: Table) -> Report:
     ]
     final = [
         (d, ReportSection(heading=s.heading, text=t))
-        for d, s, t in zip(depths, draft_sections, texts[1:])
+        for d, s, t in zip(depths, draft_sections, texts[1:], strict=True)
     ]
-    questions, open_section = _questions(ctx, final, {sid: r.number for sid, r in zip(order, refs)})
+    questions, open_section = _questions(
+        ctx, final, {sid: r.number for sid, r in zip(order, refs, strict=True)}
+    )
     if open_section is not None:
         final.append((1, open_section))
     report = assemble(ctx, table.topic, texts[0], final, refs).model_copy(
@@ -119,7 +121,7 @@ OPEN_QUESTIONS = "Open Questions"
 def _questions(
     ctx: RunContext, final: list[tuple[int, ReportSection]], number: dict[str, int]
 ) -> tuple[list[ReportQuestion], ReportSection | None]:
-    """``Report.questions`` for a mind-map report (issue 12): per syllabus question, the section
+    """``Report.questions`` for a mind-map report: per syllabus question, the section
     citing most of the sources assigned to it (seed 000 ``finalize_sources``); "answered" when
     the question has ``min_sources`` sources and that section cites one, else "insufficient",
     stated in one sentence with the count in an "Open Questions" section (returned)."""
@@ -138,14 +140,14 @@ def _questions(
             if len(cited) > best_n:
                 best, best_n = sec, len(cited)
         if best is not None and len(srcs) >= q.min_sources:
-            cited = [int(n) for n in citations.LOCAL_RE.findall(best.text) if int(n) in refs]
+            in_order = [int(n) for n in citations.LOCAL_RE.findall(best.text) if int(n) in refs]
             out.append(
                 ReportQuestion(
                     key=q.key,
                     label=q.label,
                     heading=best.heading,
                     status="answered",
-                    sources=list(dict.fromkeys(cited)),
+                    sources=list(dict.fromkeys(in_order)),
                     sources_found=len(srcs),
                     min_sources=q.min_sources,
                 )

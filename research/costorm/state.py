@@ -1,7 +1,8 @@
 """Co-STORM round-table state in Redis (DESIGN.md, State in Redis; seed 004) and the analyst's
 message queue.
 
-Redis access goes through ``RunStore.costorm`` (``research.store.costorm``); keys (``research.store.keys.costorm``): ``turns`` LIST of ``CoStormTurn`` JSON, ``mindmap``
+Redis access goes through ``RunStore.costorm`` (``research.store.costorm``); keys
+(``research.store.keys.costorm``): ``turns`` LIST of ``CoStormTurn`` JSON, ``mindmap``
 JSON ``MindMap``, ``pool`` JSON list of ``PoolItem`` (unused retrieved information), ``state``
 JSON ``Meta`` (experts, counters, stop reason), ``inbox`` LIST of analyst messages.
 
@@ -54,12 +55,12 @@ class Session:
         return sum(1 for t in self.turns if not t.warm_start)
 
 
-def _records(store) -> CoStormRecords:  # noqa: ANN001 - RunStore or a redis.Redis client
+def _records(store) -> CoStormRecords:
     """The Co-STORM records of ``store`` (a ``RunStore``; a raw client is wrapped in one)."""
     return (store if isinstance(store, RunStore) else RunStore(store)).costorm
 
 
-def load(store, run_id: str, topic: str) -> Session:  # noqa: ANN001 - RunStore
+def load(store, run_id: str, topic: str) -> Session:
     """The stored state (a fresh one for a new run: empty map named after ``topic``)."""
     turns_raw, mm, pool, meta = _records(store).load(run_id)
     turns = [CoStormTurn.model_validate_json(x) for x in turns_raw]
@@ -77,7 +78,7 @@ def commit(
     store,
     run_id: str,
     session: Session,
-    turn: CoStormTurn | None = None,  # noqa: ANN001 - RunStore
+    turn: CoStormTurn | None = None,
     pop_inbox: bool = False,
 ) -> None:
     """Atomically store the map, pool and counters, plus ``turn`` (appended to ``session`` and
@@ -97,18 +98,18 @@ def commit(
 
 
 # ---------------------------------------------------------------------- readers (pages, CLI)
-def get_turns(store, run_id: str) -> list[CoStormTurn]:  # noqa: ANN001 - RunStore
+def get_turns(store, run_id: str) -> list[CoStormTurn]:
     """The run's committed round-table turns, in order ([] for none)."""
     return [CoStormTurn.model_validate_json(x) for x in _records(store).turns(run_id)]
 
 
-def get_mindmap(store, run_id: str) -> MindMap | None:  # noqa: ANN001 - RunStore
+def get_mindmap(store, run_id: str) -> MindMap | None:
     """The run's mind map, or None before the warm start stored one."""
     raw = _records(store).part(run_id, "mindmap")
     return MindMap.model_validate_json(raw) if raw else None
 
 
-def get_meta(store, run_id: str) -> Meta:  # noqa: ANN001 - RunStore
+def get_meta(store, run_id: str) -> Meta:
     """The round-table counters (a fresh ``Meta`` before the first commit)."""
     raw = _records(store).part(run_id, "state")
     return Meta.model_validate_json(raw) if raw else Meta()
@@ -116,7 +117,7 @@ def get_meta(store, run_id: str) -> Meta:  # noqa: ANN001 - RunStore
 
 # ---------------------------------------------------------------------- analyst messages
 def post_analyst_message(store: RunStore, run_id: str, text: str) -> int:
-    """Queue an analyst message for an active Co-STORM run (seed 004 "User" role; issue 4 §7).
+    """Queue an analyst message for an active Co-STORM run (seed 004 "User" role).
     It enters the discourse at the next turn boundary as an ``original_question`` turn from
     "Analyst". Returns the number of queued messages.
 
@@ -148,11 +149,11 @@ def post_analyst_message(store: RunStore, run_id: str, text: str) -> int:
     return n
 
 
-def pending_messages(store, run_id: str) -> list[str]:  # noqa: ANN001 - RunStore
+def pending_messages(store, run_id: str) -> list[str]:
     """Analyst messages not yet in the discourse, oldest first."""
     return _records(store).messages(run_id)
 
 
-def next_message(store, run_id: str) -> str | None:  # noqa: ANN001 - RunStore
+def next_message(store, run_id: str) -> str | None:
     """The oldest queued analyst message without removing it (``commit(pop_inbox=True)`` does)."""
     return _records(store).next_message(run_id)

@@ -5,6 +5,7 @@ Plotly (the figures are in ``research.ui.costorm_views``)."""
 from __future__ import annotations
 
 from research.costorm.mindmap import MindMap
+from research.costorm.state import get_meta, get_mindmap, get_turns
 from research.models import CoStormTurn
 
 INTENT_LABELS = {
@@ -97,10 +98,9 @@ def summary(
     }
 
 
-def run_summary(store, state) -> dict:  # noqa: ANN001 - RunStore, research.models.RunState
+def run_summary(store, state) -> dict:
     """:func:`summary` of a stored Co-STORM run read from Redis (``research.costorm`` readers),
     plus ``experts`` (names); the stop reason is ``RunState.stop_reason``, else the round-table's."""
-    from research.costorm.state import get_meta, get_mindmap, get_turns  # noqa: PLC0415
 
     meta = get_meta(store, state.run_id)
     out = summary(

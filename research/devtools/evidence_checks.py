@@ -26,7 +26,7 @@ from research.devtools.report_quality import split_sentences
 from research.engines.extractive.vectors import Vectors
 from research.evidence.judge import EVIDENCE_MIN, score_passages
 from research.models import Report, Syllabus
-from research.pipeline import citations
+from research import citations
 from research.store.runs import RunStore
 
 UNMET_MARK = " is not answered: "

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import re
 
-from research.pipeline.citations import CITE_RE as _CITE_RE
+from research.citations import CITE_RE as _CITE_RE
 
 SENT_RE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9])")
-CITE_RE = _CITE_RE  # the one citation pattern (research/pipeline/citations.py)
+CITE_RE = _CITE_RE  # the one citation pattern (research/citations.py)
 WORD_RE = re.compile(r"[A-Za-z][A-Za-z0-9-]*")
 LEAD_RE = re.compile(
     r"^\s*(?:what|how|which|why|when|who|can|could|does|do|is|are|as)\b.*?\b"
@@ -122,7 +122,7 @@ def _experts(m: dict) -> dict:
     ]
     for phrase in [p for p in phrases if p] + list(FALLBACK_EXPERTS):
         name = f"{phrase} Expert"
-        if len(out) < n and name.lower() not in {e["name"].lower() for e in out}:
+        if len(out) < n and name.lower() not in {str(e["name"]).lower() for e in out}:
             out.append(
                 {
                     "name": name,

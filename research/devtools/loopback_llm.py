@@ -46,6 +46,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 from research.devtools.loopback_responder import Reply, default_responder, step_of
+from research.llm.tokens import count_tokens
 
 __all__ = [
     "FAULT_KINDS",
@@ -101,7 +102,6 @@ class Faults:
 
 def _count(text: str) -> int:
     """Token count reported in ``usage`` (cl100k_base, the same counter as the accounting)."""
-    from research.llm.tokens import count_tokens  # noqa: PLC0415
 
     return max(1, count_tokens(text))
 
@@ -329,7 +329,7 @@ def _handler_for(server: LoopbackLLM) -> type[BaseHTTPRequestHandler]:
         def log_message(self, *args) -> None:  # silence stderr
             pass
 
-        def do_POST(self) -> None:  # noqa: N802 - http.server API
+        def do_POST(self) -> None:
             if self.path.rstrip("/") not in ("/v1/chat/completions", "/chat/completions"):
                 self._send(
                     404,

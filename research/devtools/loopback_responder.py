@@ -17,16 +17,16 @@ import json
 import re
 from dataclasses import dataclass
 
+from research.citations import CITE_RE as _CITE_RE
+from research.citations import LOCAL_RE
 from research.devtools.loopback_costorm import COSTORM_HANDLERS
 from research.engines.steps import STEPS
 from research.llm.steps import MARKER
-from research.pipeline.citations import CITE_RE as _CITE_RE
-from research.pipeline.citations import LOCAL_RE
 
 STEP_RE = re.compile(re.escape(MARKER).replace(re.escape("{}"), "([a-z_]+)"))
 MAT_RE = re.compile(r"<material>\s*(.*?)\s*</material>", re.S)
 SENT_RE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9])")
-CITE_RE = _CITE_RE  # the one citation pattern (research/pipeline/citations.py)
+CITE_RE = _CITE_RE  # the one citation pattern (research/citations.py)
 
 
 @dataclass
@@ -135,7 +135,7 @@ def _personas(m: dict) -> dict:
 
 
 def _fit_syllabus(m: dict) -> dict:
-    """Issue 12: 5 questions for the topic, one per distinct survey section (then per template
+    """5 questions for the topic, one per distinct survey section (then per template
     question), keys ``area.name``."""
     topic = m.get("topic", "")
     names = [s for r in m.get("related", []) for s in r.get("sections", []) if s.strip()]
@@ -160,7 +160,7 @@ def _fit_syllabus(m: dict) -> dict:
 
 
 def _ask(m: dict) -> dict:
-    """Question + focus key + queries (issue 14: one call); ``open`` is ``{key: label}``."""
+    """Question + focus key + queries (one call); ``open`` is ``{key: label}``."""
     asked = m.get("asked", m.get("history", []))
     if m.get("turns_left", 1) <= 0:
         return {"question": "Thank you so much for your help!", "focus_question": "", "queries": []}
@@ -237,7 +237,10 @@ def _compress(m: dict) -> dict:
     query = q.group(1) if q else m.get("step_title", "")
     return {
         "summary_title": f"Search results on {_words(query, 6)}"[:90],
-        "summary": f"The search for '{query}' returned {len(titles)} documents relevant to {m.get('step_title', 'the step')}.",
+        "summary": (
+            f"The search for '{query}' returned {len(titles)} documents relevant to "
+            f"{m.get('step_title', 'the step')}."
+        ),
         "extraction": [t[:100] for t in titles[:3]],
         "is_useful": True,
     }
@@ -259,7 +262,7 @@ def _analyze(m: dict) -> dict:
             by_src.setdefault(f["source"], []).append(f)
     claims = []
     srcs = list(by_src)
-    for a, b in zip(srcs[::2], srcs[1::2]):
+    for a, b in zip(srcs[::2], srcs[1::2], strict=False):
         claims.append(
             {"text": by_src[a][0]["text"], "fact_ids": [by_src[a][0]["id"], by_src[b][0]["id"]]}
         )

@@ -1,4 +1,4 @@
-"""Issue 5 ingestion timing: generate the "folder of 20 mixed documents" and time ``ingest``.
+"""Ingestion timing: generate the "folder of 20 mixed documents" and time ``ingest``.
 
 ``python -m research.devtools.mixed_docs [--out DIR] [--corpus JSONL]`` writes 8 five-page PDFs
 (fpdf2, ~2,800 characters per page), 4 DOCX (8 paragraphs of ~1,200 characters), 4 HTML pages
@@ -21,6 +21,12 @@ import random
 import tempfile
 import time
 from pathlib import Path
+
+import docx
+from fpdf import FPDF
+
+from research.config import load_settings, set_env, set_library_default
+from research.ingest import ingest
 
 
 def _texts(corpus: Path | None, limit: int = 400) -> list[str]:
@@ -48,8 +54,6 @@ def make_mixed_docs(
     Raises:
         OSError: ``folder`` is not writable.
     """
-    import docx  # noqa: PLC0415 - python-docx
-    from fpdf import FPDF  # noqa: PLC0415 - fpdf2
 
     out = Path(folder)
     out.mkdir(parents=True, exist_ok=True)
@@ -103,7 +107,6 @@ def main(argv: list[str] | None = None) -> int:
         "--corpus", help="JSONL corpus to cut text from (default: settings.default_corpus)"
     )
     args = ap.parse_args(argv)
-    from research.config import load_settings, set_env, set_library_default  # noqa: PLC0415
 
     for key, value in (("HF_HUB_OFFLINE", "1"), ("TRANSFORMERS_OFFLINE", "1")):
         set_library_default(key, value)
@@ -112,7 +115,6 @@ def main(argv: list[str] | None = None) -> int:
         folder = Path(args.out) if args.out else Path(tmp) / "docs"
         make_mixed_docs(folder, args.corpus or load_settings().default_corpus)
         set_env("RESEARCH_DATA_DIR", str(Path(tmp) / "data"))
-        from research.ingest import ingest  # noqa: PLC0415
 
         t0 = time.monotonic()
         report = ingest("mixed-docs", [folder])

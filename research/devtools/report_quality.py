@@ -1,4 +1,4 @@
-"""Report-quality metrics (issue 12, item 6): what an analyst notices when reading a report.
+"""Report-quality metrics: what an analyst notices when reading a report.
 
 All functions take a ``research.models.Report`` (its ``lead`` and ``sections``; the rendered
 ``markdown`` is used only to look for stated gaps) and, where needed, the run's topic. One entry
@@ -7,7 +7,7 @@ point, ``measure(report, topic)``, returns every figure as a dict; the others ar
 Definitions (fixed here so figures from different days compare):
 
 * **Report sentences** (``report_sentences``): the lead, then each section's text, in order.
-  Citation markers (``[n]`` and draft ``[@src_…]``, via ``research.pipeline.citations``) are
+  Citation markers (``[n]`` and draft ``[@src_…]``, via ``research.citations``) are
   removed first. Lines that are headings (``#``), block quotes (``>``), table rows (``|``) or
   rules are skipped, list bullets are dropped, markdown links keep their text, emphasis markers
   go. Each remaining line is split after ``.``, ``!`` or ``?`` (plus closing quotes/brackets)
@@ -26,15 +26,15 @@ Definitions (fixed here so figures from different days compare):
   closing quotes/brackets, is not ``.``, ``!`` or ``?``; (c) *lower-case start*: it begins with
   ``, ; : ) ]``, or with a lower-case letter in a word that has no capital or digit (so
   ``mRNA``, ``eGFR``, ``iPhone``, ``p53`` start sentences legitimately, ``and the trial…`` does not).
-* **Section fit** (issue 12 item 6): over the sentences of the sections (lead excluded), the
+* **Section fit**: over the sentences of the sections (lead excluded), the
   share whose nearest heading, by cosine of MiniLM embeddings to ``"<topic>: <heading>"`` over
   all section headings of the report, is their own section's heading (a repeated heading counts
   as the same). Undefined (``None``) with fewer than two distinct headings.
 * **Questions answered**: from ``report.questions`` (``[{key, label, heading, status:
-  "answered" | "insufficient", sources}]``, issue 12 item 3) when the Report has that field,
+  "answered" | "insufficient", sources}]``) when the Report has that field,
   else ``None``. An insufficient question is *stated* when its label or heading appears in the
   report's markdown.
-* **Citation integrity**: ``research.pipeline.citations.check_integrity`` on lead + sections
+* **Citation integrity**: ``research.citations.check_integrity`` on lead + sections
   (every ``[n]`` in 1..N, all references cited, first appearances 1, 2, 3…).
 """
 
@@ -46,8 +46,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from research import citations
 from research.models import Report, ReportSection
-from research.pipeline import citations
+from research.search.embeddings import get_embedder
 
 NEAR_DUPLICATE_COSINE = 0.92
 Encode = Callable[[list[str]], np.ndarray]
@@ -193,7 +194,7 @@ def section_fit(
         return None, []
     sim = _unit(sentence_vectors[idx]) @ _unit(heading_vectors).T
     misplaced = []
-    for row, i in zip(sim, idx):
+    for row, i in zip(sim, idx, strict=True):
         nearest = headings[int(np.argmax(row))]
         if nearest != sentences[i].heading:
             misplaced.append((i, nearest))
@@ -213,13 +214,13 @@ def questions_answered(report: Report, syllabus_keys: Iterable[str] | None = Non
         ``addressed_share`` = (answered + stated insufficient) / (total + missing).
     """
     qs = getattr(report, "questions", None)
-    if not qs:  # no such field, or a report written without a syllabus (stored before issue 12)
+    if not qs:  # no such field, or a report written without a syllabus (stored before reports carried questions)
         return None
     text = report.markdown.lower()
     status = [str(_field(q, "status") or "") for q in qs]
     stated = sum(
         1
-        for q, st in zip(qs, status)
+        for q, st in zip(qs, status, strict=True)
         if st == "insufficient"
         and any(
             str(_field(q, f) or "").strip().lower() in text
@@ -270,8 +271,6 @@ def measure(
         references}``; rates are shares in [0, 1], None when there is no sentence to count.
     """
     if encode is None:
-        from research.search.embeddings import get_embedder  # noqa: PLC0415 - loads torch lazily
-
         encode = get_embedder().encode
     sents = report_sentences(report)
     texts = [s.text for s in sents]

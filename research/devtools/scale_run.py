@@ -1,6 +1,6 @@
 """A big, realistic finished run written straight into Redis and the data dir (no pipeline).
 
-Used to check that every dashboard page stays fast on large runs (issue 6 §9) and by the
+Used to check that every dashboard page stays fast on large runs and by the
 benchmarks (``bench/``), which time each page on it::
 
     from research.devtools.scale_run import build_scale_run

@@ -55,7 +55,7 @@ class RelatedInput(BaseModel):
 
 
 class FitInput(BaseModel):
-    """Issue 12: fit the syllabus to the query. ``syllabus`` is the template of the topic's kind
+    """Fit the syllabus to the query. ``syllabus`` is the template of the topic's kind
     (``research.planning.syllabus.base_template``); ``related`` the related-topic survey."""
 
     topic: str
@@ -86,7 +86,7 @@ class AskInput(BaseModel):
 
 class AskOutput(BaseModel):
     """The question; contains ``THANKS`` when the writer ends the conversation. ``queries``
-    (issue 14 item 3, one call instead of two): the search queries for the question when the
+    (one call instead of two): the search queries for the question when the
     engine wrote them with it (the litellm asker does); empty → the pipeline asks
     ``question_to_queries`` (the extractive engine's path)."""
 
@@ -118,13 +118,13 @@ class AnswerInput(BaseModel):
     known_cards: int | None = Field(
         default=None,
         description="how many of the run's stored summary cards "
-        "(in commit order) the answer may draw on; None = all (issue 14: a "
+        "(in commit order) the answer may draw on; None = all (a "
         "conversation turn sees the same cards whatever the thread timing)",
     )
     turn_cards: list[TurnCard] = Field(
         default_factory=list,
         description="cards of the searches that produced "
-        "``results`` (issue 14: the answer reads a card instead of long snippets)",
+        "``results`` (the answer reads a card instead of long snippets)",
     )
 
 
@@ -150,7 +150,7 @@ class AssignOutput(BaseModel):
 
 
 class AnswerAssignInput(BaseModel):
-    """Issue 14: answer the question AND assign its results to syllabus questions in one step
+    """Answer the question AND assign its results to syllabus questions in one step
     (both read the same numbered results). ``answer.results`` are the results assigned."""
 
     answer: AnswerInput
@@ -204,7 +204,7 @@ class Snippet(BaseModel):
 
 
 class SectionInput(BaseModel):
-    """One section to write. ``question``: the syllabus question the section answers (issue 12),
+    """One section to write. ``question``: the syllabus question the section answers,
     None for an outline section the syllabus lacks; ``snippets`` are whole sentences from the
     sources assigned to it, the only material the writer may cite."""
 
@@ -232,7 +232,7 @@ class LeadQuestion(BaseModel):
 
 class LeadInput(BaseModel):
     """The lead gives the key finding per answered question (with citations) and says which
-    questions the evidence leaves open (issue 12); ``questions`` is [] for a report with no syllabus."""
+    questions the evidence leaves open; ``questions`` is [] for a report with no syllabus."""
 
     topic: str
     sections: list[ReportSection]

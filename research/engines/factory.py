@@ -4,15 +4,22 @@ from __future__ import annotations
 
 from typing import Any
 
+from research.config import load_settings
 from research.engines.base import Engine
 from research.engines.costorm_steps import CoStormSteps
+from research.engines.extractive import ExtractiveEngine
+from research.engines.extractive.costorm import ExtractiveCoStorm
 from research.engines.labels import OFFLINE_LABEL
+from research.engines.litellm import LiteLLMEngine
+from research.engines.litellm.costorm import LiteLLMCoStorm
+from research.engines.litellm.engine import engine_label as llm_label
 from research.errors import InputError
+from research.llm.models import check_model, resolve_models
 from research.models import RunConfig
 
 
 def make_engine(config: RunConfig, run_id: str | None = None, store=None, settings=None) -> Engine:
-    """The extractive engine (offline default) or the litellm engine (issue 3).
+    """The extractive engine (offline default) or the litellm engine.
 
     ``run_id``/``store``/``settings``: the run being executed; the litellm engine accounts its
     calls, budget and ``llm_calls.jsonl`` there (None → standalone, in-memory accounting).
@@ -21,12 +28,8 @@ def make_engine(config: RunConfig, run_id: str | None = None, store=None, settin
         InputError: for an engine this build does not have, or a litellm role without a model.
     """
     if config.engine == "extractive":
-        from research.engines.extractive import ExtractiveEngine  # noqa: PLC0415 - heavy deps
-
         return ExtractiveEngine()
     if config.engine == "litellm":
-        from research.engines.litellm import LiteLLMEngine  # noqa: PLC0415 - heavy deps
-
         return LiteLLMEngine(config, run_id, store, settings)
     raise InputError(
         f"Engine '{config.engine}' is not available in this build; use 'extractive' or 'litellm'."
@@ -38,8 +41,6 @@ def engine_label(config: RunConfig) -> str:
     "litellm (openai/gpt-4o-mini)" (model names only, never keys)."""
     if config.engine == "extractive":
         return OFFLINE_LABEL
-    from research.engines.litellm.engine import engine_label as llm_label  # noqa: PLC0415
-    from research.llm.models import resolve_models  # noqa: PLC0415
 
     try:
         return llm_label(resolve_models(config.models))
@@ -56,8 +57,6 @@ def check_engine(config: RunConfig) -> None:
     """
     if config.engine != "litellm":
         return
-    from research.config import load_settings  # noqa: PLC0415
-    from research.llm.models import check_model, resolve_models  # noqa: PLC0415
 
     replay = bool(config.cassette_replay or load_settings().llm_replay)
     for model in dict.fromkeys(resolve_models(config.models).values()):
@@ -69,7 +68,7 @@ def costorm_steps(engine: Any) -> CoStormSteps:
 
     An engine that implements ``CoStormSteps`` itself is returned as is; the extractive engine
     gets ``ExtractiveCoStorm`` (sharing its embedding cache); the litellm engine gets
-    ``LiteLLMCoStorm`` when that module exists.
+    ``LiteLLMCoStorm``.
 
     Raises:
         research.errors.InputError: no Co-STORM implementation for this engine.
@@ -78,17 +77,7 @@ def costorm_steps(engine: Any) -> CoStormSteps:
         return engine
     name = getattr(engine, "name", "")
     if name == "extractive":
-        from research.engines.extractive.costorm import ExtractiveCoStorm  # noqa: PLC0415
-
         return ExtractiveCoStorm(getattr(engine, "vectors", None))
     if name == "litellm":
-        try:
-            from research.engines.litellm.costorm import LiteLLMCoStorm  # noqa: PLC0415
-        except ImportError:
-            raise InputError(
-                "Co-STORM mode is not available for the litellm engine yet; "
-                "launch it with the extractive engine.",
-                code="costorm_unsupported",
-            ) from None
         return LiteLLMCoStorm(engine)
     raise InputError(f"Co-STORM mode has no steps for engine {name!r}.", code="costorm_unsupported")

@@ -1,5 +1,5 @@
 """The label of the offline extractive engine, in one place (house rule: the offline extractive
-engine is labelled wherever its output is shown; issue 15, limits and choices).
+engine is labelled wherever its output is shown).
 
 Every page, export, CLI line and report header that names the offline engine uses these;
 ``tests/test_boundaries.py`` fails when another module spells the wording itself.

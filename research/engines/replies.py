@@ -33,7 +33,7 @@ class QuestionReply(BaseModel):
 
 
 class SyllabusReply(BaseModel):
-    """Issue 12: the planner's questions for this query (validated by ``research.planning.edit``)."""
+    """The planner's questions for this query (validated by ``research.planning.edit``)."""
 
     questions: list[QuestionReply]
 
@@ -44,7 +44,7 @@ class AnalysisReply(BaseModel):
 
 
 class AnswerAssignReply(BaseModel):
-    """Issue 14: the answer (cited ``[n]``) and, per numbered result, its syllabus keys and a key
+    """The answer (cited ``[n]``) and, per numbered result, its syllabus keys and a key
     excerpt — one reply over one copy of the results (was two calls: answer, assign)."""
 
     answer: str

@@ -1,4 +1,4 @@
-"""The step registry (issue 15 item 3): ONE declaration per litellm-engine step — name, model
+"""The step registry: ONE declaration per litellm-engine step — name, model
 role, input and reply models, prompt file (``engines/litellm/prompts/{name}.md``), cassette key
 rule and whether its prompt counts as context.
 

@@ -2,7 +2,7 @@
 file names for downloads.
 
 The Markdown export is exactly the stored report's ``markdown`` (plus the follow-ups appendix,
-``research.followup.appendix``, when the run was asked follow-up questions) (``RunStore.get_doc(run_id,
+``research.export.appendix``, when the run was asked follow-up questions) (``RunStore.get_doc(run_id,
 "report", Report).markdown``), so the export, the dashboard and ``{data_dir}/reports/{run_id}/
 report.md`` never disagree. The other formats are built by ``research/export/{html,docx,
 zipper}.py`` from ``research.export.bundle.load_bundle``; :func:`render_export` and
@@ -19,6 +19,16 @@ from pathlib import Path
 
 from research.artifacts import slug
 from research.errors import InputError
+from research.export.appendix import with_appendix
+from research.export.bundle import load_bundle, require_report
+from research.export.docx import report_docx
+from research.export.html import report_html, report_pdf
+from research.export.zipper import run_zip
+from research.models import Report
+from research.store import open_store
+from research.store.followups import FollowupStore
+from research.store.keys import check_run_id
+from research.store.runs import RunStore
 
 MAX_FILENAME_CHARS = 80
 # Names Windows refuses whatever the extension (case-insensitive).
@@ -63,7 +73,7 @@ def safe_filename(topic: str, ext: str) -> str:
     return stem + suffix
 
 
-def export_markdown(run_id: str, out: Path, *, store=None) -> Path:
+def export_markdown(run_id: str, out: Path, *, store: RunStore | None = None) -> Path:
     """Write a run's report as Markdown to ``out``.
 
     Parent folders are created; an existing *file* at ``out`` is replaced atomically (written
@@ -83,8 +93,6 @@ def export_markdown(run_id: str, out: Path, *, store=None) -> Path:
         RunNotFoundError: no such run.
         StoreError: Redis unreachable.
     """
-    from research.models import Report
-    from research.store.keys import check_run_id
 
     check_run_id(run_id)
     out_text = os.fspath(out)
@@ -99,8 +107,6 @@ def export_markdown(run_id: str, out: Path, *, store=None) -> Path:
             f"{path / 'report.md'} (an existing directory is never overwritten)."
         )
     if store is None:
-        from research.store import open_store
-
         store = open_store()
     state = store.get_run(run_id)
     report = store.get_doc(run_id, "report", Report)
@@ -110,8 +116,6 @@ def export_markdown(run_id: str, out: Path, *, store=None) -> Path:
             "complete.",
             code="report_not_ready",
         )
-    from research.followup.appendix import with_appendix  # noqa: PLC0415 - issue 13
-    from research.store.followups import FollowupStore  # noqa: PLC0415
 
     return _write_atomic(path, with_appendix(report.markdown, FollowupStore(store).list(run_id)))
 
@@ -161,41 +165,30 @@ def render_export(store, run_id: str, fmt: str) -> bytes:
         InputError: unknown format; no report yet (code ``report_not_ready``); ill-formed id.
         RunNotFoundError: no such run.
     """
-    from research.export.bundle import load_bundle, require_report
 
     if fmt not in FORMATS:
         raise InputError(f"Unknown export format {fmt!r}; use one of {', '.join(FORMATS)}.")
     if fmt == "zip":
-        from research.export.zipper import run_zip
-
         return run_zip(store, run_id)
     bundle = load_bundle(store, run_id)
     report = require_report(bundle)
     if fmt == "md":
-        from research.followup.appendix import with_appendix  # noqa: PLC0415 - issue 13
-
         return with_appendix(report.markdown, bundle.followups).encode("utf-8")
     if fmt == "html":
-        from research.export.html import report_html
-
         return report_html(bundle).encode("utf-8")
     if fmt == "pdf":
-        from research.export.html import report_pdf
-
         return report_pdf(bundle)
-    from research.export.docx import report_docx
 
     return report_docx(bundle)
 
 
-def export_run(run_id: str, fmt: str, out: Path, *, store=None) -> Path:
+def export_run(run_id: str, fmt: str, out: Path, *, store: RunStore | None = None) -> Path:
     """Write :func:`render_export` of the run to ``out`` atomically; returns the absolute path.
 
     Raises:
         InputError: as :func:`render_export`, or ``out`` is a directory / not writable.
         RunNotFoundError: no such run.
     """
-    from research.store.keys import check_run_id
 
     check_run_id(run_id)
     path = Path(os.fspath(out)).expanduser()
@@ -204,8 +197,6 @@ def export_run(run_id: str, fmt: str, out: Path, *, store=None) -> Path:
             f"'{path}' is a directory; give a file path such as {path / ('report.' + fmt)}."
         )
     if store is None:
-        from research.store import open_store
-
         store = open_store()
     data = render_export(store, run_id, fmt)
     return _write_atomic(path, data)

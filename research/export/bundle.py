@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 from research.errors import InputError
 from research.models import Reference, Report, RunState, SourceRecord
+from research.store.followups import FollowupStore
 from research.store.runs import RunStore
 
 SNIPPET_CHARS = 300  # characters of the cited excerpt shown on hover
@@ -37,7 +38,7 @@ class ReportBundle:
     artifacts: dict[str, str] = field(default_factory=dict)
     followups: list = field(
         default_factory=list
-    )  # research.followup.models.Followup (issue 13 appendix)
+    )  # research.store.followup_models.Followup (the follow-ups appendix)
 
     def all_references(self) -> list[Reference]:
         """The report's references, then those the follow-ups added (numbers continue)."""
@@ -74,7 +75,6 @@ def load_bundle(store: RunStore, run_id: str) -> ReportBundle:
     """
     state = store.get_run(run_id)
     report = store.get_doc(run_id, "report", Report)
-    from research.store.followups import FollowupStore  # noqa: PLC0415 - issue 13
 
     bundle = ReportBundle(state=state, report=report, followups=FollowupStore(store).list(run_id))
     if report is None:

@@ -18,9 +18,10 @@ from docx.opc.constants import RELATIONSHIP_TYPE as RT
 from docx.oxml import OxmlElement
 from docx.oxml.ns import qn
 
+from research.citations import CITE_PATTERN, LOCAL_RE
+from research.export.appendix import REFS_HEADING, appendix_markdown, new_references
 from research.export.bundle import ReportBundle, require_report
 from research.export.rendering import safe_url
-from research.pipeline.citations import CITE_PATTERN, LOCAL_RE
 
 _TOKEN_RE = re.compile(r"(\*\*[^*]+\*\*|" + CITE_PATTERN + ")")
 _LINK_COLOR = "1F5FBF"
@@ -110,8 +111,7 @@ def _markdown_block(doc, text: str, n_refs: int, tips: dict[int, str]) -> None:
 
 
 def _appendix(doc, bundle: ReportBundle, tips: dict[int, str]) -> None:
-    """Issue 13: the follow-ups appendix; the references it added get bookmarks too."""
-    from research.followup.appendix import REFS_HEADING, appendix_markdown, new_references  # noqa: PLC0415
+    """The follow-ups appendix; the references it added get bookmarks too."""
 
     if not bundle.followups:
         return
@@ -144,9 +144,10 @@ def report_docx(bundle: ReportBundle) -> bytes:
     doc.core_properties.title = report.title[:255]
     doc.add_heading(report.title, level=0)
     label = bundle.state.engine_label or report.engine_label or bundle.state.config.engine
-    doc.add_paragraph(f"Research Desk · engine: {label} · run {bundle.state.run_id}").italic = True
+    meta = doc.add_paragraph()
+    meta.add_run(f"Research Desk · engine: {label} · run {bundle.state.run_id}").italic = True
     _markdown_block(doc, report.lead, n, tips)
-    for section, level in zip(report.sections, report.section_levels()):
+    for section, level in zip(report.sections, report.section_levels(), strict=True):
         doc.add_heading(section.heading, level=level)
         _markdown_block(doc, section.text, n, tips)
     doc.add_heading(f"References ({n})", level=1)

@@ -15,13 +15,15 @@ from html import escape
 from markdown_it import MarkdownIt
 
 from research.errors import InputError
+from research.export.appendix import REFS_HEADING, appendix_markdown, new_references
 from research.export.bundle import ReportBundle, require_report
 from research.export.rendering import link_citations, safe_url
 
 _MD = MarkdownIt("commonmark", {"html": False, "linkify": False})
 
 CSS = """
-body{font-family:Georgia,'DejaVu Serif',serif;max-width:46em;margin:2em auto;padding:0 1em;line-height:1.55;color:#1b1b1b}
+body{font-family:Georgia,'DejaVu Serif',serif;max-width:46em;margin:2em auto;padding:0 1em;
+  line-height:1.55;color:#1b1b1b}
 h1{font-size:1.8em;margin-bottom:.2em}h2{font-size:1.3em;margin-top:1.6em;border-bottom:1px solid #ddd}
 .meta{color:#666;font-size:.9em;font-family:sans-serif}
 a.cite,a[href^="#ref-"]{text-decoration:none;color:#1f5fbf;font-size:.85em;vertical-align:super}
@@ -49,7 +51,7 @@ def body_html(bundle: ReportBundle) -> str:
         f'<p class="meta">Research Desk · engine: {escape(label)} · run {escape(bundle.state.run_id)}</p>'
     )
     out.append(_md(report.lead, bundle, n))
-    for section, level in zip(report.sections, report.section_levels()):
+    for section, level in zip(report.sections, report.section_levels(), strict=True):
         out.append(f"<h{level + 1}>{escape(section.heading)}</h{level + 1}>")
         out.append(_md(section.text, bundle, n))
     out.append(f"<h2>References ({n})</h2>")
@@ -72,8 +74,7 @@ def body_html(bundle: ReportBundle) -> str:
 
 
 def _appendix_html(bundle: ReportBundle) -> list[str]:
-    """Issue 13: the follow-ups appendix (questions, cited answers, the references they added)."""
-    from research.followup.appendix import REFS_HEADING, appendix_markdown, new_references  # noqa: PLC0415
+    """The follow-ups appendix (questions, cited answers, the references they added)."""
 
     if not bundle.followups:
         return []
@@ -118,7 +119,7 @@ def pdf_problem() -> str | None:
     """Why PDFs cannot be rendered here (weasyprint cannot load pango), else None. Imports
     weasyprint once per process."""
     try:
-        import weasyprint  # noqa: F401, PLC0415 - heavy import, only for PDF
+        import weasyprint  # noqa: F401, PLC0415 - imported only to learn whether PDF export can work (pango)
     except OSError:  # pango / harfbuzz missing on this machine
         return PDF_UNAVAILABLE
     return None
@@ -134,6 +135,6 @@ def report_pdf(bundle: ReportBundle) -> bytes:
     problem = pdf_problem()
     if problem:
         raise InputError(problem, code="pdf_unavailable")
-    from weasyprint import HTML  # noqa: PLC0415 - heavy import, only for PDF
+    from weasyprint import HTML  # noqa: PLC0415 - weasyprint takes ~1 s and needs pango; only for PDF
 
     return HTML(string=report_html(bundle)).write_pdf()

@@ -12,7 +12,7 @@ Nothing here emits HTML: text from sources or models is never rendered with
   otherwise typeset ``$…$`` as LaTeX, e.g. "costs $5 to $10").
 
 Citations: the report's final form is ``[n]`` with ``n`` in ``1..N`` indexing
-``Report.references`` (see ``research/pipeline/citations.py``); :func:`link_citations` turns each
+``Report.references`` (see ``research/citations.py``); :func:`link_citations` turns each
 valid one into a Markdown link to the anchor ``#ref-n`` that the Report page places before
 reference ``n``.
 """
@@ -22,8 +22,8 @@ from __future__ import annotations
 import re
 from urllib.parse import urlsplit
 
+from research.citations import RENDER_RE
 from research.models import Reference, Report, TurnSource
-from research.pipeline.citations import RENDER_RE
 
 ANCHOR_PREFIX = "ref-"
 # [n] that is not already link text ("[[3]](#ref-3)") nor the text of a link ("[3](http://…)").
@@ -154,12 +154,13 @@ def report_body_markdown(report: Report, titles: dict[int, str] | None = None) -
 
     Headings are ``##`` (``###``/``####`` for nested sections, ``Report.section_levels``: a
     Co-STORM report nests them by mind-map depth) with literal (escaped) text; the title and
-    references list are rendered separately by the page (the references need one anchor each). ``titles``: reference number
+    references list are rendered separately by the page (the references need one anchor each).
+    ``titles``: reference number
     → hover text for each citation link (see ``research.export.bundle.ReportBundle.tooltips``).
     """
     n = len(report.references)
     parts = [link_citations(safe_markdown(report.lead), n, titles=titles)]
-    for section, level in zip(report.sections, report.section_levels()):
+    for section, level in zip(report.sections, report.section_levels(), strict=True):
         parts.append(f"{'#' * (level + 1)} {plain(section.heading)}")
         parts.append(link_citations(safe_markdown(section.text), n, titles=titles))
     return "\n\n".join(p for p in parts if p.strip())

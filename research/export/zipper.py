@@ -25,6 +25,7 @@ import zipfile
 from research import models as m
 from research.artifacts import artifacts_dir
 from research.errors import InputError
+from research.export.appendix import with_appendix
 from research.export.bundle import load_bundle
 from research.export.html import report_html
 from research.store.runs import RunStore
@@ -122,10 +123,8 @@ def run_zip(store: RunStore, run_id: str) -> bytes:
             "events.jsonl", "".join(e.model_dump_json() + "\n" for e in store.events(run_id))
         )
         z.writestr("usage.json", _dump(store.get_usage(run_id)))
-        z.writestr("followups.json", _dump(bundle.followups))  # issue 13
+        z.writestr("followups.json", _dump(bundle.followups))  # the follow-ups appendix's data
         if bundle.report is not None:
-            from research.followup.appendix import with_appendix  # noqa: PLC0415 - issue 13
-
             z.writestr("report.md", with_appendix(bundle.report.markdown, bundle.followups))
             z.writestr("report.html", report_html(bundle))
         root = artifacts_dir(run_id)

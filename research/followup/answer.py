@@ -1,4 +1,4 @@
-"""Answers to a follow-up question from a run's evidence (issue 13 §1).
+"""Answers to a follow-up question from a run's evidence.
 
 Retrieval: ``EvidenceIndex.top_sources`` (hybrid BM25 + MiniLM over the run's sources, full
 texts from its raw artifacts) → the ``TOP_SOURCES`` best sources → their sentences.
@@ -24,7 +24,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from research.engines.base import AnswerInput
 from research.engines.extractive.text import content_words, ensure_period, overlap, word_key
+from research.engines.litellm.engine import CITE_RE
 from research.followup.evidence import EvidenceDoc, EvidenceIndex, embed
 from research.models import Reference, SearchResult
 
@@ -62,7 +64,7 @@ def rank_sentences(question: str, docs: list[EvidenceDoc]) -> list[Picked]:
     cos = np.clip(vecs @ embed([question])[0], 0.0, 1.0)
     want = _keys(question)
     out = []
-    for (s, d), c in zip(items, cos):
+    for (s, d), c in zip(items, cos, strict=True):
         rec = len(want & _keys(s)) / len(want) if want else 0.0
         out.append(Picked(s, d, float(0.6 * c + 0.4 * rec)))
     return sorted(out, key=lambda p: -p.score)
@@ -139,8 +141,6 @@ def llm_answer(
     queries: dict[str, str],
 ) -> tuple[str, list[int], dict[int, EvidenceDoc]]:
     """The litellm engine's ``answer_question`` over the top sources (local [k] → run [n])."""
-    from research.engines.base import AnswerInput  # noqa: PLC0415
-    from research.engines.litellm.engine import CITE_RE  # noqa: PLC0415
 
     order: list[EvidenceDoc] = []
     best: dict[str, list[str]] = {}

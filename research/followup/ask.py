@@ -1,9 +1,10 @@
-"""Ask a run a follow-up question; audit its citations (issue 13 §1, §3, §4, §6).
+"""Ask a run a follow-up question; audit its citations.
 
 ``ask`` validates (nothing is stored for bad input), stores the follow-up pending and answers it
 in this process (``research.followup.execute``: optional research-more, the answer from the
 run's evidence, the audit of its citations; events ``followup.asked`` / ``followup.answered``).
-The dashboard and RQ workers run the same job in the background (``research.followup.jobs``). ``audit_run`` audits the report's citations and
+The dashboard and RQ workers run the same job in the background (``research.jobs.followups``).
+``audit_run`` audits the report's citations and
 stores the result (event ``audit.finished``).
 """
 
@@ -11,10 +12,12 @@ from __future__ import annotations
 
 from research.errors import InputError
 from research.followup.audit import audit_report, summarize
-from research.followup.checks import check_askable, validate_question  # noqa: F401 - validate_question re-exported
+from research.followup.checks import check_askable, validate_question
 from research.followup.evidence import load_evidence
-from research.followup.models import AuditSummary, Followup
+from research.followup.execute import execute, new_pending
 from research.models import Report
+from research.store import open_store
+from research.store.followup_models import AuditSummary, Followup
 from research.store.followups import FollowupStore
 from research.store.keys import check_run_id
 from research.store.runs import RunStore
@@ -44,8 +47,6 @@ def ask(
         InputError / RunNotFoundError: see ``validate_question`` and ``check_askable``
             (nothing stored).
     """
-    from research.followup.execute import execute, new_pending  # noqa: PLC0415 - execute imports this module
-    from research.store import open_store  # noqa: PLC0415
 
     store = store or open_store()
     question = validate_question(question)
@@ -69,7 +70,6 @@ def audit_run(
     Raises:
         InputError (code ``report_not_ready``): the run has no report yet. RunNotFoundError.
     """
-    from research.store import open_store  # noqa: PLC0415
 
     store = store or open_store()
     state = store.get_run(check_run_id(run_id.strip() if isinstance(run_id, str) else run_id))

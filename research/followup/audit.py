@@ -1,4 +1,4 @@
-"""Citation audit (issue 13 §4): how well does each cited source back the sentence citing it?
+"""Citation audit: how well does each cited source back the sentence citing it?
 
 For a cited sentence ``s`` and its cited source (its sentences from the run's evidence,
 ``research.followup.evidence``), every passage ``p`` (one sentence, or two adjacent ones) gets
@@ -43,6 +43,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from research.citations import cited_spans
 from research.engines.extractive.text import (
     content_words,
     split_sentences,
@@ -50,9 +51,8 @@ from research.engines.extractive.text import (
     word_key,
 )
 from research.followup.evidence import EvidenceDoc, embed, passages
-from research.followup.models import AuditSummary, CitationCheck, Verdict
 from research.models import Report
-from research.pipeline.citations import cited_spans
+from research.store.followup_models import AuditSummary, CitationCheck, Verdict
 
 W_COSINE = 0.8
 SUPPORTED = 0.63

@@ -1,12 +1,12 @@
-"""Can this run be asked, and is this a question (issue 13 item 6: bad input gets a clear
+"""Can this run be asked, and is this a question (bad input gets a clear
 message and nothing is stored). Used by ``ask`` (the CLI and page entry), ``jobs`` (enqueueing)
 and ``execute`` (the job), so none of them imports another for it."""
 
 from __future__ import annotations
 
 from research.errors import InputError
-from research.followup.models import MAX_QUESTION_CHARS
 from research.models import RunState
+from research.store.followup_models import MAX_QUESTION_CHARS
 from research.store.keys import check_run_id
 from research.store.runs import RunStore
 

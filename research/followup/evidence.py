@@ -1,5 +1,5 @@
 """A run's own evidence, searchable: its saved sources with the full text its raw artifacts hold
-(issue 13 §1, "answered from the run's saved sources and raw artifact files").
+("answered from the run's saved sources and raw artifact files").
 
 * Documents: one per collector source (seed 000 ``SourceRecord``). Its text is the longest
   text any raw search or scrape artifact of the run holds for the source's URL (the full
@@ -26,6 +26,7 @@ from research.config import Settings, load_settings
 from research.engines.extractive.text import clean, split_sentences
 from research.models import SourceRecord
 from research.search.embeddings import get_embedder
+from research.search.local import LocalSearch
 from research.store.keys import check_run_id
 from research.store.runs import RunStore
 
@@ -68,7 +69,8 @@ def artifact_texts(run_id: str, settings: Settings | None = None) -> dict[str, s
             continue
         if not isinstance(raw, dict):
             continue
-        items = raw.get("results") if isinstance(raw.get("results"), list) else [raw]
+        results = raw.get("results")
+        items = results if isinstance(results, list) else [raw]
         for item in items:
             if not isinstance(item, dict) or not isinstance(item.get("url"), str):
                 continue
@@ -113,7 +115,6 @@ class EvidenceIndex:
     """
 
     def __init__(self, store: RunStore, run_id: str, settings: Settings | None = None) -> None:
-        from research.search.local import LocalSearch  # noqa: PLC0415 - bm25s/torch on demand
 
         self.docs = load_evidence(store, run_id, settings)
         self.by_id = {d.source.source_id: d for d in self.docs}
@@ -154,7 +155,7 @@ def passages(sentences: list[str]) -> list[tuple[str, int]]:
     """Candidate passages of a source: each sentence and each adjacent pair, as
     ``(text, index of the first sentence)``."""
     out = [(s, i) for i, s in enumerate(sentences)]
-    out += [(f"{a} {b}", i) for i, (a, b) in enumerate(zip(sentences, sentences[1:]))]
+    out += [(f"{a} {b}", i) for i, (a, b) in enumerate(zip(sentences, sentences[1:], strict=False))]
     return out
 
 

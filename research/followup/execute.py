@@ -1,16 +1,16 @@
-"""The body of a follow-up job (issue 13 §2): answer one pending follow-up under its lease,
+"""The body of a follow-up job: answer one pending follow-up under its lease,
 resumable after a crash.
 
 A follow-up is stored ``pending`` when it is asked (``new_pending``: a ``PendingFollowup`` in
 ``run:{id}:followups:pending``, event ``followup.asked``), then ``execute`` answers it — in the
 asking process (``research ask``), a thread of the dashboard or an RQ worker
-(``research.followup.jobs``). ``execute`` holds the follow-up's lease (``research.store.lease``,
-the same heartbeat-renewed SET NX PX lease as runs, issue 7) and the run's follow-up lock
+(``research.jobs.followups``). ``execute`` holds the follow-up's lease (``research.store.lease``,
+the same heartbeat-renewed SET NX PX lease as runs) and the run's follow-up lock
 (reference numbers are handed out in order). Its progress is stored on the record (``stage``)
 and in the run's events (``followup.research.*`` → ``followup.answered``, or
 ``followup.failed``); nothing depends on the process that asked.
 
-Resuming: a job that dies leaves the record pending with no lease; ``research.followup.jobs.
+Resuming: a job that dies leaves the record pending with no lease; ``research.jobs.followups.
 resume_followups`` starts ``execute`` again (worker start, dashboard start, ``research resume``).
 A research-more turn that was stored before the crash is found (``more.stored_turn``: the
 reserved turn number and the question) and not searched again; an interrupted one is searched
@@ -26,12 +26,15 @@ import secrets
 
 import redis
 
+from research.engines.factory import make_engine
 from research.engines.labels import OFFLINE_LABEL
+from research.followup import more
 from research.followup.answer import NOT_FOUND, Numbering, extractive_answer, llm_answer, retrieve
 from research.followup.audit import SupportScorer, audit_texts
+from research.followup.checks import check_askable, search_queries
 from research.followup.evidence import EvidenceIndex
-from research.followup.models import Followup, PendingFollowup
 from research.models import Report, RunState, now
+from research.store.followup_models import Followup, PendingFollowup
 from research.store.followups import FollowupStore
 from research.store.runs import RunStore
 
@@ -91,7 +94,6 @@ def _attempt(
     store: RunStore, fs: FollowupStore, run_id: str, pending: PendingFollowup, settings, say
 ) -> Followup:
     """One attempt at a pending follow-up (under its lease and the run's follow-up lock)."""
-    from research.followup.checks import check_askable  # noqa: PLC0415
 
     pending.attempts += 1
     if pending.attempts > 1:
@@ -131,7 +133,6 @@ def _research(
     store: RunStore, state: RunState, fs: FollowupStore, pending: PendingFollowup, settings, say
 ) -> int:
     """The research-more turn of ``pending`` (reused when it was stored); new sources it saved."""
-    from research.followup import more  # noqa: PLC0415 - pulls in the pipeline
 
     run_id = state.run_id
     if pending.sources_before is None:
@@ -176,9 +177,6 @@ def _compose(
     or the extractive one (labelled ``EXTRACTIVE``) for an extractive run and for a litellm run
     whose LLM budget is spent (no model is called: the run's budget holds for follow-ups too)."""
     if state.config.engine == "litellm":
-        from research.engines.factory import make_engine  # noqa: PLC0415
-        from research.followup.checks import search_queries  # noqa: PLC0415
-
         engine = make_engine(state.config, state.run_id, store, settings)
         spent = (
             "reached during the run"

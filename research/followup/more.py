@@ -1,4 +1,4 @@
-"""Research more for a follow-up question (issue 13 §2): one new dialogue turn for an
+"""Research more for a follow-up question: one new dialogue turn for an
 "Analyst follow-up" perspective through the normal pipeline.
 
 The turn is a STORM dialogue turn (seed 002 §2; ``research.pipeline.conversation``) whose
@@ -6,7 +6,7 @@ question is the analyst's own (no WikiWriter step): the engine turns it into que
 (``question_to_queries``), every query searches the run's backends as an offloaded tool call
 (seed 001: raw artifact + summary card, ``RunContext.search``; URLs the run already saved are
 skipped so the search brings new sources), the TopicExpert answers and the engine assigns each
-result to the syllabus questions it bears on in one step (``answer_and_assign``, issue 14;
+result to the syllabus questions it bears on in one step (``answer_and_assign``;
 focused on the 2 syllabus questions closest to the follow-up by MiniLM cosine) and ``commit_turn``
 saves the sources (seed 000 ``save_source``: coverage counts update) and stores the turn
 (event ``turn.finished``). The run's budget applies: the litellm engine stops calling models
@@ -22,11 +22,19 @@ again and deduplicated, not skipped), and the turn number it reserved; a turn it
 
 from __future__ import annotations
 
+from typing import cast
+
 import numpy as np
 
+from research.artifacts import ArtifactStore
 from research.engines.base import AnswerAssignInput, AnswerInput, QueryInput
+from research.errors import InputError
 from research.followup.evidence import embed
 from research.models import DialogueTurn, Perspective, RunState, now
+from research.pipeline.conversation import PendingTurn, _dedupe, commit_turn, turn_cards
+from research.pipeline.planning import restore_plan
+from research.pipeline.recorders import DeferredRecorder
+from research.pipeline.runner import build_context
 from research.store.runs import RunStore
 
 PERSPECTIVE = "Analyst follow-up"
@@ -93,11 +101,6 @@ def research_more(
     Raises:
         InputError: the run has no plan/syllabus yet (it is still planning).
     """
-    from research.errors import InputError  # noqa: PLC0415
-    from research.pipeline.conversation import PendingTurn, _dedupe, commit_turn, turn_cards  # noqa: PLC0415
-    from research.pipeline.planning import restore_plan  # noqa: PLC0415
-    from research.pipeline.recorders import DeferredRecorder  # noqa: PLC0415
-    from research.pipeline.runner import build_context  # noqa: PLC0415
 
     ctx = build_context(state.run_id, settings)
     if not restore_plan(ctx):
@@ -116,10 +119,11 @@ def research_more(
     queries = ctx.engine.question_to_queries(
         QueryInput(topic=state.topic, question=question, perspective=perspective)
     ).queries[:MAX_QUERIES]
-    recorder = DeferredRecorder(ctx.artifacts, f"followup.{followup_id}")
-    ctx.artifacts = recorder
+    recorder = DeferredRecorder(ctx._need_artifacts(), f"followup.{followup_id}")
+    ctx.artifacts = cast(ArtifactStore, recorder)  # records like an ArtifactStore, commits later
     seen = {s.url for s in saved[:before_sources]}
-    results, memory = [], []
+    results: list = []
+    memory: list = []
     for q in queries:
         results += ctx.search(q, step, perspective=PERSPECTIVE, memory=memory, exclude=seen)
         seen |= {r.url for r in results}

@@ -1,4 +1,4 @@
-"""Ingestion of the analyst's own documents into named corpora (issue 5): PDF (per page), DOCX,
+"""Ingestion of the analyst's own documents into named corpora: PDF (per page), DOCX,
 HTML, Markdown and text files are extracted (``extract``), chunked with file + page kept, and
 indexed incrementally for hybrid BM25 + dense search (``store``)."""
 

@@ -14,6 +14,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+import docx
+import trafilatura
+from pypdf import PdfReader
+
 from research.errors import CorpusError
 
 SUFFIXES = (".pdf", ".docx", ".html", ".htm", ".md", ".markdown", ".txt")
@@ -34,13 +38,12 @@ class Page:
 
 
 def _pdf(path: Path) -> tuple[str, list[Page]]:
-    from pypdf import PdfReader  # noqa: PLC0415
 
     reader = PdfReader(str(path))
     if reader.is_encrypted:
         try:
             reader.decrypt("")
-        except Exception:  # noqa: BLE001 - pypdf raises various types for wrong passwords
+        except Exception:
             raise ExtractError(
                 f"{path.name}: the PDF is password-protected; remove the password and re-ingest"
             ) from None
@@ -48,13 +51,12 @@ def _pdf(path: Path) -> tuple[str, list[Page]]:
     title = ""
     try:
         title = (reader.metadata.title or "").strip() if reader.metadata else ""
-    except Exception:  # noqa: BLE001 - broken metadata must not lose the text
+    except Exception:
         title = ""
     return title, pages
 
 
 def _docx(path: Path) -> tuple[str, list[Page]]:
-    import docx  # noqa: PLC0415 - python-docx
 
     document = docx.Document(str(path))
     lines: list[str] = []
@@ -80,7 +82,6 @@ def _docx(path: Path) -> tuple[str, list[Page]]:
 
 
 def _html(path: Path) -> tuple[str, list[Page]]:
-    import trafilatura  # noqa: PLC0415
 
     html = path.read_text(encoding="utf-8", errors="replace")
     text = (
@@ -117,7 +118,7 @@ def extract(path: str | Path) -> tuple[str, list[Page]]:
         title, pages = readers.get(suffix, _text)(p)
     except ExtractError:
         raise
-    except Exception as exc:  # noqa: BLE001 - any parser failure is this file's error only
+    except Exception as exc:
         raise ExtractError(
             f"{p.name}: cannot read this {suffix[1:].upper()} file ({type(exc).__name__}: "
             f"{str(exc)[:160]}); check that it is not corrupt"

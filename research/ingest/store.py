@@ -1,4 +1,4 @@
-"""Named corpora of the analyst's documents under ``{data_dir}/corpora/<name>/`` (issue 5).
+"""Named corpora of the analyst's documents under ``{data_dir}/corpora/<name>/``.
 
 Layout::
 
@@ -29,12 +29,15 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 
 from research.config import Settings, load_settings
 from research.errors import CorpusError, InputError
 from research.ingest.extract import SUFFIXES, ExtractError, Page, extract
+from research.search.embeddings import Embedder, get_embedder
+from research.search.local import LocalSearch, corpus_fingerprint, get_local_search
 
 CHUNK_CHARS = 1200
 NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
@@ -107,7 +110,8 @@ def chunk_pages(pages: list[Page], limit: int = CHUNK_CHARS) -> list[tuple[int |
 
 
 def _chunk_docs(path: Path, label: str, title: str, pages: list[Page]) -> list[dict]:
-    docs, per_page = [], {}
+    docs: list = []
+    per_page: dict = {}
     for number, text in chunk_pages(pages):
         per_page[number] = per_page.get(number, 0) + 1
         n = per_page[number]
@@ -162,7 +166,7 @@ class CachingEmbedder:
         if cache_file.is_file():
             try:
                 with np.load(cache_file) as data:
-                    self.cache = dict(zip(data["keys"].tolist(), data["vecs"]))
+                    self.cache = dict(zip(data["keys"].tolist(), data["vecs"], strict=True))
             except (OSError, ValueError, KeyError):
                 self.cache = {}
         self.embedded = 0
@@ -177,11 +181,11 @@ class CachingEmbedder:
         keys = [hashlib.sha1((prefix + t).encode("utf-8", "replace")).hexdigest() for t in texts]
         missing = list(dict.fromkeys(k for k in keys if k not in self.cache))
         if missing:
-            by_key = dict(zip(keys, texts))
+            by_key = dict(zip(keys, texts, strict=True))
             vecs = self.inner.encode(
                 [by_key[k] for k in missing], batch_size=batch_size, max_tokens=max_tokens
             )
-            self.cache.update(zip(missing, vecs))
+            self.cache.update(zip(missing, vecs, strict=True))
             self.embedded += len(missing)
             tmp = self.cache_file.with_suffix(".tmp.npz")
             np.savez(tmp, keys=np.array(list(self.cache)), vecs=np.stack(list(self.cache.values())))
@@ -206,8 +210,6 @@ def ingest(name: str, paths: list[str | Path], settings: Settings | None = None)
         InputError: bad corpus name. CorpusError: a path does not exist, or the corpus would
             have no readable document at all.
     """
-    from research.search.embeddings import get_embedder  # noqa: PLC0415
-    from research.search.local import LocalSearch  # noqa: PLC0415
 
     t0 = time.monotonic()
     settings = settings or load_settings()
@@ -274,7 +276,6 @@ def ingest(name: str, paths: list[str | Path], settings: Settings | None = None)
             )
             tmp.replace(chunks_path)
         manifest_path.write_text(json.dumps(manifest, indent=1))
-        from research.search.local import corpus_fingerprint  # noqa: PLC0415
 
         if (
             not (report.added or report.updated)
@@ -285,7 +286,7 @@ def ingest(name: str, paths: list[str | Path], settings: Settings | None = None)
         index = LocalSearch(
             chunks_path,
             root / "index",
-            embedder=CachingEmbedder(get_embedder(), root / "embcache.npz"),
+            embedder=cast(Embedder, CachingEmbedder(get_embedder(), root / "embcache.npz")),
         )
         for stale in (root / "index").iterdir():  # indexes of earlier versions of chunks.jsonl
             if (
@@ -350,7 +351,6 @@ def corpus_retriever(name: str, settings: Settings | None = None) -> NamedCorpus
     Raises:
         InputError: bad name. CorpusError: no such corpus (the message lists existing ones).
     """
-    from research.search.local import get_local_search  # noqa: PLC0415
 
     settings = settings or load_settings()
     root = corpus_dir(name, settings)

@@ -1,4 +1,5 @@
-"""Run jobs: creating, launching, resuming and waiting for runs, in threads of this process or on RQ workers."""
+"""Jobs: creating, launching, resuming and waiting for runs and follow-ups, in threads of this
+process or on RQ workers."""
 
 from research.jobs.launch import (
     MAX_CONCURRENT_RUNS,

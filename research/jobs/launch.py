@@ -1,10 +1,10 @@
-"""Jobs: launching runs (issue 2 §9).
+"""Jobs: launching runs.
 
 From the dashboard a run executes in a background thread of the server process — one runner per
 process, writing only Redis and artifacts — so closing the tab does not stop it. The CLI runs the
 same job in the foreground. ``make_config`` is the one gate for user input.
 
-Job backends (issue 7, ``RESEARCH_JOB_BACKEND``): ``thread`` (default) runs jobs in this
+Job backends (``RESEARCH_JOB_BACKEND``): ``thread`` (default) runs jobs in this
 process; ``rq`` enqueues them on the shared Redis for ``research worker`` processes
 (``research.jobs.workers``). Either way a job holds the run's lease, so an interrupted run is
 detected and resumed (``resume_run``, ``resume_interrupted``) from any process.
@@ -13,18 +13,32 @@ detected and resumed (``resume_run``, ``resume_interrupted``) from any process.
 from __future__ import annotations
 
 import logging
+import tempfile
 import threading
+import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 from research import artifacts
 from research import models as m
 from research.config import job_backend, load_settings
+from research.costorm import get_mindmap, get_turns
+from research.costorm import summary as costorm_summary
+from research.costorm.settings import validate_costorm, validate_mode
+from research.engines.factory import check_engine, engine_label
 from research.errors import InputError, ResearchError
+from research.jobs import workers
+from research.jobs.followups import resume_followups
 from research.jobs.validation import validate_corpus, validate_int, validate_topic
+from research.llm.usage import usage_report
+from research.llm.validate import validate_llm_options
 from research.models import ACTIVE_STATUSES, Report, RunConfig, RunState, Syllabus
+from research.pipeline import runner
+from research.pipeline.index_events import announce_index_build
 from research.planning.syllabus import check_template
+from research.search.multi import validate_search
 from research.store import keys, open_store
+from research.store.followups import FollowupStore
 from research.store.runs import RunStore
 
 log = logging.getLogger(__name__)
@@ -59,12 +73,12 @@ def make_config(
     ``mode``: "storm" or "costorm"; ``costorm``: Co-STORM settings (``CoStormSettings`` field
     names: experts, max_node_items, moderator_after, alpha, query_budget, max_turns).
     ``search``: backends (``"local,pubmed"`` or a list; default ``["local"]``); ``corpora``:
-    ingested corpus names searched too (issue 5, ``research.search.multi.validate_search``).
+    ingested corpus names searched too (``research.search.multi.validate_search``).
     ``corpus`` (default ``settings.default_corpus``) is only required when the ``local`` backend
     is searched; otherwise it is checked when given and left empty when not. ``min_databases``:
     1–8 distinct source types ``check_completion`` requires (seed 000; default 1 = off).
-    ``template``: ``auto`` (default; a syllabus fitted to the topic), ``drug`` or ``general``
-    (issue 12). ``review``: stop in ``awaiting_review`` after planning (STORM mode only).
+    ``template``: ``auto`` (default; a syllabus fitted to the topic), ``drug`` or ``general``.
+    ``review``: stop in ``awaiting_review`` after planning (STORM mode only).
     ``cassette_mode`` ("record" / "replay") and ``cassette_path``: the run's LLM cassette.
     ``gap_turns``: rounds of gap searches for unmet questions after the planned turns (0–5,
     default 2; 0 = stop at the turn cap). ``depth``: report length, ``brief``, ``standard``
@@ -101,7 +115,6 @@ def make_config(
         if corpus or "local" in choice["search"]
         else ""
     )
-    from research.costorm.settings import validate_costorm, validate_mode  # noqa: PLC0415 - issue 4
 
     if review and mode == "costorm":
         raise InputError(
@@ -124,21 +137,18 @@ def make_config(
         cassette_path=str(cassette_path or ""),
         depth=depth,
     )
-    from research.engines.factory import check_engine  # noqa: PLC0415 - issue 3
 
     check_engine(config)
     return config
 
 
 def _llm_choice(engine, models, budget_usd, budget_tokens) -> dict:
-    """Issue 3: validated models per role and budgets (USD, tokens)."""
-    from research.llm.validate import validate_llm_options  # noqa: PLC0415 - issue 3
+    """Validated models per role and budgets (USD, tokens)."""
 
     return validate_llm_options(engine, models, budget_usd, budget_tokens)
 
 
 def _search_choice(search, corpora, settings) -> dict:
-    from research.search.multi import validate_search  # noqa: PLC0415 - issue 5
 
     backends, names = validate_search(search, corpora, settings)
     return {"search": backends, "corpora": names}
@@ -151,7 +161,6 @@ def check_data_dir(data_dir: Path) -> Path:
     Raises:
         InputError (code ``data_dir_unwritable``): read-only, a file, or not creatable.
     """
-    import tempfile  # noqa: PLC0415
 
     try:
         data_dir.mkdir(parents=True, exist_ok=True)
@@ -199,7 +208,6 @@ def _get_runner() -> _Runner:
 def _execute(run_id: str):
     """``research.pipeline.runner.execute(run_id)``, imported on first use: the pipeline pulls
     scikit-learn and the engines (~1.5 s), which creating a run or reading one never needs."""
-    from research.pipeline import runner  # noqa: PLC0415
 
     return runner.execute(run_id)
 
@@ -209,8 +217,6 @@ def create_run(config: RunConfig) -> str:
     When the run will wait for its local corpus index to be built, the run's event stream says so
     at once (``index.progress``, ``loading_model``), before the pipeline is even imported."""
     store = open_store()
-    from research.engines.factory import engine_label  # noqa: PLC0415 - issue 3
-    from research.pipeline.index_events import announce_index_build  # noqa: PLC0415
 
     label = engine_label(config)
     run_id = store.create_run(config, engine_label=label).run_id
@@ -225,8 +231,6 @@ def submit(run_id: str, backend: str | None = None) -> None:
     """Execute an existing run in the background: a thread here, or a job on the RQ queue
     (``backend``: "thread" or "rq"; default ``job_backend()``)."""
     if (backend or job_backend()) == "rq":
-        from research.jobs import workers  # noqa: PLC0415 - rq only when used
-
         workers.enqueue(run_id)
     else:
         _get_runner().submit(run_id)
@@ -247,7 +251,7 @@ def resume_run(
     run_id: str, *, foreground: bool = False, by: str = "cli", backend: str | None = None
 ) -> str:
     """Continue an interrupted (or failed, or stuck pending) run from its stored state, and its
-    follow-ups whose job died (issue 13: ``research.followup.jobs.resume_followups``).
+    follow-ups whose job died (``research.jobs.followups.resume_followups``).
 
     Background by default (``submit``); ``foreground`` executes it in this thread. Emits
     ``resume.requested``; the job emits ``run.resumed`` when it starts. A run that cannot be
@@ -302,7 +306,6 @@ def resume_run(
 
 
 def _has_dead_followups(store: RunStore, run_id: str) -> bool:
-    from research.store.followups import FollowupStore  # noqa: PLC0415 - issue 13
 
     return bool(FollowupStore(store).dead_pending(run_id))
 
@@ -314,15 +317,14 @@ def _resume_followups(
     backend: str | None,
     foreground: bool = False,
 ) -> list[str]:
-    """Issue 13: resume the follow-ups whose job died (``research.followup.jobs.resume_followups``)."""
-    from research.followup.jobs import resume_followups  # noqa: PLC0415
+    """Resume the follow-ups whose job died (``research.jobs.followups.resume_followups``)."""
 
     return resume_followups(store, run_ids, by=by, backend=backend, foreground=foreground)
 
 
 def resume_interrupted(by: str = "worker", backend: str | None = None) -> list[str]:
     """Resume (in the background: ``backend``, default ``job_backend()``) every run that is
-    ``interrupted``, then every follow-up whose job died (issue 13); returns the runs' ids.
+    ``interrupted``, then every follow-up whose job died; returns the runs' ids.
 
     Called when a worker or the dashboard starts. Runs another process resumes first are
     skipped (the lease decides who executes); a run that cannot be resumed is logged and
@@ -360,7 +362,7 @@ def run_foreground(config: RunConfig) -> RunState:
 def execute_created(run_id: str, backend: str | None = None) -> RunState:
     """Execute a run made by ``create_run`` in this thread (``thread`` backend) or queue it and
     wait for a worker (``rq``); returns its final state. The caller keeps the id it created, so
-    it never has to find "its" run among identical ones (issue 15 §6)."""
+    it never has to find "its" run among identical ones."""
     if (backend or job_backend()) == "rq":
         submit(run_id, "rq")
         return wait_for(run_id)
@@ -371,7 +373,6 @@ def execute_created(run_id: str, backend: str | None = None) -> RunState:
 def wait_for(run_id: str, poll_s: float = 0.5, timeout_s: float | None = None) -> RunState:
     """Poll until the run is no longer pending or active (complete, failed, cancelled or
     interrupted) or ``timeout_s`` (s) passed; returns its state."""
-    import time  # noqa: PLC0415
 
     store = open_store()
     deadline = None if timeout_s is None else time.monotonic() + timeout_s
@@ -449,11 +450,10 @@ def run_snapshot(run_id: str) -> dict:
 
 
 def _followup_snapshot(store: RunStore, state: m.RunState, has_report: bool) -> dict:
-    """Issue 13: ``followups`` (Followup dicts, oldest first) and ``audit`` (the report's stored
+    """``followups`` (Followup dicts, oldest first) and ``audit`` (the report's stored
     citation audit; None when the run has no report or nobody has audited it yet). A pure read:
     the audit embeds every cited source (~20 s with the model load), so it is computed by
     ``research audit RUN`` or the Report page, never by a read such as ``research show``."""
-    from research.store.followups import FollowupStore  # noqa: PLC0415
 
     fs = FollowupStore(store)
     audit = fs.get_audit(state.run_id) if has_report else None
@@ -464,13 +464,11 @@ def _followup_snapshot(store: RunStore, state: m.RunState, has_report: bool) -> 
 
 
 def _costorm_snapshot(store: RunStore, state: m.RunState) -> dict:
-    """Issue 4: the round-table summary (``research.costorm.summary.summary``: turns by intent,
+    """The round-table summary (``research.costorm.summary.summary``: turns by intent,
     speaker kind and speaker, moderator turns, queries vs budget, mind-map depth/nodes/items,
     stop reason) plus the full ``transcript`` (CoStormTurn dicts) and ``mind_map`` (MindMap dict)."""
-    from research.costorm import get_mindmap, get_turns  # noqa: PLC0415
-    from research.costorm.summary import run_summary  # noqa: PLC0415
 
-    out = run_summary(store, state)
+    out = costorm_summary.run_summary(store, state)
     mm = get_mindmap(store, state.run_id)
     out["transcript"] = [t.model_dump(mode="json") for t in get_turns(store, state.run_id)]
     out["mind_map"] = mm.model_dump(mode="json") if mm else None
@@ -478,7 +476,6 @@ def _costorm_snapshot(store: RunStore, state: m.RunState) -> dict:
 
 
 def _llm_usage(store: RunStore, run_id: str) -> dict:
-    """Issue 3: LLM calls, tokens, USD per phase/role/model, retries, context reduction."""
-    from research.llm.usage import usage_report  # noqa: PLC0415
+    """LLM calls, tokens, USD per phase/role/model, retries, context reduction."""
 
     return usage_report(store, run_id)

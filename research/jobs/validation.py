@@ -129,7 +129,7 @@ def validate_corpus(path: str | Path) -> Path:
 
 def _check_folder(p: Path, hint: str) -> None:
     try:
-        for root, dirs, files in os.walk(p):
+        for _root, dirs, files in os.walk(p):
             dirs[:] = [d for d in dirs if not d.startswith(".")]
             if any(not f.startswith(".") for f in files):
                 return
@@ -143,7 +143,7 @@ def _check_jsonl(p: Path, hint: str) -> None:
         raise CorpusError(f"Corpus file '{p.name}' is not a .jsonl file; {hint}.")
     try:
         with p.open("r", encoding="utf-8") as fh:
-            for lineno, line in enumerate(
+            for lineno, line in enumerate(  # noqa: B007 - lineno is read after the loop
                 iter(lambda: fh.readline(_FIRST_LINE_LIMIT), ""), start=1
             ):
                 if line.strip():

@@ -1,4 +1,4 @@
-"""Scale-out on RQ (issue 7 §3): ``research worker`` processes execute queued runs.
+"""Scale-out on RQ: ``research worker`` processes execute queued runs.
 
 With ``RESEARCH_JOB_BACKEND=rq`` the dashboard and the CLI enqueue runs on the RQ queue
 ``research`` of the shared Redis (``REDIS_URL``) instead of starting threads. Every worker shares
@@ -14,12 +14,16 @@ loaded between jobs.
 from __future__ import annotations
 
 import logging
+from typing import TYPE_CHECKING
 
 import redis
-from rq import Queue, SimpleWorker
 
+from research.pipeline import runner
 from research.store import open_store
 from research.store.connection import make_client, redis_url
+
+if TYPE_CHECKING:
+    from rq import Queue
 
 log = logging.getLogger(__name__)
 
@@ -40,6 +44,8 @@ def rq_connection() -> redis.Redis:
 
 def queue() -> Queue:
     """The ``research`` queue on the shared Redis."""
+    from rq import Queue  # noqa: PLC0415 - rq only with the RQ job backend (its one lazy import)
+
     return Queue(QUEUE, connection=rq_connection())
 
 
@@ -60,7 +66,6 @@ def enqueue(run_id: str) -> str:
 
 def run_job(run_id: str) -> str:
     """The RQ job body: execute (or resume) the run; returns its final status."""
-    from research.pipeline import runner  # noqa: PLC0415 - heavy; only inside a worker
 
     return runner.execute(run_id)
 
@@ -69,6 +74,8 @@ def start_worker(*, burst: bool = False, name: str | None = None) -> None:
     """Run an RQ worker on the ``research`` queue until stopped (or, with ``burst``, until the
     queue is empty). Interrupted runs are resumed by the caller first
     (``research.jobs.resume_interrupted(by="worker", backend="rq")``, done by ``research worker``)."""
-    open_store().reconcile_dead_runs()  # runs of a worker that died are stored interrupted (issue 7/15)
+    open_store().reconcile_dead_runs()  # runs of a worker that died are stored interrupted
+    from rq import SimpleWorker  # noqa: PLC0415 - rq only with the RQ job backend
+
     worker = SimpleWorker([queue()], connection=rq_connection(), name=name)
     worker.work(burst=burst, with_scheduler=False, logging_level="WARNING")

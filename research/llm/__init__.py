@@ -1,4 +1,4 @@
-"""LLM plumbing for the litellm engine (issue 3): one call function with retries and rate
+"""LLM plumbing for the litellm engine: one call function with retries and rate
 limits (``client``), error mapping (``errors``), accounting (``accounting``), budgets
 (``budget``), record/replay (``cassette``), model/price resolution (``models``) and the usage
 report (``usage``)."""

@@ -1,4 +1,4 @@
-"""Per-call accounting (issue 3 §4): tokens in/out, ``cost_usd`` (USD, ``models.cost_usd``:
+"""Per-call accounting: tokens in/out, ``cost_usd`` (USD, ``models.cost_usd``:
 litellm's price table or RESEARCH_MODEL_PRICES, never a silent 0), latency (s), retries; run
 totals and the phase/role/model/step breakdown in Redis (``RunStore.record_llm_call``); one
 line per call in ``{data_dir}/research_artifacts/{run_id}/llm_calls.jsonl`` with the prompt
@@ -43,9 +43,7 @@ class Accountant:
             "retries": 0,
         }
         if store is not None and run_id:  # a run's budget counts what it spent before this session:
-            spent = store.usage_totals(
-                run_id
-            )  # a resumed run or a follow-up (issue 13) starts from it
+            spent = store.usage_totals(run_id)  # a resumed run or a follow-up starts from it
             self.totals.update(
                 {
                     "calls": int(spent.get("llm_calls", 0)),

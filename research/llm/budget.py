@@ -1,4 +1,4 @@
-"""Per-run LLM budgets (issue 3 §5): ``RunConfig.budget_usd`` (USD) and ``budget_tokens``
+"""Per-run LLM budgets: ``RunConfig.budget_usd`` (USD) and ``budget_tokens``
 (prompt + completion tokens). Once a cap is reached no new call starts (calls in flight
 finish); the engine then answers the remaining steps without an LLM (extractive fallback), the
 run writes its report and ends ``complete`` with ``RunState.budget_exhausted = True``,

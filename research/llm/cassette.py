@@ -1,4 +1,4 @@
-"""Record / replay of LLM calls (issue 3 §8).
+"""Record / replay of LLM calls.
 
 A cassette is a JSONL file, one line per call: ``{"key", "semantic", "request", "response"}``
 where ``request`` is ``{model, messages, response_format, tools}`` (no key, no api_base) and

@@ -1,4 +1,4 @@
-"""One LLM call through ``litellm.completion`` that never waits forever (issue 3 §6).
+"""One LLM call through ``litellm.completion`` that never waits forever.
 
 - per-attempt timeout ``RESEARCH_LLM_TIMEOUT_S`` (s, default 60);
 - retries with exponential backoff + jitter (tenacity ``wait_exponential_jitter``, initial
@@ -34,6 +34,7 @@ from tenacity import (
 
 from research.config import load_settings
 from research.llm.errors import LLMError, map_exception
+from research.llm.lib import litellm_module
 from research.net.ratelimit import acquire
 
 
@@ -126,7 +127,7 @@ def complete(
         LLMError: the mapped error of the last attempt (non-retryable at once; retryable after
             the attempts/deadline run out); ``.retries`` holds the failed attempts.
     """
-    import litellm  # noqa: PLC0415
+    litellm = litellm_module()
 
     settings = load_settings()
     timeout_s, deadline_s, attempts = (
@@ -163,7 +164,7 @@ def complete(
         t0 = time.monotonic()
         try:
             resp = litellm.completion(**kwargs)
-        except Exception as exc:  # noqa: BLE001 - mapped below
+        except Exception as exc:
             err = map_exception(exc, model)
             errors.append(err.code)
             raise err from exc
@@ -189,8 +190,8 @@ def complete(
     try:
         result = retrying(attempt)
     except LLMError as exc:
-        exc.retries = len(errors) - 1 if errors else 0  # type: ignore[attr-defined]
-        exc.errors = list(errors)  # type: ignore[attr-defined]
+        exc.retries = len(errors) - 1 if errors else 0  # type: ignore[attr-defined]  # read by the accounting
+        exc.errors = list(errors)  # type: ignore[attr-defined]  # read by the accounting
         raise
     result.retries = len(errors)
     result.errors = errors

@@ -11,7 +11,8 @@ provider's ``Retry-After`` (s) when it sent one.
 from __future__ import annotations
 
 from research.errors import EngineError
-from research.net.retry_after import parse_retry_after  # noqa: F401 - the one parser (re-exported)
+from research.llm.lib import litellm_module
+from research.net.retry_after import parse_retry_after
 
 
 class LLMError(EngineError):
@@ -74,7 +75,7 @@ def map_exception(exc: BaseException, model: str = "") -> LLMError:
     Order matters: litellm's classes subclass openai's, and ContextWindowExceededError
     subclasses BadRequestError.
     """
-    import litellm  # noqa: PLC0415 - heavy
+    litellm = litellm_module()
 
     if isinstance(exc, LLMError):
         return exc

@@ -1,4 +1,4 @@
-"""Model per role, prices and key checks (issue 3 §2, §4).
+"""Model per role, prices and key checks.
 
 Roles: planner, question_asker, expert, compressor, outline, writer, polish. A role's model is,
 first found: ``RunConfig.models[role]``, ``RunConfig.models["*"]``, env/secrets
@@ -19,6 +19,7 @@ import json
 
 from research.config import _get, in_environment
 from research.errors import InputError
+from research.llm.lib import litellm_module
 
 ROLES = ("planner", "question_asker", "expert", "compressor", "outline", "writer", "polish")
 CHEAP_ROLES = ("question_asker", "expert", "compressor")
@@ -85,14 +86,14 @@ def price_per_token(model: str) -> tuple[float, float]:
                 f'RESEARCH_MODEL_PRICES[{model!r}] must be {{"input_cost_per_token": USD, '
                 f'"output_cost_per_token": USD}} or [USD/1M in, USD/1M out].'
             ) from exc
-    import litellm  # noqa: PLC0415
+    litellm = litellm_module()
 
     try:
         p_in, p_out = litellm.cost_per_token(
             model=model, prompt_tokens=1_000_000, completion_tokens=1_000_000
         )
         return p_in / 1e6, p_out / 1e6
-    except Exception:  # noqa: BLE001 - litellm raises plain Exception for unmapped models
+    except Exception:
         pass
     raise PriceError(
         f"No price known for model '{model}'. Set RESEARCH_MODEL_PRICES, e.g. "
@@ -113,11 +114,11 @@ def check_model(model: str, *, need_key: bool = True) -> None:
         InputError: unknown provider/model (says which option/env var to set), missing key
             (names the env var litellm wants), or PriceError.
     """
-    import litellm  # noqa: PLC0415
+    litellm = litellm_module()
 
     try:
         _, provider, _, _ = litellm.get_llm_provider(model)
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         raise InputError(
             f"Unknown model '{model}': litellm cannot tell its provider. Use 'provider/model' "
             "(e.g. openai/gpt-4o-mini) in --model / --models or RESEARCH_LLM_MODEL."
@@ -135,7 +136,7 @@ def check_model(model: str, *, need_key: bool = True) -> None:
 
 def api_key_for(model: str) -> str | None:
     """The provider key from ``.streamlit/secrets.toml`` when the env lacks it (call time only)."""
-    import litellm  # noqa: PLC0415
+    litellm = litellm_module()
 
     env = litellm.validate_environment(model)
     for name in env.get("missing_keys", []):

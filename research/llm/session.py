@@ -1,5 +1,5 @@
 """``LLMSession``: one run's gateway to the LLM — model per role, per-run concurrency limit,
-budget, accounting, and record/replay — around ``client.complete`` (issue 3 §2, §4–§8).
+budget, accounting, and record/replay — around ``client.complete``.
 
 Record/replay: the run's ``RunConfig.cassette`` (``research run --record/--replay``), else the
 process-wide ``Settings.cassette`` (``RESEARCH_LLM_RECORD=PATH`` appends every call to a
@@ -84,7 +84,7 @@ class LLMSession:
             "response_format": _schema(response_format),
             "tools": tools or None,
         }
-        if self.replaying:
+        if self.cassette is not None and self.replaying:
             result = self.cassette.replay(request, semantic or step)
             self.accountant.record(
                 spec,

@@ -1,4 +1,4 @@
-"""``StepSpec``: what the LLM layer needs to know about one engine step (issue 15 item 3).
+"""``StepSpec``: what the LLM layer needs to know about one engine step.
 
 The table of steps is ``research.engines.steps.STEPS`` (one declaration per step); this module
 holds the declaration's type, so the session, accounting and cassettes (this layer) read a
@@ -19,7 +19,7 @@ from research.llm.models import ROLES
 
 MARKER = "[step: {}]"
 """First line of every step's system prompt (the loopback test server keys on it; short because
-it travels in every prompt, issue 14 item 3)."""
+it travels in every prompt)."""
 
 
 def digest(text: str) -> str:

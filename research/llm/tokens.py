@@ -10,6 +10,8 @@ import functools
 import importlib.util
 from pathlib import Path
 
+import tiktoken
+
 from research.config import set_library_default
 
 
@@ -26,7 +28,6 @@ def _encoding():
     bundled = _litellm_tokenizer_dir()
     if bundled:
         set_library_default("TIKTOKEN_CACHE_DIR", bundled)
-    import tiktoken  # noqa: PLC0415 - lazy: only needed when counting
 
     return tiktoken.get_encoding("cl100k_base")
 

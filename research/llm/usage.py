@@ -1,4 +1,4 @@
-"""A run's LLM usage report (issue 3 §4, §7; ``research show --json`` → ``llm``; the Cost page).
+"""A run's LLM usage report (``research show --json`` → ``llm``; the Cost page).
 
 Context efficiency (seed 001 §10): ``tool_tokens_sent`` = tokens of tool output (numbered
 snippets, summary cards, read_artifact results) actually placed in in-context prompts;

@@ -1,4 +1,4 @@
-"""Input checks for the LLM options of a run (``jobs.make_config``; issue 3 §2, §5)."""
+"""Input checks for the LLM options of a run (``jobs.make_config``)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Process-wide rate limits, one library for all of them (issue 15, item 5): pyrate-limiter.
+"""Process-wide rate limits, one library for all of them: pyrate-limiter.
 
 Two callers share it: the LLM client (``RESEARCH_LLM_RPM`` call starts per minute per model,
 ``research.llm.client``) and the web search backends (requests per second per backend; NCBI

@@ -1,5 +1,5 @@
 """The one ``Retry-After`` parser (RFC 9110 §10.2.3), shared by the LLM client
-(research/llm/errors.py) and the search backends' HTTP layer (research/search/http.py), issue 15."""
+(research/llm/errors.py) and the search backends' HTTP layer (research/search/http.py)."""
 
 from __future__ import annotations
 

@@ -3,9 +3,9 @@ conversations, cross-validated (claims backed by ≥ 2 sources) and checked for 
 
 from __future__ import annotations
 
+from research.citations import cited_spans
 from research.engines.base import AnalysisInput, Fact
 from research.models import Analysis, ConversationResult
-from research.pipeline.citations import cited_spans
 from research.pipeline.context import RunContext
 
 

@@ -18,6 +18,7 @@ from research.errors import InvariantError, RunCancelled
 from research.events import EventType
 from research.models import Plan, RunConfig, SearchResult, Step, Syllabus
 from research.search.base import Retriever
+from research.search.scrape import ScrapeError, scrape_url
 from research.store.collector import SourceCollector
 from research.store.runs import RunStore
 
@@ -78,11 +79,12 @@ class RunContext:
 
         return max(self.plan.steps, key=overlap)
 
-    def _need_artifacts(self) -> None:
+    def _need_artifacts(self) -> ArtifactStore:
         if self.artifacts is None:
             raise InvariantError(
                 "Tool calls need the run's artifact store: call planning.plan first."
             )
+        return self.artifacts
 
     def search_tool_name(self) -> str:
         """Artifact tool name of a search: ``search_<backend>`` with one backend (``search_local``
@@ -105,7 +107,7 @@ class RunContext:
         Returns the results; a useful card's context message is appended to ``memory`` (the
         caller's working memory, seed 001 §6); useless cards add nothing. ``exclude``: URLs the
         caller has already seen; up to 3k candidates are fetched so that k new ones come back.
-        With a ``MultiRetriever`` (issue 5) every backend failure or empty result becomes an
+        With a ``MultiRetriever`` every backend failure or empty result becomes an
         event ``search.failed`` / ``search.empty`` ``{backend, query, reason, message}``, is kept
         in ``search_issues`` (the report header lists failed backends) and the run goes on.
         """
@@ -145,7 +147,7 @@ class RunContext:
                 }
                 for name, n in counts.items()
             }
-        _, message = self.artifacts.record(
+        _, message = self._need_artifacts().record(
             step, self.search_tool_name(), raw, tool_input=query, perspective=perspective
         )
         if message is not None and memory is not None:
@@ -176,7 +178,6 @@ class RunContext:
 
         Returns the ``ScrapeResult``.
         """
-        from research.search.scrape import ScrapeError, scrape_url  # noqa: PLC0415
 
         self._need_artifacts()
         try:
@@ -187,10 +188,10 @@ class RunContext:
                 {"url": url[:300], "reason": exc.reason, "message": exc.message[:300]},
             )
             raise
-        self.artifacts.record(
+        self._need_artifacts().record(
             step, f"{SCRAPE_TOOL}_html", page.html, tool_input=url, perspective=perspective
         )
-        _, message = self.artifacts.record(
+        _, message = self._need_artifacts().record(
             step,
             SCRAPE_TOOL,
             {"url": page.url, "final_url": page.final_url, "title": page.title, "text": page.text},

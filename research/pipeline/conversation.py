@@ -2,13 +2,13 @@
 Phase 2; STORM paper §3.2).
 
 Each turn: the writer asks (steered by the collector's ``next_focus``) and, with the litellm
-engine, writes the search queries in the same call (issue 14 item 3; otherwise the expert turns
+engine, writes the search queries in the same call (otherwise the expert turns
 the question into queries), the expert searches (every search is an offloaded tool call, seed 001), answers with
 ``[n]`` citations grounded in the results, and every retrieved source that bears on a syllabus
 question is saved to the collector with its questions (seed 000). The writer ends with
 "Thank you so much for your help!" or the turn cap stops it.
 
-Scheduling, determinism and resume (issues 7 and 14): each conversation runs in its own thread
+Scheduling, determinism and resume: each conversation runs in its own thread
 and starts its next turn as soon as its previous one is computed — conversations never wait for
 each other's turns (real LLM latency varies several-fold from call to call). What the old
 lockstep rounds bought is kept by two rules:
@@ -33,7 +33,9 @@ import copy
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import cast
 
+from research.artifacts import ArtifactStore
 from research.engines.base import (
     THANKS,
     AnswerAssignInput,
@@ -91,7 +93,8 @@ def counted_keys(ctx: RunContext, pending: PendingTurn, n: int) -> tuple[list[st
     ev = pending.evidence[n - 1] if len(pending.evidence) >= n else {}
     if ctx.engine.name == "extractive":
         return [q.key for q in ctx.syllabus.questions if q.key in ev], []
-    model = pending.assigned.relevant_questions[n - 1] if pending.assigned is not None else []
+    assigned = pending.assigned.relevant_questions if pending.assigned is not None else []
+    model = assigned[n - 1] if len(assigned) >= n else []
     return [k for k in model if k in ev], [k for k in model if k not in ev]
 
 
@@ -102,7 +105,7 @@ def _save_sources(ctx: RunContext, pending: PendingTurn) -> list[TurnSource]:
         return []
     sources = []
     for n, (res, excerpt) in enumerate(
-        zip(pending.results, pending.assigned.key_excerpts, strict=True), start=1
+        zip(pending.results, pending.assigned.key_excerpts, strict=False), start=1
     ):
         qkeys, unsupported = counted_keys(ctx, pending, n)
         if not qkeys and n not in pending.cited:
@@ -152,7 +155,7 @@ def round_focus(ctx: RunContext, round_no: int) -> tuple[list[str], int | None]:
     conversation can take a different gap) and how many summary cards the run had stored, read on first use and stored
     (``RunStore.round_focus``, HSETNX) so a resumed run steers and grounds its turns exactly like
     the interrupted one. The caller decides when that is (``run_conversations``: before any turn
-    ``round_no - 1`` is committed). Runs stored before issue 14 kept the focus list alone
+    ``round_no - 1`` is committed). Runs stored before turns recorded their cards kept the focus list alone
     (cards count None = all)."""
     value = ctx.store.round_focus(
         ctx.run_id,
@@ -164,6 +167,8 @@ def round_focus(ctx: RunContext, round_no: int) -> tuple[list[str], int | None]:
     )
     if isinstance(value, list):
         return value, None
+    if not isinstance(value, dict):
+        raise InvariantError("The stored snapshot: a focus list or {focus, cards}")
     return list(value["focus"]), int(value["cards"])
 
 
@@ -182,6 +187,8 @@ def _focus(ctx: RunContext, focus_keys: list[str], shift: int) -> list:
     if qkeys:
         shift = shift % len(qkeys)
         qkeys = qkeys[shift:] + qkeys[:shift]
+    if ctx.syllabus is None:
+        raise InvariantError("Planned before the conversations")
     return [q for q in (ctx.syllabus.get(k) for k in qkeys) if q is not None]
 
 
@@ -203,7 +210,7 @@ def compute_turn(
     """
     started = now()
     turn_number = len(history) + 1
-    recorder = DeferredRecorder(ctx.artifacts, f"conv{slot}.t{turn_number}")
+    recorder = DeferredRecorder(ctx._need_artifacts(), f"conv{slot}.t{turn_number}")
     ask = ctx.engine.ask_question(
         AskInput(
             topic=ctx.config.topic,
@@ -251,7 +258,7 @@ def research_turn(
     ``exclude``: URLs not to return), judge each result's evidence passages, answer with
     citations and assign questions. Writes nothing."""
     tctx = copy.copy(ctx)
-    tctx.artifacts = recorder
+    tctx.artifacts = cast(ArtifactStore, recorder)  # records like an ArtifactStore, commits later
     step = ctx.step_for(" ".join([question, *focus]))
     results: list[SearchResult] = []
     memory: list[dict] = []
@@ -300,7 +307,7 @@ def research_turn(
 
 def turn_cards(recorder: DeferredRecorder) -> list[TurnCard]:
     """The summary cards of the turn's searches so far (compressed, not yet stored), in call
-    order: the answer reads them instead of long snippets (issue 14)."""
+    order: the answer reads them instead of long snippets."""
     return [TurnCard(query=call.tool_input, card=call.card) for call, _ in recorder.calls]
 
 
@@ -404,7 +411,7 @@ def _converse(
                 known_cards=snapshot[1],
                 shift=focus_shift(slot, round_no, conversations),
             )
-        except BaseException as exc:  # noqa: BLE001 - re-raised by the committer, in commit order
+        except BaseException as exc:
             sched.put(round_no, slot, exc)
             return
         sched.put(round_no, slot, pending)
@@ -449,6 +456,8 @@ def run_conversations(ctx: RunContext, perspectives: list[Perspective]) -> list[
                     if outcome is None:
                         ended[i] = "thanks"
                         continue
+                    if not isinstance(outcome, PendingTurn):
+                        raise InvariantError("A taken turn is a PendingTurn")
                     histories[i].append(commit_turn(ctx, outcome))
                     memories[i] += outcome.memory
                 if (

@@ -1,4 +1,4 @@
-"""Report material (issue 12, items 3–4): whole sentences from the full text of each saved source.
+"""Report material: whole sentences from the full text of each saved source.
 
 Where the text comes from: every search is a recorded tool call whose raw artifact (seed 001
 §5) holds each result's full document ``text`` next to the ``snippets`` shown to engines.
@@ -180,7 +180,7 @@ def on_topic_sources(
     title_sim = vectors.sim([subject_of(topic)], [s.title or s.url for s in sources])[0]
     return {
         s.source_id
-        for s, t in zip(sources, title_sim)
+        for s, t in zip(sources, title_sim, strict=True)
         if mentions_topic(f"{s.title}\n{texts.get(s.source_id, '')}", words)
         or float(t) >= TOPIC_TITLE_MIN
     }
@@ -221,7 +221,7 @@ def units_for(
     titled = vectors.sim([subject_of(topic)], [s.title or s.url for s in kept])[0]
     floor = {
         s.source_id: TITLED_SENT_MIN if float(t) >= TOPIC_TITLE_MIN else TOPIC_SENT_MIN
-        for s, t in zip(kept, titled)
+        for s, t in zip(kept, titled, strict=True)
     }
     units = [
         Unit(s, src.source_id)
@@ -231,7 +231,7 @@ def units_for(
     if not units:
         return []
     sims = vectors.sim([subject_of(topic)], [u.text for u in units])[0]
-    return [u for u, v in zip(units, sims) if float(v) >= floor[u.source_id]]
+    return [u for u, v in zip(units, sims, strict=True) if float(v) >= floor[u.source_id]]
 
 
 def near_duplicates(vectors: Vectors, texts: list[str], threshold: float = 0.92) -> np.ndarray:

@@ -1,4 +1,4 @@
-"""``index.progress`` events on a run's stream while the run waits for its local index (issue 14).
+"""``index.progress`` events on a run's stream while the run waits for its local index.
 
 The local corpus index is built (or loaded) when the run's retriever is built, inside the
 ``planning`` phase; on a fresh index dir that takes minutes. :func:`index_progress_events`
@@ -43,7 +43,7 @@ def announce_index_build(store, run_id: str, config: RunConfig, index_dir) -> bo
             return False
         store.emit(run_id, EVENT, _payload({**state, "state": "loading_model"}))
         return True
-    except Exception:  # noqa: BLE001 - progress reporting must never fail a run
+    except Exception:
         return False
 
 

@@ -5,7 +5,7 @@ The coordinator only routes (no tools, no reasoning). The planner turns the topi
 related-topic survey through search (STORM FindRelatedTopic) and persona generation (GenPersona),
 always with a Basic Fact Writer.
 
-Issue 12: with ``template = "auto"`` the plan starts from the template of the topic's kind and,
+With ``template = "auto"`` the plan starts from the template of the topic's kind and,
 once the survey is in, ``fit_syllabus`` replaces it with questions fitted to the query (engine
 step ``fit_syllabus``), re-plans the steps for them and re-initialises the collector (no source is
 saved before the conversations, so the switch is allowed). The survey document is stored only
@@ -17,8 +17,10 @@ from __future__ import annotations
 
 from research.artifacts import ArtifactStore
 from research.engines.base import FitInput, PersonaInput, PlanInput, RelatedInput, SurveyInput
+from research.errors import InputError, InvariantError
 from research.models import Perspective, Plan, Syllabus, TopicOutline
 from research.pipeline.context import RunContext
+from research.planning.edit import check_questions
 from research.planning.syllabus import AUTO, base_template
 
 BASIC_FACT_WRITER = Perspective(
@@ -72,12 +74,16 @@ def restore_plan(ctx: RunContext) -> bool:
 def plan_or_restore(ctx: RunContext, topic: str) -> Plan:
     """The run's plan: the stored one when there is one (a resumed run), else a new one."""
     if restore_plan(ctx):
+        if ctx.plan is None:
+            raise InvariantError("Restored just now")
         return ctx.plan
     return plan(ctx, topic)
 
 
 def survey(ctx: RunContext, topic: str) -> list[TopicOutline]:
     """Seed 002 §1.1: related-topic queries → searches (tool calls) → topic outlines."""
+    if ctx.plan is None:
+        raise InvariantError("Planning.plan ran first")
     step = ctx.plan.steps[0]
     outlines: list[TopicOutline] = []
     for query in ctx.engine.survey_queries(SurveyInput(topic=topic)).queries[:5]:
@@ -95,16 +101,16 @@ def survey(ctx: RunContext, topic: str) -> list[TopicOutline]:
 
 
 def fit_syllabus(ctx: RunContext, topic: str, related: list[TopicOutline]) -> Syllabus:
-    """Issue 12: the syllabus fitted to the query from the survey (engine ``fit_syllabus``), then
+    """The syllabus fitted to the query from the survey (engine ``fit_syllabus``), then
     the plan's steps made again for it (same plan title, so artifact paths do not move); both are
     stored and the collector re-initialised. Emits ``syllabus.fitted`` with the question keys.
 
     An engine answer the collector cannot use (``research.planning.edit`` rules) keeps the template
     and emits ``syllabus.fallback`` with the reason.
     """
-    from research.errors import InputError  # noqa: PLC0415
-    from research.planning.edit import check_questions  # noqa: PLC0415
 
+    if ctx.plan is None or ctx.syllabus is None:
+        raise InvariantError("Planning.plan ran first")
     base = base_template(ctx.config.template, topic)
     fitted = ctx.engine.fit_syllabus(FitInput(topic=topic, syllabus=base, related=related))
     errors: list[str] = []

@@ -1,4 +1,4 @@
-"""Tool-call recorders that make a run's artifacts deterministic and resumable (issue 7).
+"""Tool-call recorders that make a run's artifacts deterministic and resumable.
 
 ``RunContext.search`` calls ``ctx.artifacts.record(step, tool, raw, tool_input=, perspective=)``.
 These stand in for the ``ArtifactStore`` there:

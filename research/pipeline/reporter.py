@@ -1,5 +1,5 @@
 """Outline (seed 002 Phase 3: draft from the topic → refine with the conversations) and the
-Reporter (seed 001 §3, STORM paper §3.3; issue 12): a report organised by the syllabus questions
+Reporter (seed 001 §3, STORM paper §3.3): a report organised by the syllabus questions
 (``sections.plan_sections``), each section written from whole sentences of its sources
 (``evidence``, ``sections.allocate``), a lead with the key finding per question, no sentence
 twice (``dedupe_report``), and a references list with citations renumbered 1..N."""
@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 
+from research import citations
 from research.engines.base import (
     Fact,
     LeadInput,
@@ -33,7 +34,7 @@ from research.models import (
     ReportQuestion,
     ReportSection,
 )
-from research.pipeline import answers, citations, evidence, sections
+from research.pipeline import answers, evidence, sections
 from research.pipeline.context import RunContext
 
 
@@ -61,10 +62,10 @@ def make_outline(ctx: RunContext, conversations: list[ConversationResult]) -> Ou
 
 
 def report_units(ctx: RunContext, conversations: list[ConversationResult]) -> list[evidence.Unit]:
-    """The report's material (issue 12): every usable sentence of the run's on-topic sources
+    """The report's material: every usable sentence of the run's on-topic sources
     (``evidence.source_texts`` → ``evidence.units_for``). It depends only on the topic, the saved
     sources and the conversations' artifacts, not on the outline, so the runner computes it in a
-    background thread while the analysis and outline calls wait on the model (issue 14: ~1.3 s of
+    background thread while the analysis and outline calls wait on the model (~1.3 s of
     CPU on the 4×3 drug run that sat on the critical path). Redis: one read of the saved sources."""
     vectors = getattr(ctx.engine, "vectors", None) or Vectors()
     sources = ctx.collector.all_sources()
@@ -82,7 +83,7 @@ def write_report(
     """Sections (one per outline section, plus one per syllabus question the outline lacks) →
     lead → dedupe → renumbered references; stores the draft and the final report.
 
-    Material (issue 12): whole sentences from the full text of the run's on-topic sources
+    Material: whole sentences from the full text of the run's on-topic sources
     (``evidence``), assigned globally to the section whose heading fits them best, a question's
     section taking only sentences of the sources assigned to that question (``sections``).
     ``facts`` (conversation answer spans) are no longer the material; kept for callers.
@@ -139,7 +140,7 @@ def write_report(
     ]
     final_sections = [
         ReportSection(heading=s.heading, text=t, level=s.level)
-        for s, t in zip(draft_sections, texts_final[1:])
+        for s, t in zip(draft_sections, texts_final[1:], strict=True)
     ]
     questions = _questions([p for p, _ in written], final_sections, counted, stops)
     report = _assemble(ctx, topic, texts_final[0], final_sections, refs, questions)
@@ -221,18 +222,18 @@ def _write_lead(
     """The lead: the engine sees local ``[n]`` numbers only, mapped through the draft ids."""
     ids = sorted({sid for s in draft_sections for sid in citations.DRAFT_RE.findall(s.text)})
     local = {sid: i for i, sid in enumerate(ids, start=1)}
-    by_plan = {id(p): s for p, s in zip(plans, draft_sections)}
+    by_plan = {id(p): s for p, s in zip(plans, draft_sections, strict=True)}
     merged = [
         " ".join(
             [s.text, *[by_plan[id(c)].text for c in plans if c.parent is p and id(c) in by_plan]]
         )
-        for p, s in zip(plans, draft_sections)
+        for p, s in zip(plans, draft_sections, strict=True)
     ]  # a question's section with its nested sections
     as_local = [
         ReportSection(
             heading=s.heading, text=citations.DRAFT_RE.sub(lambda m: f"[{local[m.group(1)]}]", t)
         )
-        for s, t in zip(draft_sections, merged)
+        for s, t in zip(draft_sections, merged, strict=True)
     ]
     questions = [
         LeadQuestion(
@@ -259,7 +260,7 @@ def dedupe_report(
     draft_sections: list[ReportSection],
     threshold: float = sections.DUPLICATE_SIM,
 ) -> tuple[str, list[ReportSection]]:
-    """No sentence twice in a report (issue 12): a sentence that repeats an earlier one (same
+    """No sentence twice in a report: a sentence that repeats an earlier one (same
     words, or cosine ≥ ``threshold`` without citations) is removed, reading lead first, then the
     sections in order. A lead sentence that repeats the only sentence of a section is removed
     from the lead instead, so no section loses its text. Paragraphs and citations are kept."""
@@ -267,14 +268,19 @@ def dedupe_report(
         [_units(p) for p in re.split(r"\n\s*\n", s.text) if p.strip()] for s in draft_sections
     ]
     lead_units = _units(lead)
-    plain = lambda u: strip_citations(citations.DRAFT_RE.sub("", u))  # noqa: E731
+
+    def plain(u):
+        return strip_citations(citations.DRAFT_RE.sub("", u))
+
     all_units = [u for paras in sec_paras for p in paras for u in p]
     if not all_units and not lead_units:
         return lead, draft_sections
     vec = {
         t: v
         for t, v in zip(
-            all_units + lead_units, vectors.encode([plain(u) for u in all_units + lead_units])
+            all_units + lead_units,
+            vectors.encode([plain(u) for u in all_units + lead_units]),
+            strict=True,
         )
     }
 
@@ -285,10 +291,14 @@ def dedupe_report(
     lead_units = [u for u in lead_units if not any(same(u, s) for s in singles)]
     kept: list[str] = list(lead_units)
     out_sections = []
-    for sec, paras in zip(draft_sections, sec_paras):
+    for sec, paras in zip(draft_sections, sec_paras, strict=True):
         new_paras = []
         for para in paras:
-            mine = [u for u in para if not any(same(u, k) for k in kept) and not kept.append(u)]
+            mine = []
+            for u in para:
+                if not any(same(u, k) for k in kept):
+                    kept.append(u)
+                    mine.append(u)
             if mine:
                 new_paras.append(" ".join(mine))
         out_sections.append(
@@ -317,8 +327,8 @@ def _questions(
     when met on the coverage chart), the reference numbers its section cites, every evidence
     passage that counts for it and why research on it stopped."""
     out = []
-    text_of = {id(p): s.text for p, s in zip(plans, final_sections)}
-    for plan, sec in zip(plans, final_sections):
+    text_of = {id(p): s.text for p, s in zip(plans, final_sections, strict=True)}
+    for plan, sec in zip(plans, final_sections, strict=True):
         if plan.question is None:
             continue
         body = " ".join(
@@ -364,7 +374,7 @@ def _assemble(
             "",
         ]
     failed = ctx.failed_backends() if hasattr(ctx, "failed_backends") else {}
-    if failed:  # issue 5: a failing backend is visible, never a silently thin report
+    if failed:  # a failing backend is visible, never a silently thin report
         notes = ", ".join(
             f"{name} ({', '.join(v['reasons'])}, {v['failures']}×)" for name, v in failed.items()
         )

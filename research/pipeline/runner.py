@@ -2,12 +2,12 @@
 ``pending → planning → conversations → analyzing → synthesizing → complete`` (or ``failed`` /
 ``cancelled``). Writes only Redis and files under the data dir.
 
-Plan review (issue 12): a run whose config asks for ``review`` stops after planning (plan,
+Plan review: a run whose config asks for ``review`` stops after planning (plan,
 syllabus, survey, perspectives stored) in status ``awaiting_review`` with no job and no lease;
-``research.planning.review.approve`` stores the edited plan, marks it ``approved`` and executes it again,
+``research.jobs.review.approve`` stores the edited plan, marks it ``approved`` and executes it again,
 which skips straight to the conversations.
 
-Resumable (issue 7): ``execute`` holds the run's lease (``research.store.lease``) and every phase
+Resumable: ``execute`` holds the run's lease (``research.store.lease``) and every phase
 first looks for its stored result (plan + syllabus, survey, perspectives, finished turns,
 analysis, outline, report) and skips the work when it is there, so a run interrupted at any
 point continues where it stopped and ends with the same report as an uninterrupted run.
@@ -19,12 +19,15 @@ import logging
 import time
 import traceback
 from concurrent.futures import ThreadPoolExecutor
+from typing import cast
 
 import redis
 
+from research.artifacts import ArtifactStore
 from research.config import Settings, load_settings
+from research.costorm.pipeline import run_costorm
 from research.engines.factory import make_engine
-from research.errors import ResearchError, RunCancelled
+from research.errors import InvariantError, ResearchError, RunCancelled
 from research.models import REVIEW_STATUS, Outline, Perspective, Report, TopicOutline
 from research.pipeline import analysis, conversation, gaps, planning, reporter
 from research.pipeline.context import RunContext
@@ -69,7 +72,7 @@ class LeaseLost(Exception):
 
 
 class AwaitingReview(Exception):
-    """The plan is ready and the analyst asked to review it before research (issue 12)."""
+    """The plan is ready and the analyst asked to review it before research."""
 
 
 def _stored(ctx: RunContext, name: str) -> bool:
@@ -78,8 +81,8 @@ def _stored(ctx: RunContext, name: str) -> bool:
 
 def _survey(ctx: RunContext, topic: str) -> list[TopicOutline]:
     """The survey with keyed tool calls (``survey.n``): a redone survey reuses its artifacts."""
-    store = ctx.artifacts
-    ctx.artifacts = KeyedRecorder(store, "survey")
+    store = ctx._need_artifacts()
+    ctx.artifacts = cast(ArtifactStore, KeyedRecorder(store, "survey"))  # keyed tool calls
     try:
         return planning.survey(ctx, topic)
     finally:
@@ -126,7 +129,11 @@ def run_storm(ctx: RunContext) -> Report:
 
     store.set_status(run_id, "synthesizing")
     outline = store.get_doc(run_id, "outline", Outline) or reporter.make_outline(ctx, convs)
-    return report or reporter.write_report(ctx, outline, facts, convs, units=units.result())
+    if report:
+        return report
+    if units is None:
+        raise InvariantError("Submitted above whenever there is no stored report")
+    return reporter.write_report(ctx, outline, facts, convs, units=units.result())
 
 
 def _guard(ctx: RunContext, lease: Lease) -> None:
@@ -138,7 +145,7 @@ def _guard(ctx: RunContext, lease: Lease) -> None:
             raise LeaseLost(f"run {ctx.run_id} was taken over by another job")
         check()
 
-    ctx.check_cancel = check_cancel  # type: ignore[method-assign]
+    ctx.check_cancel = check_cancel  # type: ignore[method-assign]  # this run's cancel check
 
 
 def execute(run_id: str, settings: Settings | None = None) -> str:
@@ -159,7 +166,7 @@ def execute(run_id: str, settings: Settings | None = None) -> str:
         store.clear_queued(run_id)
         state = store.get_run(run_id)
         if state.status in ("complete", "cancelled", REVIEW_STATUS):
-            return state.status  # ended, or waiting for the analyst's approval (issue 12)
+            return state.status  # ended, or waiting for the analyst's approval
         store.set_fields(run_id, worker=holder_name())
         if state.status != "pending" or store.has_doc(run_id, "plan"):
             store.emit(
@@ -187,8 +194,6 @@ def _execute(store: RunStore, run_id: str, settings: Settings, lease: Lease) -> 
             ctx = build_context(run_id, settings)  # builds the local index on a fresh index dir
         _guard(ctx, lease)
         if ctx.config.mode == "costorm":
-            from research.costorm.pipeline import run_costorm  # noqa: PLC0415 - mode-specific
-
             report = run_costorm(ctx)
         else:
             report = run_storm(ctx)
@@ -228,7 +233,7 @@ def _execute(store: RunStore, run_id: str, settings: Settings, lease: Lease) -> 
             wall_s=round(time.monotonic() - t0, 3),
         )
         return "failed"
-    except Exception as exc:  # noqa: BLE001 - a run must end in a recorded state, never hang
+    except Exception as exc:
         log.exception("run %s failed", run_id)
         store.set_status(
             run_id,

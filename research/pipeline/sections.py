@@ -1,4 +1,4 @@
-"""A report organised by question (issue 12, item 3): which section answers each syllabus
+"""A report organised by question: which section answers each syllabus
 question, and which sentences go into which section (item 4: global assignment, no repeats).
 
 ``plan_sections``: STORM's refined outline (seed 002 Phase 3) still shapes the report. Each
@@ -7,14 +7,16 @@ syllabus question (seed 000) is matched one-to-one to the outline section closes
 the label — without the topic, which every heading shares — kept when ≥ ``MATCH_MIN``); a
 matched outline section becomes the question's section, headed by the question's label and
 keeping its subsections, and answers it from the sources assigned to it (seed 000
-``finalize_sources``). An unmatched question gets its own section, also headed by its label. The report reads question by question (syllabus order), then the outline sections the
+``finalize_sources``). An unmatched question gets its own section, also headed by its label. The
+report reads question by question (syllabus order), then the outline sections the
 syllabus lacks, in outline order (they keep their sections).
 
 ``allocate``: every usable sentence (``evidence.units_for``) is scored against every section;
 a sentence may go only to the section whose ``"topic: heading"`` is its nearest (argmax cosine,
-the section-fit criterion of issue 12 item 6), only when it is about the section's aspect
+the section-fit criterion of ``research.devtools.report_quality``), only when it is about the section's aspect
 (cosine to ``SectionPlan.aspect()`` — the question's label and description, or the heading
-without the topic — ≥ ``ASPECT_MIN``, ``QUESTION_ASPECT_MIN`` for a question, and ≥ ``RELATIVE_MIN`` of the best in that section) and,
+without the topic — ≥ ``ASPECT_MIN``, ``QUESTION_ASPECT_MIN`` for a question, and ≥ ``RELATIVE_MIN``
+of the best in that section) and,
 for a question's section, only when its source is assigned to that question. Sentences that describe
 study design (``text.STUDY_DESIGN``: "were randomized to receive…", "we aimed to…") count ``DESIGN_PENALTY`` less on the
 aspect. Score = mean of the two cosines. One greedy pass over all (sentence, section) pairs,
@@ -27,7 +29,8 @@ sentences, which filed ACE-inhibitor trials under "Mechanism of Action").
 
 ``nest``: an outline section that answers no question itself is shown as a subsection of the
 question whose sources it quotes and whose label + description is closest to it (mean of the
-cosines to its sentences' centroid and to its heading, ≥ ``NEST_MIN``), so a specific section ("Tropical Wave") answers a general question
+cosines to its sentences' centroid and to its heading, ≥ ``NEST_MIN``), so a specific section
+("Tropical Wave") answers a general question
 ("History & Timeline") without moving any sentence; ``reading_order`` gives the levels.
 
 A question is ``insufficient`` when it has fewer than ``min_sources`` sources or no usable
@@ -111,7 +114,9 @@ def plan_sections(
             vectors.sim(heads, [q.label for q in questions]),
         )
         rows, cols = linear_sum_assignment(-sims)
-        matched = {int(c): int(r) for r, c in zip(rows, cols) if sims[r, c] >= MATCH_MIN}
+        matched = {
+            int(c): int(r) for r, c in zip(rows, cols, strict=True) if sims[r, c] >= MATCH_MIN
+        }
     answering = []
     for j, q in enumerate(questions):
         plan = plans[matched[j]] if j in matched else SectionPlan(heading=q.label)
@@ -144,10 +149,11 @@ def allocate(vectors: Vectors, topic: str, plans: list[SectionPlan], units: list
 
 def nest(vectors: Vectors, plans: list[SectionPlan]) -> None:
     """Put each outline section that answers no question itself under the question it serves,
-    as a subsection (issue 12: "a section or subsection whose text answers it"): among the
+    as a subsection ("a section or subsection whose text answers it"): among the
     questions that share at least one source with the section's sentences, the one whose
     ``aspect`` (label: description) is closest to the section: the mean of its cosine to the
-    centroid of those sentences and to the section's heading, when that is ≥ ``NEST_MIN``. The sentences stay where the global assignment put
+    centroid of those sentences and to the section's heading, when that is ≥ ``NEST_MIN``. The
+    sentences stay where the global assignment put
     them (their nearest heading), so nesting never moves a sentence; it only tells the reader
     which question a specific section (e.g. "Tropical Wave" under "History & Timeline")
     answers. Deterministic for the same input."""
@@ -271,7 +277,8 @@ def insufficient_sentence(q: Question, found: int, elsewhere: list[str] | None =
     where = ""
     if elsewhere:
         names = [f"“{h}”" for h in elsewhere[:3]]
-        where = f" (they are quoted under {', '.join(names[:-1]) + ' and ' + names[-1] if len(names) > 1 else names[0]})"
+        listed = ", ".join(names[:-1]) + " and " + names[-1] if len(names) > 1 else names[0]
+        where = f" (they are quoted under {listed})"
     return (
         f"{q.label}: {found} sources were assigned to this question ({q.min_sources} needed), but their "
         f"sentences fit other sections better{where}; the evidence found does not establish {what}."

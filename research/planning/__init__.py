@@ -1,1 +1,3 @@
-"""Planning: the question syllabus and its templates, and plan review (read, edit, validate, approve)."""
+"""Planning: the question syllabus, its templates, and the validation of an edited plan.
+
+Plan review itself (approve or cancel, which resumes the run) is ``research.jobs.review``."""

@@ -1,4 +1,4 @@
-"""The one validator of an edited plan (issue 12 item 2), shared by the Plan page, the CLI
+"""The one validator of an edited plan, shared by the Plan page, the CLI
 (``research approve --plan FILE``) and the litellm planner's proposed questions.
 
 A plan edit is JSON of the shape ``research plan RUN_ID --json`` prints:
@@ -150,7 +150,7 @@ def check_perspectives(rows: Any, old: list[Perspective], errors: list[str]) -> 
 
 def check_steps(rows: Any, errors: list[str]) -> list[Step]:
     """Plan step rows → steps numbered 1..n."""
-    out = []
+    out: list[Step] = []
     rows = _rows(rows, "plan steps", errors)
     for i, row in enumerate(rows, start=1):
         title = _text(row.get("title"))

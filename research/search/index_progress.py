@@ -1,4 +1,4 @@
-"""Where a local-corpus index build stands, for everyone who waits on it (issue 14, item 1).
+"""Where a local-corpus index build stands, for everyone who waits on it.
 
 A build (``research.search.local.LocalSearch``) reports into a process-wide registry keyed by
 its index folder: ``loading_model`` → ``embedding`` (``done`` / ``total`` documents) →
@@ -180,7 +180,7 @@ def watch(
                 last = sig
                 try:
                     emit(s)
-                except Exception:  # noqa: BLE001 - a reporting failure must not stop the build
+                except Exception:
                     log.exception("index progress reporting failed")
                     return
             if stopping:

@@ -4,7 +4,7 @@
   ``title + text`` (Anserini's "flat" indexing), English stopwords, Snowball stemming (PyStemmer).
 * Dense: all-MiniLM-L6-v2 (``research.search.embeddings``) over ``title + text`` truncated to
   ``DOC_TOKENS`` = 128 word pieces (the length the model was trained with; queries keep the
-  256 window); cosine similarity. Measured (issue 14): half the tokens of the 256 window make
+  256 window); cosine similarity. Measured: half the tokens of the 256 window make
   the document embedding 2.06x cheaper (CPU s); NFCorpus test half: hybrid nDCG@10 0.370 (was
   0.368), dense 0.333 (0.335), hybrid Recall@100 0.318 (0.330); SciFact test half: hybrid 0.7207
   (0.719). Fewer word pieces lose nDCG (64: SciFact 0.6973; README, item 13).
@@ -34,7 +34,9 @@ import time
 import uuid
 from pathlib import Path
 
+import bm25s
 import numpy as np
+import Stemmer
 
 from research.errors import CorpusError, InputError
 from research.models import SearchResult
@@ -42,7 +44,7 @@ from research.search import index_progress
 from research.search.base import external_id_for, source_type_for
 from research.search.corpus import Document, read_corpus
 from research.search.embeddings import MODEL_NAME, Embedder, get_embedder
-from research.search.index_progress import INDEX_VERSION, corpus_fingerprint  # noqa: F401 - re-exported
+from research.search.index_progress import INDEX_VERSION, corpus_fingerprint
 
 log = logging.getLogger(__name__)
 
@@ -60,15 +62,12 @@ _local = threading.local()
 def _stemmer():
     """A per-thread Snowball stemmer (PyStemmer objects are not thread-safe)."""
     if not hasattr(_local, "stemmer"):
-        import Stemmer  # noqa: PLC0415
-
         _local.stemmer = Stemmer.Stemmer("english")
     return _local.stemmer
 
 
 def _tokens(texts: list[str]) -> list[list[str]]:
     """Lower-cased, stopword-free, stemmed tokens per text (the BM25 analyzer)."""
-    import bm25s  # noqa: PLC0415
 
     return bm25s.tokenize(
         texts, stopwords="en", stemmer=_stemmer(), return_ids=False, show_progress=False
@@ -134,7 +133,6 @@ class LocalSearch:
 
     # ------------------------------------------------------------ index build / load
     def _build(self) -> None:
-        import bm25s  # noqa: PLC0415
 
         loaded = read_corpus(self.corpus_path)
         self.docs: list[Document] = loaded.documents
@@ -229,7 +227,6 @@ class LocalSearch:
         )
 
     def _try_load(self) -> bool:
-        import bm25s  # noqa: PLC0415
 
         meta_file = self.index_path / "meta.json"
         try:
@@ -419,12 +416,12 @@ def start_background_build(corpus_path: str | Path, index_dir: str | Path) -> th
     """Build (or load) the index of ``corpus_path`` in a daemon thread through
     ``get_local_search`` (the process-wide cache, so a run that needs the same index waits for
     this build instead of starting a second one). Errors are logged only. The dashboard calls it
-    at server start for the default corpus (issue 14); progress: ``research.search.index_progress``."""
+    at server start for the default corpus; progress: ``research.search.index_progress``."""
 
     def build() -> None:
         try:
             get_local_search(corpus_path, index_dir)
-        except Exception:  # noqa: BLE001 - a background warm-up must never take the server down
+        except Exception:
             log.exception("background indexing of %s failed", corpus_path)
 
     t = threading.Thread(target=build, name="index-warmup", daemon=True)

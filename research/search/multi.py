@@ -1,4 +1,4 @@
-"""One retriever over a run's backends (issue 5): query every backend concurrently, merge,
+"""One retriever over a run's backends: query every backend concurrently, merge,
 deduplicate, and report each backend's failure or empty result instead of hiding it.
 
 * Identity (dedup) keys of a result: ``pmid:<n>`` (from ``PMID:n``, a digit id of a pubmed
@@ -21,10 +21,15 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Literal
 
-from research.errors import InputError, ResearchError
+from research.config import _get, load_settings
+from research.errors import CorpusError, InputError, ResearchError
+from research.ingest.store import corpus_dir, corpus_retriever, list_corpora
 from research.models import SearchResult
+from research.search.backends import BACKENDS, VALID_BACKENDS, make_backend
 from research.search.base import Retriever
 from research.search.http import BackendError
+from research.search.local import get_local_search
+from research.store.collector import canonical_url
 
 _PMID_URL = re.compile(r"pubmed\.ncbi\.nlm\.nih\.gov/(\d+)", re.I)
 _NCT = re.compile(r"\b(NCT\d{8})\b", re.I)
@@ -81,7 +86,6 @@ def normalize_ids(r: SearchResult) -> SearchResult:
 
 def identity_keys(r: SearchResult) -> set[str]:
     """Every dedup key of ``r`` (see module docstring); never empty."""
-    from research.store.collector import canonical_url  # noqa: PLC0415 - courlan import
 
     out: set[str] = set()
     ext = r.external_id.strip()
@@ -97,10 +101,10 @@ def identity_keys(r: SearchResult) -> set[str]:
         out.add(f"pmid:{ext}")
     for m in _NCT.finditer(f"{ext} {r.url if 'clinicaltrials.gov' in r.url.lower() else ''}"):
         out.add(f"nct:{m.group(1).upper()}")
-    if m := _PMID_URL.search(r.url):
-        out.add(f"pmid:{m.group(1)}")
-    if m := _DOI_URL.search(r.url):
-        out.add(f"doi:{m.group(1).lower()}")
+    if pm := _PMID_URL.search(r.url):
+        out.add(f"pmid:{pm.group(1)}")
+    if doi := _DOI_URL.search(r.url):
+        out.add(f"doi:{doi.group(1).lower()}")
     if r.backend == "local" or r.backend.startswith(CORPUS_PREFIX):
         out.add(f"doc:{r.backend}:{r.doc_id or r.url}")
     elif r.url.lower().startswith(("http://", "https://")):
@@ -171,7 +175,7 @@ class MultiRetriever:
             raise
         except ResearchError as exc:
             return [], BackendIssue(name, query, "failed", exc.code, exc.message)
-        except Exception as exc:  # noqa: BLE001 - one broken backend must not end the run
+        except Exception as exc:
             return [], BackendIssue(
                 name, query, "failed", "error", f"{type(exc).__name__}: {str(exc)[:200]}"
             )
@@ -206,7 +210,7 @@ class MultiRetriever:
                 outcomes = [f.result() for f in futures]
         lists = [res for res, _ in outcomes]
         issues = [iss for _, iss in outcomes if iss is not None]
-        counts = {name: len(res) for name, (res, _) in zip(self.names, outcomes)}
+        counts = {name: len(res) for name, (res, _) in zip(self.names, outcomes, strict=True)}
         return MultiSearch(results=merge(lists, k), issues=issues, counts=counts)
 
     def search(self, query: str, k: int = 5) -> list[SearchResult]:
@@ -235,8 +239,6 @@ def validate_backends(value: str | list[str] | None, *, check_keys: bool = True)
         InputError: an unknown name (the message lists the valid ones), or (``check_keys``) a
             web backend whose key/URL variable is unset (the message names it).
     """
-    from research.config import _get, load_settings  # noqa: PLC0415
-    from research.search.backends import BACKENDS, VALID_BACKENDS  # noqa: PLC0415
 
     names = parse_backends(value)
     unknown = [n for n in names if n not in VALID_BACKENDS]
@@ -268,8 +270,6 @@ def validate_search(search, corpora, settings=None) -> tuple[list[str], list[str
         InputError: unknown backend (lists valid ones), web backend without its key (names the
             variable), bad corpus name. CorpusError: a corpus that was never ingested.
     """
-    from research.errors import CorpusError  # noqa: PLC0415
-    from research.ingest.store import corpus_dir, list_corpora  # noqa: PLC0415
 
     names = parse_backends(corpora)
     backends = validate_backends(search) or ([] if names else ["local"])
@@ -295,8 +295,6 @@ def build_retriever(search: list[str], corpus: str, corpora: list[str], settings
         CorpusError: the local corpus or a named corpus is missing.
         InputError: unknown backend names, or nothing to search.
     """
-    from research.search.backends import make_backend  # noqa: PLC0415
-    from research.search.local import get_local_search  # noqa: PLC0415
 
     retrievers: list = []
     names = validate_backends(search, check_keys=False) or ([] if corpora else ["local"])
@@ -305,7 +303,5 @@ def build_retriever(search: list[str], corpus: str, corpora: list[str], settings
             get_local_search(corpus, settings.index_dir) if name == "local" else make_backend(name)
         )
     if corpora:
-        from research.ingest.store import corpus_retriever  # noqa: PLC0415 - only with corpora
-
         retrievers += [corpus_retriever(c, settings) for c in corpora]
     return MultiRetriever(retrievers)

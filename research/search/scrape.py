@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from urllib.parse import urljoin, urlsplit
 
 import httpx
+import trafilatura
 
 from research.config import load_settings
 from research.errors import ResearchError
@@ -108,7 +109,7 @@ def check_url(url: str, allow: set[str] | None = None) -> str:
     except (socket.gaierror, UnicodeError) as exc:
         raise ScrapeError("unresolvable", f"cannot resolve {host}: {exc}") from None
     for info in infos:
-        ip = ipaddress.ip_address(info[4][0].split("%")[0])
+        ip = ipaddress.ip_address(str(info[4][0]).split("%")[0])
         if _blocked(ip):
             raise ScrapeError(
                 "blocked_address",
@@ -119,7 +120,6 @@ def check_url(url: str, allow: set[str] | None = None) -> str:
 
 
 def _extract(html: str) -> tuple[str, str]:
-    import trafilatura  # noqa: PLC0415 - heavy import
 
     text = (
         trafilatura.extract(html, include_comments=False, include_tables=True, favor_recall=True)

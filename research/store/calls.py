@@ -1,4 +1,4 @@
-"""Idempotent tool-call records of a run (issue 8 resilience; seed 001 §5.3 file numbering).
+"""Idempotent tool-call records of a run (seed 001 §5.3 file numbering).
 
 A resumed run repeats the tool calls it had not finished; each call has a run-unique id
 (``conv0.t2.1``) so that a repeat reuses its artifact file name and never stores its card twice.
@@ -14,6 +14,7 @@ import redis
 
 from research.models import ArtifactRecord
 from research.store import keys
+from research.store.connection import TextRedis
 
 # KEYS: calls hash, seq hash. ARGV: call id, base name. Returns the call's sequence number.
 _RESERVE_LUA = """
@@ -33,7 +34,7 @@ class ToolCalls:
     """
 
     def __init__(self, r: redis.Redis) -> None:
-        self._r = r
+        self._r: TextRedis = r
 
     def reserve(self, run_id: str, call_id: str, base_name: str) -> int:
         """The file number (1, 2, ...) of call ``call_id`` among calls sharing ``base_name``: the

@@ -21,13 +21,16 @@ from __future__ import annotations
 import json
 import re
 import secrets
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import redis
+from courlan import normalize_url
 
 from research.errors import InputError, UnknownQuestionError
 from research.models import SourceRecord, Syllabus, now
 from research.store import keys
+from research.store.connection import TextRedis
 from research.store.coverage import (
     completion_report,
     deficits,
@@ -119,7 +122,6 @@ return out
 def canonical_url(url: str) -> str:
     """Canonical form of a URL for dedup: courlan's normalisation (lowercase scheme and host,
     default port and tracking parameters removed, query sorted), no fragment, no trailing slash."""
-    from courlan import normalize_url  # trafilatura's URL library (a declared dependency)
 
     text = url.strip()
     try:
@@ -180,7 +182,7 @@ class SourceCollector:
     """
 
     def __init__(self, r: redis.Redis, run_id: str) -> None:
-        self.r = r
+        self.r: TextRedis = r
         self.run_id = keys.check_run_id(run_id)
         self._meta_raw: str | None = None
         self._syllabus: Syllabus | None = None
@@ -204,10 +206,10 @@ class SourceCollector:
             ensure_ascii=False,
         )
 
-        def txn(pipe: redis.client.Pipeline) -> bool:
+        def txn(pipe: redis.client.Pipeline) -> Any:
             raw, n = pipe.get(meta_key), pipe.llen(sources_key)
             if raw:
-                old = self._parse_meta(raw)
+                old = self._parse_meta(str(raw))
                 if old == syllabus:
                     return False
                 if n:
@@ -251,7 +253,7 @@ class SourceCollector:
             self._syllabus, self._meta_raw = self._parse_meta(raw), raw
         return self._syllabus
 
-    def _snapshot(self, *, lists: bool) -> tuple[Syllabus, object, list]:
+    def _snapshot(self, *, lists: bool) -> tuple[Syllabus, Any, list]:
         """One pipelined round trip: GET metadata, then the sources list (LLEN, or LRANGE when
         ``lists``) and each question list of the cached syllabus. Retried if the syllabus changed."""
         for _ in range(3):
@@ -299,7 +301,7 @@ class SourceCollector:
             relevant_questions: syllabus keys this source answers; [] saves it unassigned.
             key_excerpts: optional 1–2 sentence summary (a list of strings is joined with spaces).
             citation_id: optional, when the citation was registered already.
-            found_by: optional ``"backend: query"`` strings (issue 5: which search found it);
+            found_by: optional ``"backend: query"`` strings (which search found it);
                 kept on the first save only.
 
         Returns:
@@ -448,13 +450,13 @@ class SourceCollector:
         """Seed 000 ``get_progress``: ``{"total", "questions", "summary", "next_focus"}`` (see
         ``progress_report``). One round trip of LLENs: cost grows with questions, not sources."""
         syl, total, counts = self._snapshot(lists=False)
-        return progress_report(syl, dict(zip(syl.keys(), counts)), int(total))
+        return progress_report(syl, dict(zip(syl.keys(), counts, strict=True)), int(total))
 
     def coverage_gaps(self) -> list[str]:
         """Every unmet question key, largest deficit first (ties: syllabus order): ``next_focus``
         without seed 000's cap of 3, for steering parallel conversations (one per gap)."""
         syl, _, counts = self._snapshot(lists=False)
-        return list(deficits(syl, dict(zip(syl.keys(), counts))))
+        return list(deficits(syl, dict(zip(syl.keys(), counts, strict=True))))
 
     def check_completion(self, min_databases: int = 1) -> dict:
         """Seed 000 ``check_completion``: ``{"ready", "progress", "missing", "suggestion"}`` (see
@@ -465,12 +467,12 @@ class SourceCollector:
         response then has ``"databases"`` and is not ready below it. Default 1: unchanged."""
         if min_databases <= 1:
             syl, _, counts = self._snapshot(lists=False)
-            return completion_report(syl, dict(zip(syl.keys(), counts)))
+            return completion_report(syl, dict(zip(syl.keys(), counts, strict=True)))
         syl, raw_sources, counts = self._snapshot(lists=True)
         types = sorted({SourceRecord.model_validate_json(x).source_type for x in raw_sources})
         return completion_report(
             syl,
-            dict(zip(syl.keys(), (len(c) for c in counts))),
+            dict(zip(syl.keys(), (len(c) for c in counts), strict=True)),
             source_types=types,
             min_databases=min_databases,
         )
@@ -494,7 +496,7 @@ class SourceCollector:
                     "min_sources": q.min_sources,
                     "sources": [by_id[i] for i in ids if i in by_id],
                 }
-                for q, ids in zip(syl.questions, per_question)
+                for q, ids in zip(syl.questions, per_question, strict=True)
             },
             "sources": sources,
             "total": len(sources),
@@ -504,7 +506,7 @@ class SourceCollector:
     def question_counts(self) -> dict[str, int]:
         """``key → number of sources`` in syllabus order (one round trip)."""
         syl, _, counts = self._snapshot(lists=False)
-        return {k: int(n) for k, n in zip(syl.keys(), counts)}
+        return {k: int(n) for k, n in zip(syl.keys(), counts, strict=True)}
 
     def all_sources(self) -> list[SourceRecord]:
         """Every saved source in saving order (``src_001`` first); [] before the first save."""

@@ -1,7 +1,7 @@
 """The process-wide Redis client: ``REDIS_URL`` when set, else the embedded server.
 
 ``get_redis()`` returns one shared ``redis.Redis`` (thread-safe connection pool,
-``decode_responses=True``) per URL. The client rides out a Redis restart (issue 7): on a
+``decode_responses=True``) per URL. The client rides out a Redis restart: on a
 connection error, timeout or "loading" reply it reconnects and retries the command with
 exponential backoff (redis-py ``Retry`` + ``ExponentialBackoff``; ~30 s in all), so a run keeps
 going; past that the job stops and its run resumes later (``research.pipeline.runner``).
@@ -10,6 +10,7 @@ going; past that the job stops and its run resumes later (``research.pipeline.ru
 from __future__ import annotations
 
 import threading
+from typing import Any
 
 import redis
 from redis.backoff import ExponentialBackoff, NoBackoff
@@ -27,6 +28,12 @@ from redis.retry import Retry
 from research.config import Settings, load_settings
 from research.errors import StoreError
 from research.store.server import EmbeddedRedis
+
+# redis-py types every reply as ``bytes | str`` (a pipeline's as a list of anything), whatever
+# the client's ``decode_responses``. Every client here decodes replies to ``str``
+# (``make_client``), so the store modules hold their client as ``TextRedis`` and parse the
+# replies where they read them.
+TextRedis = Any
 
 _lock = threading.Lock()
 _clients: dict[str, redis.Redis] = {}

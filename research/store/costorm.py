@@ -10,6 +10,7 @@ from __future__ import annotations
 import redis
 
 from research.store import keys
+from research.store.connection import TextRedis
 
 
 class CoStormRecords:
@@ -20,7 +21,7 @@ class CoStormRecords:
     """
 
     def __init__(self, r: redis.Redis) -> None:
-        self._r = r
+        self._r: TextRedis = r
 
     def load(self, run_id: str) -> tuple[list[str], str | None, str | None, str | None]:
         """``(turns, mindmap, pool, state)`` JSON texts in one round trip (None when absent)."""

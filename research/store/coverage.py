@@ -10,6 +10,7 @@ the counts and calls these.
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from research.models import Syllabus
 
@@ -101,7 +102,7 @@ def progress_report(syllabus: Syllabus, counts: dict[str, int], total: int) -> d
     summary = f"{done}/{n} questions complete, " + (
         f"{plural(needed, 'more source')} needed" if needed else "no more sources needed"
     )
-    resp = {
+    resp: dict[str, Any] = {
         "total": total,
         "questions": lines,
         "summary": summary,
@@ -142,7 +143,8 @@ def completion_report(
         if q.key in gaps
     }
     if gaps:
-        labels = [_topic(syllabus.get(k).label) for k in list(gaps)[:2]]
+        asked = [syllabus.get(k) for k in list(gaps)[:2]]
+        labels = [_topic(q.label) for q in asked if q is not None]
         suggestion = f"Focus on {' and '.join(labels)}"
     else:
         suggestion = f"All {plural(n, 'question')} have enough sources; you can finish."
@@ -152,7 +154,7 @@ def completion_report(
         "missing": missing,
         "suggestion": suggestion,
     }
-    if min_databases > 1:  # seed 000 criterion "Sources span multiple databases" (issue 5 option)
+    if min_databases > 1:  # seed 000 criterion "Sources span multiple databases"
         have = list(source_types or [])
         names = ", ".join(display_type(t) for t in have) or "none"
         resp["databases"] = f"{len(have)}/{min_databases} databases ({names})"

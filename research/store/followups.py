@@ -1,17 +1,18 @@
-"""Follow-ups and the citation audit in Redis (issue 13): the one place that reads and writes
+"""Follow-ups and the citation audit in Redis: the one place that reads and writes
 ``run:{id}:followups``, the pending follow-ups (``run:{id}:followups:pending``, their leases and
 queued markers) and the ``audit`` run document (keys from ``research.store.keys``)."""
 
 from __future__ import annotations
 
+import builtins
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
 from research.errors import StoreError
-from research.followup.models import AuditSummary, Followup, PendingFollowup
 from research.models import Reference, Report, now
 from research.store import keys
+from research.store.followup_models import AuditSummary, Followup, PendingFollowup
 from research.store.lease import PENDING_GRACE_S, Lease
 from research.store.runs import RunStore
 
@@ -36,7 +37,7 @@ class FollowupStore:
         self.store = store
         self.r = store.r
 
-    def list(self, run_id: str) -> list[Followup]:
+    def list(self, run_id: str) -> builtins.list[Followup]:
         """Follow-ups of the run, oldest first."""
         return [
             Followup.model_validate_json(x)
@@ -71,7 +72,7 @@ class FollowupStore:
         )
         return True
 
-    def references(self, run_id: str, report: Report | None) -> list[Reference]:
+    def references(self, run_id: str, report: Report | None) -> builtins.list[Reference]:
         """The run's whole reference list: the report's, then each follow-up's new ones (1..N)."""
         refs = list(report.references) if report else []
         for f in self.list(run_id):
@@ -88,7 +89,7 @@ class FollowupStore:
         raw = self.r.hget(keys.run_followups_pending(run_id), followup_id)
         return PendingFollowup.model_validate_json(raw) if raw else None
 
-    def list_pending(self, run_id: str) -> list[PendingFollowup]:
+    def list_pending(self, run_id: str) -> builtins.list[PendingFollowup]:
         """Pending follow-ups of the run, oldest asked first."""
         rows = self.r.hvals(keys.run_followups_pending(run_id))
         return sorted(
@@ -100,12 +101,12 @@ class FollowupStore:
         self.r.delete(keys.followup_queued(run_id, followup_id))
         self.r.hdel(keys.run_followups_pending(run_id), followup_id)
 
-    def runs_with_pending(self, run_ids: Sequence[str]) -> list[str]:
+    def runs_with_pending(self, run_ids: Sequence[str]) -> builtins.list[str]:
         """The ids among ``run_ids`` with at least one pending follow-up (one pipelined round trip)."""
         pipe = self.r.pipeline(transaction=False)
         for run_id in run_ids:
             pipe.hlen(keys.run_followups_pending(run_id))
-        return [rid for rid, n in zip(run_ids, pipe.execute()) if n]
+        return [rid for rid, n in zip(run_ids, pipe.execute(), strict=True) if n]
 
     def lease(self, run_id: str, followup_id: str) -> Lease:
         """A (not yet acquired) lease on one follow-up for the job answering it."""
@@ -118,7 +119,7 @@ class FollowupStore:
     def clear_queued(self, run_id: str, followup_id: str) -> None:
         self.r.delete(keys.followup_queued(run_id, followup_id))
 
-    def dead_pending(self, run_id: str) -> list[PendingFollowup]:
+    def dead_pending(self, run_id: str) -> builtins.list[PendingFollowup]:
         """Pending follow-ups whose job is gone: no lease and not queued; one still ``queued``
         (its job never started) only ``PENDING_GRACE_S`` s after it was asked. Reads only."""
         pending = self.list_pending(run_id)
@@ -130,7 +131,7 @@ class FollowupStore:
         t = time.time()
         return [
             p
-            for p, alive in zip(pending, pipe.execute())
+            for p, alive in zip(pending, pipe.execute(), strict=True)
             if not alive and not (p.stage == "queued" and t - p.updated_at < PENDING_GRACE_S)
         ]
 

@@ -106,7 +106,7 @@ def run_usage(run_id: str) -> str:
 
 def run_usage_by(run_id: str) -> str:
     """Hash of LLM accounting broken down: field ``{dim}|{value}|{metric}`` with dim in
-    phase/role/model/step and metric in calls/prompt_tokens/completion_tokens/cost_usd/retries (issue 3)."""
+    phase/role/model/step and metric in calls/prompt_tokens/completion_tokens/cost_usd/retries."""
     return f"run:{check_run_id(run_id)}:usage_by"
 
 
@@ -115,7 +115,7 @@ def run_cancel(run_id: str) -> str:
     return f"run:{check_run_id(run_id)}:cancel"
 
 
-# -- resilience (issue 7; research.store.lease, research.pipeline.conversation, research.artifacts)
+# -- resilience (research.store.lease, research.pipeline.conversation, research.artifacts)
 def run_lease(run_id: str) -> str:
     """String holding the random token of the job executing the run (SET NX PX; expires when
     the job dies)."""
@@ -150,7 +150,7 @@ def run_artseq(run_id: str) -> str:
     return f"run:{check_run_id(run_id)}:artseq"
 
 
-# -- follow-up questions (issue 13; research.store.followups)
+# -- follow-up questions (research.store.followups)
 def run_followups(run_id: str) -> str:
     """List of Followup JSON (question, answer, citations, new references, audit), oldest first."""
     return f"run:{check_run_id(run_id)}:followups"

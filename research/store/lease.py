@@ -1,4 +1,4 @@
-"""Run leases (issue 7 §1): a job executing a run holds ``run:{id}:lease`` and renews it.
+"""Run leases: a job executing a run holds ``run:{id}:lease`` and renews it.
 
 The lease is a Redis string set with ``SET NX PX`` to a random token; a heartbeat thread renews
 it every ``ttl/3`` and the job deletes it when it ends (compare-and-delete, so it never deletes a
@@ -24,6 +24,7 @@ import redis
 
 from research.config import load_settings
 from research.store import keys
+from research.store.connection import TextRedis
 
 log = logging.getLogger(__name__)
 
@@ -64,7 +65,7 @@ class Lease:
         run_id: the run.
         ttl_ms: time-to-live (ms); renewed every ``ttl_ms / 3``.
         key: the lease key (default the run's ``run:{id}:lease``; follow-up jobs lease
-            ``keys.followup_lease`` and the run's follow-up lock, issue 13).
+            ``keys.followup_lease`` and the run's follow-up lock).
 
     Attributes:
         lost: set when another process holds the lease (the job must stop touching the run).
@@ -73,7 +74,7 @@ class Lease:
     def __init__(
         self, r: redis.Redis, run_id: str, ttl_ms: int | None = None, *, key: str | None = None
     ) -> None:
-        self.r = r
+        self.r: TextRedis = r
         self.key = key or keys.run_lease(run_id)
         self.ttl_ms = ttl_ms or lease_ttl_ms()
         self.token = f"{holder_name()}:{secrets.token_hex(8)}"

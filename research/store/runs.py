@@ -12,7 +12,7 @@ import secrets
 import shutil
 import time
 from collections.abc import Callable, Iterable, Sequence
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import redis
 from pydantic import BaseModel
@@ -33,6 +33,7 @@ from research.models import (
 from research.store import keys
 from research.store.calls import ToolCalls
 from research.store.collector import SourceCollector
+from research.store.connection import TextRedis
 from research.store.costorm import CoStormRecords
 from research.store.evidence import EvidenceStore
 from research.store.lease import PENDING_GRACE_S, Lease, is_held
@@ -69,7 +70,7 @@ class RunStore:
     """
 
     def __init__(self, r: redis.Redis) -> None:
-        self.r = r
+        self.r: TextRedis = r
 
     # ------------------------------------------------------------------ lifecycle
     def create_run(self, config: RunConfig, *, engine_label: str = "") -> RunState:
@@ -100,9 +101,7 @@ class RunStore:
             raise RunNotFoundError(
                 f"No run '{run_id}' in this store. Pick one from the run history."
             )
-        return self._with_liveness([self._from_hash(data)])[
-            0
-        ]  # dead job shown interrupted (issue 7)
+        return self._with_liveness([self._from_hash(data)])[0]  # dead job shown interrupted
 
     def exists(self, run_id: str) -> bool:
         return bool(self.r.exists(keys.run(run_id)))
@@ -128,7 +127,7 @@ class RunStore:
         t = time.time()
         return {
             s.run_id
-            for s, alive in zip(active, pipe.execute())
+            for s, alive in zip(active, pipe.execute(), strict=True)
             if not alive and not (s.status == "pending" and t - s.created_at < PENDING_GRACE_S)
         }
 
@@ -153,7 +152,7 @@ class RunStore:
         pipe = self.r.pipeline(transaction=False)
         for run_id in ids:
             pipe.hget(keys.run(run_id), "status")
-        active = [rid for rid, st in zip(ids, pipe.execute()) if st in ACTIVE_STATUSES]
+        active = [rid for rid, st in zip(ids, pipe.execute(), strict=True) if st in ACTIVE_STATUSES]
         return reconcile(self.r, active) if active else []
 
     def set_status(self, run_id: str, status: RunStatus, **fields: str | float) -> None:
@@ -183,9 +182,9 @@ class RunStore:
         )
         self.r.zrem(keys.RUNS_INDEX, run_id)
 
-    def delete_run_everywhere(self, run_id: str, settings) -> list[str]:  # noqa: ANN001 - config.Settings
+    def delete_run_everywhere(self, run_id: str, settings) -> list[str]:
         """Delete a run: its Redis keys (``delete_run``), its artifacts dir, its report dir and its
-        follow-up evidence index (``followups/{run_id}``, issue 13) under ``settings.data_dir``.
+        follow-up evidence index (``followups/{run_id}``) under ``settings.data_dir``.
         Returns the paths removed.
 
         Raises:
@@ -220,9 +219,9 @@ class RunStore:
         return self.r.exists(keys.run_cancel(run_id)) == 1
 
     # ------------------------------------------------------------------ documents
-    def put_doc(self, run_id: str, name: str, doc: BaseModel | list[BaseModel]) -> None:
+    def put_doc(self, run_id: str, name: str, doc: BaseModel | Sequence[BaseModel]) -> None:
         """Store a JSON document (plan, syllabus, perspectives, outline, analysis, report...)."""
-        if isinstance(doc, list):
+        if not isinstance(doc, BaseModel):
             payload = json.dumps([d.model_dump(mode="json") for d in doc])
         else:
             payload = doc.model_dump_json()
@@ -279,8 +278,9 @@ class RunStore:
         """Store many tool-call records in one pipelined round trip, each with event ``event``
         carrying the matching ``events`` payload when given (bulk loaders, e.g. devtools/scale_run).
         Raises InvariantError (nothing written) for an undeclared event or payload."""
-        for i in range(len(records) if event else 0):
-            check_event(event, events[i] if i < len(events) else {})
+        if event:
+            for i in range(len(records)):
+                check_event(event, events[i] if i < len(events) else {})
         pipe = self.r.pipeline(transaction=False)
         for i, record in enumerate(records):
             pipe.rpush(keys.run_cards(run_id), record.model_dump_json())
@@ -346,7 +346,7 @@ class RunStore:
         tool_tokens: int = 0,
         context_tokens: int = 0,
     ) -> None:
-        """Account one LLM call (issue 3 §4): run totals in ``run:{id}:usage`` (llm_calls,
+        """Account one LLM call: run totals in ``run:{id}:usage`` (llm_calls,
         prompt_tokens, completion_tokens, cost_usd USD, retries, tool_tokens = tokens of tool
         output placed in prompts, context_tokens = prompt tokens of in-context (non-compressor)
         calls) and the breakdown by phase, role, model and step in ``run:{id}:usage_by``."""
@@ -426,7 +426,7 @@ class RunStore:
     # ------------------------------------------------------------------ related records
     @property
     def calls(self) -> ToolCalls:
-        """The idempotent tool-call records (reserved file numbers, recorded cards; issue 8)."""
+        """The idempotent tool-call records (reserved file numbers, recorded cards)."""
         return ToolCalls(self.r)
 
     @property
@@ -472,7 +472,7 @@ class RunStore:
 
     def round_focus(self, run_id: str, round_no: int | str, focus: Callable[[], object]) -> object:
         """The steering snapshot of conversation turn ``round_no`` (JSON: the focus keys, or
-        since issue 14 ``{"focus": [...], "cards": n}``): stored on first use (HSETNX, value from
+        now ``{"focus": [...], "cards": n}``): stored on first use (HSETNX, value from
         ``focus()``), so a resumed run reads exactly what the interrupted one used."""
         key = keys.run_rounds(run_id)
         stored = self.r.hget(key, str(round_no))
@@ -489,7 +489,8 @@ class RunStore:
             pipe.llen(keys.sources(run_id))
         results = pipe.execute(raise_on_error=False)
         return {
-            rid: (0 if isinstance(n, Exception) else int(n)) for rid, n in zip(run_ids, results)
+            rid: (0 if isinstance(n, Exception) else int(n))
+            for rid, n in zip(run_ids, results, strict=True)
         }
 
     def run_stats_raw(self, run_ids: Sequence[str]) -> list[tuple]:
@@ -512,7 +513,7 @@ class RunStore:
 
     @staticmethod
     def _from_hash(data: dict[str, str]) -> RunState:
-        d = dict(data)
+        d: dict[str, Any] = dict(data)
         d["config"] = RunConfig.model_validate_json(d["config"])
         d["finished_at"] = float(d["finished_at"]) if d.get("finished_at") else None
         return RunState.model_validate(d)

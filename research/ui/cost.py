@@ -1,4 +1,4 @@
-"""Cost page helpers (issue 3): plotly figures and tables of a run's LLM usage report
+"""Cost page helpers: plotly figures and tables of a run's LLM usage report
 (``research.llm.usage.usage_report``): tokens and USD by phase, role and model, and the
 context reduction (seed 001 §10). Pure functions of the report dict; the page only renders."""
 

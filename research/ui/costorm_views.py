@@ -100,7 +100,7 @@ def clicked_node(event: object, options: list[str]) -> str | None:
     click as ``selection.points[0]`` with the clicked box's ``id`` = its path); None when nothing
     (or the root, which has no items of its own) was clicked."""
     try:
-        points = event["selection"]["points"]  # type: ignore[index]
+        points = event["selection"]["points"]  # type: ignore[index]  # Streamlit types the event loosely
     except (KeyError, TypeError, AttributeError):
         return None
     for point in points or []:

@@ -1,9 +1,9 @@
-"""Report page: follow-up chat, research-more, and the citation audit (issue 13).
+"""Report page: follow-up chat, research-more, and the citation audit.
 
 ``render_followups`` draws the stored follow-ups as a chat (``st.chat_message``) under the report
 with citations linked to the reference anchors (``#ref-n``; references a follow-up added are
 listed with their own anchors), a research-more button on each answer, and, unless read-only,
-``st.chat_input``. Answers run as background jobs (``research.followup.jobs``: a thread or an RQ
+``st.chat_input``. Answers run as background jobs (``research.jobs.followups``: a thread or an RQ
 worker); while one is pending (asked in this session or stored pending, e.g. after the tab was
 closed) the chat polls the stored records every ``POLL_S`` s. ``render_audit`` shows the audit summary
 ("41 of 43 citations supported; 2 weak") with a filter to the weak / unsupported ones, each
@@ -16,8 +16,10 @@ import streamlit as st
 
 from research.engines.labels import offline_label
 from research.errors import InputError, RunNotFoundError
-from research.followup.models import AuditSummary, CitationCheck, Followup
+from research.followup.ask import combined_audit
+from research.jobs.followups import ensure_audit, failures, pending, resume_followups, submit_ask
 from research.models import Reference, RunState
+from research.store.followup_models import AuditSummary, CitationCheck, Followup
 from research.store.followups import FollowupStore
 from research.store.runs import RunStore
 from research.ui.citations import (
@@ -87,7 +89,6 @@ def _followup(
 
 
 def _submit(store: RunStore, state: RunState, question: str, *, research: bool) -> None:
-    from research.followup.jobs import submit_ask  # noqa: PLC0415
 
     try:
         submit_ask(store, state.run_id, question, research=research)
@@ -99,7 +100,6 @@ def _submit(store: RunStore, state: RunState, question: str, *, research: bool) 
 
 def _resume(store: RunStore, state: RunState) -> None:
     """Resume the run's interrupted follow-ups on the job backend (``resume_followups``)."""
-    from research.followup.jobs import resume_followups  # noqa: PLC0415
 
     resume_followups(store, [state.run_id], by="dashboard")
     st.session_state[f"followup-waiting-{state.run_id}"] = True
@@ -115,7 +115,6 @@ def render_followups(
     read_only: bool = False,
 ) -> None:
     """The follow-up chat under the report (see module docstring)."""
-    from research.followup.jobs import failures, pending  # noqa: PLC0415
 
     st.subheader("Follow-up questions", anchor=False)
     fs = FollowupStore(store)
@@ -168,9 +167,7 @@ def render_followups(
 
 def render_audit(store: RunStore, state: RunState) -> None:
     """The audit summary line, counts and (filterable) checks. A missing audit is computed in the
-    background (``research.followup.jobs.ensure_audit``); the panel polls until it is stored."""
-    from research.followup.ask import combined_audit  # noqa: PLC0415
-    from research.followup.jobs import ensure_audit  # noqa: PLC0415
+    background (``research.jobs.followups.ensure_audit``); the panel polls until it is stored."""
 
     st.subheader("Citation audit", anchor=False)
     report_audit = ensure_audit(store, state.run_id)

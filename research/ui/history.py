@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 
+from research.config import load_settings
 from research.models import ACTIVE_STATUSES, RunState
 
 STATUS_ICONS = {
@@ -88,10 +90,9 @@ def run_stats(store, run_ids: Sequence[str]) -> dict[str, dict]:
     ``sources``: collector list length (seed 000); ``citations``: references of the stored
     report (0 without one); ``cost_usd``: the run's usage hash (USD, 0.0 when absent).
     """
-    import json
 
     out = {}
-    for rid, (n, cost, report) in zip(run_ids, store.run_stats_raw(run_ids)):
+    for rid, (n, cost, report) in zip(run_ids, store.run_stats_raw(run_ids), strict=True):
         try:
             cites = len(json.loads(report).get("references", [])) if isinstance(report, str) else 0
         except ValueError:
@@ -176,6 +177,5 @@ def delete_run_everywhere(store, run_id: str, settings=None) -> list[str]:
     Raises:
         InputError: ill-formed run id. StoreError: Redis unreachable.
     """
-    from research.config import load_settings
 
     return store.delete_run_everywhere(run_id, settings or load_settings())

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from research.llm.models import resolve_models
 from research.models import MODES, PERSPECTIVES_RANGE, TURNS_RANGE, TemplateName  # noqa: F401 - the form's limits (RunConfig)
 
 ROLES = ("planner", "question_asker", "expert", "compressor", "outline", "writer", "polish")
@@ -66,10 +67,8 @@ def default_models(llm_model: str | None) -> dict[str, str]:
     """Role → model pre-filled in the form: ``research.llm.models.resolve_models`` when it can
     resolve every role from the environment, else ``llm_model`` (or "") for each role."""
     try:
-        from research.llm.models import resolve_models  # noqa: PLC0415 - issue 3 module
-
         return resolve_models({})
-    except Exception:  # noqa: BLE001 - missing module or no model configured
+    except Exception:
         return {r: llm_model or "" for r in ROLES}
 
 

@@ -86,6 +86,6 @@ def go_to(key: str, run_id: str | None = None) -> None:
 def run_page_links(run_id: str, exclude: str | None = None) -> None:
     """A row of links to every run page for ``run_id`` (skipping ``exclude``)."""
     specs = [p for p in RUN_PAGES if p.key != exclude]
-    for col, spec in zip(st.columns(len(specs)), specs):
+    for col, spec in zip(st.columns(len(specs)), specs, strict=True):
         with col:
             page_link(spec.key, run_id)

@@ -1,11 +1,11 @@
-"""The Plan page's editor for a run in ``awaiting_review`` (issue 12 item 2).
+"""The Plan page's editor for a run in ``awaiting_review``.
 
 Three ``st.data_editor`` tables in one form — syllabus questions (key, label, description,
 min_sources), perspectives (name, focus) and plan steps (title, description); rows can be added
 and removed. **Approve and start research** turns the tables into a plan edit
 (``edit_from_rows``), validates it with the one validator (``research.planning.edit`` via
-``research.planning.review.validate``: every problem listed, nothing stored) and calls
-``research.planning.review.approve`` (the run continues in the background). **Cancel run** ends it.
+``research.jobs.review.validate``: every problem listed, nothing stored) and calls
+``research.jobs.review.approve`` (the run continues in the background). **Cancel run** ends it.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import pandas as pd
 import streamlit as st
 
 from research.errors import ResearchError
-from research.planning import review
+from research.jobs import review
 from research.planning.edit import MAX_SOURCES, MIN_SOURCES, PlanBundle
 from research.store.runs import RunStore
 

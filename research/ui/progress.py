@@ -13,6 +13,8 @@ from urllib.parse import urlencode, urlsplit, urlunsplit
 
 import streamlit as st
 
+from research.costorm import get_meta, get_turns
+from research.costorm.summary import stop_line
 from research.errors import InputError
 from research.models import PHASES, REVIEW_STATUS, Perspective, RunState, Syllabus, Usage
 from research.store.runs import RunStore
@@ -68,9 +70,7 @@ def phase_steps(status: str, reached: str) -> list[tuple[str, str]]:
         return [(p, "done") for p in PHASES]
     if status == "pending":
         return [(p, "todo") for p in PHASES]
-    if (
-        status == REVIEW_STATUS
-    ):  # issue 12: planning done, waiting for the analyst before the conversations
+    if status == REVIEW_STATUS:  # planning done, waiting for the analyst before the conversations
         return [("planning", "done"), ("plan review", "review"), *[(p, "todo") for p in PHASES[1:]]]
     idx = PHASES.index(reached) if reached in PHASES else 0
     current = "current" if status in PHASES else status
@@ -155,8 +155,6 @@ def costorm_progress(store: RunStore, state: RunState) -> dict:
     """Co-STORM counters from ``research.costorm`` readers: ``turns`` (round-table turns, what
     the turn cap counts), ``warm_start``, ``queries_used``, ``query_budget`` and ``stop`` (why
     it ended, from ``RunState.stop_reason`` else the round-table's own record; '' while running)."""
-    from research.costorm import get_meta, get_turns  # noqa: PLC0415 - Co-STORM pages only
-    from research.costorm.summary import stop_line  # noqa: PLC0415
 
     turns = get_turns(store, state.run_id)
     meta = get_meta(store, state.run_id)
@@ -220,7 +218,7 @@ def share_url(page_path: str, run_id: str, **extra: str) -> str:
     base = ""
     try:
         base = st.context.url or ""
-    except Exception:  # noqa: BLE001 - no browser context (bare script / AppTest)
+    except Exception:
         base = ""
     if base:
         parts = urlsplit(base)

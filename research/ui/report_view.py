@@ -1,4 +1,4 @@
-"""Report page pieces: the question table (issue 12), reference lines (URL + artifact links),
+"""Report page pieces: the question table, reference lines (URL + artifact links),
 download buttons for every export format, and the read-only view's chrome hiding."""
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import streamlit as st
 
 from research.export import FORMATS, MIME_TYPES, render_export, safe_filename
 from research.export.bundle import ReportBundle
+from research.export.html import pdf_problem
 from research.models import Reference, Report, RunState
 from research.store.runs import RunStore
 from research.ui.citations import anchor_id, plain, reference_markdown
@@ -61,8 +62,6 @@ def reference_line(bundle: ReportBundle, ref: Reference, *, links: bool = True) 
 def export_problem(fmt: str) -> str | None:
     """Why ``fmt`` cannot be exported on this machine (PDF without pango), else None."""
     if fmt == "pdf":
-        from research.export.html import pdf_problem  # noqa: PLC0415 - imports weasyprint once
-
         return pdf_problem()
     return None
 
@@ -80,7 +79,7 @@ def download_buttons(store: RunStore, state: RunState, *, with_report: bool) -> 
     this machine cannot build (``export_problem``) gets a disabled button and its error shown."""
     fmts = [f for f in FORMATS if with_report or f == "zip"]
     problems = {f: export_problem(f) for f in fmts}
-    for col, fmt in zip(st.columns(len(fmts)), fmts):
+    for col, fmt in zip(st.columns(len(fmts)), fmts, strict=True):
         problem = problems[fmt]
         col.download_button(
             FORMAT_LABELS[fmt],
@@ -125,7 +124,7 @@ def heading_anchor(heading: str) -> str:
 def questions_markdown(report: Report) -> str:
     """The syllabus questions as a small Markdown table: question, status, the section that
     answers it (a link to its heading's anchor) and the references that section cites (links to
-    ``#ref-n``). Empty string for a report without ``questions`` (stored before issue 12)."""
+    ``#ref-n``). Empty string for a report without ``questions`` (stored before reports carried questions)."""
     if not report.questions:
         return ""
     rows = ["| Question | Status | Answered in | Sources |", "|---|---|---|---|"]

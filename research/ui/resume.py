@@ -1,9 +1,9 @@
-"""The Resume control for an interrupted run (issue 7). Pages call ``resume_control(state)``
+"""The Resume control for an interrupted run. Pages call ``resume_control(state)``
 (e.g. from the run header); it renders nothing unless the run can be resumed.
 
 ``resume_on_start()`` is the dashboard's start-up resume (thread backend: the server process is
 the worker): it runs once per server process once it has succeeded; a failure (Redis down at
-the first page load) is logged and retried on a later page load (issue 15 §6).
+the first page load) is logged and retried on a later page load.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import logging
 
 import streamlit as st
 
+from research import jobs
 from research.config import load_settings
 from research.errors import ResearchError
 from research.models import RunState
@@ -26,9 +27,8 @@ log = logging.getLogger(__name__)
 def _resume_interrupted_once() -> list[str]:
     """Resume interrupted runs (cached for the server's life only when it returns; an exception
     is not cached by ``st.cache_resource``, so the next page load tries again)."""
-    from research import jobs  # noqa: PLC0415 - pulls in the pipeline
 
-    open_store().reconcile_dead_runs()  # reads are pure: dead runs are stored interrupted here (issue 15)
+    open_store().reconcile_dead_runs()  # reads are pure: dead runs are stored interrupted here
     if not load_settings().auto_resume or jobs.job_backend() != "thread":
         return []
     return jobs.resume_interrupted(by="dashboard")
@@ -40,7 +40,7 @@ def resume_on_start() -> list[str]:
     is logged (warning, with the error) and retried on the next page load."""
     try:
         return _resume_interrupted_once()
-    except Exception as exc:  # noqa: BLE001 - any start-up failure is logged and retried later
+    except Exception as exc:
         log.warning(
             "resume of interrupted runs at dashboard start failed (retried on the next page "
             "load): %s: %s",
@@ -57,8 +57,6 @@ def resume_control(state: RunState) -> None:
     if state.status not in RESUMABLE:
         return
     if st.button("Resume run", key=f"resume_{state.run_id}", icon=":material/play_circle:"):
-        from research import jobs  # noqa: PLC0415 - pulls in the pipeline
-
         try:
             jobs.resume_run(state.run_id, by="dashboard")
         except ResearchError as exc:

@@ -1,10 +1,12 @@
-"""Search-backend warnings of a run (issue 5: failures made visible), for the Plan and Report
+"""Search-backend warnings of a run (failures made visible), for the Plan and Report
 pages: ``search_warnings`` (pure, tested) summarises the run's ``search.failed`` /
 ``search.empty`` / ``scrape.failed`` events; ``render_search_warnings`` draws the panel."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+
+import streamlit as st
 
 from research.models import Event
 
@@ -60,7 +62,6 @@ def warning_lines(rows: list[dict]) -> list[str]:
 
 def render_search_warnings(store, run_id: str) -> None:
     """Draw a warning panel when the run has failed or empty searches (nothing otherwise)."""
-    import streamlit as st  # noqa: PLC0415
 
     rows = search_warnings(store.events(run_id))
     if not rows:

@@ -14,7 +14,6 @@ import contextlib
 import io
 import os
 import re
-import shutil
 import socket
 import subprocess
 import sys
@@ -24,24 +23,20 @@ from pathlib import Path
 
 import httpx
 import pytest
+import redis
+from docx import Document
+from pypdf import PdfReader
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+from browser.chromium import CHROMIUM, VIEWPORT
+from research.devtools.scale_run import build_scale_run
+from research.store.runs import RunStore
+from research.ui.nav import PAGES
+
 pytestmark = [
     pytest.mark.browser,
     pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian chromium not installed"),
 ]
 ROOT = Path(__file__).resolve().parents[2]
-ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
-VIEWPORT = {"width": 1440, "height": 1000}
 RUN_TIMEOUT_MS = 240_000
 # Pages whose README screenshots their owners take on runs that suit them (Co-STORM mind map, LLM cost,
 # ingested corpora); this test still opens them.
@@ -85,7 +80,7 @@ def _settle(page, text: str, timeout: int = 30_000) -> None:
             "d => d.querySelector('canvas'))",
             timeout=10_000,
         )
-    except Exception:  # noqa: BLE001 - a screenshot with a grid still drawing is not a failure
+    except Exception:
         pass
     errors = page.locator("[data-testid='stException']")
     assert errors.count() == 0, errors.first.inner_text()[:500]
@@ -150,16 +145,6 @@ def served(finished_run):
         yield base, finished_run
 
 
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        yield b
-        b.close()
-
-
 @pytest.fixture()
 def page(browser):
     ctx = browser.new_context(viewport=VIEWPORT, accept_downloads=True)
@@ -169,15 +154,11 @@ def page(browser):
 
 
 def _store(run):
-    import redis
-
-    from research.store.runs import RunStore
 
     return RunStore(redis.Redis.from_url(run.redis_url, decode_responses=True))
 
 
 def test_every_page_renders_for_the_run(served, page):
-    from research.ui.nav import PAGES
 
     base, run = served
     headings = {"launch": "Launch a research run", "compare": "Compare runs", "corpora": "Corpora"}
@@ -227,7 +208,7 @@ def _launch(page, base: str, topic: str, corpus: Path, perspectives: int, turns:
     page.get_by_label("Max perspectives").fill(str(perspectives))
     page.get_by_label("Max turns per conversation").fill(str(turns))
     page.get_by_role("button", name="Start run").click()
-    # the Launch page moves to the new run's Report page (issue 14 item 5); its URL names the run
+    # the Launch page moves to the new run's Report page; its URL names the run
     page.wait_for_url(re.compile(r"/report\?run=[a-f0-9]{16,32}"), timeout=60_000)
     return re.search(r"run=([a-f0-9]{16,32})", page.url).group(1)
 
@@ -260,7 +241,6 @@ def test_cancel_a_run(served, page):
 
 def test_compare_two_runs(served, page):
     base, run = served
-    from research.devtools.scale_run import build_scale_run
 
     other = build_scale_run(_store(run), run.data_dir, sources=40, turns=6, artifacts=8)
     page.goto(f"{base}/compare?runs={run.run_id},{other}")
@@ -271,8 +251,6 @@ def test_compare_two_runs(served, page):
 
 
 def test_download_every_format(served, page):
-    from docx import Document
-    from pypdf import PdfReader
 
     base, run = served
     page.goto(f"{base}/report?run={run.run_id}")
@@ -300,7 +278,6 @@ def test_download_every_format(served, page):
 
 def test_script_injection_stays_inert(served, page):
     base, run = served
-    from research.devtools.scale_run import build_scale_run
 
     rid = build_scale_run(_store(run), run.data_dir, sources=10, turns=3, artifacts=4, hostile=True)
     dialogs = []

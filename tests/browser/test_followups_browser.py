@@ -1,4 +1,4 @@
-"""Issue 13 in a real browser (headless Debian Chromium via Playwright): ask the session's finished
+"""Follow-ups in a real browser (headless Debian Chromium via Playwright): ask the session's finished
 trastuzumab run a follow-up on the Report page, see the answer with clickable citations, reload,
 open the read-only share link, and download exports carrying the follow-ups appendix. With
 ``SCREENSHOTS_DIR`` set, ``report_followups.png`` is written there (README screenshot)."""
@@ -11,8 +11,13 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from docx import Document
 
-from browser.test_dashboard_browser import ARGS, CHROMIUM, VIEWPORT, _store, serve_app
+from browser.chromium import CHROMIUM, VIEWPORT
+from browser.test_dashboard_browser import _store, serve_app
+from research.export import render_export
+from research.followup.ask import audit_run
+from research.store.followups import FollowupStore
 
 pytestmark = [
     pytest.mark.browser,
@@ -27,21 +32,10 @@ ANSWER_TIMEOUT_MS = 300_000
 def served(finished_run):
     """``(base_url, finished_run)`` with the app served on a free port; the follow-ups this module
     asks are removed afterwards (the run is shared by the session)."""
-    from research.store.followups import FollowupStore
 
     with serve_app(finished_run, health_timeout_s=90) as base:
         yield base, finished_run
     FollowupStore(_store(finished_run)).clear(finished_run.run_id)
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        yield b
-        b.close()
 
 
 def _no_exception(page) -> None:
@@ -61,11 +55,6 @@ def _answer(page):
 
 
 def test_ask_on_report_page_reload_share_and_export(served, browser, monkeypatch):
-    from docx import Document
-
-    from research.export import render_export
-    from research.followup.ask import audit_run
-    from research.store.followups import FollowupStore
 
     base, run = served
     for k, v in run.env().items():  # in-process reads (audit, exports) see the run's data dir

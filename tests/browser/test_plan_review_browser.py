@@ -1,4 +1,4 @@
-"""Issue 12 plan review in a real browser (headless Debian Chromium via Playwright): launch with
+"""Plan review in a real browser (headless Debian Chromium via Playwright): launch with
 "Review the plan before research", watch the run stop in ``awaiting_review``, replace three
 syllabus questions in the Plan page's editable table, approve, and see the run complete with the
 edited syllabus (collector, coverage counts, ``plan.edited`` event). With ``SCREENSHOTS_DIR`` set,
@@ -19,8 +19,9 @@ from browser.test_dashboard_browser import (
     _settle,
     _shot,
     _store,
-    browser,  # noqa: F401
-    )
+)
+from research.models import Syllabus
+from research.store.collector import SourceCollector
 
 pytestmark = [
     pytest.mark.browser,
@@ -89,7 +90,6 @@ def test_review_edit_approve_round_trip(served, page):
     page.goto(f"{base}/plan?run={run_id}")
     _settle(page, "Approve and start research")
     assert page.get_by_text("plan review", exact=False).count() >= 1  # the stepper's review step
-    from research.models import Syllabus
 
     old = store.get_doc(run_id, "syllabus", Syllabus)
     n = len(old.questions)
@@ -118,8 +118,6 @@ def test_review_edit_approve_round_trip(served, page):
     page.get_by_role("button", name="Approve and start research").click()
     status = _wait_status(store, run_id, "complete", 2 * RUN_TIMEOUT_MS / 1000)
     assert status == "complete", (status, [e.type for e in store.events(run_id)][-8:])
-
-    from research.store.collector import SourceCollector
 
     keys = store.get_doc(run_id, "syllabus", Syllabus).keys()
     assert keys == old.keys()[:-3] + [k for k, _, _ in NEW], keys

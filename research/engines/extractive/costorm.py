@@ -265,7 +265,7 @@ class ExtractiveCoStorm:
         root = min(cands, key=len)
         scores = [
             (-1.0 if c == root else (s + i) / 2 if i >= 0 else s)
-            for c, s, i in zip(cands, sims, isims)
+            for c, s, i in zip(cands, sims, isims, strict=True)
         ]
         best = rank(np.array(scores))[0]
         close = isims[best] < 0 or isims[best] >= ITEM_MIN_SIM
@@ -300,7 +300,7 @@ class ExtractiveCoStorm:
         labels = AgglomerativeClustering(
             n_clusters=k, metric="cosine", linkage="average"
         ).fit_predict(vecs)
-        groups = [[t for t, lab in zip(texts, labels) if lab == c] for c in range(k)]
+        groups = [[t for t, lab in zip(texts, labels, strict=True) if lab == c] for c in range(k)]
         exclude = topic_keys(inp.topic, *inp.path.split(" > "))
         names: list[str] = []
         cluster_name: dict[int, int] = {}
@@ -321,7 +321,7 @@ class ExtractiveCoStorm:
         if len(names) < 2:
             return SubtopicOutput(names=[])
         assignment = [-1] * len(inp.items)
-        for n, lab in zip(keep, labels):
+        for n, lab in zip(keep, labels, strict=True):
             assignment[n] = cluster_name.get(int(lab), -1)
         overview = _overview_item(vecs, labels)
         if overview is not None:

@@ -76,7 +76,7 @@ class ExtractiveEngine:
         return planning.related_outline(inp.topic, inp.query, inp.results)
 
     def fit_syllabus(self, inp: FitInput) -> Syllabus:
-        """Issue 12: 4–8 questions fitted to the topic from the survey (``fitting`` module doc)."""
+        """4–8 questions fitted to the topic from the survey (``fitting`` module doc)."""
         return fitting.fit_syllabus(self.vectors, inp.topic, inp.syllabus, inp.related)
 
     def personas(self, inp: PersonaInput) -> PersonaList:
@@ -103,7 +103,7 @@ class ExtractiveEngine:
         return dialogue.assign(self.vectors, inp.syllabus, inp.question, inp.focus, inp.results)
 
     def answer_and_assign(self, inp: AnswerAssignInput) -> AnswerAssignOutput:
-        """``answer_question`` then ``assign_questions`` over the same results (issue 14; the
+        """``answer_question`` then ``assign_questions`` over the same results (the
         offline engine has no prompt to share, so this is exactly the two steps)."""
         a = inp.answer
         answer = self.answer_question(a)

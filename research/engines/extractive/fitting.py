@@ -1,4 +1,4 @@
-"""A question syllabus fitted to the query, without a model (issue 12 item 1).
+"""A question syllabus fitted to the query, without a model.
 
 Input: the topic, the template of its kind (``research.planning.syllabus.base_template``: a drug topic
 gets seed 000's ``STORM_QUESTIONS``, anything else the general template) and the related-topic

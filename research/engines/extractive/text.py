@@ -16,8 +16,8 @@ from collections import Counter
 import numpy as np
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS, CountVectorizer
 
+from research.citations import CITE_PATTERN, CITE_RE
 from research.models import SearchResult
-from research.pipeline.citations import CITE_PATTERN, CITE_RE
 
 # Words that carry no topic in questions, queries and headings (added to sklearn's list).
 GENERIC = frozenset(

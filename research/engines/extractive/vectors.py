@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from research.engines.extractive.text import overlap
+from research.search.embeddings import get_embedder
 
 CACHE_SIZE = 50_000  # texts; ~77 MB of float32 vectors at most
 
@@ -34,8 +35,6 @@ class Vectors:
     def embedder(self) -> Any:
         """The underlying embedder (loaded on first access)."""
         if self._embedder is None:
-            from research.search.embeddings import get_embedder  # noqa: PLC0415 - loads torch lazily
-
             self._embedder = get_embedder()
         return self._embedder
 
@@ -50,7 +49,7 @@ class Vectors:
         if missing:
             vecs = np.asarray(self.embedder.encode(missing), dtype=np.float32)
             with self._lock:
-                for t, v in zip(missing, vecs):
+                for t, v in zip(missing, vecs, strict=True):
                     self._cache[t] = v
                     self._cache.move_to_end(t)
                 while len(self._cache) > CACHE_SIZE:

@@ -146,7 +146,7 @@ def _supported(
     sims = vectors.sim([f"{subject}: {s.heading}" for s in candidates], sents)
     votes = np.bincount(sims.argmax(axis=0), minlength=len(candidates))
     need = max(SUPPORT_MIN, math.ceil(0.15 * len(sents)))
-    return [sec for sec, v in zip(candidates, votes) if v >= need][:3]
+    return [sec for sec, v in zip(candidates, votes, strict=True) if v >= need][:3]
 
 
 def _heading(
@@ -192,7 +192,7 @@ def refine_outline(
     vecs = vectors.encode(sents)
     k = max(4, min(7, round(math.sqrt(len(sents) / 2)), len(sents) // 2))
     labels = KMeans(n_clusters=k, random_state=0, n_init=10).fit_predict(vecs.astype(np.float64))
-    groups = [[s for s, lab in zip(sents, labels) if lab == c] for c in range(k)]
+    groups = [[s for s, lab in zip(sents, labels, strict=True) if lab == c] for c in range(k)]
     exclude = topic_keys(subject)
     phrases = ranked_phrases([" ".join(g) for g in groups], top=10, exclude=exclude)
     kept = _supported(vectors, subject, draft, sents)
@@ -212,7 +212,7 @@ def refine_outline(
         ]
         if heads and cands:
             taken = vectors.sim(cands, heads).max(axis=1)
-            cands = [p for p, t in zip(cands, taken) if t < SAME_HEADING]
+            cands = [p for p, t in zip(cands, taken, strict=True) if t < SAME_HEADING]
         centroid = vecs[labels == c].mean(axis=0)
         cands = _heading(
             vectors,
@@ -243,7 +243,7 @@ undergo undergoes achieve achieves include includes given give gives use uses re
 
 
 def names_subject(heading: str, sentences: list[str]) -> bool:
-    """A heading names a subject (issue 12): it does not open with a verb (``_VERB_START``:
+    """A heading names a subject: it does not open with a verb (``_VERB_START``:
     "Receive Trastuzumab"), and has two or more words, or one word that is a name —
     an acronym or mixed-case word (``HER2``, ``mRNA``) or a word the sentences capitalise where
     a sentence does not start (``Herceptin``, ``Zelensky``). A lone common noun ("Cycles") is no
@@ -352,7 +352,7 @@ def write_lead(
         sims = vectors.sim([subject], [strip_citations(u) for u in cited])[0]
         pool += [(si, ui, cited[ui]) for ui in rank(sims)[:2]]
     seen: set[str] = set()
-    pool = [p for p in pool if not (norm_key(p[2]) in seen or seen.add(norm_key(p[2])))]
+    pool = [p for p in pool if _first_time(norm_key(p[2]), seen)]
     if not pool:
         return ""
     plain = [strip_citations(u) for _, _, u in pool]
@@ -372,7 +372,7 @@ ANAPHORA_PENALTY = (
 def question_lead(
     vectors: Vectors, topic: str, sections: list[ReportSection], questions: list
 ) -> str:
-    """Key finding per question (issue 12): for each answered question, in syllabus order, the
+    """Key finding per question: for each answered question, in syllabus order, the
     cited sentence of its section closest to ``"topic: label. description"`` (a sentence that
     describes study design rather than a result, ``text.STUDY_DESIGN``, scores ``DESIGN_PENALTY`` less, one that
     points back at what it does not name, ``text.ANAPHORA``, ``ANAPHORA_PENALTY`` less; citations
@@ -457,3 +457,11 @@ def polish(text: str) -> str:
         if block:
             out.append("\n".join(block))
     return "\n\n".join(out)
+
+
+def _first_time(key: str, seen: set[str]) -> bool:
+    """True the first time ``key`` is seen (and remembers it in ``seen``)."""
+    if key in seen:
+        return False
+    seen.add(key)
+    return True

@@ -1,4 +1,4 @@
-"""The litellm engine: every pipeline step through any litellm model (issue 3)."""
+"""The litellm engine: every pipeline step through any litellm model."""
 
 from research.engines.litellm.engine import LiteLLMEngine
 

@@ -40,6 +40,7 @@ from research.engines.costorm_steps import (
     TurnQueryInput,
     UtteranceInput,
 )
+from research.engines.extractive.costorm import ExtractiveCoStorm
 from research.engines.litellm import material as mat
 from research.engines.litellm.engine import (
     CITE_RE,
@@ -93,7 +94,7 @@ class LiteLLMCoStorm:
     def __init__(self, engine: LiteLLMEngine) -> None:
         self.engine = engine
         self.label = engine.label
-        self._fallback_steps = None
+        self._fallback_steps: ExtractiveCoStorm | None = None
 
     @property
     def vectors(self):
@@ -102,8 +103,6 @@ class LiteLLMCoStorm:
 
     def _fallback(self):
         if self._fallback_steps is None:
-            from research.engines.extractive.costorm import ExtractiveCoStorm  # noqa: PLC0415 - heavy
-
             self._fallback_steps = ExtractiveCoStorm(self.engine._fallback().vectors)
         return self._fallback_steps
 
@@ -123,7 +122,7 @@ class LiteLLMCoStorm:
         key) and post-process (``post`` may raise InvalidOutput), or answer with ``fallback()``
         (module doc). Raises LLMError for auth errors and replay misses."""
         try:
-            reply = call_structured(
+            reply: Any = call_structured(
                 self.engine.session,
                 declared(step),
                 material,
@@ -374,7 +373,9 @@ class LiteLLMCoStorm:
             "allow_new": inp.allow_new,
             "candidates": [
                 {"n": i, "path": c, "similarity": s}
-                for i, (c, s) in enumerate(zip(inp.candidates, inp.similarities), start=1)
+                for i, (c, s) in enumerate(
+                    zip(inp.candidates, inp.similarities, strict=True), start=1
+                )
             ],
         }
 

@@ -1,4 +1,4 @@
-"""``LiteLLMEngine``: every ``research.engines.base.Engine`` step through litellm (issue 3).
+"""``LiteLLMEngine``: every ``research.engines.base.Engine`` step through litellm.
 
 Prompts: ``prompts/{step}.md`` (our wording with STORM's intent, seed 002; seed 001 planner and
 compression schemas). Structured output and re-ask: ``structured.py``. Calls, accounting,
@@ -21,6 +21,8 @@ from typing import Any
 
 from pydantic import field_validator
 
+from research.artifacts import read_artifact
+from research.citations import LOCAL_RE
 from research.engines.base import (
     AnalysisInput,
     AnswerAssignInput,
@@ -47,6 +49,7 @@ from research.engines.base import (
     SurveyInput,
     TextOutput,
 )
+from research.engines.extractive import ExtractiveEngine
 from research.engines.litellm import material as mat
 from research.engines.litellm.prompts import compact
 from research.engines.litellm.structured import call_structured
@@ -67,7 +70,7 @@ from research.models import (
     Syllabus,
     TopicOutline,
 )
-from research.pipeline.citations import LOCAL_RE
+from research.planning.edit import check_questions
 
 CITE_RE = LOCAL_RE  # [n], group 1 = n
 READ_ARTIFACT_TOOL = {
@@ -141,7 +144,7 @@ class LiteLLMEngine:
         self.config, self.run_id, self.store, self.settings = config, run_id, store, settings
         self.session = LLMSession(config, run_id, store, settings, on_budget=self._on_budget)
         self.label = engine_label(self.session.models)
-        self._fallback_engine = None
+        self._fallback_engine: ExtractiveEngine | None = None
         self._lock = threading.Lock()
         if store and run_id and self.session.cassette:
             store.emit(
@@ -161,8 +164,6 @@ class LiteLLMEngine:
     def _fallback(self):
         with self._lock:
             if self._fallback_engine is None:
-                from research.engines.extractive import ExtractiveEngine  # noqa: PLC0415 - heavy
-
                 self._fallback_engine = ExtractiveEngine()
             return self._fallback_engine
 
@@ -170,7 +171,7 @@ class LiteLLMEngine:
     def vectors(self):
         """The run's cached sentence vectors (``research.engines.extractive.vectors.Vectors``,
         the extractive fallback's): the reporter's material, allocation and dedupe share them, so
-        each sentence is embedded once per run (issue 14: allocation re-embedded every candidate
+        each sentence is embedded once per run (allocation re-embedded every candidate
         sentence, 0.73 s on the 4×3 drug run, on the critical path)."""
         return self._fallback().vectors
 
@@ -222,7 +223,6 @@ class LiteLLMEngine:
     def _read_artifact(self, name: str, args: dict) -> str:
         if name != "read_artifact" or not self.run_id:
             return "error: unknown tool"
-        from research.artifacts import read_artifact  # noqa: PLC0415
 
         return (
             read_artifact(
@@ -288,10 +288,9 @@ class LiteLLMEngine:
         )
 
     def fit_syllabus(self, inp: FitInput) -> Syllabus:
-        """Issue 12: the planner proposes 4–8 questions for this query (``prompts/fit_syllabus.md``),
+        """The planner proposes 4–8 questions for this query (``prompts/fit_syllabus.md``),
         validated by ``research.planning.edit.check_questions``; an invalid proposal (bad key, duplicate,
         min_sources out of 1–20, fewer than 4 or more than 8) keeps the template (event ``llm.fallback``)."""
-        from research.planning.edit import check_questions  # noqa: PLC0415
 
         def post(reply) -> Syllabus:
             errors: list[str] = []
@@ -321,7 +320,7 @@ class LiteLLMEngine:
 
     # ------------------------------------------------------------------ conversations
     def ask_question(self, inp: AskInput) -> AskOutput:
-        """AskQuestionWithPersona and QuestionToQuery in ONE call (issue 14 item 3: the asker
+        """AskQuestionWithPersona and QuestionToQuery in ONE call (the asker
         returns its question and 1–3 search queries; ``material.ask``: bounded history);
         ``focus_question`` kept only when it is an offered key; no queries on a thanks."""
         keys = {q.key for q in inp.next_focus}
@@ -397,7 +396,7 @@ class LiteLLMEngine:
         )
 
     def answer_and_assign(self, inp: AnswerAssignInput) -> AnswerAssignOutput:
-        """Issue 14: answer + seed 000 assignment in ONE call over one copy of the numbered
+        """Answer + seed 000 assignment in ONE call over one copy of the numbered
         results (``prompts/answer_and_assign.md``, ``material.answer_assign``: the turn's cards stand
         in for long snippets); sanitised as ``answer_question`` and ``assign_questions`` are.
         No results → ``answer_question`` alone (nothing to assign)."""
@@ -521,7 +520,7 @@ class LiteLLMEngine:
 
     def write_section(self, inp: SectionInput) -> TextOutput:
         """A section answering its syllabus question (when it has one) from the snippets of the
-        sources assigned to it (issue 12, ``material.section``), citing ``[snippet.n]`` only: a
+        sources assigned to it (``material.section``), citing ``[snippet.n]`` only: a
         reply citing any other number is re-asked once with the allowed numbers
         (``cited_only``); if the re-ask still cites outside them, the extractive engine writes
         the section from the same snippets. Stray markers are dropped as a last guard."""

@@ -1,7 +1,7 @@
 """Step material: the compact JSON each prompt carries (seed 001 §6–§7: tool outputs reach the
 model only as short snippets and summary cards, never raw). Sizes in characters.
 
-Working memory (seed 001 §6; issue 14 item 3, context economy): the asker sees the questions
+Working memory (seed 001 §6; context economy): the asker sees the questions
 already asked and the last answer only (≤ ``ASK_ANSWER_CHARS``, citation markers removed); the
 answerer gets each result once as one line and a search's card clipped to its summary and
 ≤ ``NOTE_FACTS`` facts (``read_artifact`` fetches more). Every clip is word-bounded (``clip``)."""
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 
+from research.citations import CITES_WS_RE
 from research.engines.base import (
     AnswerAssignInput,
     AnswerInput,
@@ -21,7 +22,6 @@ from research.engines.base import (
     SectionInput,
 )
 from research.models import ArtifactRecord, SearchResult, Syllabus
-from research.pipeline.citations import CITES_WS_RE
 
 SNIPPET_CHARS = 240  # per result in answer prompts
 SHORT_CHARS = 110  # per result in assign prompts
@@ -84,7 +84,7 @@ def clip(text: str, chars: int) -> str:
 
 
 def ask(inp: AskInput) -> dict:
-    """Asker material (issue 14 item 3, bounded history): the perspective's name and focus, the
+    """Asker material (bounded history): the perspective's name and focus, the
     questions already asked (not to repeat; each ≤ ``ASKED_CHARS``), the last answer only (≤ ``ASK_ANSWER_CHARS``, no
     citation markers), the open syllabus questions it may pick as ``{key: label}`` (≤ 3) and
     the turns left. The asker also writes the turn's search queries (one call, not two)."""
@@ -136,7 +136,7 @@ def _note(card, artifact_file: str | None = None) -> dict:
 
 
 def answer_assign(inp: AnswerAssignInput, cards: list[ArtifactRecord]) -> dict:
-    """Issue 14, one prompt for answer + assignment over one copy of the numbered results, each
+    """One prompt for answer + assignment over one copy of the numbered results, each
     result once as one line ``"[n] title: snippet"`` (title ≤ ``RESULT_TITLE_CHARS``; snippet
     word-bounded, ≤ ``CARDED_CHARS`` when a useful card of its search is among the notes (the
     card stands in for the rest, seed 001 §6), else ≤ ``UNCARDED_CHARS``). Notes: the turn's
@@ -209,7 +209,7 @@ def refine(inp: RefineInput) -> dict:
 
 
 def section(inp: SectionInput) -> dict:
-    """Section material (issue 12): the heading, the syllabus question it answers (``null`` for
+    """Section material: the heading, the syllabus question it answers (``null`` for
     an outline section the syllabus lacks) and one numbered snippet per source assigned to it
     (title ≤ ``RELATED_TITLE_CHARS`` word-bounded + whole sentences, ≤ ``SECTION_SNIPPET_CHARS``);
     only these numbers may be cited."""
@@ -234,7 +234,7 @@ def section(inp: SectionInput) -> dict:
 def lead(inp: LeadInput) -> dict:
     """Lead material: the sections that answer a question (or all, with no syllabus), each
     ≤ ``LEAD_SECTION_CHARS`` (word-bounded), and one line per syllabus question: its label, the
-    heading that answers it (when it differs), its status and source counts (issue 12), e.g.
+    heading that answers it (when it differs), its status and source counts, e.g.
     ``"Market Status: insufficient (1 of 3 sources)"``. An "insufficient" question's section
     text is left out: the lead only names it with its source counts."""
     open_headings = {q.heading for q in inp.questions if q.status != "answered"}
@@ -260,10 +260,18 @@ def personas(inp: PersonaInput) -> dict:
     seen: set[str] = set()
     related = {}
     for r in inp.related:
-        related[r.topic] = [s for s in r.sections if not (s in seen or seen.add(s))]
+        related[r.topic] = [s for s in r.sections if _first_time(s, seen)]
     return {
         "topic": inp.topic,
         "related": related,
         "syllabus": {q.key: q.label for q in inp.syllabus.questions},
         "max_perspectives": inp.max_perspectives,
     }
+
+
+def _first_time(key: str, seen: set[str]) -> bool:
+    """True the first time ``key`` is seen (and remembers it in ``seen``)."""
+    if key in seen:
+        return False
+    seen.add(key)
+    return True

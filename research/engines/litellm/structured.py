@@ -1,4 +1,4 @@
-"""Structured output (issue 3 §1): the step's pydantic model as ``response_format`` (JSON
+"""Structured output: the step's pydantic model as ``response_format`` (JSON
 schema, non-strict) where ``litellm.supports_response_schema`` says so, else the schema spelled
 out in the prompt; ``<think>`` blocks stripped; the reply validated; on failure (bad JSON, schema
 error, truncated output) the model is re-asked ONCE with the validation error; a second failure
@@ -12,12 +12,14 @@ import functools
 import json
 import re
 from collections.abc import Callable
-from typing import TypeVar
+from typing import TypeVar, cast
 
 from pydantic import BaseModel, ValidationError
 
 from research.engines.litellm import prompts
+from research.errors import InvariantError
 from research.llm.errors import InvalidOutput
+from research.llm.lib import litellm_module
 from research.llm.session import LLMSession
 from research.llm.steps import StepSpec
 from research.llm.tokens import count_tokens
@@ -49,22 +51,22 @@ def extract_json(text: str) -> str:
 @functools.lru_cache(maxsize=64)
 def native_schema(model: str) -> bool:
     """True when litellm says ``model`` accepts a JSON-schema ``response_format``."""
-    import litellm  # noqa: PLC0415
+    litellm = litellm_module()
 
     try:
         return bool(litellm.supports_response_schema(model=model))
-    except Exception:  # noqa: BLE001 - unknown models: use prompt instructions
+    except Exception:
         return False
 
 
 @functools.lru_cache(maxsize=64)
 def native_tools(model: str) -> bool:
     """True when litellm says ``model`` supports native function calling."""
-    import litellm  # noqa: PLC0415
+    litellm = litellm_module()
 
     try:
         return bool(litellm.supports_function_calling(model=model))
-    except Exception:  # noqa: BLE001
+    except Exception:
         return False
 
 
@@ -88,16 +90,16 @@ def call_structured(
     Raises:
         InvalidOutput: still invalid after one re-ask. LLMError / BudgetExhausted from the session.
     """
-    reply = reply or spec.reply
+    reply_model: type[BaseModel] = reply or spec.reply
     step, semantic = spec.name, spec.cassette_key(inp)
     model = session.models[spec.role]
     native = native_schema(model)
-    schema = reply.model_json_schema()
+    schema = reply_model.model_json_schema()
     messages = prompts.render(spec, material, None if native else schema, native=native)
     fmt = (
         {
             "type": "json_schema",
-            "json_schema": {"name": reply.__name__, "schema": schema, "strict": False},
+            "json_schema": {"name": reply_model.__name__, "schema": schema, "strict": False},
         }
         if native
         else None
@@ -129,11 +131,13 @@ def call_structured(
                     ],
                 }
             ]
+            if run_tool is None:
+                raise InvariantError("Tools are only offered together with their runner")
             for c in result.tool_calls:
                 try:
                     args = json.loads(c["arguments"] or "{}")
                     out = run_tool(c["name"], args if isinstance(args, dict) else {})
-                except Exception as exc:  # noqa: BLE001 - the model sees the error and moves on
+                except Exception as exc:
                     out = f"error: {exc}"
                 tool_tokens += count_tokens(out)
                 messages.append({"role": "tool", "tool_call_id": c["id"], "content": out})
@@ -143,7 +147,7 @@ def call_structured(
                 raise ValueError(
                     "the reply was cut off (finish_reason=length); answer more briefly"
                 )
-            return reply.model_validate_json(extract_json(result.content))
+            return cast(M, reply_model.model_validate_json(extract_json(result.content)))
         except (ValidationError, ValueError) as exc:
             if reasked:
                 raise InvalidOutput(

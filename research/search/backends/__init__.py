@@ -1,4 +1,4 @@
-"""Remote search backends (issue 5). Each module has a ``Retriever`` class (``name``,
+"""Remote search backends. Each module has a ``Retriever`` class (``name``,
 ``search(query, k) -> list[SearchResult]``) plus pure ``parse_*`` functions over the service's
 raw response bodies, so the parsers are tested on the recorded payloads in
 ``shared/data/api_fixtures``.

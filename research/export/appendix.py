@@ -1,4 +1,4 @@
-"""The follow-ups appendix of a report's exports (issue 13 §3): Markdown shared by the md, HTML,
+"""The follow-ups appendix of a report's exports: Markdown shared by the md, HTML,
 PDF, DOCX exports and the run zip.
 
 Shape::
@@ -16,8 +16,8 @@ Shape::
 from __future__ import annotations
 
 from research.engines.labels import OFFLINE_LABEL
-from research.followup.models import Followup
 from research.models import Reference
+from research.store.followup_models import Followup
 
 HEADING = "Appendix: follow-up questions"
 REFS_HEADING = "Follow-up references"

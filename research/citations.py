@@ -12,9 +12,7 @@ from __future__ import annotations
 
 import re
 
-CITE_PATTERN = (
-    r"\[\d{1,4}\]"  # one citation marker [n]; the one pattern every module builds on (issue 15)
-)
+CITE_PATTERN = r"\[\d{1,4}\]"  # one citation marker [n]; the one pattern every module builds on
 LOCAL_RE = re.compile(r"\[(\d{1,4})\]")  # [n], group 1 = n
 CITE_RE = re.compile(CITE_PATTERN)  # [n], no group (sub / search)
 CITES_WS_RE = re.compile(

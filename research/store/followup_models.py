@@ -1,4 +1,4 @@
-"""Follow-up questions and the citation audit, as stored with a run (issue 13).
+"""Follow-up questions and the citation audit, as stored with a run.
 
 Shapes only; the logic is in ``research.followup.{evidence,answer,audit,more}``. Stored as JSON
 strings in Redis (``research.store.followups``): followups in ``run:{id}:followups`` (LIST), the
@@ -97,7 +97,7 @@ class Followup(BaseModel):
 
 class PendingFollowup(BaseModel):
     """A follow-up asked but not yet answered (or failed): the job's resumable state, stored in
-    ``run:{id}:followups:pending`` until the answer is appended (issue 13 §2).
+    ``run:{id}:followups:pending`` until the answer is appended.
 
     ``stage``: ``queued`` (no job has started it; a dead one is only taken for dead after
     ``PENDING_GRACE_S`` s) → ``researching`` → ``answering``. ``sources_before``: collector size

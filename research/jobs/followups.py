@@ -1,4 +1,4 @@
-"""Follow-ups as jobs like any other work (issue 13 §2).
+"""Follow-ups as jobs like any other work.
 
 The dashboard submits a question (``submit_ask``) and returns at once: the follow-up is stored
 pending in Redis and its job (``research.followup.execute.execute``) runs on the configured job
@@ -16,8 +16,16 @@ from __future__ import annotations
 import logging
 from concurrent.futures import Future, ThreadPoolExecutor
 
+import redis
+
+from research.config import job_backend
 from research.errors import ResearchError
-from research.followup.models import PendingFollowup
+from research.followup.ask import audit_run
+from research.followup.checks import check_askable, validate_question
+from research.followup.execute import execute, new_pending
+from research.jobs import workers
+from research.store import open_store
+from research.store.followup_models import PendingFollowup
 from research.store.followups import FollowupStore
 from research.store.runs import RunStore
 
@@ -51,9 +59,6 @@ def submit_ask(
         InputError / RunNotFoundError: as ``research.followup.ask.ask``'s checks; InputError
             (code ``invalid_config``) for an unknown job backend.
     """
-    from research.config import job_backend  # noqa: PLC0415
-    from research.followup.checks import check_askable, validate_question  # noqa: PLC0415
-    from research.followup.execute import new_pending  # noqa: PLC0415
 
     question = validate_question(question)
     state = check_askable(store, run_id)
@@ -69,11 +74,9 @@ def dispatch(store: RunStore, run_id: str, followup_id: str, backend: str) -> No
     waits; a thread's marker lasts ``THREAD_QUEUED_TTL_S`` s, as its process may die)."""
     fs = FollowupStore(store)
     if backend == "rq":
-        from research.jobs import workers  # noqa: PLC0415 - rq only when used
-
         fs.mark_queued(run_id, followup_id, QUEUED_MARKER_TTL_S)
         workers.queue().enqueue(
-            "research.followup.jobs.followup_job",
+            "research.jobs.followups.followup_job",
             run_id,
             followup_id,
             job_timeout=-1,
@@ -89,9 +92,6 @@ def dispatch(store: RunStore, run_id: str, followup_id: str, backend: str) -> No
 def _run(store: RunStore, run_id: str, followup_id: str) -> str:
     """Execute one follow-up job; returns ``answered``, ``skipped`` (another job has it or it is
     no longer pending), ``failed`` (recorded on the run) or ``interrupted`` (Redis lost)."""
-    import redis  # noqa: PLC0415
-
-    from research.followup.execute import execute  # noqa: PLC0415 - heavy; only in the job
 
     try:
         return "answered" if execute(store, run_id, followup_id) is not None else "skipped"
@@ -106,7 +106,7 @@ def _run(store: RunStore, run_id: str, followup_id: str) -> str:
     except ResearchError as exc:  # recorded on the run (event followup.failed)
         log.warning("follow-up %s on run %s failed: %s", followup_id, run_id, exc.message)
         return "failed"
-    except Exception:  # noqa: BLE001 - recorded on the run by execute; logged here with the traceback
+    except Exception:
         log.exception("follow-up %s on run %s failed", followup_id, run_id)
         return "failed"
 
@@ -114,7 +114,6 @@ def _run(store: RunStore, run_id: str, followup_id: str) -> str:
 def followup_job(run_id: str, followup_id: str) -> str:
     """The RQ job body (``research worker``): answer or resume one follow-up; returns the outcome
     of ``_run``."""
-    from research.store import open_store  # noqa: PLC0415
 
     return _run(open_store(), run_id, followup_id)
 
@@ -134,7 +133,6 @@ def resume_followups(
     Returns:
         The ids of the follow-ups resumed.
     """
-    from research.config import job_backend  # noqa: PLC0415
 
     fs = FollowupStore(store)
     ids = [s.run_id for s in store.list_runs(limit=10_000)] if run_ids is None else run_ids
@@ -194,8 +192,6 @@ def ensure_audit(store: RunStore, run_id: str):
     Returns:
         ``AuditSummary`` or None.
     """
-    from research.followup.ask import audit_run  # noqa: PLC0415
-    from research.store.followups import FollowupStore  # noqa: PLC0415
 
     state = store.get_run(run_id)
     audit = FollowupStore(store).get_audit(run_id)

@@ -1,4 +1,4 @@
-"""Plan review (issue 12 item 2): read, edit, approve or cancel a run in ``awaiting_review``.
+"""Plan review: read, edit, approve or cancel a run in ``awaiting_review``.
 
 A run launched with ``review=True`` stops after planning (``research.pipeline.runner``). The
 analyst reads ``plan_bundle`` (``{plan, syllabus, perspectives}``, the shape of
@@ -13,8 +13,10 @@ before anything is written.
 
 from __future__ import annotations
 
+from research import jobs
 from research.errors import InputError
 from research.models import REVIEW_STATUS, Perspective, Plan, RunState, Syllabus
+from research.pipeline import runner
 from research.planning.edit import PlanBundle, apply_edit, diff
 from research.store import keys, open_store
 from research.store.runs import RunStore
@@ -99,8 +101,6 @@ def approve(
     Raises:
         InputError: see ``validate``; nothing is written then.
     """
-    from research import jobs  # noqa: PLC0415 - jobs imports the pipeline
-    from research.pipeline import runner  # noqa: PLC0415
 
     store = _store(store)
     backend = (

@@ -1,0 +1,49 @@
+"""The run store and a run's outcome summary for the ``research`` subcommands that run jobs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from research import jobs
+from research.cli.common import EXIT_FAILED, EXIT_OK, _err, _print_json
+from research.store import open_store
+
+
+def _store():
+
+    return open_store()
+
+
+def _print_outcome(s: dict, elapsed_s: float | None = None) -> None:
+    took = (
+        f" in {elapsed_s:.1f}s"
+        if elapsed_s is not None
+        else (f" in {s['wall_s']:.1f}s" if s["wall_s"] else "")
+    )
+    print(
+        f"{s['status']}{took} · {s['sources']} sources · {s['citations']} citations · "
+        f"{s['llm_calls']} LLM calls (${s['cost_usd']:.4f})"
+    )
+    for key, count in (s.get("questions") or {}).items():
+        print(f"  {key}: {count} sources")
+    if s.get("report_path"):
+        print(f"report: {s['report_path']}")
+    if Path(s["artifacts_dir"]).is_dir():
+        print(f"artifacts: {s['artifacts_dir']}")
+    print(f"run id: {s['run_id']}")
+
+
+def report_run_outcome(run_id: str, status: str, as_json: bool) -> int:
+    """Print a finished run's summary (``--json`` or the outcome lines) and return the exit code:
+    ``EXIT_OK`` when ``status`` is ``"complete"``, else an error line and ``EXIT_FAILED``.
+    Shared by ``research resume`` and ``research approve``."""
+
+    summary = jobs.run_summary(run_id)
+    if as_json:
+        _print_json(summary)
+    else:
+        _print_outcome(summary)
+    if status == "complete":
+        return EXIT_OK
+    _err(status, summary.get("error") or f"run {run_id} ended {status}")
+    return EXIT_FAILED
