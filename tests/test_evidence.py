@@ -4,6 +4,7 @@ with offsets into the source text; the run store keeps the best passages per que
 
 import pytest
 
+from research.engines.extractive.vectors import Vectors
 from research.evidence import judge
 from research.evidence.passages import about_topic, result_evidence
 from research.models import EvidencePassage, SearchResult
@@ -16,8 +17,6 @@ DRUG = {q.key: q for q in get_template("drug").questions}
 
 @pytest.fixture(scope="module")
 def vectors():
-    from research.engines.extractive.vectors import Vectors
-
     return Vectors()
 
 
@@ -42,9 +41,9 @@ def test_the_topics_words_alone_answer_nothing(vectors):
         "Trastuzumab in HER2-positive breast cancer is an important subject for patients and "
         "doctors."
     )
-    scores = judge.score_passages(
-        list(DRUG.values()), [only_topic], topic=TOPIC, vectors=vectors
-    )[:, 0]
+    scores = judge.score_passages(list(DRUG.values()), [only_topic], topic=TOPIC, vectors=vectors)[
+        :, 0
+    ]
     assert float(scores.max()) < judge.EVIDENCE_MIN, dict(zip(DRUG, scores, strict=True))
 
 

@@ -9,6 +9,7 @@ import json
 
 import pytest
 
+from research.cli import main
 from research.devtools.evidence_checks import evidence_checks
 from research.evidence.judge import EVIDENCE_MIN
 from research.models import GapReport, Report
@@ -59,8 +60,6 @@ def test_unmet_questions_say_what_was_searched_and_gap_turns_ran(store, finished
 
 
 def test_show_json_lists_evidence_and_stop_reasons(store, finished_run, capsys):
-    from research.cli import main
-
     assert main(["show", finished_run.run_id, "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     questions = doc["report"]["questions"]

@@ -27,10 +27,10 @@ from research.jobs import workers
 from research.jobs.validation import validate_corpus, validate_int, validate_topic
 from research.llm.validate import parse_models
 from research.models import (
+    GAP_TURNS_RANGE,
     MIN_DATABASES_RANGE,
     PERSPECTIVES_RANGE,
     TURNS_RANGE,
-    GAP_TURNS_RANGE,
 )
 from research.planning.syllabus import check_template
 from research.search.index_progress import index_state

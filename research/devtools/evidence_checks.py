@@ -21,12 +21,13 @@ about each syllabus question, and an evidence-based section fit that can fail.
 from __future__ import annotations
 
 import re
+from typing import Any
 
+from research import citations
 from research.devtools.report_quality import split_sentences
 from research.engines.extractive.vectors import Vectors
 from research.evidence.judge import EVIDENCE_MIN, score_passages
-from research.models import Report, Syllabus
-from research import citations
+from research.models import Question, Report, Syllabus
 from research.store.runs import RunStore
 
 UNMET_MARK = " is not answered: "
@@ -56,7 +57,8 @@ def evidence_checks(store: RunStore, run_id: str, vectors: Vectors | None = None
     finalized = collector.finalize_sources()["questions"]
     by_key = {q.key: q for q in report.questions}
     section_text = {s.heading: s.text for s in report.sections}
-    rows, fit_pairs = [], []
+    rows: list[dict[str, Any]] = []
+    fit_pairs: list[tuple[Question, str]] = []
     for q in syllabus.questions:
         rq = by_key.get(q.key)
         text = section_text.get(rq.heading, "") if rq else ""

@@ -67,8 +67,12 @@ def choose(
     a near-duplicate (same words, or cosine ≥ ``DUPLICATE_SIM``) of a chosen one or of ``taken``
     (texts already quoted elsewhere in the report); appends the chosen texts to ``taken``."""
     ranked = sorted(passages, key=lambda p: (-p.score, p.source_id, p.start))
+    firsts: list[EvidencePassage] = []
     seen: set[str] = set()
-    firsts = [p for p in ranked if not (p.source_id in seen or seen.add(p.source_id))]
+    for p in ranked:
+        if p.source_id not in seen:
+            seen.add(p.source_id)
+            firsts.append(p)
     order = firsts + [p for p in ranked if p not in firsts]
     if not order:
         return []

@@ -79,6 +79,12 @@ class RunContext:
 
         return max(self.plan.steps, key=overlap)
 
+    def need_syllabus(self) -> Syllabus:
+        """The run's syllabus. Raises InvariantError before planning stored it."""
+        if self.syllabus is None:
+            raise InvariantError("The run has no syllabus yet: call planning.plan first.")
+        return self.syllabus
+
     def _need_artifacts(self) -> ArtifactStore:
         if self.artifacts is None:
             raise InvariantError(

@@ -92,7 +92,7 @@ def counted_keys(ctx: RunContext, pending: PendingTurn, n: int) -> tuple[list[st
     others are ``unsupported`` (reported, not counted)."""
     ev = pending.evidence[n - 1] if len(pending.evidence) >= n else {}
     if ctx.engine.name == "extractive":
-        return [q.key for q in ctx.syllabus.questions if q.key in ev], []
+        return [q.key for q in ctx.need_syllabus().questions if q.key in ev], []
     assigned = pending.assigned.relevant_questions if pending.assigned is not None else []
     model = assigned[n - 1] if len(assigned) >= n else []
     return [k for k in model if k in ev], [k for k in model if k not in ev]
@@ -268,7 +268,9 @@ def research_turn(
         results += tctx.search(q, step, perspective=perspective.name, memory=memory, exclude=seen)
         seen |= {r.url for r in results}
     results = _dedupe(results)
-    evidence = result_evidence(ctx.vectors(), ctx.syllabus.questions, ctx.config.topic, results)
+    evidence = result_evidence(
+        ctx.vectors(), ctx.need_syllabus().questions, ctx.config.topic, results
+    )
     out = ctx.engine.answer_and_assign(
         AnswerAssignInput(
             answer=AnswerInput(

@@ -26,6 +26,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from research.engines.base import QueryInput
 from research.engines.extractive.text import subject_of
+from research.errors import InvariantError
 from research.evidence.judge import facets
 from research.models import (
     ConversationResult,
@@ -34,6 +35,7 @@ from research.models import (
     Perspective,
     Question,
     QuestionStop,
+    Syllabus,
     now,
 )
 from research.pipeline.context import RunContext
@@ -83,9 +85,10 @@ def _snapshot(ctx: RunContext, round_no: int) -> dict:
 
     def compute() -> dict:
         unmet = ctx.collector.coverage_gaps()
-        order = {q.key: i for i, q in enumerate(ctx.syllabus.questions)}
+        order = {q.key: i for i, q in enumerate(ctx.need_syllabus().questions)}
         unmet = sorted(unmet, key=lambda k: order.get(k, len(order)))
-        queries = {k: gap_queries(ctx, ctx.syllabus.get(k), round_no) for k in unmet}
+        syllabus = ctx.need_syllabus()
+        queries = {k: gap_queries(ctx, _question(syllabus, k), round_no) for k in unmet}
         return {
             "focus": [k for k in unmet if queries[k]],
             "queries": {k: v for k, v in queries.items() if v},
@@ -93,14 +96,24 @@ def _snapshot(ctx: RunContext, round_no: int) -> dict:
             "sources": len(ctx.collector.all_sources()),
         }
 
-    return ctx.store.round_focus(ctx.run_id, f"gap{round_no}", compute)
+    snap = ctx.store.round_focus(ctx.run_id, f"gap{round_no}", compute)
+    if not isinstance(snap, dict):
+        raise InvariantError(f"gap round {round_no} of run {ctx.run_id} has no stored snapshot")
+    return snap
+
+
+def _question(syllabus: Syllabus, key: str) -> Question:
+    q = syllabus.get(key)
+    if q is None:
+        raise InvariantError(f"question {key!r} is not in syllabus {syllabus.name!r}")
+    return q
 
 
 def _compute(
     ctx: RunContext, key: str, queries: list[str], round_no: int, cards: int, exclude: set[str]
 ) -> PendingTurn:
-    q = ctx.syllabus.get(key)
-    recorder = DeferredRecorder(ctx.artifacts, f"gap.r{round_no}.{key}")
+    q = _question(ctx.need_syllabus(), key)
+    recorder = DeferredRecorder(ctx._need_artifacts(), f"gap.r{round_no}.{key}")
     return research_turn(
         ctx,
         GAP_PERSPECTIVE,
@@ -118,9 +131,9 @@ def _compute(
 def fill_gaps(ctx: RunContext) -> tuple[ConversationResult | None, GapReport]:
     """Run the gap rounds (module docstring); returns the "Gap search" conversation (None when
     no gap turn was needed or allowed) and the stop reason of every question."""
-    met_before = set(ctx.syllabus.keys()) - set(ctx.collector.coverage_gaps())
+    met_before = set(ctx.need_syllabus().keys()) - set(ctx.collector.coverage_gaps())
     if ctx.config.gap_turns:  # as it was before the first gap turn, also when resumed after it
-        met_before = set(ctx.syllabus.keys()) - set(_snapshot(ctx, 1)["focus"])
+        met_before = set(ctx.need_syllabus().keys()) - set(_snapshot(ctx, 1)["focus"])
     stored = [t for t in ctx.store.get_turns(ctx.run_id) if t.perspective == GAP_PERSPECTIVE.name]
     turns: list[DialogueTurn] = list(stored)
     asked: dict[str, list[str]] = {}
@@ -177,7 +190,7 @@ def _stops(
 ) -> GapReport:
     counts = ctx.collector.question_counts()
     out = []
-    for q in ctx.syllabus.questions:
+    for q in ctx.need_syllabus().questions:
         n, queries = counts.get(q.key, 0), asked.get(q.key, [])
         met = n >= q.min_sources
         if q.key in met_before:

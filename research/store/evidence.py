@@ -53,7 +53,7 @@ class EvidenceStore:
     def all(self) -> dict[str, list[EvidencePassage]]:
         """``source id → passages`` for every source with evidence (one round trip)."""
         return {
-            sid: [EvidencePassage.model_validate(x) for x in json.loads(raw)]
+            str(sid): [EvidencePassage.model_validate(x) for x in json.loads(raw)]
             for sid, raw in sorted(self.r.hgetall(self.key).items())
         }
 
