@@ -91,7 +91,11 @@ class SearchResult(BaseModel):
     source_type: str = "web"
     external_id: str = ""
     doc_id: str = ""
-    published: str | None = None
+    published: str | None = Field(
+        default=None, description="publication date YYYY[-MM[-DD]] when the backend knows it"
+    )
+    authors: list[str] = Field(default_factory=list, description="'Family Initials' as listed")
+    journal: str = ""
     score: float = 0.0
     backend: str = "local"
     query: str = ""

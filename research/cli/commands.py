@@ -178,6 +178,11 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_argument(
         "--json", action="store_true", help="print the whole stored run state as JSON"
     )
+    show.add_argument(
+        "--version",
+        metavar="N",
+        help="report version to show (default: the current one; 1 = as generated)",
+    )
 
     ing = sub.add_parser(
         "ingest", help="add documents (PDF, DOCX, HTML, Markdown, text) to a named corpus"
@@ -190,11 +195,20 @@ def build_parser() -> argparse.ArgumentParser:
     exp.add_argument("run_id", metavar="RUN_ID")
     exp.add_argument(
         "--format",
-        choices=["md", "html", "pdf", "docx", "zip"],
+        choices=["md", "html", "pdf", "docx", "zip", "ris", "bibtex", "csljson"],
         default="md",
-        help="md, html (self-contained), pdf, docx, or zip (the whole run with every artifact)",
+        help="md, html (self-contained), pdf, docx, zip (the whole run with every artifact), or "
+        "the references for a reference manager: ris, bibtex, csljson",
     )
     exp.add_argument("--out", metavar="PATH", help="output file (default: ./<topic>.<format>)")
+    exp.add_argument(
+        "--version",
+        metavar="N",
+        help="report version to export (default: the current one; 1 = as generated)",
+    )
+    exp.add_argument(
+        "--comments", action="store_true", help="add the comments appendix (md, html, pdf, docx)"
+    )
 
     res = sub.add_parser("resume", help="continue an interrupted run from its stored state")
     res.add_argument("run_id", metavar="RUN_ID")
@@ -522,8 +536,9 @@ def cmd_show(args: argparse.Namespace) -> int:
     _store().get_run(run_id)  # RunNotFoundError before the pipeline is imported
     from research import jobs
 
+    version = _version_arg(args.version)
     if args.json:
-        _print_json(jobs.run_snapshot(run_id))
+        _print_json(jobs.run_snapshot(run_id, version=version))
         return EXIT_OK
     state = _store().get_run(run_id)
     print(f"topic:   {state.topic}")
@@ -534,27 +549,67 @@ def cmd_show(args: argparse.Namespace) -> int:
     print(f"created: {_iso(state.created_at)}")
     print(f"engine:  {state.engine_label or state.config.engine}")
     _print_outcome(jobs.run_summary(run_id))
+    _print_desk(run_id, version)
     return EXIT_OK
+
+
+def _version_arg(raw: str | None) -> int | None:
+    """``--version N`` as an int (None when absent). Raises InputError for anything else."""
+    from research.errors import InputError  # noqa: PLC0415 - the CLI imports lazily
+
+    if raw is None:
+        return None
+    text = raw.strip()
+    if not text.isdigit() or int(text) < 1:
+        raise InputError(
+            f"--version {raw!r} is not a version number; use 1, 2, 3… "
+            "(`research show RUN --json` lists them).",
+            code="no_such_version",
+        )
+    return int(text)
+
+
+def _print_desk(run_id: str, version: int | None) -> None:
+    """The report version shown and the comment counts (``research show`` without --json)."""
+    from research.store.comments import CommentStore  # noqa: PLC0415 - the CLI imports lazily
+    from research.store.versions import VersionStore  # noqa: PLC0415
+
+    store = _store()
+    shown = VersionStore(store).get(run_id, version)
+    if shown is None:
+        return
+    total = VersionStore(store).count(run_id)
+    print(
+        f"report:  version {shown.number} of {total} ({shown.note}, {shown.author}, "
+        f"{_iso(shown.created_at)})"
+    )
+    c = CommentStore(store).counts(run_id)
+    if c["total"]:
+        print(f"comments: {c['open']} open, {c['resolved']} resolved")
 
 
 # ---------------------------------------------------------------------------------- export
 def cmd_export(args: argparse.Namespace) -> int:
-    """``research export RUN_ID --format md|html|pdf|docx|zip [--out PATH]``: writes the export,
-    prints the path."""
-    from research.export import export_markdown, export_run, safe_filename
+    """``research export RUN_ID --format md|html|pdf|docx|zip|ris|bibtex|csljson [--out PATH]
+    [--version N] [--comments]``: writes the export, prints the path."""
+    from research.export import EXTENSIONS, export_markdown, export_run, safe_filename
     from research.store.keys import check_run_id
 
     run_id = check_run_id(args.run_id.strip())
+    version = _version_arg(args.version)
     store = _store()
+    ext = EXTENSIONS.get(args.format, args.format)
     out = (
-        Path(args.out)
-        if args.out
-        else Path.cwd() / safe_filename(store.get_run(run_id).topic, args.format)
+        Path(args.out) if args.out else Path.cwd() / safe_filename(store.get_run(run_id).topic, ext)
     )
-    if args.format == "md":
-        print(export_markdown(run_id, out, store=store))
+    if args.format == "md" and not args.comments:
+        print(export_markdown(run_id, out, store=store, version=version))
     else:
-        print(export_run(run_id, args.format, out, store=store))
+        print(
+            export_run(
+                run_id, args.format, out, store=store, version=version, comments=args.comments
+            )
+        )
     return EXIT_OK
 
 

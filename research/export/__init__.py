@@ -63,8 +63,8 @@ def safe_filename(topic: str, ext: str) -> str:
     return stem + suffix
 
 
-def export_markdown(run_id: str, out: Path, *, store=None) -> Path:
-    """Write a run's report as Markdown to ``out``.
+def export_markdown(run_id: str, out: Path, *, store=None, version: int | None = None) -> Path:
+    """Write a run's report (version ``version``; None = the current one) as Markdown to ``out``.
 
     Parent folders are created; an existing *file* at ``out`` is replaced atomically (written
     to a temporary file in the same folder, then renamed).
@@ -73,17 +73,18 @@ def export_markdown(run_id: str, out: Path, *, store=None) -> Path:
         run_id: 16–32 lowercase hex.
         out: destination file path (``~`` expanded).
         store: a ``RunStore``; default: the configured Redis (``open_store()``).
+        version: report version number (``research.store.versions``); None = current.
 
     Returns:
         The absolute path written.
 
     Raises:
         InputError: ill-formed run id; ``out`` is a directory or cannot be created/written;
-            the run has no report yet (code ``report_not_ready``).
+            the run has no report yet (code ``report_not_ready``); no such version
+            (``no_such_version``).
         RunNotFoundError: no such run.
         StoreError: Redis unreachable.
     """
-    from research.models import Report
     from research.store.keys import check_run_id
 
     check_run_id(run_id)
@@ -102,18 +103,7 @@ def export_markdown(run_id: str, out: Path, *, store=None) -> Path:
         from research.store import open_store
 
         store = open_store()
-    state = store.get_run(run_id)
-    report = store.get_doc(run_id, "report", Report)
-    if report is None:
-        raise InputError(
-            f"Run {run_id} has no report yet (status: {state.status}); export it once it is "
-            "complete.",
-            code="report_not_ready",
-        )
-    from research.followup.appendix import with_appendix  # noqa: PLC0415 - issue 13
-    from research.store.followups import FollowupStore  # noqa: PLC0415
-
-    return _write_atomic(path, with_appendix(report.markdown, FollowupStore(store).list(run_id)))
+    return _write_atomic(path, render_export(store, run_id, "md", version=version))
 
 
 def _write_atomic(path: Path, data: str | bytes) -> Path:
@@ -142,8 +132,13 @@ def _write_atomic(path: Path, data: str | bytes) -> Path:
     return path.resolve()
 
 
-FORMATS = ("md", "html", "pdf", "docx", "zip")
+REFERENCE_FORMATS = ("ris", "bibtex", "csljson")  # reference managers (Zotero, EndNote…)
+FORMATS = ("md", "html", "pdf", "docx", "zip", *REFERENCE_FORMATS)
+EXTENSIONS = {"ris": "ris", "bibtex": "bib", "csljson": "json"}  # file extension when not fmt
 MIME_TYPES = {
+    "ris": "application/x-research-info-systems",
+    "bibtex": "application/x-bibtex",
+    "csljson": "application/vnd.citationstyles.csl+json",
     "md": "text/markdown",
     "html": "text/html",
     "pdf": "application/pdf",
@@ -152,13 +147,18 @@ MIME_TYPES = {
 }
 
 
-def render_export(store, run_id: str, fmt: str) -> bytes:
+def render_export(
+    store, run_id: str, fmt: str, *, version: int | None = None, comments: bool = False
+) -> bytes:
     """The export of a run in ``fmt`` (one of :data:`FORMATS`) as bytes.
 
-    ``md``/``html``/``pdf``/``docx`` need a report; ``zip`` works for any run.
+    ``md``/``html``/``pdf``/``docx`` and the reference-manager formats (``ris``, ``bibtex``,
+    ``csljson``) need a report; ``zip`` works for any run. ``version``: the report version
+    (None = the current one); ``comments``: add the comments appendix (md/html/pdf/docx).
 
     Raises:
-        InputError: unknown format; no report yet (code ``report_not_ready``); ill-formed id.
+        InputError: unknown format; no report yet (code ``report_not_ready``); ill-formed id;
+            no such version (``no_such_version``).
         RunNotFoundError: no such run.
     """
     from research.export.bundle import load_bundle, require_report
@@ -168,13 +168,20 @@ def render_export(store, run_id: str, fmt: str) -> bytes:
     if fmt == "zip":
         from research.export.zipper import run_zip
 
-        return run_zip(store, run_id)
-    bundle = load_bundle(store, run_id)
+        return run_zip(store, run_id, version=version)
+    bundle = load_bundle(store, run_id, version=version, comments=comments)
     report = require_report(bundle)
+    if fmt in REFERENCE_FORMATS:
+        from research.export.references import reference_export  # noqa: PLC0415
+
+        return reference_export(bundle, fmt)
     if fmt == "md":
+        from research.export.desk_appendix import comments_markdown  # noqa: PLC0415
         from research.followup.appendix import with_appendix  # noqa: PLC0415 - issue 13
 
-        return with_appendix(report.markdown, bundle.followups).encode("utf-8")
+        md = with_appendix(report.markdown, bundle.followups)
+        extra = comments_markdown(bundle.comments)
+        return (md.rstrip("\n") + "\n\n" + extra + "\n" if extra else md).encode("utf-8")
     if fmt == "html":
         from research.export.html import report_html
 
@@ -188,7 +195,15 @@ def render_export(store, run_id: str, fmt: str) -> bytes:
     return report_docx(bundle)
 
 
-def export_run(run_id: str, fmt: str, out: Path, *, store=None) -> Path:
+def export_run(
+    run_id: str,
+    fmt: str,
+    out: Path,
+    *,
+    store=None,
+    version: int | None = None,
+    comments: bool = False,
+) -> Path:
     """Write :func:`render_export` of the run to ``out`` atomically; returns the absolute path.
 
     Raises:
@@ -207,5 +222,5 @@ def export_run(run_id: str, fmt: str, out: Path, *, store=None) -> Path:
         from research.store import open_store
 
         store = open_store()
-    data = render_export(store, run_id, fmt)
+    data = render_export(store, run_id, fmt, version=version, comments=comments)
     return _write_atomic(path, data)

@@ -131,6 +131,22 @@ def _appendix(doc, bundle: ReportBundle, tips: dict[int, str]) -> None:
         _bookmark(p, f"ref_{ref.number}", ref.number)
 
 
+def _comments(doc, bundle: ReportBundle, tips: dict[int, str]) -> None:
+    """The comments appendix (only when the bundle was loaded with its comments)."""
+    from research.export.desk_appendix import HEADING  # noqa: PLC0415
+
+    if not bundle.comments:
+        return
+    doc.add_heading(HEADING, level=1)
+    for c in bundle.comments:
+        status = f"resolved by {c.status_by}" if c.status == "resolved" else "open"
+        quote = f" — “{c.quote}”" if c.quote else ""
+        p = doc.add_paragraph()
+        p._p.append(_run(f"{c.section}{quote}", bold=True))
+        p._p.append(_run(f" — {c.author}, version {c.version}, {status}"))
+        doc.add_paragraph(c.text)
+
+
 def report_docx(bundle: ReportBundle) -> bytes:
     """The report as DOCX bytes: title, engine line, lead, sections, references with bookmarks.
 
@@ -163,6 +179,7 @@ def report_docx(bundle: ReportBundle) -> bytes:
             p._p.append(_run(f" — {ident}"))
         _bookmark(p, f"ref_{ref.number}", ref.number)
     _appendix(doc, bundle, tips)
+    _comments(doc, bundle, tips)
     buf = io.BytesIO()
     doc.save(buf)
     return buf.getvalue()

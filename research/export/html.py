@@ -68,7 +68,16 @@ def body_html(bundle: ReportBundle) -> str:
         )
     out.append("</ol>")
     out += _appendix_html(bundle)
+    out += _comments_html(bundle)
     return "\n".join(out)
+
+
+def _comments_html(bundle: ReportBundle) -> list[str]:
+    """The comments appendix (only when the bundle was loaded with its comments)."""
+    from research.export.desk_appendix import comments_markdown  # noqa: PLC0415
+
+    text = comments_markdown(bundle.comments)
+    return [_MD.render(text)] if text else []
 
 
 def _appendix_html(bundle: ReportBundle) -> list[str]:

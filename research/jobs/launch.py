@@ -397,10 +397,23 @@ def run_summary(run_id: str) -> dict:
     }
 
 
-def run_snapshot(run_id: str) -> dict:
-    """The whole stored state of a run as a JSON-able dict (``research show --json``)."""
+def run_snapshot(run_id: str, *, version: int | None = None) -> dict:
+    """The whole stored state of a run as a JSON-able dict (``research show --json``).
+
+    ``report`` is report version ``version`` (None = the current one; ``report_version`` says
+    which), ``versions`` lists ``{number, author, created_at, sections, note}`` of every version,
+    ``comments`` counts ``{total, open, resolved}`` and ``comment_list`` has them all.
+
+    Raises:
+        InputError (code ``no_such_version``): the report has no version ``version``.
+    """
+    from research.store.comments import CommentStore  # noqa: PLC0415
+    from research.store.versions import VersionStore  # noqa: PLC0415
+
     store = open_store()
     state = store.get_run(run_id)
+    versions = VersionStore(store)
+    shown = versions.get(run_id, version)
     docs = {
         name: store.get_doc(run_id, name, model)
         for name, model in [
@@ -432,6 +445,11 @@ def run_snapshot(run_id: str) -> dict:
         "events": [e.model_dump(mode="json") for e in store.events(run_id)],
         "costorm": _costorm_snapshot(store, state) if state.mode == "costorm" else None,
         **_followup_snapshot(store, state, docs["report"] is not None),
+        "report": shown.report.model_dump(mode="json") if shown else None,
+        "report_version": shown.number if shown else None,
+        "versions": [v.info() for v in versions.list(run_id)],
+        "comments": CommentStore(store).counts(run_id),
+        "comment_list": [c.model_dump(mode="json") for c in CommentStore(store).list(run_id)],
     }
 
 
