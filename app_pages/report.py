@@ -107,6 +107,8 @@ def version_line(bundle: ReportBundle) -> None:
         st.warning(plain(problem) + " Showing the current version.", icon=":material/history:")
     if shown is not None:
         st.caption(plain(desk.version_caption(shown, bundle.versions)))
+    if bundle.header:
+        st.caption(plain(bundle.header))
 
 
 def render(state: RunState) -> None:

@@ -414,6 +414,17 @@ class RunConfig(BaseModel):
         description="record every LLM call to cassette_path, or answer every call from it (no network)",
     )
     cassette_path: str = ""
+    since: str | None = Field(
+        default=None,
+        pattern=r"^\d{4}(-\d{2}){0,2}$",
+        description="date window: sources published on or after YYYY[-MM[-DD]] "
+        "(research.search.since)",
+    )
+    language: str = Field(
+        default="en",
+        pattern=r"^[a-z]{2}$",
+        description="ISO 639-1 code of the report's language (litellm engine; research.llm.language)",
+    )
 
     @property
     def cassette(self) -> tuple[str, str] | None:

@@ -7,6 +7,7 @@ import io
 import json
 
 import pytest
+import redis
 from docx import Document
 
 from research.cli import main
@@ -18,6 +19,7 @@ from research.export import render_export
 from research.models import Report
 from research.store.comments import CommentStore
 from research.store.runs import RunStore
+from research.store.server import EmbeddedRedis
 from research.store.versions import VersionStore
 
 
@@ -184,3 +186,34 @@ def test_cli_show_and_export_versions(small_run, tmp_path, capsys, monkeypatch):
     assert main(["export", rid, "--version", "5"]) == 2
     assert "no_such_version" in capsys.readouterr().err
     assert main(["show", rid, "--version", "x"]) == 2
+
+
+def test_comments_and_versions_survive_a_redis_restart(tmp_path):
+    """Comments and versions live in Redis keys the server's AOF persists: a stopped and
+    restarted redis-server (same dir) still has them."""
+    server = EmbeddedRedis(tmp_path / "redis")
+    url = server.start()
+    try:
+        store = RunStore(redis.Redis.from_url(url, decode_responses=True))
+        rid = build_scale_run(store, tmp_path / "data", sources=6, turns=2, artifacts=2)
+        v1 = VersionStore(store).report(rid, 1)
+        save_edit(store, rid, 0, v1.lead + " RESTART-MARKER [1].", author="a")
+        c = CommentStore(store).add(rid, section="Lead", text="survives?", author="Kim")
+        CommentStore(store).set_status(rid, c.id, resolved=True, by="Lee")
+    finally:
+        server.stop()
+    server = EmbeddedRedis(tmp_path / "redis")
+    url = server.start()
+    try:
+        store = RunStore(redis.Redis.from_url(url, decode_responses=True))
+        [back] = CommentStore(store).list(rid)
+        assert (back.text, back.author, back.status, back.status_by) == (
+            "survives?",
+            "Kim",
+            "resolved",
+            "Lee",
+        )
+        assert VersionStore(store).count(rid) == 2
+        assert "RESTART-MARKER" in VersionStore(store).report(rid).lead
+    finally:
+        server.stop()

@@ -166,6 +166,18 @@ def build_parser() -> argparse.ArgumentParser:
         "--replay", metavar="PATH", help="answer every LLM call from this cassette, no network"
     )
     run.add_argument(
+        "--since",
+        metavar="YYYY[-MM[-DD]]",
+        help="only sources published since this date (PubMed, ClinicalTrials.gov, dated corpus "
+        "documents; undated ones are kept; the run says which backends cannot apply it)",
+    )
+    run.add_argument(
+        "--language",
+        metavar="CODE",
+        help="language of the report, e.g. de (litellm engine; default en; the extractive "
+        "engine cannot translate)",
+    )
+    run.add_argument(
         "--json", action="store_true", help="print one JSON summary object instead of progress"
     )
 
@@ -320,6 +332,10 @@ def cmd_run(args: argparse.Namespace) -> int:
             "--min-databases", args.min_databases, *MIN_DATABASES_RANGE
         )
     extra.update(_llm_options(args))
+    if args.since:
+        extra["since"] = args.since
+    if args.language:
+        extra["language"] = args.language
     config = jobs.make_config(
         topic,
         corpus=str(corpus) if corpus else None,

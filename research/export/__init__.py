@@ -176,10 +176,11 @@ def render_export(
 
         return reference_export(bundle, fmt)
     if fmt == "md":
+        from research.export.dating import with_header  # noqa: PLC0415
         from research.export.desk_appendix import comments_markdown  # noqa: PLC0415
-        from research.followup.appendix import with_appendix  # noqa: PLC0415 - issue 13
+        from research.followup.appendix import with_appendix  # noqa: PLC0415
 
-        md = with_appendix(report.markdown, bundle.followups)
+        md = with_appendix(with_header(report.markdown, bundle.header), bundle.followups)
         extra = comments_markdown(bundle.comments)
         return (md.rstrip("\n") + "\n\n" + extra + "\n" if extra else md).encode("utf-8")
     if fmt == "html":

@@ -41,6 +41,7 @@ class ReportBundle:
     version: int = 0  # the report version shown (0 while the run has no report)
     versions: int = 0  # how many versions the report has
     comments: list = field(default_factory=list)  # research.store.comments.Comment (appendix)
+    header: str = ""  # "As of <run date>…" (research.export.dating.header_line)
 
     def all_references(self) -> list[Reference]:
         """The report's references, then those the follow-ups added (numbers continue)."""
@@ -90,6 +91,9 @@ def load_bundle(
     bundle = ReportBundle(state=state, report=report, followups=FollowupStore(store).list(run_id))
     bundle.version = shown.number if shown else 0
     bundle.versions = versions.count(run_id)
+    from research.export.dating import header_line  # noqa: PLC0415
+
+    bundle.header = header_line(store, state)
     if comments:
         bundle.comments = CommentStore(store).list(run_id)
     if report is None:

@@ -161,6 +161,9 @@ def report_docx(bundle: ReportBundle) -> bytes:
     doc.add_heading(report.title, level=0)
     label = bundle.state.engine_label or report.engine_label or bundle.state.config.engine
     doc.add_paragraph(f"Research Desk · engine: {label} · run {bundle.state.run_id}").italic = True
+    if bundle.header:
+        version = f" Version {bundle.version} of {bundle.versions}." if bundle.versions > 1 else ""
+        doc.add_paragraph(bundle.header + version).italic = True
     _markdown_block(doc, report.lead, n, tips)
     for section, level in zip(report.sections, report.section_levels()):
         doc.add_heading(section.heading, level=level)

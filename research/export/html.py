@@ -48,6 +48,9 @@ def body_html(bundle: ReportBundle) -> str:
     out.append(
         f'<p class="meta">Research Desk · engine: {escape(label)} · run {escape(bundle.state.run_id)}</p>'
     )
+    if bundle.header:
+        version = f" Version {bundle.version} of {bundle.versions}." if bundle.versions > 1 else ""
+        out.append(f'<p class="meta">{escape(bundle.header + version)}</p>')
     out.append(_md(report.lead, bundle, n))
     for section, level in zip(report.sections, report.section_levels()):
         out.append(f"<h{level + 1}>{escape(section.heading)}</h{level + 1}>")

@@ -51,6 +51,8 @@ def make_config(
     min_databases: int = 1,
     cassette_mode: str | None = None,
     cassette_path: str | Path | None = None,
+    since: str | None = None,
+    language: str = "en",
 ) -> RunConfig:
     """Validate user input into a RunConfig. Nothing is written.
 
@@ -64,6 +66,9 @@ def make_config(
     ``template``: ``auto`` (default; a syllabus fitted to the topic), ``drug`` or ``general``
     (issue 12). ``review``: stop in ``awaiting_review`` after planning (STORM mode only).
     ``cassette_mode`` ("record" / "replay") and ``cassette_path``: the run's LLM cassette.
+    ``since``: ``YYYY[-MM[-DD]]`` date window (``research.search.since``); ``language``: ISO 639-1
+    code the litellm engine writes in (``research.llm.language``; the extractive engine cannot
+    translate and says so).
 
     Raises:
         InputError / CorpusError: with a message that says what to fix.
@@ -111,11 +116,27 @@ def make_config(
         **_llm_choice(engine, models, budget_usd, budget_tokens),
         cassette_mode=cassette_mode or None,
         cassette_path=str(cassette_path or ""),
+        since=parse_since(since),
+        language=check_language(language),
     )
     from research.engines.factory import check_engine  # noqa: PLC0415 - issue 3
 
     check_engine(config)
     return config
+
+
+def parse_since(text: str | None) -> str | None:
+    """``--since`` checked (``research.search.since.parse_since``)."""
+    from research.search.since import parse_since as parse  # noqa: PLC0415 - light, but lazy like the rest
+
+    return parse(text)
+
+
+def check_language(code: str | None) -> str:
+    """``--language`` checked (``research.llm.language.check_language``)."""
+    from research.llm.language import check_language as check  # noqa: PLC0415
+
+    return check(code)
 
 
 def _llm_choice(engine, models, budget_usd, budget_tokens) -> dict:

@@ -146,3 +146,7 @@ class CommentStore:
         rows = self.list(run_id)
         resolved = sum(c.status == "resolved" for c in rows)
         return {"total": len(rows), "open": len(rows) - resolved, "resolved": resolved}
+
+    def clear(self, run_id: str) -> None:
+        """Remove every comment of the run (for tests that share one finished run)."""
+        self.r.delete(keys.run_comments(run_id))

@@ -183,6 +183,12 @@ class VersionStore:
         return version
 
 
+    def clear(self, run_id: str) -> None:
+        """Forget versions 2.. (the run document ``report``, version 1, is untouched): for run
+        deletion and for tests that share one finished run."""
+        self.r.delete(keys.run_versions(run_id))
+
+
 def _missing(run_id: str, number: int, have: int) -> InputError:
     return InputError(
         f"Run {run_id} has no report version {number}; it has versions 1–{have}.",

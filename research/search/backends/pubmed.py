@@ -235,10 +235,17 @@ class PubMedSearch:
 
     def __init__(self, base_url: str | None = None) -> None:
         self.base_url = base_url or env_url("pubmed", DEFAULT_URL)
+        self.since: str | None = None  # YYYY[-MM[-DD]]: esearch mindate on the publication date
 
     def _params(self, **kw) -> dict:
         key = secret.get_secret_value().strip() if (secret := load_settings().ncbi_api_key) else ""
         return {**kw, "tool": "research-desk", **({"api_key": key} if key else {})}
+
+    def _window(self) -> dict:
+        """esearch's date window (``datetype=pdat``: publication date) from ``since``."""
+        if not self.since:
+            return {}
+        return {"datetype": "pdat", "mindate": self.since.replace("-", "/"), "maxdate": "3000"}
 
     def search(self, query: str, k: int = 5) -> list[SearchResult]:
         """Up to ``k`` PubMed articles for ``query``, best match first."""
@@ -248,7 +255,9 @@ class PubMedSearch:
                 "pubmed",
                 "GET",
                 f"{self.base_url}/esearch.fcgi",
-                params=self._params(db="pubmed", term=query, retmax=k, sort="relevance"),
+                params=self._params(
+                    db="pubmed", term=query, retmax=k, sort="relevance", **self._window()
+                ),
             ).content
         )
         if not found["ids"]:
