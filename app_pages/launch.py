@@ -6,6 +6,7 @@ from research import jobs
 from research.config import load_settings
 from research.engines.labels import OFFLINE_LABEL
 from research.errors import ResearchError
+from research.llm.language import LANGUAGES
 from research.models import CoStormSettings
 from research.planning.syllabus import template_choices
 from research.ui import context, nav
@@ -35,6 +36,11 @@ from research.ui.launch_form import (
 )
 
 HISTORY_LIMIT = 200
+SINCE_HELP = (
+    "Only sources published on or after this date, on PubMed, ClinicalTrials.gov and corpus "
+    "documents that carry a date; undated documents are kept. Backends without dates (Wikipedia, "
+    "web search) are named in the report header."
+)
 store = context.get_store()
 settings = load_settings()
 
@@ -170,6 +176,19 @@ with st.form("launch"):
         budget_tokens = b2.number_input(
             "Budget (tokens, 0 = no cap)", min_value=0, value=0, step=10_000
         )
+    w1, w2 = st.columns(2)
+    since = w1.text_input(
+        "Sources since (YYYY[-MM[-DD]], empty = any date)",
+        help=SINCE_HELP,
+        max_chars=10,
+    )
+    language = w2.selectbox(
+        "Report language",
+        list(LANGUAGES),
+        format_func=lambda c: LANGUAGES[c],
+        help="litellm engine: prompts ask for this language (search queries stay English). "
+        f"{OFFLINE_LABEL} cannot translate: it quotes the sources in their own language.",
+    )
     review = st.toggle(
         "Review the plan before research",
         value=False,
@@ -196,6 +215,7 @@ if submitted:
         min_databases=min_databases,
         review=review and mode == "storm",
     )
+    values.update(since=since.strip() or None, language=language)
     kwargs, dropped = config_kwargs(values, jobs.make_config)
     try:
         st.session_state["launched_run"] = jobs.start_run(jobs.make_config(topic, **kwargs))

@@ -22,6 +22,7 @@ from research.store.versions import ReportVersion, VersionStore
 from research.ui.citations import plain
 
 MODES = ("Read", "Edit", "Versions", "Comments")
+_SAVED_KEY = "desk_saved"
 _SENTENCE_RE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9“\"(])")
 
 
@@ -123,15 +124,22 @@ def render_editor(store: RunStore, state: RunState) -> None:
         except ResearchError as exc:
             st.error(plain(exc.message), icon=":material/error:")
             return
-        st.success(plain(outcome.message()), icon=":material/check_circle:")
-        if outcome.uncited:
+        # rerun at once, so the form is rebuilt on the new version (the next save then applies
+        # to it); what was saved is shown after the rerun
+        st.session_state[_SAVED_KEY] = (outcome.message(), outcome.uncited, outcome.version.number)
+        st.rerun()
+    saved_info = st.session_state.pop(_SAVED_KEY, None)
+    if saved_info:
+        message, uncited, number = saved_info
+        st.success(plain(message), icon=":material/check_circle:")
+        if uncited:
             st.warning(
                 "Not cited anywhere any more (still listed): "
-                + ", ".join(f"[{n}]" for n in outcome.uncited),
+                + ", ".join(f"[{n}]" for n in uncited),
                 icon=":material/link_off:",
             )
-        prev = versions.get(state.run_id, outcome.version.number - 1)
-        render_diff(prev, outcome.version)
+        if number > 1:
+            render_diff(versions.get(state.run_id, number - 1), versions.get(state.run_id, number))
 
 
 # ---------------------------------------------------------------------------------- versions

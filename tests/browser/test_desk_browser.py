@@ -82,7 +82,8 @@ def test_edit_refuse_restore_export_share_and_comment(run, browser):
     rid = run.run_id
     versions = VersionStore(store)
     v1 = versions.report(rid, 1)
-    heading = v1.sections[0].heading
+    part = next(i for i, sec in enumerate(v1.sections, start=1) if sec.text.strip())
+    heading = v1.sections[part - 1].heading
     with serve_app(run, health_timeout_s=90) as base:
         ctx = browser.new_context(viewport=VIEWPORT, accept_downloads=True)
         page = ctx.new_page()
@@ -94,7 +95,7 @@ def test_edit_refuse_restore_export_share_and_comment(run, browser):
         _mode(page, "Edit")
         _pick(page, "Part to edit", heading)
         box = page.get_by_label(f"Markdown of “{heading}”")
-        box.fill(part_text(v1, 1) + f" {MARKER} [1].")
+        box.fill(part_text(v1, part) + f" {MARKER} [1].")
         box.evaluate("el => { el.scrollTop = el.scrollHeight; }")  # the edit, at the end
         _shot(page, "desk_editor")
         page.get_by_role("button", name="Save as a new version").click()
@@ -105,9 +106,11 @@ def test_edit_refuse_restore_export_share_and_comment(run, browser):
         diff.wait_for(timeout=T)
         assert diff.count() == 1 and "Analyst check" in diff.inner_text().replace("\xa0", " ")
         assert diff.locator(".diff_add, .diff_chg").count() >= 1
-        page.get_by_text("Version 1 → version 2").scroll_into_view_if_needed()
+        page.get_by_text("Version 1 → version 2").evaluate(
+            "el => el.scrollIntoView({block: 'start'})"
+        )
         _shot(page, "desk_diff")
-        assert versions.count(rid) == 2 and MARKER in versions.report(rid).sections[0].text
+        assert versions.count(rid) == 2 and MARKER in versions.report(rid).sections[part - 1].text
 
         # an edit citing [99] is refused with a message; nothing is stored
         events_before = len(store.events(rid))
