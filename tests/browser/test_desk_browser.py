@@ -104,7 +104,8 @@ def test_edit_refuse_restore_export_share_and_comment(run, browser):
         _settled(page)
         diff = page.locator("table.diff")
         diff.wait_for(timeout=T)
-        assert diff.count() == 1 and "Analyst check" in diff.inner_text().replace("\xa0", " ")
+        shown = diff.inner_text().replace("\xa0", " ")  # difflib writes &nbsp; and wraps lines
+        assert diff.count() == 1 and all(w in shown for w in MARKER.split())
         assert diff.locator(".diff_add, .diff_chg").count() >= 1
         page.get_by_text("Version 1 → version 2").evaluate(
             "el => el.scrollIntoView({block: 'start'})"
