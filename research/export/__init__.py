@@ -1,7 +1,9 @@
 """Exporting a run: the report as Markdown, HTML, PDF or DOCX, or the whole run as a zip; safe
 file names for downloads.
 
-The Markdown export is exactly the stored report's ``markdown`` (plus the follow-ups appendix,
+The Markdown export is the stored report's ``markdown`` of the current (or a chosen) version
+(``research.store.versions``) with the dating line after its title (``research.export.dating``:
+"As of <run date>", the ``--since`` window) (plus the follow-ups appendix,
 ``research.followup.appendix``, when the run was asked follow-up questions) (``RunStore.get_doc(run_id,
 "report", Report).markdown``), so the export, the dashboard and ``{data_dir}/reports/{run_id}/
 report.md`` never disagree. The other formats are built by ``research/export/{html,docx,

@@ -120,7 +120,12 @@ def test_edit_refuse_restore_export_share_and_comment(run, browser):
         page.get_by_role("button", name="Save as a new version").click()
         page.get_by_text("does not resolve").first.wait_for(timeout=T)
         _settled(page)
-        assert "[99]" in page.locator("[data-testid='stAlert']").first.inner_text()
+        assert (
+            "[99]"
+            in page.locator("[data-testid='stAlert']")
+            .filter(has_text="does not resolve")
+            .first.inner_text()
+        )
         assert versions.count(rid) == 2 and len(store.events(rid)) == events_before
 
         # restore version 1 → version 3
