@@ -45,7 +45,8 @@ _DIFF_CSS = (
     "<style>table.diff{font-family:ui-monospace,monospace;font-size:0.8rem;border-collapse:"
     "collapse;width:100%}table.diff td{padding:1px 4px;vertical-align:top;white-space:pre-wrap;"
     "word-break:break-word}table.diff th{background:#f0f2f6;padding:2px 4px}"
-    ".diff_header{color:#888;background:#f7f7f9}td.diff_next{display:none}"
+    ".diff_header{color:#888;background:#f7f7f9}table.diff td.diff_header{white-space:nowrap;"
+    "width:1%;text-align:right}td.diff_next,th.diff_next{display:none}"
     ".diff_add{background:#d7f5dd}.diff_chg{background:#fff3b0}.diff_sub{background:#fbd5d5}"
     "</style>"
 )

@@ -169,6 +169,8 @@ def render_versions(store: RunStore, state: RunState) -> None:
         hide_index=True,
         width="stretch",
     )
+    cur = versions[-1]
+    st.caption(plain(f"Current version: {cur.number} ({cur.note}, by {cur.author})"))
     if len(versions) < 2:
         st.caption("Only the generated version so far: edit a part to make version 2.")
         return

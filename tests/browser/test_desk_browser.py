@@ -132,9 +132,7 @@ def test_edit_refuse_restore_export_share_and_comment(run, browser):
         _mode(page, "Versions")
         _pick(page, "Restore version", "1")
         page.get_by_role("button", name="Restore as a new version").click()
-        page.wait_for_function(
-            "() => document.body.innerText.includes('restore of version 1')", timeout=T
-        )
+        page.get_by_text("Current version: 3 (restore of version 1").wait_for(timeout=T)
         _settled(page)
         assert versions.count(rid) == 3 and versions.report(rid) == v1
         assert versions.get(rid).restored_from == 1
