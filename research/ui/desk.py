@@ -220,12 +220,12 @@ def render_comments(store: RunStore, state: RunState, report: Report, version: i
         format_func=lambda i: names[i],
         key=f"comment_part_{state.run_id}",
     )
-    with st.form(f"comment_form_{state.run_id}_{part}", clear_on_submit=True, border=True):
+    with st.form(f"comment_form_{state.run_id}", clear_on_submit=True, border=True):
         choices = ["(the whole section)", *sentences(part_text(report, part))]
         quote = st.selectbox(
             "Sentence", choices, key=f"comment_quote_{part}", help="or one sentence of it"
         )
-        text = st.text_area("Comment", max_chars=4000, key=f"comment_text_{part}")
+        text = st.text_area("Comment", key=f"comment_text_{part}")
         author = st.text_input("Author", value=current_author(), max_chars=80)
         add = st.form_submit_button("Add comment", icon=":material/add_comment:", type="primary")
     if add:
