@@ -153,7 +153,11 @@ def test_edit_refuse_restore_export_share_and_comment(run, browser):
         _settled(page)
         _mode(page, "Comments")
         _pick(page, "Section to comment on", heading)
-        page.get_by_label("Comment", exact=True).fill(COMMENT)
+        # the form's text area of that section (Streamlit puts the widget key in a class), so
+        # the comment is not typed into the previous section's form while the page reruns
+        box = page.locator(f".st-key-comment_text_{part} textarea")
+        box.wait_for(timeout=T)
+        box.fill(COMMENT)
         page.get_by_role("button", name="Add comment").click()
         page.get_by_text(COMMENT).first.wait_for(timeout=T)
         _settled(page)
