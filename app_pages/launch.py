@@ -6,6 +6,7 @@ from research import jobs
 from research.config import load_settings
 from research.engines.labels import OFFLINE_LABEL
 from research.errors import ResearchError
+from research.llm.language import LANGUAGES
 from research.models import GAP_TURNS_RANGE, CoStormSettings
 from research.planning.syllabus import template_choices
 from research.ui import context, nav
@@ -37,6 +38,11 @@ from research.ui.launch_form import (
 )
 
 HISTORY_LIMIT = 200
+SINCE_HELP = (
+    "Only sources published on or after this date, on PubMed, ClinicalTrials.gov and corpus "
+    "documents that carry a date; undated documents are kept. Backends without dates (Wikipedia, "
+    "web search) are named in the report header."
+)
 store = context.get_store()
 settings = load_settings()
 
@@ -188,6 +194,19 @@ with st.form("launch"):
         format_func=DEPTH_LABELS.get,
         help="How long the report is; a question with little evidence gets a shorter section.",
     )
+    w1, w2 = st.columns(2)
+    since = w1.text_input(
+        "Sources since (YYYY[-MM[-DD]], empty = any date)",
+        help=SINCE_HELP,
+        max_chars=10,
+    )
+    language = w2.selectbox(
+        "Report language",
+        list(LANGUAGES),
+        format_func=lambda c: LANGUAGES[c],
+        help="litellm engine: prompts ask for this language (search queries stay English). "
+        f"{OFFLINE_LABEL} cannot translate: it quotes the sources in their own language.",
+    )
     review = st.toggle(
         "Review the plan before research",
         value=False,
@@ -216,6 +235,7 @@ if submitted:
         gap_turns=gap_turns,
         depth=depth,
     )
+    values.update(since=since.strip() or None, language=language)
     kwargs, dropped = config_kwargs(values, jobs.make_config)
     try:
         st.session_state["launched_run"] = jobs.start_run(jobs.make_config(topic, **kwargs))

@@ -1,13 +1,14 @@
 """Report: the cited report (hover a [n] for the source, click to jump to it), references linked to
-their URL and artifact, downloads in every format, the analysis beside the text; ``&view=read``
-gives a clean read-only view for sharing."""
+their URL and artifact, downloads in every format, the analysis beside the text; the analyst's
+desk (Edit, Versions, Comments: ``research.ui.desk``). ``&view=read`` gives a clean read-only view
+for sharing (no editor); ``&version=N`` shows version N instead of the current one."""
 
 import streamlit as st
 
 from research.costorm.summary import INTENT_LABELS, run_summary
 from research.export.bundle import ReportBundle, load_bundle
 from research.models import Analysis, Report, RunState
-from research.ui import context, nav, report_view
+from research.ui import context, desk, nav, report_view
 from research.ui.citations import anchor_html, plain, report_body_markdown
 from research.ui.followups import render_audit, render_followups
 from research.ui.views import claims_markdown, contradictions_markdown, source_numbers
@@ -100,20 +101,34 @@ def report_text(bundle: ReportBundle, report: Report, *, title: bool) -> None:
             st.markdown(report_view.reference_line(bundle, ref, links=not read_only))
 
 
+def version_line(bundle: ReportBundle) -> None:
+    shown, problem = desk.shown_version(store, bundle.state.run_id)
+    if problem:
+        st.warning(plain(problem) + " Showing the current version.", icon=":material/history:")
+    if shown is not None:
+        st.caption(plain(desk.version_caption(shown, bundle.versions)))
+    if bundle.header:
+        st.caption(plain(bundle.header))
+
+
 def render(state: RunState) -> None:
+    shown, _ = desk.shown_version(store, state.run_id)
+    version = shown.number if shown and desk.requested_version() else None
     if read_only:
-        bundle = load_bundle(store, state.run_id)
+        bundle = load_bundle(store, state.run_id, version=version)
         if bundle.report is None:
             st.info("This run has no report yet.", icon=":material/hourglass_top:")
             return
         context.engine_banner(state)
+        version_line(bundle)
         report_text(bundle, bundle.report, title=True)
         render_followups(store, state, bundle.report.references, bundle.tooltips(), read_only=True)
+        desk.comments_readonly(store, state.run_id)
         return
     context.run_header(store, state, page_key="report")
     context.engine_banner(state)
     render_search_warnings(store, state.run_id)
-    bundle = load_bundle(store, state.run_id)
+    bundle = load_bundle(store, state.run_id, version=version)
     report = bundle.report
     if report is None:
         st.info(
@@ -122,9 +137,17 @@ def render(state: RunState) -> None:
         )
         report_view.download_buttons(store, state, with_report=False)
         return
+    mode = desk.mode_picker(state.run_id)
+    if mode != "Read":
+        desk.render_mode(store, state, mode, report, bundle.version)
+        return
     main, side = st.columns([3, 1.3], gap="large")
     with main:
-        report_view.download_buttons(store, state, with_report=True)
+        with_comments = st.toggle("Comments appendix in downloads", key="dl_comments")
+        report_view.download_buttons(
+            store, state, with_report=True, version=version, comments=with_comments
+        )
+        version_line(bundle)
         st.caption(
             "Hover a citation for its source and the cited passage; click it to jump to the reference."
         )
@@ -132,6 +155,7 @@ def render(state: RunState) -> None:
             bundle, report, title=report.title != state.topic
         )  # the header already shows the topic
         render_followups(store, state, report.references, bundle.tooltips())
+        desk.comments_readonly(store, state.run_id)
     with side:
         if state.status == "complete":
             render_audit(store, state)

@@ -88,6 +88,11 @@ EventType = Literal[
     "followup.resumed",
     "followup.resume.requested",
     "audit.finished",
+    # the analyst's desk: report versions, comments, date window
+    "report.versioned",
+    "comment.added",
+    "comment.status",
+    "since.unsupported",
 ]
 
 
@@ -337,6 +342,23 @@ _SPECS: list[tuple[str, str | Callable[[dict], str], dict[str, Any]]] = [
         "audit.finished",
         "citation audit: {supported}/{total} supported, {weak} weak, {unsupported} unsupported",
         dict(total=int, supported=int, weak=int, unsupported=int),
+    ),
+    # the analyst's desk
+    (
+        "report.versioned",
+        "report version {number} by {author}: {note}",
+        dict(number=int, author=str, note=str, sections=list[str], restored_from=Opt(int)),
+    ),
+    (
+        "comment.added",
+        "comment by {author} on {section}",
+        dict(id=str, author=str, section=str, version=int),
+    ),
+    ("comment.status", "comment {id} {status} by {by}", dict(id=str, status=str, by=str)),
+    (
+        "since.unsupported",
+        "date window since {since}: not applied by {backends}",
+        dict(since=str, backends=list[str], reasons=dict[str, str]),
     ),
 ]
 EVENTS: dict[str, EventSpec] = {name: _event(name, line, **fields) for name, line, fields in _SPECS}

@@ -91,7 +91,11 @@ class SearchResult(BaseModel):
     source_type: str = "web"
     external_id: str = ""
     doc_id: str = ""
-    published: str | None = None
+    published: str | None = Field(
+        default=None, description="publication date YYYY[-MM[-DD]] when the backend knows it"
+    )
+    authors: list[str] = Field(default_factory=list, description="'Family Initials' as listed")
+    journal: str = ""
     score: float = 0.0
     backend: str = "local"
     query: str = ""
@@ -455,6 +459,17 @@ class RunConfig(BaseModel):
         description="record every LLM call to cassette_path, or answer every call from it (no network)",
     )
     cassette_path: str = ""
+    since: str | None = Field(
+        default=None,
+        pattern=r"^\d{4}(-\d{2}){0,2}$",
+        description="date window: sources published on or after YYYY[-MM[-DD]] "
+        "(research.search.since)",
+    )
+    language: str = Field(
+        default="en",
+        pattern=r"^[a-z]{2}$",
+        description="ISO 639-1 code of the report's language (litellm engine; research.llm.language)",
+    )
 
     @property
     def cassette(self) -> tuple[str, str] | None:

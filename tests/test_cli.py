@@ -199,7 +199,10 @@ def test_list_and_export_stored_runs(cli, r):
     assert exp.returncode == 0, exp.stderr
     written = Path(exp.stdout.strip())
     assert written == cli.cwd / "trastuzumab_cardiotoxicity.md"
-    assert written.read_text(encoding="utf-8") == "# Trastuzumab: cardiotoxicity?\n\nLead [1].\n"
+    day = written.read_text(encoding="utf-8").split("As of ")[1][:10]  # the run's date
+    assert written.read_text(encoding="utf-8") == (
+        f"# Trastuzumab: cardiotoxicity?\n\n> As of {day} (the date of the run).\n\nLead [1].\n"
+    )
 
     exp2 = cli("export", second, "--format", "md", "--out", "sub/dir/out.md")
     assert exp2.returncode == 0 and (cli.cwd / "sub" / "dir" / "out.md").is_file()

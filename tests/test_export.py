@@ -13,7 +13,7 @@ from pypdf import PdfReader
 from research.cli import main
 from research.devtools.scale_run import HOSTILE, build_scale_run
 from research.errors import InputError
-from research.export import FORMATS, export_run, render_export, safe_filename
+from research.export import EXTENSIONS, FORMATS, export_run, render_export, safe_filename
 from research.models import RunConfig
 from research.store.runs import RunStore
 
@@ -87,7 +87,7 @@ def test_cli_export_every_format(small_run, tmp_path, monkeypatch, capsys):
         assert main(["export", rid, "--format", fmt]) == 0
         path = capsys.readouterr().out.strip()
         assert (
-            path.endswith(safe_filename(store.get_run(rid).topic, fmt))
+            path.endswith(safe_filename(store.get_run(rid).topic, EXTENSIONS.get(fmt, fmt)))
             and (tmp_path / path).stat().st_size > 0
         )
     assert (

@@ -234,7 +234,11 @@ def test_export_markdown_writes_the_stored_report(r, data_dir, tmp_path):
     out = tmp_path / "exports" / "nested" / safe_filename("Trastuzumab and HER2", "md")
     written = export_markdown(run_id, out)
     assert written == out.resolve()
-    expected = store.get_doc(run_id, "report", Report).markdown
+    from research.export.dating import header_line, with_header  # noqa: PLC0415
+
+    md = store.get_doc(run_id, "report", Report).markdown  # with the as-of line after the title
+    expected = with_header(md, header_line(store, store.get_run(run_id)))
+    assert expected.split("\n")[2].startswith("> As of ")
     assert written.read_text(encoding="utf-8") == expected
     # replacing an existing file works and leaves no temp file behind
     written2 = export_markdown(run_id, out, store=store)

@@ -169,6 +169,18 @@ def build_parser() -> _Parser:
         "--replay", metavar="PATH", help="answer every LLM call from this cassette, no network"
     )
     run.add_argument(
+        "--since",
+        metavar="YYYY[-MM[-DD]]",
+        help="only sources published since this date (PubMed, ClinicalTrials.gov, dated corpus "
+        "documents; undated ones are kept; the run says which backends cannot apply it)",
+    )
+    run.add_argument(
+        "--language",
+        metavar="CODE",
+        help="language of the report, e.g. de (litellm engine; default en; the extractive "
+        "engine cannot translate)",
+    )
+    run.add_argument(
         "--json", action="store_true", help="print one JSON summary object instead of progress"
     )
 
@@ -180,6 +192,11 @@ def build_parser() -> _Parser:
     show.add_argument("run_id", metavar="RUN_ID")
     show.add_argument(
         "--json", action="store_true", help="print the whole stored run state as JSON"
+    )
+    show.add_argument(
+        "--version",
+        metavar="N",
+        help="report version to show (default: the current one; 1 = as generated)",
     )
 
     ing = sub.add_parser(
@@ -193,11 +210,20 @@ def build_parser() -> _Parser:
     exp.add_argument("run_id", metavar="RUN_ID")
     exp.add_argument(
         "--format",
-        choices=["md", "html", "pdf", "docx", "zip"],
+        choices=["md", "html", "pdf", "docx", "zip", "ris", "bibtex", "csljson"],
         default="md",
-        help="md, html (self-contained), pdf, docx, or zip (the whole run with every artifact)",
+        help="md, html (self-contained), pdf, docx, zip (the whole run with every artifact), or "
+        "the references for a reference manager: ris, bibtex, csljson",
     )
     exp.add_argument("--out", metavar="PATH", help="output file (default: ./<topic>.<format>)")
+    exp.add_argument(
+        "--version",
+        metavar="N",
+        help="report version to export (default: the current one; 1 = as generated)",
+    )
+    exp.add_argument(
+        "--comments", action="store_true", help="add the comments appendix (md, html, pdf, docx)"
+    )
 
     res = sub.add_parser("resume", help="continue an interrupted run from its stored state")
     res.add_argument("run_id", metavar="RUN_ID")

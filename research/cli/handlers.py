@@ -20,7 +20,7 @@ from research.cli.review import cmd_approve, cmd_plan
 from research.config import load_settings
 from research.engines.labels import offline_label
 from research.errors import InputError
-from research.export import export_markdown, export_run, safe_filename
+from research.export import EXTENSIONS, export_markdown, export_run, safe_filename
 from research.followup.ask import ask, audit_run, validate_question
 from research.ingest import ingest, validate_corpus_name
 from research.jobs import workers
@@ -34,7 +34,9 @@ from research.models import (
 )
 from research.planning.syllabus import check_template
 from research.search.index_progress import index_state
+from research.store.comments import CommentStore
 from research.store.keys import check_run_id
+from research.store.versions import VersionStore
 
 # ``research.cli.commands.main`` dispatches ``research NAME`` to ``cmd_NAME`` of this module.
 __all__ = [
@@ -91,6 +93,10 @@ def cmd_run(args: argparse.Namespace) -> int:
             "--min-databases", args.min_databases, *MIN_DATABASES_RANGE
         )
     extra.update(_llm_options(args))
+    if args.since:
+        extra["since"] = args.since
+    if args.language:
+        extra["language"] = args.language
     config = jobs.make_config(
         topic,
         corpus=str(corpus) if corpus else None,
@@ -302,8 +308,9 @@ def cmd_show(args: argparse.Namespace) -> int:
     run_id = check_run_id(args.run_id.strip())
     _store().get_run(run_id)  # RunNotFoundError before the pipeline is imported
 
+    version = _version_arg(args.version)
     if args.json:
-        _print_json(jobs.run_snapshot(run_id))
+        _print_json(jobs.run_snapshot(run_id, version=version))
         return EXIT_OK
     state = _store().get_run(run_id)
     print(f"topic:   {state.topic}")
@@ -314,25 +321,59 @@ def cmd_show(args: argparse.Namespace) -> int:
     print(f"created: {_iso(state.created_at)}")
     print(f"engine:  {state.engine_label or state.config.engine}")
     _print_outcome(jobs.run_summary(run_id))
+    _print_desk(run_id, version)
     return EXIT_OK
+
+
+def _version_arg(raw: str | None) -> int | None:
+    """``--version N`` as an int (None when absent). Raises InputError for anything else."""
+    if raw is None:
+        return None
+    text = raw.strip()
+    if not text.isdigit() or int(text) < 1:
+        raise InputError(
+            f"--version {raw!r} is not a version number; use 1, 2, 3… "
+            "(`research show RUN --json` lists them).",
+            code="no_such_version",
+        )
+    return int(text)
+
+
+def _print_desk(run_id: str, version: int | None) -> None:
+    """The report version shown and the comment counts (``research show`` without --json)."""
+    store = _store()
+    shown = VersionStore(store).get(run_id, version)
+    if shown is None:
+        return
+    total = VersionStore(store).count(run_id)
+    print(
+        f"report:  version {shown.number} of {total} ({shown.note}, {shown.author}, "
+        f"{_iso(shown.created_at)})"
+    )
+    c = CommentStore(store).counts(run_id)
+    if c["total"]:
+        print(f"comments: {c['open']} open, {c['resolved']} resolved")
 
 
 # ---------------------------------------------------------------------------------- export
 def cmd_export(args: argparse.Namespace) -> int:
-    """``research export RUN_ID --format md|html|pdf|docx|zip [--out PATH]``: writes the export,
-    prints the path."""
-
+    """``research export RUN_ID --format md|html|pdf|docx|zip|ris|bibtex|csljson [--out PATH]
+    [--version N] [--comments]``: writes the export, prints the path."""
     run_id = check_run_id(args.run_id.strip())
+    version = _version_arg(args.version)
     store = _store()
+    ext = EXTENSIONS.get(args.format, args.format)
     out = (
-        Path(args.out)
-        if args.out
-        else Path.cwd() / safe_filename(store.get_run(run_id).topic, args.format)
+        Path(args.out) if args.out else Path.cwd() / safe_filename(store.get_run(run_id).topic, ext)
     )
-    if args.format == "md":
-        print(export_markdown(run_id, out, store=store))
+    if args.format == "md" and not args.comments:
+        print(export_markdown(run_id, out, store=store, version=version))
     else:
-        print(export_run(run_id, args.format, out, store=store))
+        print(
+            export_run(
+                run_id, args.format, out, store=store, version=version, comments=args.comments
+            )
+        )
     return EXIT_OK
 
 

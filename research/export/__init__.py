@@ -1,7 +1,9 @@
 """Exporting a run: the report as Markdown, HTML, PDF or DOCX, or the whole run as a zip; safe
 file names for downloads.
 
-The Markdown export is exactly the stored report's ``markdown`` (plus the follow-ups appendix,
+The Markdown export is the stored report's ``markdown`` of the current (or a chosen) version
+(``research.store.versions``) with the dating line after its title (``research.export.dating``:
+"As of <run date>", the ``--since`` window) (plus the follow-ups appendix,
 ``research.export.appendix``, when the run was asked follow-up questions) (``RunStore.get_doc(run_id,
 "report", Report).markdown``), so the export, the dashboard and ``{data_dir}/reports/{run_id}/
 report.md`` never disagree. The other formats are built by ``research/export/{html,docx,
@@ -21,12 +23,13 @@ from research.artifacts import slug
 from research.errors import InputError
 from research.export.appendix import with_appendix
 from research.export.bundle import load_bundle, require_report
+from research.export.dating import with_header
+from research.export.desk_appendix import comments_markdown
 from research.export.docx import report_docx
 from research.export.html import report_html, report_pdf
+from research.export.references import reference_export
 from research.export.zipper import run_zip
-from research.models import Report
 from research.store import open_store
-from research.store.followups import FollowupStore
 from research.store.keys import check_run_id
 from research.store.runs import RunStore
 
@@ -73,8 +76,10 @@ def safe_filename(topic: str, ext: str) -> str:
     return stem + suffix
 
 
-def export_markdown(run_id: str, out: Path, *, store: RunStore | None = None) -> Path:
-    """Write a run's report as Markdown to ``out``.
+def export_markdown(
+    run_id: str, out: Path, *, store: RunStore | None = None, version: int | None = None
+) -> Path:
+    """Write a run's report (version ``version``; None = the current one) as Markdown to ``out``.
 
     Parent folders are created; an existing *file* at ``out`` is replaced atomically (written
     to a temporary file in the same folder, then renamed).
@@ -83,13 +88,15 @@ def export_markdown(run_id: str, out: Path, *, store: RunStore | None = None) ->
         run_id: 16–32 lowercase hex.
         out: destination file path (``~`` expanded).
         store: a ``RunStore``; default: the configured Redis (``open_store()``).
+        version: report version number (``research.store.versions``); None = current.
 
     Returns:
         The absolute path written.
 
     Raises:
         InputError: ill-formed run id; ``out`` is a directory or cannot be created/written;
-            the run has no report yet (code ``report_not_ready``).
+            the run has no report yet (code ``report_not_ready``); no such version
+            (``no_such_version``).
         RunNotFoundError: no such run.
         StoreError: Redis unreachable.
     """
@@ -108,16 +115,7 @@ def export_markdown(run_id: str, out: Path, *, store: RunStore | None = None) ->
         )
     if store is None:
         store = open_store()
-    state = store.get_run(run_id)
-    report = store.get_doc(run_id, "report", Report)
-    if report is None:
-        raise InputError(
-            f"Run {run_id} has no report yet (status: {state.status}); export it once it is "
-            "complete.",
-            code="report_not_ready",
-        )
-
-    return _write_atomic(path, with_appendix(report.markdown, FollowupStore(store).list(run_id)))
+    return _write_atomic(path, render_export(store, run_id, "md", version=version))
 
 
 def _write_atomic(path: Path, data: str | bytes) -> Path:
@@ -146,8 +144,13 @@ def _write_atomic(path: Path, data: str | bytes) -> Path:
     return path.resolve()
 
 
-FORMATS = ("md", "html", "pdf", "docx", "zip")
+REFERENCE_FORMATS = ("ris", "bibtex", "csljson")  # reference managers (Zotero, EndNote…)
+FORMATS = ("md", "html", "pdf", "docx", "zip", *REFERENCE_FORMATS)
+EXTENSIONS = {"ris": "ris", "bibtex": "bib", "csljson": "json"}  # file extension when not fmt
 MIME_TYPES = {
+    "ris": "application/x-research-info-systems",
+    "bibtex": "application/x-bibtex",
+    "csljson": "application/vnd.citationstyles.csl+json",
     "md": "text/markdown",
     "html": "text/html",
     "pdf": "application/pdf",
@@ -156,24 +159,33 @@ MIME_TYPES = {
 }
 
 
-def render_export(store, run_id: str, fmt: str) -> bytes:
+def render_export(
+    store, run_id: str, fmt: str, *, version: int | None = None, comments: bool = False
+) -> bytes:
     """The export of a run in ``fmt`` (one of :data:`FORMATS`) as bytes.
 
-    ``md``/``html``/``pdf``/``docx`` need a report; ``zip`` works for any run.
+    ``md``/``html``/``pdf``/``docx`` and the reference-manager formats (``ris``, ``bibtex``,
+    ``csljson``) need a report; ``zip`` works for any run. ``version``: the report version
+    (None = the current one); ``comments``: add the comments appendix (md/html/pdf/docx).
 
     Raises:
-        InputError: unknown format; no report yet (code ``report_not_ready``); ill-formed id.
+        InputError: unknown format; no report yet (code ``report_not_ready``); ill-formed id;
+            no such version (``no_such_version``).
         RunNotFoundError: no such run.
     """
 
     if fmt not in FORMATS:
         raise InputError(f"Unknown export format {fmt!r}; use one of {', '.join(FORMATS)}.")
     if fmt == "zip":
-        return run_zip(store, run_id)
-    bundle = load_bundle(store, run_id)
+        return run_zip(store, run_id, version=version)
+    bundle = load_bundle(store, run_id, version=version, comments=comments)
     report = require_report(bundle)
+    if fmt in REFERENCE_FORMATS:
+        return reference_export(bundle, fmt)
     if fmt == "md":
-        return with_appendix(report.markdown, bundle.followups).encode("utf-8")
+        md = with_appendix(with_header(report.markdown, bundle.header), bundle.followups)
+        extra = comments_markdown(bundle.comments)
+        return (md.rstrip("\n") + "\n\n" + extra + "\n" if extra else md).encode("utf-8")
     if fmt == "html":
         return report_html(bundle).encode("utf-8")
     if fmt == "pdf":
@@ -182,7 +194,15 @@ def render_export(store, run_id: str, fmt: str) -> bytes:
     return report_docx(bundle)
 
 
-def export_run(run_id: str, fmt: str, out: Path, *, store: RunStore | None = None) -> Path:
+def export_run(
+    run_id: str,
+    fmt: str,
+    out: Path,
+    *,
+    store: RunStore | None = None,
+    version: int | None = None,
+    comments: bool = False,
+) -> Path:
     """Write :func:`render_export` of the run to ``out`` atomically; returns the absolute path.
 
     Raises:
@@ -198,5 +218,5 @@ def export_run(run_id: str, fmt: str, out: Path, *, store: RunStore | None = Non
         )
     if store is None:
         store = open_store()
-    data = render_export(store, run_id, fmt)
+    data = render_export(store, run_id, fmt, version=version, comments=comments)
     return _write_atomic(path, data)

@@ -10,9 +10,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from research.errors import InputError
+from research.export.dating import header_line
 from research.models import Reference, Report, RunState, SourceRecord
+from research.store.comments import CommentStore
 from research.store.followups import FollowupStore
 from research.store.runs import RunStore
+from research.store.versions import VersionStore
 
 SNIPPET_CHARS = 300  # characters of the cited excerpt shown on hover
 
@@ -39,6 +42,10 @@ class ReportBundle:
     followups: list = field(
         default_factory=list
     )  # research.store.followup_models.Followup (the follow-ups appendix)
+    version: int = 0  # the report version shown (0 while the run has no report)
+    versions: int = 0  # how many versions the report has
+    comments: list = field(default_factory=list)  # research.store.comments.Comment (appendix)
+    header: str = ""  # "As of <run date>…" (research.export.dating.header_line)
 
     def all_references(self) -> list[Reference]:
         """The report's references, then those the follow-ups added (numbers continue)."""
@@ -67,16 +74,26 @@ def _clip(text: str, n: int = SNIPPET_CHARS) -> str:
     return text if len(text) <= n else text[: n - 1] + "…"
 
 
-def load_bundle(store: RunStore, run_id: str) -> ReportBundle:
-    """Read the run, its report, source excerpts and turn → artifact links.
+def load_bundle(
+    store: RunStore, run_id: str, *, version: int | None = None, comments: bool = False
+) -> ReportBundle:
+    """Read the run, its report (version ``version``; None = the current one), source excerpts
+    and turn → artifact links; with ``comments``, the run's comments too (exports' appendix).
 
     Raises:
-        RunNotFoundError: no such run. InputError: ill-formed run id.
+        RunNotFoundError: no such run. InputError: ill-formed run id; no such version (code
+        ``no_such_version``).
     """
     state = store.get_run(run_id)
-    report = store.get_doc(run_id, "report", Report)
-
+    versions = VersionStore(store)
+    shown = versions.get(run_id, version)
+    report = shown.report if shown else None
     bundle = ReportBundle(state=state, report=report, followups=FollowupStore(store).list(run_id))
+    bundle.version = shown.number if shown else 0
+    bundle.versions = versions.count(run_id)
+    bundle.header = header_line(store, state)
+    if comments:
+        bundle.comments = CommentStore(store).list(run_id)
     if report is None:
         return bundle
     wanted = {r.source_id for r in report.references}

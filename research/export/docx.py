@@ -131,6 +131,22 @@ def _appendix(doc, bundle: ReportBundle, tips: dict[int, str]) -> None:
         _bookmark(p, f"ref_{ref.number}", ref.number)
 
 
+def _comments(doc, bundle: ReportBundle, tips: dict[int, str]) -> None:
+    """The comments appendix (only when the bundle was loaded with its comments)."""
+    from research.export.desk_appendix import HEADING  # noqa: PLC0415
+
+    if not bundle.comments:
+        return
+    doc.add_heading(HEADING, level=1)
+    for c in bundle.comments:
+        status = f"resolved by {c.status_by}" if c.status == "resolved" else "open"
+        quote = f" — “{c.quote}”" if c.quote else ""
+        p = doc.add_paragraph()
+        p._p.append(_run(f"{c.section}{quote}", bold=True))
+        p._p.append(_run(f" — {c.author}, version {c.version}, {status}"))
+        doc.add_paragraph(c.text)
+
+
 def report_docx(bundle: ReportBundle) -> bytes:
     """The report as DOCX bytes: title, engine line, lead, sections, references with bookmarks.
 
@@ -146,6 +162,9 @@ def report_docx(bundle: ReportBundle) -> bytes:
     label = bundle.state.engine_label or report.engine_label or bundle.state.config.engine
     meta = doc.add_paragraph()
     meta.add_run(f"Research Desk · engine: {label} · run {bundle.state.run_id}").italic = True
+    if bundle.header:
+        version = f" Version {bundle.version} of {bundle.versions}." if bundle.versions > 1 else ""
+        doc.add_paragraph().add_run(bundle.header + version).italic = True
     _markdown_block(doc, report.lead, n, tips)
     for section, level in zip(report.sections, report.section_levels(), strict=True):
         doc.add_heading(section.heading, level=level)
@@ -164,6 +183,7 @@ def report_docx(bundle: ReportBundle) -> bytes:
             p._p.append(_run(f" — {ident}"))
         _bookmark(p, f"ref_{ref.number}", ref.number)
     _appendix(doc, bundle, tips)
+    _comments(doc, bundle, tips)
     buf = io.BytesIO()
     doc.save(buf)
     return buf.getvalue()

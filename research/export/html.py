@@ -50,6 +50,9 @@ def body_html(bundle: ReportBundle) -> str:
     out.append(
         f'<p class="meta">Research Desk · engine: {escape(label)} · run {escape(bundle.state.run_id)}</p>'
     )
+    if bundle.header:
+        version = f" Version {bundle.version} of {bundle.versions}." if bundle.versions > 1 else ""
+        out.append(f'<p class="meta">{escape(bundle.header + version)}</p>')
     out.append(_md(report.lead, bundle, n))
     for section, level in zip(report.sections, report.section_levels(), strict=True):
         out.append(f"<h{level + 1}>{escape(section.heading)}</h{level + 1}>")
@@ -70,7 +73,16 @@ def body_html(bundle: ReportBundle) -> str:
         )
     out.append("</ol>")
     out += _appendix_html(bundle)
+    out += _comments_html(bundle)
     return "\n".join(out)
+
+
+def _comments_html(bundle: ReportBundle) -> list[str]:
+    """The comments appendix (only when the bundle was loaded with its comments)."""
+    from research.export.desk_appendix import comments_markdown  # noqa: PLC0415
+
+    text = comments_markdown(bundle.comments)
+    return [_MD.render(text)] if text else []
 
 
 def _appendix_html(bundle: ReportBundle) -> list[str]:

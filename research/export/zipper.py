@@ -11,7 +11,10 @@ Layout inside ``{topic}.zip``::
     events.jsonl          the run's event stream, one JSON object per line
     usage.json            LLM calls, tokens, USD
     followups.json        follow-up questions, answers, the references they added, their audit
-    report.md / report.html   the report (when the run has one), follow-ups appendix included
+    versions.json         every version of the report (1 = generated), author, time, sections
+    comments.json         the analysts' comments (section, quote, author, time, status)
+    report.md / report.html   the report's current (or chosen) version, follow-ups appendix
+                          included; report.html also has the comments appendix
     artifacts/<file>      every raw tool output under {data_dir}/research_artifacts/{run_id}
 """
 
@@ -85,15 +88,19 @@ def _sources_csv(sources: list[dict]) -> str:
     return buf.getvalue()
 
 
-def run_zip(store: RunStore, run_id: str) -> bytes:
-    """The zip described in the module docstring, as bytes (deflate-compressed).
+def run_zip(store: RunStore, run_id: str, *, version: int | None = None) -> bytes:
+    """The zip described in the module docstring, as bytes (deflate-compressed). The report
+    files hold version ``version`` (None = the current one); ``versions.json`` has every version
+    and ``comments.json`` every comment.
 
     Works for unfinished runs too (report files are then absent).
 
     Raises:
-        RunNotFoundError: no such run. InputError: ill-formed run id.
+        RunNotFoundError: no such run. InputError: ill-formed run id; no such version.
     """
-    bundle = load_bundle(store, run_id)
+    from research.store.versions import VersionStore  # noqa: PLC0415 - keeps the import light
+
+    bundle = load_bundle(store, run_id, version=version, comments=True)
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_DEFLATED) as z:
         z.writestr("README.txt", "Research Desk run export" + README)
@@ -124,6 +131,8 @@ def run_zip(store: RunStore, run_id: str) -> bytes:
         )
         z.writestr("usage.json", _dump(store.get_usage(run_id)))
         z.writestr("followups.json", _dump(bundle.followups))  # the follow-ups appendix's data
+        z.writestr("versions.json", _dump(VersionStore(store).list(run_id)))
+        z.writestr("comments.json", _dump(bundle.comments))
         if bundle.report is not None:
             z.writestr("report.md", with_appendix(bundle.report.markdown, bundle.followups))
             z.writestr("report.html", report_html(bundle))

@@ -67,6 +67,8 @@ def make_config(
     cassette_path: str | Path | None = None,
     gap_turns: int = 2,
     depth: str = "standard",
+    since: str | None = None,
+    language: str = "en",
 ) -> RunConfig:
     """Validate user input into a RunConfig. Nothing is written.
 
@@ -83,6 +85,9 @@ def make_config(
     ``gap_turns``: rounds of gap searches for unmet questions after the planned turns (0–5,
     default 2; 0 = stop at the turn cap). ``depth``: report length, ``brief``, ``standard``
     (default) or ``deep`` (about 300 / 1,000 / 2,500 words).
+    ``since``: ``YYYY[-MM[-DD]]`` date window (``research.search.since``); ``language``: ISO 639-1
+    code the litellm engine writes in (``research.llm.language``; the extractive engine cannot
+    translate and says so).
 
     Raises:
         InputError / CorpusError: with a message that says what to fix.
@@ -136,10 +141,26 @@ def make_config(
         cassette_mode=cassette_mode or None,
         cassette_path=str(cassette_path or ""),
         depth=depth,
+        since=parse_since(since),
+        language=check_language(language),
     )
 
     check_engine(config)
     return config
+
+
+def parse_since(text: str | None) -> str | None:
+    """``--since`` checked (``research.search.since.parse_since``)."""
+    from research.search.since import parse_since as parse  # noqa: PLC0415 - light, but lazy like the rest
+
+    return parse(text)
+
+
+def check_language(code: str | None) -> str:
+    """``--language`` checked (``research.llm.language.check_language``)."""
+    from research.llm.language import check_language as check  # noqa: PLC0415
+
+    return check(code)
 
 
 def _llm_choice(engine, models, budget_usd, budget_tokens) -> dict:
@@ -410,10 +431,23 @@ def run_summary(run_id: str) -> dict:
     }
 
 
-def run_snapshot(run_id: str) -> dict:
-    """The whole stored state of a run as a JSON-able dict (``research show --json``)."""
+def run_snapshot(run_id: str, *, version: int | None = None) -> dict:
+    """The whole stored state of a run as a JSON-able dict (``research show --json``).
+
+    ``report`` is report version ``version`` (None = the current one; ``report_version`` says
+    which), ``versions`` lists ``{number, author, created_at, sections, note}`` of every version,
+    ``comments`` counts ``{total, open, resolved}`` and ``comment_list`` has them all.
+
+    Raises:
+        InputError (code ``no_such_version``): the report has no version ``version``.
+    """
+    from research.store.comments import CommentStore  # noqa: PLC0415
+    from research.store.versions import VersionStore  # noqa: PLC0415
+
     store = open_store()
     state = store.get_run(run_id)
+    versions = VersionStore(store)
+    shown = versions.get(run_id, version)
     docs = {
         name: store.get_doc(run_id, name, model)
         for name, model in [
@@ -446,6 +480,11 @@ def run_snapshot(run_id: str) -> dict:
         "events": [e.model_dump(mode="json") for e in store.events(run_id)],
         "costorm": _costorm_snapshot(store, state) if state.mode == "costorm" else None,
         **_followup_snapshot(store, state, docs["report"] is not None),
+        "report": shown.report.model_dump(mode="json") if shown else None,
+        "report_version": shown.number if shown else None,
+        "versions": [v.info() for v in versions.list(run_id)],
+        "comments": CommentStore(store).counts(run_id),
+        "comment_list": [c.model_dump(mode="json") for c in CommentStore(store).list(run_id)],
     }
 
 

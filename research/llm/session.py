@@ -21,6 +21,7 @@ from research.llm.accounting import Accountant
 from research.llm.budget import Budget
 from research.llm.cassette import Cassette
 from research.llm.errors import BudgetExhausted, LLMError
+from research.llm.language import context_lines
 from research.llm.models import api_key_for, resolve_models
 from research.llm.steps import StepSpec
 from research.models import RunConfig
@@ -51,6 +52,18 @@ class LLMSession:
         self.semaphore = threading.Semaphore(max(1, settings.llm_concurrency))
         cassette = config.cassette or settings.cassette  # the run's own, else the process-wide one
         self.cassette = Cassette(cassette[1], cassette[0]) if cassette else None
+        self.language = config.language
+
+    def with_context(self, messages: list[dict]) -> list[dict]:
+        """``messages`` with today's date (and the run's language) appended to the system
+        message (``research.llm.language.context_lines``); one is added when there is none."""
+        lines = context_lines(self.language)
+        out = [dict(m) for m in messages]
+        for m in out:
+            if m.get("role") == "system" and isinstance(m.get("content"), str):
+                m["content"] = f"{m['content']}\n\n{lines}"
+                return out
+        return [{"role": "system", "content": lines}, *out]
 
     @property
     def replaying(self) -> bool:
@@ -78,6 +91,7 @@ class LLMSession:
         if reason:
             raise BudgetExhausted(f"LLM budget exhausted: {reason}")
         model, step = self.models[spec.role], spec.name
+        messages = self.with_context(messages)
         request = {
             "model": model,
             "messages": messages,

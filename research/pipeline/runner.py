@@ -56,6 +56,21 @@ def build_context(run_id: str, settings: Settings | None = None) -> RunContext:
     store = open_store(settings)
     state = store.get_run(run_id)
     config = state.config
+    retriever = build_retriever(
+        config.search, config.corpus, config.corpora, settings, since=config.since
+    )
+    if retriever.since_unsupported and not any(
+        e.type == "since.unsupported" for e in store.events(run_id)
+    ):  # once per run, not again on resume
+        store.emit(
+            run_id,
+            "since.unsupported",
+            {
+                "since": config.since,
+                "backends": sorted(retriever.since_unsupported),
+                "reasons": retriever.since_unsupported,
+            },
+        )
     return RunContext(
         run_id=run_id,
         config=config,
@@ -63,7 +78,7 @@ def build_context(run_id: str, settings: Settings | None = None) -> RunContext:
         store=store,
         collector=store.collector(run_id),
         engine=make_engine(config, run_id, store, settings),
-        retriever=build_retriever(config.search, config.corpus, config.corpora, settings),
+        retriever=retriever,
     )
 
 

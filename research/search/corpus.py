@@ -36,6 +36,7 @@ class Document:
     url: str
     text: str
     source: str = "local"
+    published: str | None = None  # YYYY[-MM[-DD]] from the line's published / date / year
 
 
 @dataclass
@@ -156,9 +157,20 @@ def _read_jsonl(path: Path) -> CorpusLoad:
                     url=_clean(obj.get("url")),
                     text=text,
                     source=_clean(obj.get("source")) or "local",
+                    published=doc_date(obj),
                 )
             )
     return out
+
+
+def doc_date(obj: dict) -> str | None:
+    """A JSONL document's date as ``YYYY[-MM[-DD]]``: its ``published``, ``date`` or ``year``
+    field (first that starts with a 4-digit year); None when it has none."""
+    for key in ("published", "date", "year"):
+        m = re.match(r"^(\d{4})(-\d{2})?(-\d{2})?", str(obj.get(key) or "").strip())
+        if m:
+            return "".join(g for g in m.groups() if g)
+    return None
 
 
 # ---------------------------------------------------------------- folders

@@ -166,6 +166,7 @@ class LocalSearch:
                                 "url": d.url,
                                 "text": d.text,
                                 "source": d.source,
+                                "published": d.published,
                             }
                         )
                         + "\n"
@@ -234,7 +235,10 @@ class LocalSearch:
             if meta.get("version") != INDEX_VERSION or meta.get("model") != MODEL_NAME:
                 return False
             with (self.index_path / "docs.jsonl").open(encoding="utf-8") as fh:
-                self.docs = [Document(**json.loads(line)) for line in fh]
+                rows = [json.loads(line) for line in fh]
+            if rows and "published" not in rows[0]:
+                rows = self._with_dates(rows)
+            self.docs = [Document(**row) for row in rows]
             self.embeddings = np.load(self.index_path / "embeddings.npy")
             self.bm25 = bm25s.BM25.load(str(self.index_path / "bm25"), show_progress=False)
         except (OSError, ValueError, TypeError, KeyError) as exc:
@@ -249,6 +253,20 @@ class LocalSearch:
         self.skipped = int(meta.get("skipped", 0))
         self._prepare()
         return True
+
+    def _with_dates(self, rows: list[dict]) -> list[dict]:
+        """Rows of a cache written before documents kept their date: dates from the corpus
+        itself (one read of the file, no re-embedding); rows unchanged if it cannot be read."""
+        try:
+            dated = {d.id: d.published for d in read_corpus(self.corpus_path).documents}
+        except (OSError, CorpusError):
+            return rows
+        return [{**row, "published": dated.get(str(row.get("id")))} for row in rows]
+
+    @property
+    def dated(self) -> bool:
+        """True when at least one document carries a date (the ``--since`` window applies)."""
+        return any(d.published for d in self.docs)
 
     def _prepare(self) -> None:
         """Per-term IDF for snippet scoring, from the BM25 index's document frequencies."""
@@ -307,6 +325,7 @@ class LocalSearch:
                     source_type=source_type_for(d.source, d.url),
                     external_id=external_id_for(d.id),
                     doc_id=d.id,
+                    published=d.published,
                     score=round(score, 6),
                     backend=self.name,
                     query=query,

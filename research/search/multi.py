@@ -159,6 +159,8 @@ class MultiRetriever:
         if not retrievers:
             raise InputError("no search backend selected: choose at least one (e.g. local)")
         self.retrievers = list(retrievers)
+        self.since: str | None = None  # the run's date window (research.search.since)
+        self.since_unsupported: dict[str, str] = {}  # backend → why the window is not applied
         self.names = [r.name for r in self.retrievers]
         self.name = "+".join(self.names)
         self.workers = workers or min(8, len(self.retrievers))
@@ -286,10 +288,14 @@ def validate_search(search, corpora, settings=None) -> tuple[list[str], list[str
     return backends, out
 
 
-def build_retriever(search: list[str], corpus: str, corpora: list[str], settings) -> MultiRetriever:
+def build_retriever(
+    search: list[str], corpus: str, corpora: list[str], settings, *, since: str | None = None
+) -> MultiRetriever:
     """The run's retriever: ``search`` backends in order (``local`` = the run's ``corpus``;
     empty = ``["local"]`` unless ``corpora`` are given), then each named corpus in ``corpora``
-    as backend ``corpus:<name>``.
+    as backend ``corpus:<name>``. With ``since`` (``YYYY[-MM[-DD]]``) the date-aware backends
+    are wrapped in ``research.search.since.SinceFilter``; the others are listed in
+    ``since_unsupported`` with the reason.
 
     Raises:
         CorpusError: the local corpus or a named corpus is missing.
@@ -304,4 +310,22 @@ def build_retriever(search: list[str], corpus: str, corpora: list[str], settings
         )
     if corpora:
         retrievers += [corpus_retriever(c, settings) for c in corpora]
-    return MultiRetriever(retrievers)
+    if not since:
+        return MultiRetriever(retrievers)
+    from research.search.since import DATE_AWARE, SinceFilter  # noqa: PLC0415
+
+    unsupported: dict[str, str] = {}
+    wrapped: list[Retriever] = []
+    for r in retrievers:
+        if r.name in DATE_AWARE or getattr(r, "dated", False):
+            wrapped.append(SinceFilter(r, since))
+            continue
+        wrapped.append(r)
+        unsupported[r.name] = (
+            "its documents carry no date"
+            if r.name == "local" or r.name.startswith(CORPUS_PREFIX)
+            else "the backend returns no publication date"
+        )
+    multi = MultiRetriever(wrapped)
+    multi.since, multi.since_unsupported = since, unsupported
+    return multi

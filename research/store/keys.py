@@ -189,6 +189,21 @@ def followup_queued(run_id: str, followup_id: str) -> str:
 FOLLOWUP_PARTS = (run_followups, run_followup_lock, run_followups_pending)
 
 
+# -- the analyst's desk (research.store.versions, research.store.comments)
+def run_versions(run_id: str) -> str:
+    """List of ReportVersion JSON, version 1 (the generated report, a frozen copy) first; empty
+    until the report is first edited (then the ``report`` document is version 1 and current)."""
+    return f"run:{check_run_id(run_id)}:versions"
+
+
+def run_comments(run_id: str) -> str:
+    """Hash comment id → Comment JSON (section comments, resolve/reopen)."""
+    return f"run:{check_run_id(run_id)}:comments"
+
+
+DESK_PARTS = (run_versions, run_comments)
+
+
 RESILIENCE_PARTS = (run_lease, run_queued, run_rounds, run_calls, run_artseq)
 
 
@@ -224,4 +239,5 @@ def run_keys(run_id: str) -> list[str]:
         *[part(run_id) for part in RESILIENCE_PARTS],
         *[part(run_id) for part in FOLLOWUP_PARTS],
         run_evidence(run_id),
+        *[part(run_id) for part in DESK_PARTS],
     ]

@@ -10,7 +10,14 @@ from urllib.parse import urlencode
 
 import streamlit as st
 
-from research.export import FORMATS, MIME_TYPES, render_export, safe_filename
+from research.export import (
+    EXTENSIONS,
+    FORMATS,
+    MIME_TYPES,
+    REFERENCE_FORMATS,
+    render_export,
+    safe_filename,
+)
 from research.export.bundle import ReportBundle
 from research.export.html import pdf_problem
 from research.models import Reference, Report, RunState
@@ -31,6 +38,9 @@ FORMAT_LABELS = {
     "pdf": "PDF",
     "docx": "Word",
     "zip": "Run (.zip)",
+    "ris": "RIS",
+    "bibtex": "BibTeX",
+    "csljson": "CSL-JSON",
 }
 # Static CSS only (no text from sources or models): hides the sidebar, top bar and nav.
 _READ_CSS = (
@@ -66,31 +76,57 @@ def export_problem(fmt: str) -> str | None:
     return None
 
 
-def export_download(store: RunStore, run_id: str, fmt: str) -> bytes:
-    """The bytes of one download (``render_export``). Raises its typed error (``ResearchError``)
-    rather than returning text: Streamlit then reports the download as failed with the message,
-    instead of saving error text under a ``.pdf``/``.docx``/``.zip`` name."""
-    return render_export(store, run_id, fmt)
+def export_download(
+    store: RunStore,
+    run_id: str,
+    fmt: str,
+    version: int | None = None,
+    comments: bool = False,
+) -> bytes:
+    """The bytes of one download (``render_export`` of report version ``version``, None = the
+    current one). Raises its typed error (``ResearchError``) rather than returning text:
+    Streamlit then reports the download as failed with the message, instead of saving error
+    text under a ``.pdf``/``.docx``/``.zip`` name."""
+    return render_export(store, run_id, fmt, version=version, comments=comments)
 
 
-def download_buttons(store: RunStore, state: RunState, *, with_report: bool) -> None:
-    """One download button per export format (report formats only when the run has a report).
-    Files are built when clicked (``data`` is a callable) and named from the topic. A format
-    this machine cannot build (``export_problem``) gets a disabled button and its error shown."""
-    fmts = [f for f in FORMATS if with_report or f == "zip"]
+def download_buttons(
+    store: RunStore,
+    state: RunState,
+    *,
+    with_report: bool,
+    version: int | None = None,
+    comments: bool = False,
+) -> None:
+    """One download button per export format (report formats only when the run has a report),
+    of report version ``version`` (None = current), with the comments appendix when
+    ``comments``; then the references as RIS / BibTeX / CSL-JSON. Files are built when clicked
+    (``data`` is a callable) and named from the topic. A format this machine cannot build
+    (``export_problem``) gets a disabled button and its error shown."""
+    fmts = [f for f in FORMATS if (with_report or f == "zip") and f not in REFERENCE_FORMATS]
+    _buttons(store, state, fmts, version, comments)
+    if with_report:
+        st.caption("References for Zotero, EndNote, Mendeley…")
+        _buttons(store, state, list(REFERENCE_FORMATS), version, comments)
+
+
+def _buttons(
+    store: RunStore, state: RunState, fmts: list[str], version: int | None, comments: bool
+) -> None:
     problems = {f: export_problem(f) for f in fmts}
+    suffix = f"_v{version}" if version else ""
     for col, fmt in zip(st.columns(len(fmts)), fmts, strict=True):
         problem = problems[fmt]
         col.download_button(
             FORMAT_LABELS[fmt],
-            data=partial(export_download, store, state.run_id, fmt),
-            file_name=safe_filename(state.topic, fmt),
+            data=partial(export_download, store, state.run_id, fmt, version, comments),
+            file_name=safe_filename(state.topic + suffix, EXTENSIONS.get(fmt, fmt)),
             mime=MIME_TYPES[fmt],
             icon=":material/download:",
             on_click="ignore",
             disabled=problem is not None,
             help=problem,
-            key=f"dl_{fmt}_{state.run_id}",
+            key=f"dl_{fmt}_{state.run_id}_{version or 0}_{int(comments)}",
             width="stretch" if len(fmts) > 1 else "content",
         )
     for fmt, problem in problems.items():

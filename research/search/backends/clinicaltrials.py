@@ -152,6 +152,15 @@ class ClinicalTrialsSearch:
 
     def __init__(self, base_url: str | None = None) -> None:
         self.base_url = base_url or env_url("clinicaltrials", DEFAULT_URL)
+        self.since: str | None = None  # YYYY[-MM[-DD]]: studies starting on or after it
+
+    def _window(self) -> dict:
+        """API v2 ``filter.advanced`` on the start date (Essie ``AREA[StartDate]RANGE``)."""
+        if not self.since:
+            return {}
+        first = (self.since + "-01-01")[:10] if len(self.since) == 4 else self.since
+        first = first if len(first) == 10 else first + "-01"
+        return {"filter.advanced": f"AREA[StartDate]RANGE[{first},MAX]"}
 
     def search(self, query: str, k: int = 5) -> list[SearchResult]:
         """Up to ``k`` studies for ``query`` (the API's relevance order)."""
@@ -159,6 +168,6 @@ class ClinicalTrialsSearch:
         payload = get_json(
             "clinicaltrials",
             f"{self.base_url}/studies",
-            params={"query.term": query, "pageSize": k, "format": "json"},
+            params={"query.term": query, "pageSize": k, "format": "json", **self._window()},
         )
         return parse_studies(payload, query)[:k]

@@ -91,6 +91,7 @@ def _result(
     published: str | None,
     query: str,
     extra_id: str = "",
+    authors: list[str] | None = None,
 ) -> SearchResult:
     pmid_url = (
         f"https://pubmed.ncbi.nlm.nih.gov/{pmid}/"
@@ -119,6 +120,8 @@ def _result(
         external_id=ext,
         doc_id=f"DOI:{doi}" if doi else ext,
         published=published,
+        authors=authors or [],
+        journal=journal,
         backend="pubmed",
         query=query,
     )
@@ -164,7 +167,20 @@ def _medline(art: etree._Element, query: str) -> SearchResult | None:
     published = _date(article.find("Journal/JournalIssue/PubDate")) if article is not None else None
     if not published and article is not None:
         published = _date(article.find("ArticleDate"))
-    return _result(pmid, title, abstract, journal, doi, published, query)
+    authors = _authors(article.findall("AuthorList/Author") if article is not None else [])
+    return _result(pmid, title, abstract, journal, doi, published, query, authors=authors)
+
+
+def _authors(nodes: list) -> list[str]:
+    """``Family Initials`` (or the collective name) of each MEDLINE ``Author`` element."""
+    out = []
+    for a in nodes:
+        family = _text(a.find("LastName"))
+        given = _text(a.find("Initials")) or _text(a.find("ForeName"))
+        name = f"{family} {given}".strip() if family else _text(a.find("CollectiveName"))
+        if name:
+            out.append(name)
+    return out
 
 
 def _jats(art: etree._Element, query: str) -> SearchResult:
@@ -219,10 +235,17 @@ class PubMedSearch:
 
     def __init__(self, base_url: str | None = None) -> None:
         self.base_url = base_url or env_url("pubmed", DEFAULT_URL)
+        self.since: str | None = None  # YYYY[-MM[-DD]]: esearch mindate on the publication date
 
     def _params(self, **kw) -> dict:
         key = secret.get_secret_value().strip() if (secret := load_settings().ncbi_api_key) else ""
         return {**kw, "tool": "research-desk", **({"api_key": key} if key else {})}
+
+    def _window(self) -> dict:
+        """esearch's date window (``datetype=pdat``: publication date) from ``since``."""
+        if not self.since:
+            return {}
+        return {"datetype": "pdat", "mindate": self.since.replace("-", "/"), "maxdate": "3000"}
 
     def search(self, query: str, k: int = 5) -> list[SearchResult]:
         """Up to ``k`` PubMed articles for ``query``, best match first."""
@@ -232,7 +255,9 @@ class PubMedSearch:
                 "pubmed",
                 "GET",
                 f"{self.base_url}/esearch.fcgi",
-                params=self._params(db="pubmed", term=query, retmax=k, sort="relevance"),
+                params=self._params(
+                    db="pubmed", term=query, retmax=k, sort="relevance", **self._window()
+                ),
             ).content
         )
         if not found["ids"]:
