@@ -134,6 +134,8 @@ class LiteLLMEngine:
     """
 
     name = "litellm"
+    cards_once = True  # each document reaches the compressor once per run (artifacts.prepare)
+    compress_in_background = True  # a turn's cards are made while the conversation goes on
 
     def __init__(
         self, config: RunConfig, run_id: str | None = None, store=None, settings=None
@@ -437,15 +439,12 @@ class LiteLLMEngine:
 
     # ------------------------------------------------------------------ artifacts & analysis
     def compress(self, inp: CompressInput) -> SummaryCard:
-        """Seed 001 §4.4 card (out of band: not counted as context)."""
-        m = {
-            "plan_title": inp.plan_title,
-            "step_title": inp.step_title,
-            "step_description": inp.step_description,
-            "tool_name": inp.tool_name,
-            "raw_output": inp.raw_output[: mat.RAW_CHARS],
-        }
-        return self._run("compress", m, lambda: self._fallback().compress(inp), inp=inp)
+        """Seed 001 §4.4 card (out of band: not counted as context) from ``material.compress``:
+        a search's results as passages around the query's terms, results carded earlier in the
+        run as references to their cards."""
+        return self._run(
+            "compress", mat.compress(inp), lambda: self._fallback().compress(inp), inp=inp
+        )
 
     def analyze(self, inp: AnalysisInput) -> Analysis:
         """Cross-validation (claims from ≥ 2 sources) and contradictions; the (deduplicated)
