@@ -18,6 +18,7 @@ from pydantic import BaseModel, ValidationError
 
 from research.engines.litellm import prompts
 from research.llm.errors import InvalidOutput
+from research.llm.model_map import litellm
 from research.llm.session import LLMSession
 from research.llm.steps import StepSpec
 from research.llm.tokens import count_tokens
@@ -49,10 +50,8 @@ def extract_json(text: str) -> str:
 @functools.lru_cache(maxsize=64)
 def native_schema(model: str) -> bool:
     """True when litellm says ``model`` accepts a JSON-schema ``response_format``."""
-    import litellm  # noqa: PLC0415
-
     try:
-        return bool(litellm.supports_response_schema(model=model))
+        return bool(litellm().supports_response_schema(model=model))
     except Exception:  # noqa: BLE001 - unknown models: use prompt instructions
         return False
 
@@ -60,10 +59,8 @@ def native_schema(model: str) -> bool:
 @functools.lru_cache(maxsize=64)
 def native_tools(model: str) -> bool:
     """True when litellm says ``model`` supports native function calling."""
-    import litellm  # noqa: PLC0415
-
     try:
-        return bool(litellm.supports_function_calling(model=model))
+        return bool(litellm().supports_function_calling(model=model))
     except Exception:  # noqa: BLE001
         return False
 
