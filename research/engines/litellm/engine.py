@@ -144,6 +144,7 @@ class LiteLLMEngine:
         self.session = LLMSession(config, run_id, store, settings, on_budget=self._on_budget)
         self.label = engine_label(self.session.models)
         self._fallback_engine = None
+        self._vectors = None
         self._lock = threading.Lock()
         if store and run_id and self.session.cassette:
             store.emit(
@@ -166,6 +167,8 @@ class LiteLLMEngine:
                 from research.engines.extractive import ExtractiveEngine  # noqa: PLC0415 - heavy
 
                 self._fallback_engine = ExtractiveEngine()
+                if self._vectors is not None:  # one sentence cache per run
+                    self._fallback_engine.vectors = self._vectors
             return self._fallback_engine
 
     @property
@@ -173,8 +176,17 @@ class LiteLLMEngine:
         """The run's cached sentence vectors (``research.engines.extractive.vectors.Vectors``,
         the extractive fallback's): the reporter's material, allocation and dedupe share them, so
         each sentence is embedded once per run (issue 14: allocation re-embedded every candidate
-        sentence, 0.73 s on the 4×3 drug run, on the critical path)."""
-        return self._fallback().vectors
+        sentence, 0.73 s on the 4×3 drug run, on the critical path). Made without the
+        extractive engine itself (whose modules import scikit-learn), which reuses it if a step
+        falls back."""
+        with self._lock:
+            if self._fallback_engine is not None:
+                return self._fallback_engine.vectors
+            if self._vectors is None:
+                from research.engines.extractive.vectors import Vectors  # noqa: PLC0415
+
+                self._vectors = Vectors()
+            return self._vectors
 
     def _run(
         self,
