@@ -21,7 +21,6 @@ from research.models import SearchResult
 from research.pipeline.citations import CITE_PATTERN, CITE_RE
 
 
-
 def _sklearn_stop_words() -> frozenset[str]:
     """scikit-learn's ``ENGLISH_STOP_WORDS`` (the Glasgow IR group's list), read from its data
     module by file: ``import sklearn`` runs the package's init (scipy, pandas: ~3 s on 2 cores),
