@@ -307,8 +307,8 @@ class _Carding:
         """How the compressor is told the document is carded: the earlier card's title when it
         is ready, else the search that carded it."""
         if self.done.is_set() and self.card is not None:
-            return f"in the card '{self.card.summary_title}' (search: {self.query[:120]})"
-        return f"in the card of the search '{self.query[:120]}'"
+            return f"card '{self.card.summary_title}'"
+        return f"card of the search '{self.query[:120]}'"
 
 
 def result_keys(raw_output: Any) -> list[str]:

@@ -225,9 +225,10 @@ def _assign(m: dict) -> dict:
 
 def _compress(m: dict) -> dict:
     """A card from the compressor's material: a search view (``query`` + ``results`` with
-    ``passages`` or ``carded``; only results not carded count) or a ``raw_output`` string."""
+    ``passages``; results in ``carded`` are covered by earlier cards) or a ``raw_output``
+    string."""
     if isinstance(m.get("results"), list):
-        fresh = [r for r in m["results"] if isinstance(r, dict) and "carded" not in r]
+        fresh = [r for r in m["results"] if isinstance(r, dict)]
         titles = [str(r.get("title", "")) for r in fresh if len(str(r.get("title", ""))) >= 3]
         raw = json.dumps({"query": m.get("query", "")})
     else:

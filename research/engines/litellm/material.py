@@ -32,7 +32,7 @@ RELATED_TITLE_CHARS = 60  # per title in related-topic and section prompts (word
 REFINE_QUESTION_CHARS = 80  # per conversation question in the outline prompt
 RESULT_TITLE_CHARS = 50  # per result title in the answer+assign prompt (word-bounded)
 CARDED_CHARS = 60  # per result snippet when a card of its search is in the same prompt
-UNCARDED_CHARS = 150  # per result snippet otherwise (word-bounded)
+UNCARDED_CHARS = 95  # per result snippet otherwise (word-bounded)
 NOTE_SUMMARY_CHARS = 160  # per card summary in the answer+assign prompt
 NOTE_FACT_CHARS = 90  # per card fact in the answer+assign prompt
 NOTE_FACTS = 2  # card facts in the answer+assign prompt
@@ -40,7 +40,7 @@ ASK_ANSWER_CHARS = 120  # the asker's view of the previous answer
 ASKED_CHARS = 100  # per earlier question in the asker's view (word-bounded)
 REFINE_ANSWER_CHARS = 100  # per conversation answer in the outline prompt
 RAW_CHARS = 12_000  # raw tool output given to the (out-of-band) compressor (non-search tools)
-PASSAGE_CHARS = 700  # per search result given to the compressor: passages around the query terms
+PASSAGE_CHARS = 300  # per search result given to the compressor: passages around the query terms
 CARD_FACTS = 3  # extraction bullets per card in answer prompts
 CARD_SUMMARY_CHARS = 400
 MAX_NOTES = 3  # cards per answer prompt
@@ -312,10 +312,11 @@ def passages(text: str, terms: set[str], chars: int = PASSAGE_CHARS) -> str:
 
 def compress(inp: CompressInput) -> dict:
     """Compressor material. A search's raw output (``{"query", "results": [...]}``) goes as the
-    query and, per result, its title and either ``passages`` (``passages``: ≤ ``PASSAGE_CHARS``
-    around the query's terms) or, for a result an earlier card of the run already covers,
-    ``carded``: the reference to that card (``CompressInput.carded``), never its text again.
-    Any other tool output: its first ``RAW_CHARS`` characters."""
+    query, the results not carded before as ``{n, title, passages}`` (``passages``: ≤
+    ``PASSAGE_CHARS`` around the query's terms) and the results an earlier card of the run
+    already covers as ``carded``: ``{reference to that card: [n, …]}``
+    (``CompressInput.carded``), never their text again. Any other tool output: its first
+    ``RAW_CHARS`` characters."""
     head = {
         "plan_title": inp.plan_title,
         "step_title": inp.step_title,
@@ -331,14 +332,18 @@ def compress(inp: CompressInput) -> dict:
         return {**head, "raw_output": inp.raw_output[:RAW_CHARS]}
     query = str(raw.get("query") or inp.query)
     terms = query_terms(query)
-    out = []
+    out, carded = [], {}
     for n, r in enumerate((r for r in results if isinstance(r, dict)), start=1):
         key = str(r.get("doc_id") or r.get("url") or "")
-        item = {"n": n, "title": clip(str(r.get("title", "")), TITLE_CHARS)}
         if key and key in inp.carded:
-            item["carded"] = inp.carded[key]
-        else:
-            body = str(r.get("text") or "") or " … ".join(map(str, r.get("snippets") or []))
-            item["passages"] = passages(body, terms)
-        out.append(item)
-    return {**head, "query": query, "results": out}
+            carded.setdefault(inp.carded[key], []).append(n)
+            continue
+        body = str(r.get("text") or "") or " … ".join(map(str, r.get("snippets") or []))
+        out.append(
+            {
+                "n": n,
+                "title": clip(str(r.get("title", "")), TITLE_CHARS),
+                "passages": passages(body, terms),
+            }
+        )
+    return {**head, "query": query, "results": out, **({"carded": carded} if carded else {})}
