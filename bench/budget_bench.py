@@ -98,8 +98,10 @@ def cli_run(srv, redis_url: str, data_dir: Path, index_dir: Path, corpus: Path, 
         LITELLM_LOCAL_MODEL_COST_MAP="True",
         **kw,
     )
+    profile = os.environ.get("BENCH_PROFILE")  # whole process, all threads (profile_threads)
     cmd = [
         sys.executable,
+        *(["-m", "bench.profile_threads", profile] if profile else []),
         "-m",
         "research.cli",
         "run",

@@ -19,6 +19,7 @@ from research.artifacts import ArtifactStore
 from research.engines.base import FitInput, PersonaInput, PlanInput, RelatedInput, SurveyInput
 from research.models import Perspective, Plan, Syllabus, TopicOutline
 from research.pipeline.context import RunContext
+from research.pipeline.recorders import DeferredRecorder
 from research.planning.syllabus import AUTO, base_template
 
 BASIC_FACT_WRITER = Perspective(
@@ -89,6 +90,8 @@ def survey(ctx: RunContext, topic: str) -> list[TopicOutline]:
             )
     if ctx.config.template.strip().lower() == AUTO:
         fit_syllabus(ctx, topic, outlines)
+    if isinstance(ctx.artifacts, DeferredRecorder):  # cards made in the background: stored now
+        ctx.artifacts.commit()
     ctx.store.put_doc(ctx.run_id, "survey", outlines)
     ctx.emit("survey.done", {"queries": len(outlines)})
     return outlines
