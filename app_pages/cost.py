@@ -35,7 +35,7 @@ def render(state: RunState) -> None:
     c[0].metric("LLM calls", rep["llm_calls"])
     c[1].metric("Tokens", f"{rep['total_tokens']:,}")
     c[2].metric(
-        "Cached prompt tokens",
+        "Cached tokens",
         f"{rep['cached_prompt_tokens']:,}",
         help="Prompt tokens the provider served from its prompt cache (as litellm reports them).",
     )

@@ -64,7 +64,7 @@ def test_cached_prompt_tokens_reach_show_json_and_the_cost_page(
     at.run()
     assert not at.exception, at.exception
     metrics = {m.label: m.value for m in at.metric}
-    assert metrics["Cached prompt tokens"] == f"{cached:,}"
+    assert metrics["Cached tokens"] == f"{cached:,}"
     assert any(f"Summary cards made by {MODEL}" in c.value for c in at.caption)
 
 
