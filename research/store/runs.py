@@ -351,7 +351,7 @@ class RunStore:
         output placed in prompts, context_tokens = prompt tokens of in-context (non-compressor)
         calls, cached_prompt_tokens = prompt tokens served from the provider's prompt cache)
         and the breakdown by phase, role, model, step and ``role:model`` (which model answered
-        each role, e.g. which one made the cards) and the breakdown by phase, role, model and step in ``run:{id}:usage_by``."""
+        each role, e.g. which one made the cards) in ``run:{id}:usage_by``."""
         pipe = self.r.pipeline()
         k, kb = keys.run_usage(run_id), keys.run_usage_by(run_id)
         for field, n in (
