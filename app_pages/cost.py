@@ -8,6 +8,7 @@ from research.models import RunState
 from research.ui import context
 from research.ui.cost import (
     breakdown_rows,
+    cards_caption,
     column_config,
     context_figure,
     cost_figure,
@@ -30,13 +31,21 @@ def render(state: RunState) -> None:
             "finished its remaining steps without LLM calls.",
             icon=":material/savings:",
         )
-    c = st.columns(5)
+    c = st.columns(6)
     c[0].metric("LLM calls", rep["llm_calls"])
     c[1].metric("Tokens", f"{rep['total_tokens']:,}")
-    c[2].metric("Cost", f"${rep['cost_usd']:.4f}")
-    c[3].metric("Retries", rep["retries"])
+    c[2].metric(
+        "Cached tokens",
+        f"{rep['cached_prompt_tokens']:,}",
+        help="Prompt tokens the provider served from its prompt cache (as litellm reports them).",
+    )
+    c[3].metric("Cost", f"${rep['cost_usd']:.4f}")
+    c[4].metric("Retries", rep["retries"])
     pct = rep["context"]["context_reduction_pct"]
-    c[4].metric("Context reduction", f"{pct}%" if pct is not None else "–")
+    c[5].metric("Context reduction", f"{pct}%" if pct is not None else "–")
+    cards = cards_caption(rep)
+    if cards:
+        st.caption(cards)
     if rep["budget_usd"] or rep["budget_tokens"]:
         st.caption(
             f"Budget: {'$' + format(rep['budget_usd'], 'g') if rep['budget_usd'] else 'no USD cap'} · "

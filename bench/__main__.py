@@ -9,6 +9,7 @@ Exit status: 0 when every measured figure with a target passes, 1 otherwise.
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import os
 import sys
@@ -49,6 +50,7 @@ FULL = {
     "llm": dict(perspectives=4, turns=3, concurrency=8, latency_ms=300),
     "coldstart": dict(reps=2),
     "evidence": dict(placement_limit=None),
+    "budget": dict(reps=2),
 }
 QUICK = {
     "collector": dict(sizes=(10, 10_000), reps=100, reps_save=100),
@@ -61,6 +63,7 @@ QUICK = {
     "llm": dict(perspectives=2, turns=1, concurrency=2, latency_ms=300, reps=1),
     "coldstart": dict(reps=1),
     "evidence": dict(placement_limit=10),
+    "budget": dict(reps=1),
 }
 
 
@@ -116,6 +119,15 @@ def _items(cfg: dict, args: argparse.Namespace) -> tuple[list[tuple[int, str, ob
         )
         return figs
 
+    def budget() -> list[Figure]:
+        from bench import budget_bench  # noqa: PLC0415
+
+        before = Path(args.budget_baseline) if args.budget_baseline else None
+        baseline = json.loads(before.read_text())["medians"] if before else None
+        figs = budget_bench.run(corpus, baseline=baseline, targets=bool(baseline), **cfg["budget"])
+        extra["budget"] = figs[0].extra.get("medians")
+        return figs
+
     return [
         (3, "collector at scale", lambda: collector_bench.run(**cfg["collector"])),
         (4, "embeddings", lambda: embed_bench.run(corpus, **cfg["embed"])),
@@ -139,6 +151,7 @@ def _items(cfg: dict, args: argparse.Namespace) -> tuple[list[tuple[int, str, ob
         (14, "evidence judgement (labelled set)", evidence_judgement),
         (15, "placement accuracy (FreshWiki headings)", placement),
         (20, "evidence per question: drug, cardiotoxicity, depth", evidence_runs),
+        (16, "run budget: calls, tokens, waiting (drug 4×3, litellm, 0 / 0.3 s per call)", budget),
     ], extra
 
 
@@ -156,6 +169,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only", help="comma-separated item numbers, e.g. 3,5 (1 also runs 2 and 6)")
     ap.add_argument(
         "--out", default=str(RESULTS_DIR), help="results folder (default bench/results)"
+    )
+    ap.add_argument(
+        "--budget-baseline",
+        help="item 14: a JSON file with the baseline medians (e.g. /work/notes/lean_before.json)",
     )
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.WARNING)

@@ -563,4 +563,5 @@ class Usage(BaseModel):
     llm_calls: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    cached_prompt_tokens: int = 0  # of prompt_tokens, read from the provider's prompt cache
     cost_usd: float = 0.0

@@ -20,8 +20,9 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 import unicodedata
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +36,8 @@ from research.store.runs import RunStore
 
 MAX_PART = 48  # chars per name component; keeps full names well under 255 bytes
 MAX_SEQ = 10_000
+CARD_WAIT_S = 600  # longest wait for an earlier call's card (a compress call in flight)
+MERGED_FACTS = 5  # extraction bullets of a card made from earlier cards
 
 
 def slug(text: str, max_len: int = MAX_PART, fallback: str = "untitled") -> str:
@@ -133,6 +136,9 @@ class ArtifactStore:
         self.store = store
         self.root = artifacts_dir(run_id, settings)
         self.plan_dir = self.root / slug(plan_title)
+        # result key → the call that carded it first in this run (engines with ``cards_once``)
+        self._carded: dict[str, _Carding] = {}
+        self._carded_lock = threading.Lock()
 
     def _claim(self, step: Step, tool_name: str, ext: str) -> Path:
         """Atomically create the next free ``__n`` file (O_EXCL: safe across threads/processes)."""
@@ -158,17 +164,40 @@ class ArtifactStore:
         perspective: str = "",
     ) -> PreparedCall:
         """Serialize and compress a tool output without writing anything (thread-safe; used to
-        compress in parallel and commit in a deterministic order)."""
+        compress in parallel and commit in a deterministic order).
+
+        Each document once per run, for an engine whose ``cards_once`` is true (a model call per
+        compression): a search result that an earlier call of this run already carded goes to
+        the compressor as a reference to that card (``CompressInput.carded``), and a search
+        whose results were all carded before gets a card made from those cards
+        (``merged_card``) with no engine call. The raw output is kept whole either way."""
         text, ext = _serialize(raw_output)
-        card = self.engine.compress(
-            CompressInput(
-                plan_title=self.plan_title,
-                step_title=step.title,
-                step_description=step.description,
-                tool_name=tool_name,
-                raw_output=text,
-            )
-        )
+        keys = result_keys(raw_output) if getattr(self.engine, "cards_once", False) else []
+        mine = _Carding(query=tool_input)
+        earlier: dict[str, _Carding] = {}
+        if keys:
+            with self._carded_lock:
+                earlier = {k: self._carded[k] for k in keys if k in self._carded}
+                for k in keys:
+                    self._carded.setdefault(k, mine)
+        try:
+            if keys and len(earlier) == len(keys):
+                card = merged_card(tool_input, list(earlier.values()))
+            else:
+                card = self.engine.compress(
+                    CompressInput(
+                        plan_title=self.plan_title,
+                        step_title=step.title,
+                        step_description=step.description,
+                        tool_name=tool_name,
+                        raw_output=text,
+                        query=tool_input,
+                        carded={k: c.reference() for k, c in earlier.items()},
+                    )
+                )
+            mine.card = card
+        finally:
+            mine.done.set()
         return PreparedCall(
             step=step,
             tool_name=tool_name,
@@ -262,6 +291,63 @@ class ArtifactStore:
             ),
             call_id,
         )
+
+
+@dataclass
+class _Carding:
+    """The card of the call that carded a document first in this run, as later calls see it:
+    the call's tool input, and its card once compressed (``done`` set; ``card`` None when the
+    compression failed)."""
+
+    query: str
+    done: threading.Event = field(default_factory=threading.Event)
+    card: SummaryCard | None = None
+
+    def reference(self) -> str:
+        """How the compressor is told the document is carded: the earlier card's title when it
+        is ready, else the search that carded it."""
+        if self.done.is_set() and self.card is not None:
+            return f"card '{self.card.summary_title}'"
+        return f"card of the search '{self.query[:120]}'"
+
+
+def result_keys(raw_output: Any) -> list[str]:
+    """The distinct result keys (``doc_id``, else ``url``) of a search tool's raw output
+    ``{"results": [{doc_id, url, …}, …]}``, in order; [] for any other output."""
+    results = raw_output.get("results") if isinstance(raw_output, dict) else None
+    if not isinstance(results, list):
+        return []
+    keys = [str(r.get("doc_id") or r.get("url") or "") for r in results if isinstance(r, dict)]
+    return list(dict.fromkeys(k for k in keys if k))
+
+
+def merged_card(query: str, earlier: list[_Carding], wait_s: float = CARD_WAIT_S) -> SummaryCard:
+    """The card of a search whose results were all carded by earlier calls of the run, made
+    from their cards with no model call (waits up to ``wait_s`` s for cards still being
+    compressed): their titles in the summary, their first facts as the extraction, useful when
+    any of them is."""
+    seen, cards = set(), []
+    for c in earlier:
+        if id(c) in seen:
+            continue
+        seen.add(id(c))
+        c.done.wait(wait_s)
+        if c.card is not None:
+            cards.append((c.query, c.card))
+    useful = [(q, c) for q, c in cards if c.is_useful]
+    named = "; ".join(f"'{c.summary_title}' (search: {q[:80]})" for q, c in (useful or cards))
+    facts = list(dict.fromkeys(f for _, c in useful for f in c.extraction))[:MERGED_FACTS]
+    return SummaryCard(
+        summary_title=(
+            useful[0][1].summary_title
+            if len(useful) == 1
+            else f"Results already summarised by {len(cards)} earlier searches"
+        ),
+        summary=f"Every result of the search '{query[:120]}' was already carded earlier in "
+        f"this run: {named or 'no card was made'}.",
+        extraction=facts,
+        is_useful=bool(useful),
+    )
 
 
 @dataclass

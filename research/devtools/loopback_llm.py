@@ -16,6 +16,7 @@ API (stable; benchmarks import it)::
     srv.ok           # replies delivered with HTTP 200 (bad_json/truncated included, hung ones not)
     srv.faults_sent  # {"429": n, ...}
     srv.stats()      # {"requests": n, "ok": n, "faults": {...}, "by_step": {...}}
+    srv.cached_tokens  # prompt tokens reported as cache hits (with cache_min_tokens set)
     srv.stop()
     # or:  with LoopbackLLM() as srv: ...
 
@@ -106,8 +107,22 @@ def _count(text: str) -> int:
     return max(1, count_tokens(text))
 
 
-def completion_body(model: str, reply: Reply, prompt_tokens: int) -> dict:
-    """A ``chat.completion`` object shaped like the recorded OpenAI payloads."""
+def common_prefix_len(a: str, b: str) -> int:
+    """Length (characters) of the longest common prefix of ``a`` and ``b`` (binary search over
+    slice comparisons)."""
+    lo, hi = 0, min(len(a), len(b))
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if a[:mid] == b[:mid]:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def completion_body(model: str, reply: Reply, prompt_tokens: int, cached_tokens: int = 0) -> dict:
+    """A ``chat.completion`` object shaped like the recorded OpenAI payloads (``cached_tokens``:
+    the prompt tokens reported in ``usage.prompt_tokens_details.cached_tokens``)."""
     message: dict = {
         "role": "assistant",
         "content": reply.content,
@@ -139,7 +154,7 @@ def completion_body(model: str, reply: Reply, prompt_tokens: int) -> dict:
             "prompt_tokens": prompt_tokens,
             "completion_tokens": completion_tokens,
             "total_tokens": prompt_tokens + completion_tokens,
-            "prompt_tokens_details": {"cached_tokens": 0, "audio_tokens": 0},
+            "prompt_tokens_details": {"cached_tokens": cached_tokens, "audio_tokens": 0},
             "completion_tokens_details": {
                 "reasoning_tokens": 0,
                 "audio_tokens": 0,
@@ -169,7 +184,13 @@ class LoopbackLLM:
     > 0: lognormal with median ``latency_ms`` and shape σ, i.e. ``latency_ms · exp(σ·Z)``,
     Z ~ N(0, 1) drawn from ``latency_seed`` and the request's messages, so a given call gets the
     same delay whatever the order calls arrive in), ``faults`` (Faults or None), ``model``
-    (reported model name; default: the request's). Thread-safe counters."""
+    (reported model name; default: the request's). Thread-safe counters.
+
+    Prompt caching (off by default: ``cached_tokens`` 0, as before): with ``cache_min_tokens``
+    set, a request whose messages share a prefix with an earlier request of the same step is
+    reported with that prefix's tokens as ``cached_tokens`` when they reach
+    ``cache_min_tokens``, rounded down to ``cache_block_tokens`` — OpenAI's rule (automatic
+    caching of prompts ≥ 1024 tokens in 128-token steps) with both numbers settable."""
 
     def __init__(
         self,
@@ -180,6 +201,8 @@ class LoopbackLLM:
         latency_seed: int = 0,
         faults: Faults | None = None,
         model: str | None = None,
+        cache_min_tokens: int | None = None,
+        cache_block_tokens: int = 128,
     ) -> None:
         self.responder = responder or default_responder
         self.latency_ms = latency_ms
@@ -187,6 +210,10 @@ class LoopbackLLM:
         self.latency_seed = latency_seed
         self.faults = faults or Faults()
         self.model = model
+        self.cache_min_tokens = cache_min_tokens
+        self.cache_block_tokens = cache_block_tokens
+        self.cached_tokens = 0
+        self._seen: dict[str, list[str]] = {}  # step → earlier prompts (for prompt caching)
         self._rng = random.Random(self.faults.seed)
         self._lock = threading.Lock()
         self.requests = 0
@@ -248,6 +275,8 @@ class LoopbackLLM:
     def reset_counts(self) -> None:
         with self._lock:
             self.requests, self.ok = 0, 0
+            self.cached_tokens = 0
+            self._seen.clear()
             self.faults_sent.clear()
             self.by_step.clear()
             self.bodies.clear()
@@ -262,6 +291,23 @@ class LoopbackLLM:
         key = hashlib.sha256(f"{self.latency_seed}\n{prompt_text(body)}".encode()).digest()
         z = random.Random(int.from_bytes(key[:8], "big")).gauss(0.0, 1.0)
         return base * math.exp(self.latency_sigma * z)
+
+    def _cached(self, step: str, text: str) -> int:
+        """Prompt tokens of ``text`` to report as cache hits (class doc); 0 with caching off."""
+        if self.cache_min_tokens is None:
+            return 0
+        with self._lock:
+            earlier = list(self._seen.get(step, ()))
+            self._seen.setdefault(step, []).append(text)
+        best = max((common_prefix_len(text, e) for e in earlier), default=0)
+        tokens = _count(text[:best]) if best else 0
+        if tokens < self.cache_min_tokens:
+            return 0
+        block = max(1, self.cache_block_tokens)
+        tokens -= tokens % block
+        with self._lock:
+            self.cached_tokens += tokens
+        return tokens
 
     def _draw_fault(self) -> str | None:
         with self._lock:
@@ -318,7 +364,8 @@ class LoopbackLLM:
                 self.by_step[step] = self.by_step.get(step, 0) + 1
             self.bodies.append(body)
         model = self.model or str(body.get("model", "gpt-4o-mini"))
-        out = completion_body(model, reply, _count(prompt_text(body)))
+        text = prompt_text(body)
+        out = completion_body(model, reply, _count(text), self._cached(step, text))
         return 200, json_h, json.dumps(out).encode()
 
 

@@ -224,8 +224,16 @@ def _assign(m: dict) -> dict:
 
 
 def _compress(m: dict) -> dict:
-    raw = m.get("raw_output", "")
-    titles = re.findall(r'"title":\s*"([^"]{3,120})"', raw)
+    """A card from the compressor's material: a search view (``query`` + ``results`` with
+    ``passages``; results in ``carded`` are covered by earlier cards) or a ``raw_output``
+    string."""
+    if isinstance(m.get("results"), list):
+        fresh = [r for r in m["results"] if isinstance(r, dict)]
+        titles = [str(r.get("title", "")) for r in fresh if len(str(r.get("title", ""))) >= 3]
+        raw = json.dumps({"query": m.get("query", "")})
+    else:
+        raw = m.get("raw_output", "")
+        titles = re.findall(r'"title":\s*"([^"]{3,120})"', raw)
     if not titles:
         return {
             "summary_title": "No relevant results returned by this search",

@@ -173,6 +173,12 @@ class CompressInput(BaseModel):
     step_description: str
     tool_name: str
     raw_output: str
+    query: str = Field(default="", description="the tool's input (a search's query)")
+    carded: dict[str, str] = Field(
+        default_factory=dict,
+        description="result key (doc_id, else url) → reference to the earlier card of this run "
+        "that already covers that result: the compressor gets the reference, not the text",
+    )
 
 
 class Fact(BaseModel):

@@ -39,6 +39,7 @@ class Accountant:
             "calls": 0,
             "prompt_tokens": 0,
             "completion_tokens": 0,
+            "cached_prompt_tokens": 0,
             "cost_usd": 0.0,
             "retries": 0,
         }
@@ -50,7 +51,12 @@ class Accountant:
                     "cost_usd": float(spent.get("cost_usd", 0.0)),
                     **{
                         k: int(spent.get(k, 0))
-                        for k in ("prompt_tokens", "completion_tokens", "retries")
+                        for k in (
+                            "prompt_tokens",
+                            "completion_tokens",
+                            "cached_prompt_tokens",
+                            "retries",
+                        )
                     },
                 }
             )
@@ -78,13 +84,15 @@ class Accountant:
         step, role = spec.name, spec.role
         prompt = result.prompt_tokens if result else 0
         completion = result.completion_tokens if result else 0
-        cost = cost_usd(model, prompt, completion) if result else 0.0
+        cached = min(prompt, getattr(result, "cached_prompt_tokens", 0) or 0) if result else 0
+        cost = cost_usd(model, prompt, completion, cached) if result else 0.0
         phase = self.phase()
         with self._lock:
             t = self.totals
             t["calls"] += 1 if result else 0
             t["prompt_tokens"] += prompt
             t["completion_tokens"] += completion
+            t["cached_prompt_tokens"] += cached
             t["cost_usd"] += cost
             t["retries"] += retries
         if self.store and self.run_id:
@@ -97,6 +105,7 @@ class Accountant:
                     step=step,
                     prompt_tokens=prompt,
                     completion_tokens=completion,
+                    cached_prompt_tokens=cached,
                     cost_usd=cost,
                     retries=retries,
                     tool_tokens=tool_tokens,
@@ -113,6 +122,7 @@ class Accountant:
                 "phase": phase,
                 "prompt_tokens": prompt,
                 "completion_tokens": completion,
+                "cached_prompt_tokens": cached,
                 "cost_usd": cost,
                 "latency_s": result.latency_s if result else None,
                 "retries": retries,

@@ -34,7 +34,7 @@ from tenacity import (
 
 from research.config import load_settings
 from research.llm.errors import LLMError, map_exception
-from research.llm.lib import litellm_module
+from research.llm.model_map import litellm as load_litellm
 from research.net.ratelimit import acquire
 
 
@@ -47,6 +47,7 @@ class CallResult:
     finish_reason: str = "stop"
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    cached_prompt_tokens: int = 0  # of prompt_tokens, served from the provider's prompt cache
     latency_s: float = 0.0
     retries: int = 0
     model: str = ""
@@ -59,6 +60,7 @@ class CallResult:
             "finish_reason": self.finish_reason,
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
+            "cached_prompt_tokens": self.cached_prompt_tokens,
             "model": self.model,
         }
 
@@ -106,8 +108,27 @@ def _parse(resp: Any, model: str) -> CallResult:
         finish_reason=choice.finish_reason or "stop",
         prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
         completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
+        cached_prompt_tokens=cached_tokens(usage),
         model=model,
     )
+
+
+def cached_tokens(usage: Any) -> int:
+    """Prompt tokens the provider served from its prompt cache, as litellm reports them:
+    ``usage.prompt_tokens_details.cached_tokens`` (OpenAI, Gemini, and Anthropic's
+    ``cache_read_input_tokens`` mapped there by litellm), else ``cache_read_input_tokens``; 0
+    when the provider says nothing."""
+    details = getattr(usage, "prompt_tokens_details", None)
+    if isinstance(details, dict):
+        n = details.get("cached_tokens")
+    else:
+        n = getattr(details, "cached_tokens", None)
+    if not n:
+        n = getattr(usage, "cache_read_input_tokens", None)
+    try:
+        return max(0, int(n or 0))
+    except (TypeError, ValueError):
+        return 0
 
 
 def complete(
@@ -127,8 +148,7 @@ def complete(
         LLMError: the mapped error of the last attempt (non-retryable at once; retryable after
             the attempts/deadline run out); ``.retries`` holds the failed attempts.
     """
-    litellm = litellm_module()
-
+    litellm = load_litellm()
     settings = load_settings()
     timeout_s, deadline_s, attempts = (
         settings.llm_timeout_s,

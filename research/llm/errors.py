@@ -11,8 +11,8 @@ provider's ``Retry-After`` (s) when it sent one.
 from __future__ import annotations
 
 from research.errors import EngineError
-from research.llm.lib import litellm_module
-from research.net.retry_after import parse_retry_after
+from research.llm.model_map import litellm as load_litellm
+from research.net.retry_after import parse_retry_after  # noqa: F401 - the one parser (re-exported)
 
 
 class LLMError(EngineError):
@@ -75,8 +75,7 @@ def map_exception(exc: BaseException, model: str = "") -> LLMError:
     Order matters: litellm's classes subclass openai's, and ContextWindowExceededError
     subclasses BadRequestError.
     """
-    litellm = litellm_module()
-
+    litellm = load_litellm()
     if isinstance(exc, LLMError):
         return exc
     status = getattr(exc, "status_code", None)

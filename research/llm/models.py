@@ -4,6 +4,10 @@ Roles: planner, question_asker, expert, compressor, outline, writer, polish. A r
 first found: ``RunConfig.models[role]``, ``RunConfig.models["*"]``, env/secrets
 ``RESEARCH_MODEL_<ROLE>`` (e.g. ``RESEARCH_MODEL_EXPERT``), for the conversation roles
 (question_asker, expert, compressor) ``RESEARCH_LLM_CHEAP_MODEL``, then ``RESEARCH_LLM_MODEL``.
+The compressor, when its model comes from ``*`` or ``RESEARCH_LLM_MODEL`` (no model set for the
+role itself), takes that model's cheaper sibling in litellm's model map when there is one
+(``model_map.cheaper_sibling``: ``gpt-4o`` → ``gpt-4o-mini``): cards are extraction, not
+reasoning. ``--models compressor=MODEL`` (or ``RESEARCH_MODEL_COMPRESSOR``) overrides it.
 Values are litellm model strings (``openai/gpt-4o-mini``, ``anthropic/claude-3-5-haiku-latest``,
 ``ollama/llama3``...). Keys are never resolved here: litellm reads the provider's env var
 (``OPENAI_API_KEY``, ``OPENAI_API_BASE``...) at call time.
@@ -19,7 +23,7 @@ import json
 
 from research.config import _get, in_environment
 from research.errors import InputError
-from research.llm.lib import litellm_module
+from research.llm.model_map import PROVIDER_KEYS, cheaper_sibling, litellm, model_info, provider_of
 
 ROLES = ("planner", "question_asker", "expert", "compressor", "outline", "writer", "polish")
 CHEAP_ROLES = ("question_asker", "expert", "compressor")
@@ -39,6 +43,8 @@ def resolve_models(models: dict[str, str] | None = None) -> dict[str, str]:
         raise InputError(f"Unknown model role(s) {sorted(unknown)}; roles are {', '.join(ROLES)}.")
     out: dict[str, str] = {}
     for role in ROLES:
+        # the role's own model: named for it, or its env var when no "*" came first
+        own = models.get(role) or (not models.get("*") and _get(f"RESEARCH_MODEL_{role.upper()}"))
         model = (
             models.get(role)
             or models.get("*")
@@ -46,6 +52,8 @@ def resolve_models(models: dict[str, str] | None = None) -> dict[str, str]:
             or (_get("RESEARCH_LLM_CHEAP_MODEL") if role in CHEAP_ROLES else None)
             or _get("RESEARCH_LLM_MODEL")
         )
+        if role == "compressor" and model and not own and not _cheap_set(models):
+            model = cheaper_sibling(model.strip()) or model
         if not model:
             raise InputError(
                 f"No model for role '{role}'. Pass --model MODEL (e.g. openai/gpt-4o-mini) or "
@@ -53,6 +61,11 @@ def resolve_models(models: dict[str, str] | None = None) -> dict[str, str]:
             )
         out[role] = model.strip()
     return out
+
+
+def _cheap_set(models: dict[str, str]) -> bool:
+    """True when ``RESEARCH_LLM_CHEAP_MODEL`` chose the compressor's model (no ``*`` above it)."""
+    return not models.get("*") and bool(_get("RESEARCH_LLM_CHEAP_MODEL"))
 
 
 def _config_prices() -> dict:
@@ -86,10 +99,11 @@ def price_per_token(model: str) -> tuple[float, float]:
                 f'RESEARCH_MODEL_PRICES[{model!r}] must be {{"input_cost_per_token": USD, '
                 f'"output_cost_per_token": USD}} or [USD/1M in, USD/1M out].'
             ) from exc
-    litellm = litellm_module()
-
+    info = model_info(model)
+    if info and info.get("input_cost_per_token") is not None:
+        return float(info["input_cost_per_token"]), float(info.get("output_cost_per_token") or 0)
     try:
-        p_in, p_out = litellm.cost_per_token(
+        p_in, p_out = litellm().cost_per_token(
             model=model, prompt_tokens=1_000_000, completion_tokens=1_000_000
         )
         return p_in / 1e6, p_out / 1e6
@@ -101,10 +115,29 @@ def price_per_token(model: str) -> tuple[float, float]:
     )
 
 
-def cost_usd(model: str, prompt_tokens: int, completion_tokens: int) -> float:
-    """USD for one call: tokens × per-token prices (``price_per_token``)."""
+def cost_usd(
+    model: str, prompt_tokens: int, completion_tokens: int, cached_prompt_tokens: int = 0
+) -> float:
+    """USD for one call: tokens × per-token prices (``price_per_token``); the
+    ``cached_prompt_tokens`` of ``prompt_tokens`` at the model's cache-read price when litellm's
+    model map has one (``cache_read_input_token_cost``), else at the input price."""
     p_in, p_out = price_per_token(model)
-    return prompt_tokens * p_in + completion_tokens * p_out
+    cached = min(max(0, cached_prompt_tokens), prompt_tokens)
+    p_cached = cache_read_price(model) if cached else None
+    if p_cached is None:
+        p_cached = p_in
+    return (prompt_tokens - cached) * p_in + cached * p_cached + completion_tokens * p_out
+
+
+def cache_read_price(model: str) -> float | None:
+    """USD per prompt token read from the provider's prompt cache (litellm's model map
+    ``cache_read_input_token_cost``); None when unknown or overridden by RESEARCH_MODEL_PRICES."""
+    cfg = _config_prices()
+    if cfg.get(model) is not None or cfg.get(model.split("/", 1)[-1]) is not None:
+        return None
+    entry = model_info(model)
+    value = entry.get("cache_read_input_token_cost") if entry else None
+    return float(value) if value is not None else None
 
 
 def check_model(model: str, *, need_key: bool = True) -> None:
@@ -114,18 +147,26 @@ def check_model(model: str, *, need_key: bool = True) -> None:
         InputError: unknown provider/model (says which option/env var to set), missing key
             (names the env var litellm wants), or PriceError.
     """
-    litellm = litellm_module()
-
+    provider = provider_of(model) if model_info(model) else None
+    if provider in PROVIDER_KEYS:  # a mapped model of a known provider: no litellm import
+        price_per_token(model)
+        key = PROVIDER_KEYS[provider]
+        if need_key and not _get(key):
+            raise InputError(
+                f"Model '{model}' needs {key} in the environment (or .streamlit/secrets.toml); "
+                "it is read at call time and never stored."
+            )
+        return
     try:
-        _, provider, _, _ = litellm.get_llm_provider(model)
-    except Exception as exc:
+        _, provider, _, _ = litellm().get_llm_provider(model)
+    except Exception as exc:  # noqa: BLE001
         raise InputError(
             f"Unknown model '{model}': litellm cannot tell its provider. Use 'provider/model' "
             "(e.g. openai/gpt-4o-mini) in --model / --models or RESEARCH_LLM_MODEL."
         ) from exc
     price_per_token(model)
     if need_key:
-        env = litellm.validate_environment(model)
+        env = litellm().validate_environment(model)
         missing = [k for k in env.get("missing_keys", []) if not _get(k)]
         if missing and not env.get("keys_in_environment"):
             raise InputError(
@@ -136,9 +177,11 @@ def check_model(model: str, *, need_key: bool = True) -> None:
 
 def api_key_for(model: str) -> str | None:
     """The provider key from ``.streamlit/secrets.toml`` when the env lacks it (call time only)."""
-    litellm = litellm_module()
-
-    env = litellm.validate_environment(model)
+    provider = provider_of(model) if model_info(model) else None
+    if provider in PROVIDER_KEYS:
+        key = PROVIDER_KEYS[provider]
+        return _get(key) if not in_environment(key) and _get(key) else None
+    env = litellm().validate_environment(model)
     for name in env.get("missing_keys", []):
         if not in_environment(name) and _get(name):
             return _get(name)

@@ -14,9 +14,20 @@ from __future__ import annotations
 from research.store.runs import RunStore
 
 
+def models_by_role(role_model: dict[str, dict]) -> dict[str, list[str]]:
+    """``{role: [model, …]}`` (most calls first) from the ``role:model`` breakdown."""
+    out: dict[str, list[tuple[int, str]]] = {}
+    for key, row in role_model.items():
+        role, _, model = key.partition(":")
+        out.setdefault(role, []).append((-int(row.get("calls", 0)), model))
+    return {role: [m for _, m in sorted(rows)] for role, rows in out.items()}
+
+
 def usage_report(store: RunStore, run_id: str) -> dict:
-    """``{llm_calls, prompt_tokens, completion_tokens, total_tokens, cost_usd, retries,
-    by_phase, by_role, by_model, by_step, budget_exhausted, context: {...}}`` (module doc)."""
+    """``{llm_calls, prompt_tokens, completion_tokens, cached_prompt_tokens (of prompt_tokens,
+    from the provider's prompt cache), total_tokens, cost_usd, retries,
+    by_phase, by_role, by_model, by_step, models_by_role ({role: [model, …]}: e.g. which model
+    made the cards), budget_exhausted, context: {...}}`` (module doc)."""
     t = store.usage_totals(run_id)
     by = store.usage_breakdown(run_id)
     cards = store.get_cards(run_id)
@@ -32,6 +43,7 @@ def usage_report(store: RunStore, run_id: str) -> dict:
         "llm_calls": int(t.get("llm_calls", 0)),
         "prompt_tokens": int(t.get("prompt_tokens", 0)),
         "completion_tokens": int(t.get("completion_tokens", 0)),
+        "cached_prompt_tokens": int(t.get("cached_prompt_tokens", 0)),
         "total_tokens": int(t.get("prompt_tokens", 0)) + int(t.get("completion_tokens", 0)),
         "cost_usd": round(float(t.get("cost_usd", 0.0)), 8),
         "retries": int(t.get("retries", 0)),
@@ -39,6 +51,7 @@ def usage_report(store: RunStore, run_id: str) -> dict:
         "by_role": by.get("role", {}),
         "by_model": by.get("model", {}),
         "by_step": by.get("step", {}),
+        "models_by_role": models_by_role(by.get("role_model", {})),
         "budget_exhausted": state.budget_exhausted,
         "budget_usd": state.config.budget_usd,
         "budget_tokens": state.config.budget_tokens,

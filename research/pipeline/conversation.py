@@ -57,7 +57,7 @@ from research.models import (
     now,
 )
 from research.pipeline.context import RunContext
-from research.pipeline.recorders import DeferredRecorder
+from research.pipeline.recorders import DeferredRecorder, useful_messages
 
 
 def _dedupe(results: list[SearchResult]) -> list[SearchResult]:
@@ -278,7 +278,8 @@ def research_turn(
                 question=question,
                 results=results,
                 known_cards=known_cards,
-                turn_cards=turn_cards(recorder),
+                # compression in the background: the answer does not wait for the turn's cards
+                turn_cards=[] if recorder.background else turn_cards(recorder),
             ),
             syllabus=ctx.syllabus,
             focus=focus,
@@ -316,6 +317,7 @@ def turn_cards(recorder: DeferredRecorder) -> list[TurnCard]:
 def commit_turn(ctx: RunContext, pending: PendingTurn) -> DialogueTurn:
     """Write the turn's tool calls, save its sources (seed 000) and store the turn."""
     pending.recorder.commit()
+    pending.memory[:] = useful_messages(pending.memory)
     sources = _save_sources(ctx, pending)
     kept = {s.n for s in sources}
     # cited results are always kept (see _save_sources), so every [n] in the answer resolves

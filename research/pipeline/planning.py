@@ -20,6 +20,7 @@ from research.engines.base import FitInput, PersonaInput, PlanInput, RelatedInpu
 from research.errors import InputError, InvariantError
 from research.models import Perspective, Plan, Syllabus, TopicOutline
 from research.pipeline.context import RunContext
+from research.pipeline.recorders import DeferredRecorder
 from research.planning.edit import check_questions
 from research.planning.syllabus import AUTO, base_template
 
@@ -95,6 +96,8 @@ def survey(ctx: RunContext, topic: str) -> list[TopicOutline]:
             )
     if ctx.config.template.strip().lower() == AUTO:
         fit_syllabus(ctx, topic, outlines)
+    if isinstance(ctx.artifacts, DeferredRecorder):  # cards made in the background: stored now
+        ctx.artifacts.commit()
     ctx.store.put_doc(ctx.run_id, "survey", outlines)
     ctx.emit("survey.done", {"queries": len(outlines)})
     return outlines

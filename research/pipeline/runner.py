@@ -32,7 +32,7 @@ from research.models import REVIEW_STATUS, Outline, Perspective, Report, TopicOu
 from research.pipeline import analysis, conversation, gaps, planning, reporter
 from research.pipeline.context import RunContext
 from research.pipeline.index_events import index_progress_events
-from research.pipeline.recorders import KeyedRecorder
+from research.pipeline.recorders import DeferredRecorder, KeyedRecorder
 from research.search.local import get_local_search  # noqa: F401 - kept for callers importing it here
 from research.search.multi import build_retriever
 from research.store import open_store
@@ -95,9 +95,13 @@ def _stored(ctx: RunContext, name: str) -> bool:
 
 
 def _survey(ctx: RunContext, topic: str) -> list[TopicOutline]:
-    """The survey with keyed tool calls (``survey.n``): a redone survey reuses its artifacts."""
+    """The survey with keyed tool calls (``survey.n``): a redone survey reuses its artifacts.
+    An engine that compresses in the background makes the survey's cards while it goes on;
+    they are committed, in call order, before the survey is stored."""
     store = ctx._need_artifacts()
-    ctx.artifacts = cast(ArtifactStore, KeyedRecorder(store, "survey"))  # keyed tool calls
+    deferred = DeferredRecorder(store, "survey")
+    recorder = deferred if deferred.background else KeyedRecorder(store, "survey")
+    ctx.artifacts = cast(ArtifactStore, recorder)  # records like an ArtifactStore
     try:
         return planning.survey(ctx, topic)
     finally:

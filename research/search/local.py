@@ -43,8 +43,8 @@ from research.models import SearchResult
 from research.search import index_progress
 from research.search.base import external_id_for, source_type_for
 from research.search.corpus import Document, read_corpus
-from research.search.embeddings import MODEL_NAME, Embedder, get_embedder
-from research.search.index_progress import INDEX_VERSION, corpus_fingerprint
+from research.search.embeddings import DIM, MODEL_NAME, Embedder, get_embedder
+from research.search.index_progress import INDEX_VERSION, corpus_fingerprint  # noqa: F401 - re-exported
 
 log = logging.getLogger(__name__)
 
@@ -86,6 +86,15 @@ class LocalSearch:
     """
 
     name = "local"
+    _embedder: Embedder | None
+
+    @property
+    def embedder(self) -> Embedder:
+        """The query (and build) embedder: the process-wide one, waited for on first use."""
+        if self._embedder is None:
+            self._embedder = get_embedder()
+        embedder: Embedder = self._embedder
+        return embedder
 
     def __init__(
         self, corpus_path: str | Path, index_dir: str | Path, *, embedder: Embedder | None = None
@@ -103,8 +112,12 @@ class LocalSearch:
         cached = (self.index_path / "meta.json").is_file()
         if not cached:  # say at once that a build is starting: loading the model takes seconds
             index_progress.report(self.index_path, "loading_model", corpus=str(self.corpus_path))
+        self._embedder = embedder
+        if embedder is None and cached:
+            # the query embedder is needed at the first search, not to load the index: it loads
+            # (torch, sentence-transformers: seconds) while the run plans with its first calls
+            threading.Thread(target=get_embedder, name="embedder-load", daemon=True).start()
         try:
-            self.embedder = embedder or get_embedder()
             self.built = not self._try_load()
             if self.built:
                 self._build()
@@ -245,10 +258,7 @@ class LocalSearch:
             if meta_file.exists():
                 log.warning("ignoring broken index cache %s: %s", self.index_path, exc)
             return False
-        if len(self.docs) != meta["docs"] or self.embeddings.shape != (
-            len(self.docs),
-            self.embedder.dim,
-        ):
+        if len(self.docs) != meta["docs"] or self.embeddings.shape != (len(self.docs), DIM):
             return False
         self.skipped = int(meta.get("skipped", 0))
         self._prepare()

@@ -345,11 +345,14 @@ class RunStore:
         retries: int = 0,
         tool_tokens: int = 0,
         context_tokens: int = 0,
+        cached_prompt_tokens: int = 0,
     ) -> None:
         """Account one LLM call: run totals in ``run:{id}:usage`` (llm_calls,
         prompt_tokens, completion_tokens, cost_usd USD, retries, tool_tokens = tokens of tool
         output placed in prompts, context_tokens = prompt tokens of in-context (non-compressor)
-        calls) and the breakdown by phase, role, model and step in ``run:{id}:usage_by``."""
+        calls, cached_prompt_tokens = prompt tokens served from the provider's prompt cache)
+        and the breakdown by phase, role, model, step and ``role:model`` (which model answered
+        each role, e.g. which one made the cards) in ``run:{id}:usage_by``."""
         pipe = self.r.pipeline()
         k, kb = keys.run_usage(run_id), keys.run_usage_by(run_id)
         for field, n in (
@@ -359,14 +362,22 @@ class RunStore:
             ("retries", retries),
             ("tool_tokens", tool_tokens),
             ("context_tokens", context_tokens),
+            ("cached_prompt_tokens", cached_prompt_tokens),
         ):
             pipe.hincrby(k, field, int(n))
         pipe.hincrbyfloat(k, "cost_usd", cost_usd)
-        for dim, value in (("phase", phase), ("role", role), ("model", model), ("step", step)):
+        for dim, value in (
+            ("phase", phase),
+            ("role", role),
+            ("model", model),
+            ("step", step),
+            ("role_model", f"{role}:{model}"),
+        ):
             for field, n in (
                 ("calls", 1),
                 ("prompt_tokens", prompt_tokens),
                 ("completion_tokens", completion_tokens),
+                ("cached_prompt_tokens", cached_prompt_tokens),
                 ("retries", retries),
             ):
                 pipe.hincrby(kb, f"{dim}|{value}|{field}", int(n))

@@ -12,13 +12,17 @@ _LEGEND = dict(orientation="h", yanchor="bottom", y=1.0, xanchor="right", x=1.0)
 
 
 def breakdown_rows(report: dict, dim: str) -> list[dict]:
-    """Rows ``{dim, calls, prompt_tokens, completion_tokens, cost_usd, retries}`` for
-    ``dim`` in phase/role/model, most expensive first."""
+    """Rows ``{dim, [model,] calls, prompt_tokens, cached_prompt_tokens, completion_tokens,
+    cost_usd, retries}`` for ``dim`` in phase/role/model, most expensive first; by role, ``model``
+    names the model(s) that answered the role (``usage_report``'s ``models_by_role``)."""
+    models = report.get("models_by_role", {}) if dim == "role" else {}
     rows = [
         {
             dim: name,
+            **({"model": ", ".join(models.get(name, []))} if dim == "role" else {}),
             "calls": v.get("calls", 0),
             "prompt_tokens": v.get("prompt_tokens", 0),
+            "cached_prompt_tokens": v.get("cached_prompt_tokens", 0),
             "completion_tokens": v.get("completion_tokens", 0),
             "cost_usd": round(v.get("cost_usd", 0.0), 6),
             "retries": v.get("retries", 0),
@@ -26,6 +30,16 @@ def breakdown_rows(report: dict, dim: str) -> list[dict]:
         for name, v in report.get(DIMS[dim], {}).items()
     ]
     return sorted(rows, key=lambda r: (-r["cost_usd"], str(r[dim])))
+
+
+def cards_caption(report: dict) -> str | None:
+    """Which model made the summary cards (the compressor role), e.g. ``"Summary cards made by
+    openai/gpt-4o-mini (39 calls)."``; None when no card was made by a model."""
+    models = report.get("models_by_role", {}).get("compressor")
+    calls = report.get("by_role", {}).get("compressor", {}).get("calls", 0)
+    if not models:
+        return None
+    return f"Summary cards made by {', '.join(models)} ({calls} calls)."
 
 
 def tokens_figure(report: dict, dim: str) -> go.Figure:
@@ -78,7 +92,11 @@ def column_config(dim: str) -> dict:
     return {
         dim: st.column_config.TextColumn(dim.capitalize()),
         "calls": st.column_config.NumberColumn("LLM calls", format="%d"),
+        "model": st.column_config.TextColumn("Model"),
         "prompt_tokens": st.column_config.NumberColumn("Prompt tokens", format="localized"),
+        "cached_prompt_tokens": st.column_config.NumberColumn(
+            "Cached prompt tokens", format="localized"
+        ),
         "completion_tokens": st.column_config.NumberColumn("Completion tokens", format="localized"),
         "cost_usd": st.column_config.NumberColumn("Cost (USD)", format="$%.4f"),
         "retries": st.column_config.NumberColumn("Retries", format="%d"),

@@ -10,15 +10,35 @@ Grootendorst 2022, BERTopic §3.3).
 
 from __future__ import annotations
 
+import importlib.util
 import re
 from collections import Counter
+from pathlib import Path
 
 import numpy as np
-from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS, CountVectorizer
 
 from research.citations import CITE_PATTERN, CITE_RE
 from research.models import SearchResult
 
+
+def _sklearn_stop_words() -> frozenset[str]:
+    """scikit-learn's ``ENGLISH_STOP_WORDS`` (the Glasgow IR group's list), read from its data
+    module by file: ``import sklearn`` runs the package's init (scipy, pandas: ~3 s on 2 cores),
+    which every importer of this module (the report pipeline of every engine) would pay for a
+    word list; ``CountVectorizer`` is imported by ``ranked_phrases`` alone, where it is used."""
+    spec = importlib.util.find_spec("sklearn")
+    if spec is None or spec.origin is None:
+        raise ImportError("scikit-learn is not installed (a declared dependency)")
+    path = Path(spec.origin).parent / "feature_extraction" / "_stop_words.py"
+    data = importlib.util.spec_from_file_location("_sklearn_stop_words", path)
+    if data is None or data.loader is None:
+        raise ImportError(f"scikit-learn's stop-word list is missing at {path}")
+    module = importlib.util.module_from_spec(data)
+    data.loader.exec_module(module)
+    return frozenset(module.ENGLISH_STOP_WORDS)
+
+
+ENGLISH_STOP_WORDS = _sklearn_stop_words()
 # Words that carry no topic in questions, queries and headings (added to sklearn's list).
 GENERIC = frozenset(
     """
@@ -244,6 +264,8 @@ def ranked_phrases(
             surfaces.setdefault(key, Counter())[surface] += 1
             keys.append(key)
         return keys
+
+    from sklearn.feature_extraction.text import CountVectorizer  # noqa: PLC0415 - ~3 s package init
 
     vec = CountVectorizer(analyzer=analyzer)
     try:

@@ -8,6 +8,7 @@ answerer gets each result once as one line and a search's card clipped to its su
 
 from __future__ import annotations
 
+import json
 import re
 
 from research.citations import CITES_WS_RE
@@ -16,6 +17,7 @@ from research.engines.base import (
     AnswerInput,
     AskInput,
     AssignInput,
+    CompressInput,
     LeadInput,
     PersonaInput,
     RefineInput,
@@ -30,14 +32,15 @@ RELATED_TITLE_CHARS = 60  # per title in related-topic and section prompts (word
 REFINE_QUESTION_CHARS = 80  # per conversation question in the outline prompt
 RESULT_TITLE_CHARS = 50  # per result title in the answer+assign prompt (word-bounded)
 CARDED_CHARS = 60  # per result snippet when a card of its search is in the same prompt
-UNCARDED_CHARS = 150  # per result snippet otherwise (word-bounded)
+UNCARDED_CHARS = 95  # per result snippet otherwise (word-bounded)
 NOTE_SUMMARY_CHARS = 160  # per card summary in the answer+assign prompt
 NOTE_FACT_CHARS = 90  # per card fact in the answer+assign prompt
 NOTE_FACTS = 2  # card facts in the answer+assign prompt
 ASK_ANSWER_CHARS = 120  # the asker's view of the previous answer
 ASKED_CHARS = 100  # per earlier question in the asker's view (word-bounded)
 REFINE_ANSWER_CHARS = 100  # per conversation answer in the outline prompt
-RAW_CHARS = 12_000  # raw tool output given to the (out-of-band) compressor
+RAW_CHARS = 12_000  # raw tool output given to the (out-of-band) compressor (non-search tools)
+PASSAGE_CHARS = 300  # per search result given to the compressor: passages around the query terms
 CARD_FACTS = 3  # extraction bullets per card in answer prompts
 CARD_SUMMARY_CHARS = 400
 MAX_NOTES = 3  # cards per answer prompt
@@ -275,3 +278,82 @@ def _first_time(key: str, seen: set[str]) -> bool:
         return False
     seen.add(key)
     return True
+
+
+_SENT_SPLIT = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[]?[A-Z0-9])")
+_TERM = re.compile(r"[a-z0-9][a-z0-9-]{2,}")
+_QUERY_STOP = frozenset(
+    "the and for with what are how does did was were from that this which who whom into "
+    "about when where why can its their there than then also have has had not but all any "
+    "per via vs versus known key facts".split()
+)
+
+
+def query_terms(query: str) -> set[str]:
+    """The query's content words (lowercase, ≥ 3 characters, a short stop list removed)."""
+    return {t for t in _TERM.findall((query or "").lower()) if t not in _QUERY_STOP}
+
+
+def passages(text: str, terms: set[str], chars: int = PASSAGE_CHARS) -> str:
+    """The sentences of ``text`` that carry the most query ``terms`` (ties: earlier first), up to
+    ``chars`` characters, in document order, joined with " … "; the text's opening when no
+    sentence carries a term. What a card can use of a result, instead of a fixed prefix."""
+    sents = [x.strip() for x in _SENT_SPLIT.split(" ".join((text or "").split())) if x.strip()]
+    scored = sorted(
+        ((len(terms & set(_TERM.findall(x.lower()))), -i, i) for i, x in enumerate(sents)),
+        reverse=True,
+    )
+    picked: list[int] = []
+    used = 0
+    for score, _, i in scored:
+        if score == 0:
+            break
+        if used + len(sents[i]) > chars and picked:
+            continue
+        picked.append(i)
+        used += len(sents[i]) + 3
+        if used >= chars:
+            break
+    if not picked:
+        return clip(" ".join(sents), chars)
+    return " … ".join(clip(sents[i], chars) for i in sorted(picked))
+
+
+def compress(inp: CompressInput) -> dict:
+    """Compressor material. A search's raw output (``{"query", "results": [...]}``) goes as the
+    query, the results not carded before as ``{n, title, passages}`` (``passages``: ≤
+    ``PASSAGE_CHARS`` around the query's terms) and the results an earlier card of the run
+    already covers as ``carded``: ``{reference to that card: [n, …]}``
+    (``CompressInput.carded``), never their text again. Any other tool output: its first
+    ``RAW_CHARS`` characters."""
+    head = {
+        "plan_title": inp.plan_title,
+        "step_title": inp.step_title,
+        "step_description": inp.step_description,
+        "tool_name": inp.tool_name,
+    }
+    try:
+        raw = json.loads(inp.raw_output)
+    except ValueError:
+        raw = None
+    results = raw.get("results") if isinstance(raw, dict) else None
+    if not isinstance(results, list):
+        return {**head, "raw_output": inp.raw_output[:RAW_CHARS]}
+    query = str(raw.get("query") or inp.query)
+    terms = query_terms(query)
+    out: list[dict] = []
+    carded: dict[str, list[int]] = {}
+    for n, r in enumerate((r for r in results if isinstance(r, dict)), start=1):
+        key = str(r.get("doc_id") or r.get("url") or "")
+        if key and key in inp.carded:
+            carded.setdefault(inp.carded[key], []).append(n)
+            continue
+        body = str(r.get("text") or "") or " … ".join(map(str, r.get("snippets") or []))
+        out.append(
+            {
+                "n": n,
+                "title": clip(str(r.get("title", "")), TITLE_CHARS),
+                "passages": passages(body, terms),
+            }
+        )
+    return {**head, "query": query, "results": out, **({"carded": carded} if carded else {})}

@@ -6,7 +6,12 @@ material). The system prompt starts with the step's marker ``[step: {name}]``
 Context economy (seed 001 §10): the material is serialised compactly (``compact``: no indent,
 no spaces after separators), and the template's closing ``Return {...}`` shape line is sent only
 when the model has no native structured output (with native ``response_format`` the schema
-already travels there, so the prompt repeats neither it nor "Reply with one JSON object only")."""
+already travels there, so the prompt repeats neither it nor "Reply with one JSON object only").
+
+Prompt caches (OpenAI, Anthropic, Gemini cache a prompt's longest previously seen prefix): every
+static part — the step marker, the instructions, the shape line and the schema — goes first, in
+the system message, and the run's material last, alone in the user message, so each step's calls
+share one cacheable prefix."""
 
 from __future__ import annotations
 
@@ -41,13 +46,13 @@ def render(
     goes as ``response_format``, so the template's ``Return …`` shape line is left out."""
     system, user = template(spec.prompt)
     system = f"{spec.marker}\n{system}"
+    shape = [ln for ln in user.splitlines() if ln.startswith("Return ")]
+    user = "\n".join(ln for ln in user.splitlines() if not ln.startswith("Return ")).strip()
     if not native:  # with native structured output the response_format already asks for JSON
-        system += "\nReply with one JSON object only."
+        system += "".join(f"\n{ln}" for ln in shape) + "\nReply with one JSON object only."
     if schema is not None:
         system += "\nIt must validate against this JSON schema:\n" + json.dumps(
             schema, separators=(",", ":")
         )
-    if native:
-        user = "\n".join(ln for ln in user.splitlines() if not ln.startswith("Return ")).strip()
     body = Template(user).safe_substitute(material=compact(material))
     return [{"role": "system", "content": system}, {"role": "user", "content": body}]

@@ -19,7 +19,7 @@ from pydantic import BaseModel, ValidationError
 from research.engines.litellm import prompts
 from research.errors import InvariantError
 from research.llm.errors import InvalidOutput
-from research.llm.lib import litellm_module
+from research.llm.model_map import litellm
 from research.llm.session import LLMSession
 from research.llm.steps import StepSpec
 from research.llm.tokens import count_tokens
@@ -51,22 +51,18 @@ def extract_json(text: str) -> str:
 @functools.lru_cache(maxsize=64)
 def native_schema(model: str) -> bool:
     """True when litellm says ``model`` accepts a JSON-schema ``response_format``."""
-    litellm = litellm_module()
-
     try:
-        return bool(litellm.supports_response_schema(model=model))
-    except Exception:
+        return bool(litellm().supports_response_schema(model=model))
+    except Exception:  # noqa: BLE001 - unknown models: use prompt instructions
         return False
 
 
 @functools.lru_cache(maxsize=64)
 def native_tools(model: str) -> bool:
     """True when litellm says ``model`` supports native function calling."""
-    litellm = litellm_module()
-
     try:
-        return bool(litellm.supports_function_calling(model=model))
-    except Exception:
+        return bool(litellm().supports_function_calling(model=model))
+    except Exception:  # noqa: BLE001
         return False
 
 
