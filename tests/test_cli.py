@@ -266,7 +266,9 @@ def test_run_json_end_to_end(cli, r, corpus_path, tmp_path):
 
     exp = cli("export", run_id, "--format", "md", "--out", str(tmp_path / "out" / "report.md"))
     assert exp.returncode == 0, exp.stderr
-    assert (tmp_path / "out" / "report.md").read_text(encoding="utf-8") == report.read_text(
+    exported = (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
+    # the export is the stored report plus its dating line ("As of <run date>") after the title
+    assert re.sub(r"\n> As of [^\n]*\n\n", "\n", exported, count=1) == report.read_text(
         encoding="utf-8"
     )
 

@@ -10,6 +10,7 @@ import json
 import pytest
 
 import research.cli.commands as cli
+from research.devtools.evidence_checks import evidence_checks
 from research.devtools.report_quality import measure
 from research.models import Report, Syllabus
 from research.store.connection import get_redis
@@ -62,7 +63,10 @@ def test_report_reads_cleanly(stored, finished_run):
     m = measure(report, finished_run.topic, syllabus_keys=syllabus.keys())
     assert m["near_duplicate_rate"] == 0, m["near_duplicates"]
     assert m["truncated_fragment_rate"] == 0, m["truncated_fragments"]
-    assert m["section_fit"] >= 0.85, m["misplaced"]
+    # a question's sentences answer it by the evidence judgement; cosine to "topic: heading"
+    # (m["section_fit"]) let the topic's words carry any sentence, so it is reported, not gated
+    checks = evidence_checks(RunStore(get_redis()), finished_run.run_id)
+    assert checks["evidence_fit"] is not None and checks["evidence_fit"] >= 0.9, checks["misfit"]
     assert m["citation_integrity"], m["citation_problems"]
     assert m["questions"]["missing"] == [] and m["questions"]["addressed_share"] == 1.0
     assert "…" not in report.markdown

@@ -8,8 +8,8 @@ met or the gap budget ends: ``RunConfig.gap_turns`` rounds (default 2) and at mo
 ``MAX_GAP_QUERIES`` queries per question. Each search is a recorded tool call with its card and
 artifact (seed 001), and each found source counts only with an evidence passage.
 
-A gap turn is a dialogue turn of the conversation "Gap search" (turn number = round, focus =
-the question), so the Conversations page shows it and a resumed run finds it. Determinism and
+A gap turn is a dialogue turn of the conversation "Gap search" (turn number = the planned
+turns + the round, focus = the question), so the Conversations page shows it and a resumed run finds it. Determinism and
 resume follow the conversations' rules: a round's unmet questions, their queries and the cards
 count are stored before any of its turns is committed (``RunStore.round_focus``, HSETNX under
 ``gap{round}``), turns are computed in parallel and committed in syllabus order, and turns
@@ -121,7 +121,7 @@ def _compute(
         queries,
         [key],
         recorder=recorder,
-        turn_number=round_no,
+        turn_number=ctx.config.max_turns + round_no,
         exclude=exclude,
         known_cards=cards,
         started=now(),
@@ -150,7 +150,8 @@ def fill_gaps(ctx: RunContext) -> tuple[ConversationResult | None, GapReport]:
             "gap.round",
             {"round": round_no, "questions": snap["focus"], "queries": snap["queries"]},
         )
-        done = {t.focus_questions[0] for t in stored if t.turn_number == round_no}
+        number = ctx.config.max_turns + round_no  # gap turns follow the planned ones
+        done = {t.focus_questions[0] for t in stored if t.turn_number == number}
         todo = [k for k in snap["focus"] if k not in done]
         # the sources saved before the round: a resumed round searches exactly like the first try
         exclude = {s.url for s in ctx.collector.all_sources()[: int(snap["sources"])]}
