@@ -41,6 +41,7 @@ from functools import lru_cache
 import numpy as np
 import Stemmer
 
+from research.engines.extractive.fitting import split_topic
 from research.engines.extractive.text import STUDY_DESIGN, content_words, split_sentences, word_key
 from research.engines.extractive.vectors import Vectors
 from research.models import Question
@@ -122,6 +123,7 @@ _DESIGN = re.compile(
     r"\b(?:primary|secondary|main)\s+(?:end\s?-?points?|outcomes?|objectives?)\b|"
     r"\bend\s?-?points?\s+(?:was|were|included)\b|\boutcomes?\s+included\b|"
     r"\bwere\s+(?:randomi[sz]ed|enrolled|recruited|assigned|allocated|eligible|stratified)\b|"
+    r"\b(?:randomly|randomi[sz]ed)\s+assigned\b|"
     r"\bunderwent\b|\b(?:was|were)\s+undertaken\b|\bcould\s+be\s+enrolled\b|"
     r"\bwe\s+(?:expect|aim|aimed|hypothesi[sz]e|evaluated|assessed|compared)\b|"
     r"\b(?:this|the|in\s+this)\s+(?:[\w-]+[\s,]+){0,6}(?:trial|study)\s+(?:compared|evaluates|"
@@ -132,6 +134,10 @@ _DESIGN = re.compile(
 # A sentence that states an aim, a plan or a question rather than an answer: never a finding.
 _AIM = re.compile(
     r"\b(?:purpose|aims?|objectives?|goals?)\s+(?:of|was|were|is|are|include[sd]?)\b|"
+    r"^(?:To|We\s+sought\s+to)\s+[a-z]+\b|\bhypothesi[sz]e[ds]?\b|\bregistered\b|"
+    r"\b(?:ISRCTN|NCT)\d{6,}|\bintention[- ]to[- ]treat\b|\bwarranted\b|"
+    r"\bmedian\s+follow-?up\b|\b(?:data|samples)\s+were\s+available\b|"
+    r"\b(?:was|were)\s+(?:also\s+)?(?:evaluated|assessed|measured|monitored|recorded)\s*\.?$|"
     r"^(?:To|We\s+sought\s+to)\s+[a-z]+\b|\bto\s+(?:determine|evaluate|assess|investigate|clarify|"
     r"examine|explore)\b|\bwhether\b|\bwill\s+be\b|\bwe\s+(?:report|present|describe)\b|"
     # what was measured, not what was found
@@ -204,8 +210,14 @@ def _stems(text: str) -> set[str]:
 
 
 def topic_stems(topic: str) -> frozenset[str]:
-    """Stems of the topic's words and their hyphen parts (``HER2-positive`` → her2, posit…)."""
-    return frozenset(_stems(topic))
+    """Stems of the topic's words and their hyphen parts (``HER2-positive`` → her2, posit…),
+    except a focused topic's focus: in "Trastuzumab cardiotoxicity in HER2-positive breast
+    cancer" every question is about cardiotoxicity, so a passage must still speak of it, while
+    the subject and its context are what every passage shares (``fitting.split_topic``)."""
+    subject, focus, context = split_topic(topic)
+    if not focus:
+        return frozenset(_stems(topic))
+    return frozenset(_stems(f"{subject} {context}") - _stems(focus))
 
 
 def facets(question: Question) -> list[str]:
