@@ -221,6 +221,9 @@ def test_report_page_links_citations_to_anchors(run):
         "PDF",
         "Word",
         "Run (.zip)",
+        "RIS",
+        "BibTeX",
+        "CSL-JSON",
     ]
     assert any(s == "Analysis" for s in _texts(at, "subheader"))
 
@@ -359,6 +362,8 @@ def test_launch_passes_only_accepted_fields():
         "costorm",
         "min_databases",
         "review",
+        "gap_turns",
+        "depth",
     }
     assert values["budget_tokens"] is None and values["models"] == {"writer": "m"}
 

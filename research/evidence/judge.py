@@ -266,18 +266,27 @@ def score_passages(
     *,
     topic: str,
     vectors: Vectors | None = None,
+    fixed: bool = False,
 ) -> np.ndarray:
     """Evidence scores ``(len(questions), len(passages))`` in [0, 1] (module docstring).
 
     Embeds each passage and aspect text once (``vectors`` caches them; a new ``Vectors`` loads
-    MiniLM lazily, ~5 s the first time in a process)."""
+    MiniLM lazily, ~5 s the first time in a process). ``fixed``: embed ``passages`` as one batch
+    of their own, outside the cache, and the aspects as one batch per syllabus — the vectors then
+    depend only on these texts, never on which other texts shared a batch with them earlier in the
+    process (float noise that a resumed run, starting with an empty cache, would not repeat);
+    the run's counting decisions use it."""
     if not questions or not passages:
         return np.zeros((len(questions), len(passages)), dtype=np.float32)
     vectors = vectors or Vectors()
     aspects = [_aspects(q, topic) for q in questions]
     flat = [t for texts, _ in aspects for t in texts]
     stems = topic_stems(topic)
-    sims = vectors.sim([_strip_topic(p, stems) for p in passages], flat)  # (passages, aspects)
+    stripped = [_strip_topic(p, stems) for p in passages]
+    if fixed:
+        sims = np.round(fixed_encode(vectors, stripped) @ _aspect_vectors(vectors, flat).T, 4)
+    else:
+        sims = vectors.sim(stripped, flat)  # (passages, aspects)
     p_stems = [_stems(p) for p in passages]
     design = np.array([DESIGN_FACTOR if is_design(p) else 1.0 for p in passages])
     own = {d.lower() for d in drug_names(topic)}
@@ -310,6 +319,24 @@ def score_passages(
         )
         out[i] = np.clip(sem * (base + (1 - base) * lex) * design * others, 0.0, 1.0)
     return np.round(out, 4)
+
+
+_ASPECT_VECTORS: dict[tuple[str, ...], np.ndarray] = {}
+
+
+def fixed_encode(vectors: Vectors, texts: list[str]) -> np.ndarray:
+    """Unit vectors ``(len(texts), d)`` of ``texts`` embedded as one batch, bypassing the cache:
+    the same texts give the same vectors in every process."""
+    if not texts:
+        return np.zeros((0, 384), dtype=np.float32)
+    return np.asarray(vectors.embedder.encode(list(texts)), dtype=np.float32)
+
+
+def _aspect_vectors(vectors: Vectors, flat: list[str]) -> np.ndarray:
+    key = tuple(flat)
+    if key not in _ASPECT_VECTORS:
+        _ASPECT_VECTORS[key] = fixed_encode(vectors, flat)
+    return _ASPECT_VECTORS[key]
 
 
 def is_design(passage: str) -> bool:

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
+
 from research.engines.extractive.text import content_words, norm_key, subject_of, word_key
 from research.engines.extractive.vectors import Vectors
 from research.evidence import judge
@@ -62,13 +64,15 @@ def result_evidence(
 ) -> list[dict[str, list[EvidencePassage]]]:
     """Per result (in order), ``question key → its best passages`` over the bar (``source_id``
     left empty: the collector numbers the source when the turn is committed). Results that are
-    not about the topic get ``{}``. All passages of all results are scored in one batch."""
+    not about the topic get ``{}``. Each document's passages are scored as one batch of their own."""
     out: list[dict[str, list[EvidencePassage]]] = [{} for _ in results]
     if not results or not questions:
         return out
-    titles = vectors.sim([subject_of(topic)], [r.title or r.url for r in results])[0]
+    # one batch per turn for the titles and one per document for its passages, outside the
+    # cache: the counting decisions must not depend on what else was embedded before
+    head = judge.fixed_encode(vectors, [subject_of(topic), *[r.title or r.url for r in results]])
+    titles = np.round(head[1:] @ head[0], 4)
     drugs = [d.lower() for d in drug_names(topic)]
-    spans: list[tuple[int, judge.Passage]] = []
     for i, r in enumerate(results):
         text = result_text(r)
         if float(titles[i]) < TITLE_ON_TOPIC and not about_topic(f"{r.title}\n{text}", topic):
@@ -77,31 +81,31 @@ def result_evidence(
         # a document whose title does not name the topic's drug counts only where the passage
         # itself names it (an approval note on another drug is no evidence on this one)
         named = not drugs or any(d in r.title.lower() for d in drugs)
-        spans += [
-            (i, p)
+        spans = [
+            p
             for p in judge.split_passages(text)
             if not (title and norm_key(p.text).startswith(title))
             and (named or any(d in p.text.lower() for d in drugs))
         ]
-    if not spans:
-        return out
-    scores = judge.score_passages(
-        questions, [p.text for _, p in spans], topic=topic, vectors=vectors
-    )
-    for qi, q in enumerate(questions):
-        for col, (i, p) in enumerate(spans):
-            s = float(scores[qi, col])
-            if s >= judge.EVIDENCE_MIN:
-                out[i].setdefault(q.key, []).append(
-                    EvidencePassage(
-                        question=q.key,
-                        source_id="",
-                        passage=p.text,
-                        score=round(s, 4),
-                        start=p.start,
-                        end=p.end,
+        if not spans:
+            continue
+        scores = judge.score_passages(
+            questions, [p.text for p in spans], topic=topic, vectors=vectors, fixed=True
+        )
+        for qi, q in enumerate(questions):
+            for col, p in enumerate(spans):
+                s = float(scores[qi, col])
+                if s >= judge.EVIDENCE_MIN:
+                    out[i].setdefault(q.key, []).append(
+                        EvidencePassage(
+                            question=q.key,
+                            source_id="",
+                            passage=p.text,
+                            score=round(s, 4),
+                            start=p.start,
+                            end=p.end,
+                        )
                     )
-                )
     for ev in out:
         for k, ps in ev.items():
             ev[k] = sorted(ps, key=lambda p: (-p.score, p.start))[:PER_QUESTION]
