@@ -120,7 +120,7 @@ def _items(cfg: dict, args: argparse.Namespace) -> tuple[list[tuple[int, str, ob
         return figs
 
     def budget() -> list[Figure]:
-        from bench import budget_bench  # noqa: PLC0415
+        from bench import budget_bench  # noqa: PLC0415 - bench modules load what their item needs, when it runs
 
         before = Path(args.budget_baseline) if args.budget_baseline else None
         baseline = json.loads(before.read_text())["medians"] if before else None

@@ -45,7 +45,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 def _tok(text: str) -> int:
-    from research.llm.tokens import count_tokens  # noqa: PLC0415
+    from research.llm.tokens import count_tokens  # noqa: PLC0415 - bench modules load what their item needs, when it runs
 
     return count_tokens(text)
 
@@ -54,8 +54,8 @@ def server_tally(bodies: list[dict]) -> dict:
     """What the loopback server received, per step: ``{step: {calls, prompt_tokens,
     schema_tokens, tools_tokens}}`` (cl100k; ``prompt_tokens`` over the messages as the server
     reports them in ``usage``)."""
-    from research.devtools.loopback_llm import prompt_text  # noqa: PLC0415
-    from research.devtools.loopback_responder import step_of  # noqa: PLC0415
+    from research.devtools.loopback_llm import prompt_text  # noqa: PLC0415 - bench modules load what their item needs, when it runs
+    from research.devtools.loopback_responder import step_of  # noqa: PLC0415 - bench modules load what their item needs, when it runs
 
     out: dict[str, dict] = {}
     for body in bodies:
@@ -78,9 +78,9 @@ def cli_run(srv, redis_url: str, data_dir: Path, index_dir: Path, corpus: Path, 
     Raises:
         RuntimeError: the process printed no JSON.
     """
-    from research.llm.usage import usage_report  # noqa: PLC0415
-    from research.store.connection import make_client  # noqa: PLC0415
-    from research.store.runs import RunStore  # noqa: PLC0415
+    from research.llm.usage import usage_report  # noqa: PLC0415 - bench modules load what their item needs, when it runs
+    from research.store.connection import make_client  # noqa: PLC0415 - bench modules load what their item needs, when it runs
+    from research.store.runs import RunStore  # noqa: PLC0415 - bench modules load what their item needs, when it runs
 
     env = dict(
         os.environ,
@@ -198,7 +198,7 @@ def measure(
     corpus: Path, latencies_ms: tuple[int, ...] = (0, 300), reps: int = 2, **env
 ) -> dict[int, list[dict]]:
     """``reps`` runs per latency (ms); ``{latency_ms: [row, …]}`` (``cli_run`` rows)."""
-    from research.devtools.loopback_llm import LoopbackLLM  # noqa: PLC0415
+    from research.devtools.loopback_llm import LoopbackLLM  # noqa: PLC0415 - bench modules load what their item needs, when it runs
 
     rows: dict[int, list[dict]] = {}
     srv = LoopbackLLM().start()
@@ -329,9 +329,9 @@ def main(argv: list[str] | None = None) -> int:
     """``python -m bench.budget_bench [--reps N] [--out FILE] [--label TEXT]``: measure and write
     ``{"label", "commit", "machine", "medians", "runs"}`` to ``FILE`` (medians keyed by latency
     in ms, as ``--budget-baseline`` of ``python -m bench`` reads them)."""
-    import argparse  # noqa: PLC0415
+    import argparse  # noqa: PLC0415 - bench modules load what their item needs, when it runs
 
-    from bench.common import machine  # noqa: PLC0415
+    from bench.common import machine  # noqa: PLC0415 - bench modules load what their item needs, when it runs
 
     ap = argparse.ArgumentParser(prog="python -m bench.budget_bench")
     ap.add_argument("--reps", type=int, default=2)

@@ -35,18 +35,18 @@ def one_run(corpus: Path, topic: str, template: str, **options) -> dict:
     """Run ``topic`` on a private Redis; returns the checks, the quality measure and the
     markdown (``{topic, status, run_id, wall_s, checks, measure, markdown}``)."""
     from bench.quality_bench import _env  # noqa: PLC0415 - bench helpers, imported per item
-    from bench.redis_env import private_redis  # noqa: PLC0415
+    from bench.redis_env import private_redis  # noqa: PLC0415 - bench modules load what their item needs, when it runs
 
     index_dir = os.environ.get("RESEARCH_INDEX_DIR") or str(_REPO / ".cache" / "bench" / "indexes")
     with (
         private_redis() as (url, d),
         _env(RESEARCH_DATA_DIR=str(d / "data"), REDIS_URL=url, RESEARCH_INDEX_DIR=index_dir),
     ):
-        from research.devtools.evidence_checks import evidence_checks  # noqa: PLC0415
-        from research.devtools.report_quality import measure  # noqa: PLC0415
-        from research.jobs import make_config, run_foreground  # noqa: PLC0415
-        from research.models import Report, Syllabus  # noqa: PLC0415
-        from research.store import open_store  # noqa: PLC0415
+        from research.devtools.evidence_checks import evidence_checks  # noqa: PLC0415 - bench modules load what their item needs, when it runs
+        from research.devtools.report_quality import measure  # noqa: PLC0415 - bench modules load what their item needs, when it runs
+        from research.jobs import make_config, run_foreground  # noqa: PLC0415 - bench modules load what their item needs, when it runs
+        from research.models import Report, Syllabus  # noqa: PLC0415 - bench modules load what their item needs, when it runs
+        from research.store import open_store  # noqa: PLC0415 - bench modules load what their item needs, when it runs
 
         state = run_foreground(make_config(topic, corpus=str(corpus), template=template, **options))
         row: dict = {"topic": topic, "options": options, "status": state.status}

@@ -25,7 +25,7 @@ from research.search.multi import build_retriever
 from research.search.since import before, last_day, parse_since
 from research.store.runs import RunStore
 from tests.conftest import CORPUS
-from tests.llm_fixtures import MODEL, llm_env, loopback_llm  # noqa: F401
+from tests.llm_fixtures import MODEL
 
 
 def test_parse_since():
@@ -118,7 +118,7 @@ def test_report_says_as_of_the_run_date_and_the_window(data_dir, r):
     assert with_header("no title", "x").startswith("> x")
 
 
-def test_every_prompt_carries_the_date_and_the_language(llm_env, loopback_llm):  # noqa: F811
+def test_every_prompt_carries_the_date_and_the_language(llm_env, loopback_llm):
     spec = step("plan")
     for language, needle in (("en", None), ("de", "in German")):
         config = RunConfig(topic="t", engine="litellm", language=language, models={"*": MODEL})

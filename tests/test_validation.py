@@ -10,6 +10,7 @@ import pytest
 
 from research.errors import CorpusError, InputError, RunNotFoundError
 from research.export import export_markdown, safe_filename
+from research.export.dating import header_line, with_header
 from research.jobs.validation import MAX_TOPIC_CHARS, validate_corpus, validate_int, validate_topic
 from research.models import Reference, Report, ReportSection, RunConfig
 from research.store.runs import RunStore
@@ -234,7 +235,6 @@ def test_export_markdown_writes_the_stored_report(r, data_dir, tmp_path):
     out = tmp_path / "exports" / "nested" / safe_filename("Trastuzumab and HER2", "md")
     written = export_markdown(run_id, out)
     assert written == out.resolve()
-    from research.export.dating import header_line, with_header  # noqa: PLC0415
 
     md = store.get_doc(run_id, "report", Report).markdown  # with the as-of line after the title
     expected = with_header(md, header_line(store, store.get_run(run_id)))

@@ -21,6 +21,7 @@ from docx.oxml.ns import qn
 from research.citations import CITE_PATTERN, LOCAL_RE
 from research.export.appendix import REFS_HEADING, appendix_markdown, new_references
 from research.export.bundle import ReportBundle, require_report
+from research.export.desk_appendix import HEADING
 from research.export.rendering import safe_url
 
 _TOKEN_RE = re.compile(r"(\*\*[^*]+\*\*|" + CITE_PATTERN + ")")
@@ -133,7 +134,6 @@ def _appendix(doc, bundle: ReportBundle, tips: dict[int, str]) -> None:
 
 def _comments(doc, bundle: ReportBundle, tips: dict[int, str]) -> None:
     """The comments appendix (only when the bundle was loaded with its comments)."""
-    from research.export.desk_appendix import HEADING  # noqa: PLC0415
 
     if not bundle.comments:
         return

@@ -17,6 +17,7 @@ from markdown_it import MarkdownIt
 from research.errors import InputError
 from research.export.appendix import REFS_HEADING, appendix_markdown, new_references
 from research.export.bundle import ReportBundle, require_report
+from research.export.desk_appendix import comments_markdown
 from research.export.rendering import link_citations, safe_url
 
 _MD = MarkdownIt("commonmark", {"html": False, "linkify": False})
@@ -79,7 +80,6 @@ def body_html(bundle: ReportBundle) -> str:
 
 def _comments_html(bundle: ReportBundle) -> list[str]:
     """The comments appendix (only when the bundle was loaded with its comments)."""
-    from research.export.desk_appendix import comments_markdown  # noqa: PLC0415
 
     text = comments_markdown(bundle.comments)
     return [_MD.render(text)] if text else []

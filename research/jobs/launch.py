@@ -30,6 +30,7 @@ from research.errors import InputError, ResearchError
 from research.jobs import workers
 from research.jobs.followups import resume_followups
 from research.jobs.validation import validate_corpus, validate_int, validate_topic
+from research.llm.language import check_language as language_code
 from research.llm.usage import usage_report
 from research.llm.validate import validate_llm_options
 from research.models import ACTIVE_STATUSES, Report, RunConfig, RunState, Syllabus
@@ -37,9 +38,12 @@ from research.pipeline import runner
 from research.pipeline.index_events import announce_index_build
 from research.planning.syllabus import check_template
 from research.search.multi import validate_search
+from research.search.since import parse_since as since_window
 from research.store import keys, open_store
+from research.store.comments import CommentStore
 from research.store.followups import FollowupStore
 from research.store.runs import RunStore
+from research.store.versions import VersionStore
 
 log = logging.getLogger(__name__)
 MAX_CONCURRENT_RUNS = 8
@@ -151,16 +155,12 @@ def make_config(
 
 def parse_since(text: str | None) -> str | None:
     """``--since`` checked (``research.search.since.parse_since``)."""
-    from research.search.since import parse_since as parse  # noqa: PLC0415 - light, but lazy like the rest
-
-    return parse(text)
+    return since_window(text)
 
 
 def check_language(code: str | None) -> str:
     """``--language`` checked (``research.llm.language.check_language``)."""
-    from research.llm.language import check_language as check  # noqa: PLC0415
-
-    return check(code)
+    return language_code(code)
 
 
 def _llm_choice(engine, models, budget_usd, budget_tokens) -> dict:
@@ -441,8 +441,6 @@ def run_snapshot(run_id: str, *, version: int | None = None) -> dict:
     Raises:
         InputError (code ``no_such_version``): the report has no version ``version``.
     """
-    from research.store.comments import CommentStore  # noqa: PLC0415
-    from research.store.versions import VersionStore  # noqa: PLC0415
 
     store = open_store()
     state = store.get_run(run_id)

@@ -159,7 +159,7 @@ def check_model(model: str, *, need_key: bool = True) -> None:
         return
     try:
         _, provider, _, _ = litellm().get_llm_provider(model)
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:  # noqa: BLE001 - litellm raises many types for an unknown model
         raise InputError(
             f"Unknown model '{model}': litellm cannot tell its provider. Use 'provider/model' "
             "(e.g. openai/gpt-4o-mini) in --model / --models or RESEARCH_LLM_MODEL."

@@ -29,6 +29,7 @@ from research.search.backends import BACKENDS, VALID_BACKENDS, make_backend
 from research.search.base import Retriever
 from research.search.http import BackendError
 from research.search.local import get_local_search
+from research.search.since import DATE_AWARE, SinceFilter
 from research.store.collector import canonical_url
 
 _PMID_URL = re.compile(r"pubmed\.ncbi\.nlm\.nih\.gov/(\d+)", re.I)
@@ -312,7 +313,6 @@ def build_retriever(
         retrievers += [corpus_retriever(c, settings) for c in corpora]
     if not since:
         return MultiRetriever(retrievers)
-    from research.search.since import DATE_AWARE, SinceFilter  # noqa: PLC0415
 
     unsupported: dict[str, str] = {}
     wrapped: list[Retriever] = []

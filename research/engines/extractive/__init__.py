@@ -13,7 +13,7 @@ __all__ = ["ExtractiveEngine"]
 
 def __getattr__(name: str) -> Any:
     if name == "ExtractiveEngine":
-        from research.engines.extractive.engine import ExtractiveEngine  # noqa: PLC0415
+        from research.engines.extractive.engine import ExtractiveEngine  # noqa: PLC0415 - scikit-learn loads with the engine, on first use
 
         return ExtractiveEngine
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

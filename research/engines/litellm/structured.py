@@ -62,7 +62,7 @@ def native_tools(model: str) -> bool:
     """True when litellm says ``model`` supports native function calling."""
     try:
         return bool(litellm().supports_function_calling(model=model))
-    except Exception:  # noqa: BLE001
+    except Exception:  # noqa: BLE001 - unknown models: use prompt instructions
         return False
 
 
