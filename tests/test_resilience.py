@@ -151,7 +151,8 @@ def test_same_input_gives_identical_run(baseline, finished_corpus):
     again = jobs.run_foreground(_config(finished_corpus))
     fp = fingerprint(store, again.run_id)
     assert diff_keys(base, fp) == []
-    assert len(base["sources"]) > 5 and len(base["turns"]) == 4
+    planned = [t for t in base["turns"] if t[0] != "Gap search"]  # gap turns come after them
+    assert len(base["sources"]) > 5 and len(planned) == 4
 
 
 @pytest.mark.slow

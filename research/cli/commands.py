@@ -100,7 +100,7 @@ def build_parser() -> _Parser:
         "--engine",
         choices=list(ENGINES),
         default=None,
-        help="engine (default: extractive, the offline extractive engine)",
+        help="engine (default: extractive, which needs no model or key)",
     )
     run.add_argument(
         "--mode",

@@ -7,8 +7,6 @@ from typing import Any
 from research.config import load_settings
 from research.engines.base import Engine
 from research.engines.costorm_steps import CoStormSteps
-from research.engines.extractive import ExtractiveEngine
-from research.engines.extractive.costorm import ExtractiveCoStorm
 from research.engines.labels import OFFLINE_LABEL
 from research.engines.litellm import LiteLLMEngine
 from research.engines.litellm.costorm import LiteLLMCoStorm
@@ -28,6 +26,8 @@ def make_engine(config: RunConfig, run_id: str | None = None, store=None, settin
         InputError: for an engine this build does not have, or a litellm role without a model.
     """
     if config.engine == "extractive":
+        from research.engines.extractive import ExtractiveEngine  # noqa: PLC0415 - scikit-learn loads with the engine, only for a run that uses it
+
         return ExtractiveEngine()
     if config.engine == "litellm":
         return LiteLLMEngine(config, run_id, store, settings)
@@ -77,6 +77,8 @@ def costorm_steps(engine: Any) -> CoStormSteps:
         return engine
     name = getattr(engine, "name", "")
     if name == "extractive":
+        from research.engines.extractive.costorm import ExtractiveCoStorm  # noqa: PLC0415 - scikit-learn, only for a Co-STORM run
+
         return ExtractiveCoStorm(getattr(engine, "vectors", None))
     if name == "litellm":
         return LiteLLMCoStorm(engine)

@@ -29,6 +29,7 @@ import numpy as np
 from research.artifacts import ArtifactStore
 from research.engines.base import AnswerAssignInput, AnswerInput, QueryInput
 from research.errors import InputError
+from research.evidence.passages import result_evidence
 from research.followup.evidence import embed
 from research.models import DialogueTurn, Perspective, RunState, now
 from research.pipeline.conversation import PendingTurn, _dedupe, commit_turn, turn_cards
@@ -160,6 +161,10 @@ def research_more(
             cited=set(answer.cited),
             recorder=recorder,
             memory=memory,
+            # the one evidence judgement: a found source counts for a question with a passage
+            evidence=result_evidence(
+                ctx.vectors(), ctx.need_syllabus().questions, state.topic, results
+            ),
         ),
     )
     added = added_by(store, state.run_id, stored, before_sources)

@@ -37,7 +37,7 @@ from research.config import Settings, load_settings
 from research.errors import CorpusError, InputError
 from research.ingest.extract import SUFFIXES, ExtractError, Page, extract
 from research.search.embeddings import Embedder, get_embedder
-from research.search.local import LocalSearch, corpus_fingerprint, get_local_search
+from research.search.index_progress import corpus_fingerprint
 
 CHUNK_CHARS = 1200
 NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
@@ -283,6 +283,8 @@ def ingest(name: str, paths: list[str | Path], settings: Settings | None = None)
         ):
             report.seconds = round(time.monotonic() - t0, 3)  # nothing new: skip loading the model
             return report
+        from research.search.local import LocalSearch  # noqa: PLC0415 - bm25s and scipy load when a corpus is indexed
+
         index = LocalSearch(
             chunks_path,
             root / "index",
@@ -361,4 +363,6 @@ def corpus_retriever(name: str, settings: Settings | None = None) -> NamedCorpus
             f"no ingested corpus named {root.name!r} (existing: {have}); "
             f"create it with `research ingest {root.name} PATH...` or on the Corpora page"
         )
+    from research.search.local import get_local_search  # noqa: PLC0415 - bm25s and scipy load when a corpus is searched
+
     return NamedCorpusSearch(root.name, get_local_search(chunks, root / "index"))

@@ -22,19 +22,14 @@ from pathlib import Path
 from research import artifacts
 from research import models as m
 from research.config import job_backend, load_settings
-from research.costorm import get_mindmap, get_turns
-from research.costorm import summary as costorm_summary
-from research.costorm.settings import validate_costorm, validate_mode
 from research.engines.factory import check_engine, engine_label
 from research.errors import InputError, ResearchError
 from research.jobs import workers
-from research.jobs.followups import resume_followups
 from research.jobs.validation import validate_corpus, validate_int, validate_topic
 from research.llm.language import check_language as language_code
 from research.llm.usage import usage_report
 from research.llm.validate import validate_llm_options
 from research.models import ACTIVE_STATUSES, Report, RunConfig, RunState, Syllabus
-from research.pipeline import runner
 from research.pipeline.index_events import announce_index_build
 from research.planning.syllabus import check_template
 from research.search.multi import validate_search
@@ -96,6 +91,9 @@ def make_config(
     Raises:
         InputError / CorpusError: with a message that says what to fix.
     """
+    # the costorm package imports the round-table pipeline: only its settings check is needed here
+    from research.costorm.settings import validate_costorm, validate_mode  # noqa: PLC0415 - see above
+
     settings = load_settings()
     check_data_dir(settings.data_dir)
     if engine not in m.ENGINES:
@@ -230,6 +228,8 @@ def _execute(run_id: str):
     """``research.pipeline.runner.execute(run_id)``, imported on first use: the pipeline pulls
     scikit-learn and the engines (~1.5 s), which creating a run or reading one never needs."""
 
+    from research.pipeline import runner  # noqa: PLC0415 - the pipeline (scikit-learn, torch) loads when a run executes
+
     return runner.execute(run_id)
 
 
@@ -339,6 +339,8 @@ def _resume_followups(
     foreground: bool = False,
 ) -> list[str]:
     """Resume the follow-ups whose job died (``research.jobs.followups.resume_followups``)."""
+
+    from research.jobs.followups import resume_followups  # noqa: PLC0415 - follow-up execution imports the pipeline
 
     return resume_followups(store, run_ids, by=by, backend=backend, foreground=foreground)
 
@@ -504,6 +506,9 @@ def _costorm_snapshot(store: RunStore, state: m.RunState) -> dict:
     """The round-table summary (``research.costorm.summary.summary``: turns by intent,
     speaker kind and speaker, moderator turns, queries vs budget, mind-map depth/nodes/items,
     stop reason) plus the full ``transcript`` (CoStormTurn dicts) and ``mind_map`` (MindMap dict)."""
+
+    from research.costorm import get_mindmap, get_turns  # noqa: PLC0415 - Co-STORM state imports the pipeline
+    from research.costorm import summary as costorm_summary  # noqa: PLC0415 - likewise
 
     out = costorm_summary.run_summary(store, state)
     mm = get_mindmap(store, state.run_id)

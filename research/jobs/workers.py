@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING
 
 import redis
 
-from research.pipeline import runner
 from research.store import open_store
 from research.store.connection import make_client, redis_url
 
@@ -66,6 +65,8 @@ def enqueue(run_id: str) -> str:
 
 def run_job(run_id: str) -> str:
     """The RQ job body: execute (or resume) the run; returns its final status."""
+
+    from research.pipeline import runner  # noqa: PLC0415 - the pipeline (scikit-learn, torch) loads only where runs execute
 
     return runner.execute(run_id)
 

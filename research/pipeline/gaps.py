@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 
-from research.engines.base import QueryInput
+from research.engines.base import AskInput
 from research.engines.extractive.text import subject_of
 from research.errors import InvariantError
 from research.evidence.judge import facets
@@ -53,23 +53,28 @@ MAX_GAP_QUERIES = 6
 def gap_queries(ctx: RunContext, q: Question, round_no: int) -> list[str]:
     """Up to ``QUERIES_PER_ROUND`` queries for question ``q`` in gap round ``round_no`` (1-based),
     never more than ``MAX_GAP_QUERIES`` over all rounds. Extractive: the subject plus the
-    question's label, then each facet in turn. litellm: the engine writes them from the
-    question's label, description and this round's facets."""
+    question's label, then each facet in turn. litellm: the asker writes them (one
+    ``ask_question`` call steered at the question, with this round's facets as its perspective's
+    questions), falling back to the extractive queries when it writes none."""
     first = (round_no - 1) * QUERIES_PER_ROUND
     if first >= MAX_GAP_QUERIES:
         return []
     n = min(QUERIES_PER_ROUND, MAX_GAP_QUERIES - first)
     aspects = [q.label, *facets(q)]
     chosen = aspects[first : first + n] or aspects[:n]
-    if ctx.engine.name != "extractive":
-        asked = ctx.engine.question_to_queries(
-            QueryInput(
+    if ctx.engine.name != "extractive":  # the asker writes the queries, as in a turn
+        ask = ctx.engine.ask_question(
+            AskInput(
                 topic=ctx.config.topic,
-                question=f"{q.label}: {q.description} ({'; '.join(chosen)})",
-                perspective=GAP_PERSPECTIVE,
+                perspective=GAP_PERSPECTIVE.model_copy(
+                    update={"questions": [f"{q.label}: {'; '.join(chosen)}"]}
+                ),
+                history=[],
+                next_focus=[q],
+                max_turns=ctx.config.max_turns,
             )
-        ).queries
-        queries = [x.strip() for x in asked if x.strip()][:n]
+        )
+        queries = [x.strip() for x in ask.queries if x.strip()][:n]
         if queries:
             return queries
     subject = subject_of(ctx.config.topic)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Literal
 
 from research.config import _get, load_settings
@@ -28,9 +29,16 @@ from research.models import SearchResult
 from research.search.backends import BACKENDS, VALID_BACKENDS, make_backend
 from research.search.base import Retriever
 from research.search.http import BackendError
-from research.search.local import get_local_search
 from research.search.since import DATE_AWARE, SinceFilter
 from research.store.collector import canonical_url
+
+
+def _local(corpus: str, index_dir: Path) -> Retriever:
+    """The run's local corpus index (bm25s and scipy load here, when a run searches it)."""
+    from research.search.local import get_local_search  # noqa: PLC0415 - see the docstring
+
+    return get_local_search(corpus, index_dir)
+
 
 _PMID_URL = re.compile(r"pubmed\.ncbi\.nlm\.nih\.gov/(\d+)", re.I)
 _NCT = re.compile(r"\b(NCT\d{8})\b", re.I)
@@ -307,7 +315,7 @@ def build_retriever(
     names = validate_backends(search, check_keys=False) or ([] if corpora else ["local"])
     for name in names:
         retrievers.append(
-            get_local_search(corpus, settings.index_dir) if name == "local" else make_backend(name)
+            _local(corpus, settings.index_dir) if name == "local" else make_backend(name)
         )
     if corpora:
         retrievers += [corpus_retriever(c, settings) for c in corpora]

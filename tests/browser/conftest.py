@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from browser.chromium import ARGS, CHROMIUM
+from browser.chromium import ARGS, CHROMIUM, VIEWPORT
+from browser.test_dashboard_browser import serve_app
 
 
 @pytest.fixture(scope="module")
@@ -16,3 +17,19 @@ def browser():
         b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
         yield b
         b.close()
+
+
+@pytest.fixture(scope="module")
+def served(finished_run):
+    """``(base_url, finished_run)`` with the app served on a free port (modules may override)."""
+    with serve_app(finished_run) as base:
+        yield base, finished_run
+
+
+@pytest.fixture()
+def page(browser):
+    """A fresh browser context and page (downloads accepted), closed after the test."""
+    ctx = browser.new_context(viewport=VIEWPORT, accept_downloads=True)
+    pg = ctx.new_page()
+    yield pg
+    ctx.close()

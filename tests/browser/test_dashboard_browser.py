@@ -138,21 +138,6 @@ def serve_app(finished_run, health_timeout_s: float = 60):
             proc.wait(timeout=30)
 
 
-@pytest.fixture(scope="module")
-def served(finished_run):
-    """``(base_url, finished_run)`` with the app served on a free port."""
-    with serve_app(finished_run) as base:
-        yield base, finished_run
-
-
-@pytest.fixture()
-def page(browser):
-    ctx = browser.new_context(viewport=VIEWPORT, accept_downloads=True)
-    pg = ctx.new_page()
-    yield pg
-    ctx.close()
-
-
 def _store(run):
 
     return RunStore(redis.Redis.from_url(run.redis_url, decode_responses=True))

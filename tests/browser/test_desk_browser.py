@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 from docx import Document
 
-from browser.test_dashboard_browser import ARGS, CHROMIUM, SCRIPT_DONE, VIEWPORT, _store, serve_app
+from browser.chromium import ARGS, CHROMIUM, VIEWPORT
+from browser.test_dashboard_browser import SCRIPT_DONE, _store, serve_app
 from research.desk.edit import part_text
 from research.store.comments import CommentStore
 from research.store.versions import VersionStore

@@ -12,7 +12,6 @@ from typing import Any
 import numpy as np
 
 from research.engines.extractive.text import overlap
-from research.search.embeddings import get_embedder
 
 CACHE_SIZE = 50_000  # texts; ~77 MB of float32 vectors at most
 
@@ -35,6 +34,8 @@ class Vectors:
     def embedder(self) -> Any:
         """The underlying embedder (loaded on first access)."""
         if self._embedder is None:
+            from research.search.embeddings import get_embedder  # noqa: PLC0415 - the search package (bm25s, scipy) and torch load with the first embedding
+
             self._embedder = get_embedder()
         return self._embedder
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from research.engines.base import AnswerInput, AnswerOutput, PersonaList, QueryList, TextOutput
 from research.engines.costorm_steps import (
@@ -40,7 +40,6 @@ from research.engines.costorm_steps import (
     TurnQueryInput,
     UtteranceInput,
 )
-from research.engines.extractive.costorm import ExtractiveCoStorm
 from research.engines.litellm import material as mat
 from research.engines.litellm.engine import (
     CITE_RE,
@@ -55,6 +54,9 @@ from research.engines.steps import step as declared
 from research.llm.errors import BudgetExhausted, InvalidOutput, LLMError
 from research.llm.tokens import count_tokens
 from research.models import QUESTION_INTENTS, CoStormTurn, Perspective
+
+if TYPE_CHECKING:
+    from research.engines.extractive.costorm import ExtractiveCoStorm
 
 HISTORY_TURNS = 8  # most recent turns shown to the model
 UTTERANCE_CHARS = 400  # per turn in the history material
@@ -103,6 +105,8 @@ class LiteLLMCoStorm:
 
     def _fallback(self):
         if self._fallback_steps is None:
+            from research.engines.extractive.costorm import ExtractiveCoStorm  # noqa: PLC0415 - scikit-learn, only when a step falls back
+
             self._fallback_steps = ExtractiveCoStorm(self.engine._fallback().vectors)
         return self._fallback_steps
 

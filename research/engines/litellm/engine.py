@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import field_validator
 
@@ -49,7 +49,6 @@ from research.engines.base import (
     SurveyInput,
     TextOutput,
 )
-from research.engines.extractive import ExtractiveEngine
 from research.engines.extractive.vectors import Vectors
 from research.engines.litellm import material as mat
 from research.engines.litellm.prompts import compact
@@ -72,6 +71,9 @@ from research.models import (
     TopicOutline,
 )
 from research.planning.edit import check_questions
+
+if TYPE_CHECKING:
+    from research.engines.extractive.engine import ExtractiveEngine
 
 CITE_RE = LOCAL_RE  # [n], group 1 = n
 READ_ARTIFACT_TOOL = {
@@ -147,7 +149,7 @@ class LiteLLMEngine:
         self.config, self.run_id, self.store, self.settings = config, run_id, store, settings
         self.session = LLMSession(config, run_id, store, settings, on_budget=self._on_budget)
         self.label = engine_label(self.session.models)
-        self._fallback_engine: ExtractiveEngine | None = None
+        self._fallback_engine: ExtractiveEngine | None = None  # made on the first fallback
         self._vectors: Vectors | None = None
         self._lock = threading.Lock()
         if store and run_id and self.session.cassette:
@@ -168,6 +170,8 @@ class LiteLLMEngine:
     def _fallback(self):
         with self._lock:
             if self._fallback_engine is None:
+                from research.engines.extractive import ExtractiveEngine  # noqa: PLC0415 - scikit-learn, only when a step falls back
+
                 self._fallback_engine = ExtractiveEngine()
                 if self._vectors is not None:  # one sentence cache per run
                     self._fallback_engine.vectors = self._vectors
