@@ -4,7 +4,6 @@ Public API: ``run_costorm`` (pipeline), ``post_analyst_message`` (queue an analy
 ``get_turns`` / ``get_mindmap`` / ``get_meta`` / ``pending_messages`` (readers for the dashboard and CLI).
 """
 
-from research.costorm.pipeline import run_costorm as _run
 from research.costorm.state import (
     get_meta,
     get_mindmap,
@@ -23,7 +22,8 @@ __all__ = [
 ]
 
 
-def run_costorm(ctx):
+def run_costorm(ctx):  # noqa: ANN001, ANN201 - typed in research.costorm.pipeline
     """See ``research.costorm.pipeline.run_costorm``."""
+    from research.costorm.pipeline import run_costorm as _run  # noqa: PLC0415 - the round-table pipeline loads only for a Co-STORM run
 
     return _run(ctx)
