@@ -165,6 +165,9 @@ def research_more(
             evidence=result_evidence(
                 ctx.vectors(), ctx.need_syllabus().questions, state.topic, results
             ),
+            # the analyst asked for more research: what the engine found relevant is kept as a
+            # source of the run (it counts for a question only with a passage)
+            keep_assigned=True,
         ),
     )
     added = added_by(store, state.run_id, stored, before_sources)

@@ -83,6 +83,7 @@ class PendingTurn:
     recorder: DeferredRecorder
     memory: list[dict] = field(default_factory=list)
     evidence: list[dict[str, list[EvidencePassage]]] = field(default_factory=list)
+    keep_assigned: bool = False  # also save (unassigned, not counted) results the engine assigned
 
 
 def counted_keys(ctx: RunContext, pending: PendingTurn, n: int) -> tuple[list[str], list[str]]:
@@ -108,7 +109,9 @@ def _save_sources(ctx: RunContext, pending: PendingTurn) -> list[TurnSource]:
         zip(pending.results, pending.assigned.key_excerpts, strict=False), start=1
     ):
         qkeys, unsupported = counted_keys(ctx, pending, n)
-        if not qkeys and n not in pending.cited:
+        assigned = pending.assigned.relevant_questions
+        engine_keys = assigned[n - 1] if len(assigned) >= n else []
+        if not qkeys and n not in pending.cited and not (pending.keep_assigned and engine_keys):
             continue
         saved = ctx.collector.save_source(
             source_type=res.source_type,

@@ -50,12 +50,15 @@ QUERIES_PER_ROUND = 3
 MAX_GAP_QUERIES = 6
 
 
-def gap_queries(ctx: RunContext, q: Question, round_no: int) -> list[str]:
+def gap_queries(
+    ctx: RunContext, q: Question, round_no: int, asked: dict[str, str] | None = None
+) -> list[str]:
     """Up to ``QUERIES_PER_ROUND`` queries for question ``q`` in gap round ``round_no`` (1-based),
     never more than ``MAX_GAP_QUERIES`` over all rounds. Extractive: the subject plus the
     question's label, then each facet in turn. litellm: the asker writes them (one
     ``ask_question`` call steered at the question, with this round's facets as its perspective's
     questions), falling back to the extractive queries when it writes none."""
+    asked = {} if asked is None else asked
     first = (round_no - 1) * QUERIES_PER_ROUND
     if first >= MAX_GAP_QUERIES:
         return []
@@ -76,6 +79,7 @@ def gap_queries(ctx: RunContext, q: Question, round_no: int) -> list[str]:
         )
         queries = [x.strip() for x in ask.queries if x.strip()][:n]
         if queries:
+            asked[q.key] = ask.question  # the turn asks what the asker wrote
             return queries
     subject = subject_of(ctx.config.topic)
     return [f"{subject} {a}" for a in chosen]
@@ -93,10 +97,12 @@ def _snapshot(ctx: RunContext, round_no: int) -> dict:
         order = {q.key: i for i, q in enumerate(ctx.need_syllabus().questions)}
         unmet = sorted(unmet, key=lambda k: order.get(k, len(order)))
         syllabus = ctx.need_syllabus()
-        queries = {k: gap_queries(ctx, _question(syllabus, k), round_no) for k in unmet}
+        questions: dict[str, str] = {}
+        queries = {k: gap_queries(ctx, _question(syllabus, k), round_no, questions) for k in unmet}
         return {
             "focus": [k for k in unmet if queries[k]],
             "queries": {k: v for k, v in queries.items() if v},
+            "questions": questions,
             "cards": ctx.store.count_cards(ctx.run_id),
             "sources": len(ctx.collector.all_sources()),
         }
@@ -115,14 +121,20 @@ def _question(syllabus: Syllabus, key: str) -> Question:
 
 
 def _compute(
-    ctx: RunContext, key: str, queries: list[str], round_no: int, cards: int, exclude: set[str]
+    ctx: RunContext,
+    key: str,
+    queries: list[str],
+    round_no: int,
+    cards: int,
+    exclude: set[str],
+    question: str | None = None,
 ) -> PendingTurn:
     q = _question(ctx.need_syllabus(), key)
     recorder = DeferredRecorder(ctx._need_artifacts(), f"gap.r{round_no}.{key}")
     return research_turn(
         ctx,
         GAP_PERSPECTIVE,
-        _question_text(q),
+        question or _question_text(q),
         queries,
         [key],
         recorder=recorder,
@@ -165,7 +177,14 @@ def fill_gaps(ctx: RunContext) -> tuple[ConversationResult | None, GapReport]:
         ) as pool:
             futures = [
                 pool.submit(
-                    _compute, ctx, k, snap["queries"][k], round_no, int(snap["cards"]), exclude
+                    _compute,
+                    ctx,
+                    k,
+                    snap["queries"][k],
+                    round_no,
+                    int(snap["cards"]),
+                    exclude,
+                    snap.get("questions", {}).get(k),
                 )
                 for k in todo
             ]
