@@ -208,6 +208,7 @@ def small_run(tmp_path_factory, finished_corpus):
             template="drug",
             max_perspectives=1,
             max_turns=1,
+            gap_turns=0,  # a thin run, so research-more has something left to find
         )
     )
     assert state.status == "complete", state.error
