@@ -149,6 +149,9 @@ def test_the_next_question_is_asked_before_the_previous_turns_cards_are_made(
                 "1",
                 "--max-turns",
                 "2",
+                # the two planned turns only: gap rounds would add asks of their own
+                "--gap-turns",
+                "0",
                 "--json",
             ]
         )

@@ -133,6 +133,15 @@ def unmet_statement(q: Question, found: int, stop: QuestionStop | None) -> str:
     )
 
 
+def quoted_under(q: Question, elsewhere: list[str], source_ids: list[str]) -> str:
+    """The text of an answered question's section whose every passage another question's
+    section already quotes (a passage answers both), e.g. "Its evidence on reversibility is
+    quoted under “Heart failure” [@src_…]." (draft citations)."""
+    names = " and ".join(f"“{h}”" for h in elsewhere[:2])
+    cites = "".join(f"[@{sid}]" for sid in dict.fromkeys(source_ids))
+    return f"The evidence on {what_it_asks(q)} is quoted under {names} {cites}."
+
+
 def fill(
     vectors: Vectors,
     plans: list[SectionPlan],
@@ -156,14 +165,25 @@ def fill(
         mine = [p for sid in allowed for p in evidence.get(sid, []) if p.question == q.key]
         counted[q.key] = sorted(mine, key=lambda p: (-p.score, p.source_id, p.start))
         plan.status = "answered" if counts.get(q.key, 0) >= q.min_sources else "insufficient"
-    shares = share_budget(
-        [len({p.source_id for p in counted[p.question.key]}) for p in questions if p.question],
-        per_q,
-    )
-    for plan, n in zip(questions, shares, strict=True):
-        key = plan.question.key if plan.question is not None else ""
-        chosen = reading_order(choose(vectors, counted.get(key, []), n, taken))
-        plan.units = [Unit(p.passage, p.source_id) for p in chosen]
+    keys = [p.question.key if p.question is not None else "" for p in questions]
+    shares = share_budget([len({e.source_id for e in counted[k]}) for k in keys], per_q)
+    # the question with the fewest passages chooses first: a passage that answers two questions
+    # goes to the one that has nothing else to quote
+    scarce_first = sorted(range(len(questions)), key=lambda i: (len(counted[keys[i]]), i))
+    for i in scarce_first:
+        chosen = reading_order(choose(vectors, counted[keys[i]], shares[i], taken))
+        questions[i].units = [Unit(p.passage, p.source_id) for p in chosen]
+    for plan, key in zip(questions, keys, strict=True):
+        mine = {norm_key(e.passage) for e in counted[key]}
+        shared = [
+            (o.heading, u.source_id)
+            for o in questions
+            if o is not plan
+            for u in o.units
+            if norm_key(u.text) in mine
+        ]
+        plan.elsewhere = list(dict.fromkeys(h for h, _ in shared))
+        plan.elsewhere_sources = list(dict.fromkeys(sid for _, sid in shared))
     quoted = {norm_key(t) for t in taken}
     for plan in others:  # a study's design or aim is no finding in any section
         plan.units = [

@@ -111,7 +111,7 @@ def write_report(
         ctx.check_cancel()
         text = _write_section(ctx, topic, plan, titles, stops)
         nested = any(c.parent is plan and c.units for c in plans)
-        if not text.strip() and not nested:
+        if not text.strip() and not nested and plan.question is None:
             ctx.emit("section.skipped", {"heading": plan.heading, "reason": "no usable sentence"})
             continue
         written.append((plan, ReportSection(heading=plan.heading, text=text, level=level)))
@@ -206,6 +206,8 @@ def _write_section(
         if not citations.DRAFT_RE.search(text):
             text = ""
     q = plan.question
+    if q is not None and plan.status == "answered" and not text and plan.elsewhere:
+        text = answers.quoted_under(q, plan.elsewhere, plan.elsewhere_sources)
     if q is not None and plan.status != "answered":
         found = len(plan.sources or [])
         statement = answers.unmet_statement(q, found, stops.get(q.key))

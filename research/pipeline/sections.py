@@ -81,6 +81,7 @@ class SectionPlan:
     units: list[Unit] = field(default_factory=list)
     parent: SectionPlan | None = None
     elsewhere: list[str] = field(default_factory=list)
+    elsewhere_sources: list[str] = field(default_factory=list)
 
     def query(self, topic: str) -> str:
         """The text a sentence's fit is measured against: ``"topic: heading"`` (exactly the
