@@ -13,6 +13,8 @@ question gets the result's best ``PER_QUESTION`` passages at or over ``judge.EVI
 from __future__ import annotations
 
 import re
+import threading
+from collections import OrderedDict
 
 import numpy as np
 
@@ -24,6 +26,13 @@ from research.planning.syllabus import drug_names
 
 TITLE_ON_TOPIC = 0.55  # cosine(title, topic) that makes a result on-topic by itself
 PER_QUESTION = 3
+MEMO_SIZE = 4096  # documents whose scored passages a process keeps (a run meets ~100)
+
+# The same document comes back in many searches of a run (and of runs on the same syllabus):
+# its passages are embedded as one batch of their own, so their scores depend on the document
+# alone and can be kept. key → (question key → passages), source ids left empty.
+_MEMO: OrderedDict[tuple, dict[str, list[EvidencePassage]]] = OrderedDict()
+_MEMO_LOCK = threading.Lock()
 
 
 def _words(text: str) -> set[str]:
@@ -73,40 +82,67 @@ def result_evidence(
     head = judge.fixed_encode(vectors, [subject_of(topic), *[r.title or r.url for r in results]])
     titles = np.round(head[1:] @ head[0], 4)
     drugs = [d.lower() for d in drug_names(topic)]
+    model = str(getattr(vectors.embedder, "path", ""))
+    qsig = tuple((q.key, q.label, q.description, tuple(judge.facets(q))) for q in questions)
     for i, r in enumerate(results):
         text = result_text(r)
         if float(titles[i]) < TITLE_ON_TOPIC and not about_topic(f"{r.title}\n{text}", topic):
             continue
-        title = norm_key(r.title)
-        # a document whose title does not name the topic's drug counts only where the passage
-        # itself names it (an approval note on another drug is no evidence on this one)
-        named = not drugs or any(d in r.title.lower() for d in drugs)
-        spans = [
-            p
-            for p in judge.split_passages(text)
-            if not (title and norm_key(p.text).startswith(title))
-            and (named or any(d in p.text.lower() for d in drugs))
-        ]
-        if not spans:
-            continue
-        scores = judge.score_passages(
-            questions, [p.text for p in spans], topic=topic, vectors=vectors, fixed=True
-        )
-        for qi, q in enumerate(questions):
-            for col, p in enumerate(spans):
-                s = float(scores[qi, col])
-                if s >= judge.EVIDENCE_MIN:
-                    out[i].setdefault(q.key, []).append(
-                        EvidencePassage(
-                            question=q.key,
-                            source_id="",
-                            passage=p.text,
-                            score=round(s, 4),
-                            start=p.start,
-                            end=p.end,
-                        )
-                    )
-    for ev in out:
-        for k, ps in ev.items():
-            ev[k] = sorted(ps, key=lambda p: (-p.score, p.start))[:PER_QUESTION]
+        key = (model, topic, qsig, r.title, text)
+        with _MEMO_LOCK:
+            hit = _MEMO.get(key)
+            if hit is not None:
+                _MEMO.move_to_end(key)
+        if hit is None:
+            hit = _document_evidence(vectors, questions, topic, r.title, text, drugs)
+            with _MEMO_LOCK:
+                _MEMO[key] = hit
+                while len(_MEMO) > MEMO_SIZE:
+                    _MEMO.popitem(last=False)
+        out[i] = {k: [p.model_copy() for p in ps] for k, ps in hit.items()}
     return out
+
+
+def _document_evidence(
+    vectors: Vectors,
+    questions: list[Question],
+    topic: str,
+    title_text: str,
+    text: str,
+    drugs: list[str],
+) -> dict[str, list[EvidencePassage]]:
+    """``question key → the document's best passages`` over the bar, ``PER_QUESTION`` each,
+    best first (source ids empty); {} when no passage qualifies."""
+    title = norm_key(title_text)
+    # a document whose title does not name the topic's drug counts only where the passage
+    # itself names it (an approval note on another drug is no evidence on this one)
+    named = not drugs or any(d in title_text.lower() for d in drugs)
+    spans = [
+        p
+        for p in judge.split_passages(text)
+        if not (title and norm_key(p.text).startswith(title))
+        and (named or any(d in p.text.lower() for d in drugs))
+    ]
+    if not spans:
+        return {}
+    scores = judge.score_passages(
+        questions, [p.text for p in spans], topic=topic, vectors=vectors, fixed=True
+    )
+    found: dict[str, list[EvidencePassage]] = {}
+    for qi, q in enumerate(questions):
+        for col, p in enumerate(spans):
+            s = float(scores[qi, col])
+            if s >= judge.EVIDENCE_MIN:
+                found.setdefault(q.key, []).append(
+                    EvidencePassage(
+                        question=q.key,
+                        source_id="",
+                        passage=p.text,
+                        score=round(s, 4),
+                        start=p.start,
+                        end=p.end,
+                    )
+                )
+    return {
+        k: sorted(ps, key=lambda p: (-p.score, p.start))[:PER_QUESTION] for k, ps in found.items()
+    }

@@ -174,13 +174,13 @@ def fill(
         chosen = reading_order(choose(vectors, counted[keys[i]], shares[i], taken))
         questions[i].units = [Unit(p.passage, p.source_id) for p in chosen]
     for plan, key in zip(questions, keys, strict=True):
-        mine = {norm_key(e.passage) for e in counted[key]}
+        own = {norm_key(e.passage) for e in counted[key]}
         shared = [
             (o.heading, u.source_id)
             for o in questions
             if o is not plan
             for u in o.units
-            if norm_key(u.text) in mine
+            if norm_key(u.text) in own
         ]
         plan.elsewhere = list(dict.fromkeys(h for h, _ in shared))
         plan.elsewhere_sources = list(dict.fromkeys(sid for _, sid in shared))
