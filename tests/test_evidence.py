@@ -7,7 +7,7 @@ import pytest
 from research.engines.extractive.vectors import Vectors
 from research.evidence import judge
 from research.evidence.passages import about_topic, result_evidence
-from research.models import EvidencePassage, SearchResult
+from research.models import EvidencePassage, Question, SearchResult
 from research.planning.syllabus import get_template
 from research.store.evidence import EvidenceStore, merge
 
@@ -120,3 +120,38 @@ def test_evidence_store_round_trips_through_redis(r):
         "A better finding.",
         "A finding.",
     ]
+
+
+CARDIO = "Trastuzumab cardiotoxicity in HER2-positive breast cancer"
+RISK = Question(
+    key="risk.cardiotoxicity",
+    label="Cardiotoxicity Risk Factors",
+    description="How often does cardiotoxicity occur with Trastuzumab, and which patients are at "
+    "higher risk?",
+    min_sources=3,
+)
+
+
+def test_a_focused_topic_counts_only_passages_that_name_its_focus(vectors):
+    """Real sentences of the shared corpus that a cardiotoxicity report once quoted under its
+    risk-factor question: a relapse hazard ratio and a DFS figure name no cardiac harm."""
+    relapse = (
+        "Random assignment to the trastuzumab arm was associated with a nonsignificant 14% "
+        "reduction in the risk of relapse (hazard ratio, 0.86; 95% CI, 0.61 to 1.22; P =.41)."
+    )
+    dfs = "DFS was significantly increased with trastuzumab added sequentially to paclitaxel."
+    risk_score = (
+        "A Cardiac Risk Score, calculated using patient age and baseline left ventricular "
+        "ejection fraction (LVEF) by multiple-gated acquisition scan, statistically correlates "
+        "with the risk of a CE."
+    )
+    heart = "Symptomatic heart failure occurred in 4% of the women given trastuzumab."
+    assert not judge.names_focus(relapse, CARDIO) and not judge.names_focus(dfs, CARDIO)
+    assert judge.names_focus(risk_score, CARDIO) and judge.names_focus(heart, CARDIO)
+    assert judge.names_focus(relapse, TOPIC)  # a topic without a focus asks nothing of it
+    scores = judge.score_passages([RISK], [relapse, dfs, risk_score], topic=CARDIO, vectors=vectors)
+    assert float(scores[0, 0]) < judge.EVIDENCE_MIN and float(scores[0, 1]) < judge.EVIDENCE_MIN
+    assert float(scores[0, 2]) >= judge.EVIDENCE_MIN
+    # the same relapse sentence on the unfocused topic keeps its score: the gate is the focus's
+    unfocused = judge.score_passages([RISK], [relapse], topic=TOPIC, vectors=vectors)
+    assert float(unfocused[0, 0]) > float(scores[0, 0])

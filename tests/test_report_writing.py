@@ -13,8 +13,16 @@ from research.engines.base import LeadQuestion
 from research.engines.extractive.text import ANAPHORA, split_sentences
 from research.engines.extractive.vectors import Vectors
 from research.engines.extractive.writing import names_subject, question_lead
-from research.models import Outline, OutlineSection, Question, ReportSection, SourceRecord, Syllabus
-from research.pipeline import evidence, sections
+from research.models import (
+    EvidencePassage,
+    Outline,
+    OutlineSection,
+    Question,
+    ReportSection,
+    SourceRecord,
+    Syllabus,
+)
+from research.pipeline import answers, evidence, sections
 from research.pipeline.reporter import dedupe_report
 from research.planning.syllabus import STORM_QUESTIONS
 from research.search.local import _truncate
@@ -229,3 +237,49 @@ def test_lead_prefers_a_finding_that_stands_alone(vectors):
     assert sims[0] > sims[1]  # by similarity alone the dangling sentence would lead
     assert ANAPHORA.search(regimen) and not ANAPHORA.search(tdm1)
     assert question_lead(vectors, TOPIC, [section], [q]) == tdm1
+
+
+def test_a_shared_passage_goes_to_the_question_with_nothing_else_to_quote(vectors):
+    """Two answered questions, one passage answering both: the question whose only evidence it
+    is quotes it; the other quotes its own, and neither section is left without text. When a
+    question's every passage is quoted by another question, its section says where."""
+    hf = Question(
+        key="cardiac.hf", label="Heart failure", description="Symptomatic CHF", min_sources=1
+    )
+    rec = Question(
+        key="cardiac.recovery", label="Recovery", description="Reversibility", min_sources=1
+    )
+    shared = "Heart failure resolved in most women after trastuzumab was stopped."
+    own = "Symptomatic heart failure occurred in 4% of the women given trastuzumab."
+
+    def ev(q: str, sid: str, text: str, score: float) -> EvidencePassage:
+        return EvidencePassage(question=q, source_id=sid, passage=text, score=score, start=0, end=1)
+
+    evidence = {
+        "src_1": [
+            ev("cardiac.hf", "src_1", shared, 0.9),
+            ev("cardiac.recovery", "src_1", shared, 0.8),
+        ],
+        "src_2": [ev("cardiac.hf", "src_2", own, 0.7)],
+    }
+    plans = [
+        sections.SectionPlan(heading="Heart failure", question=hf, sources=["src_1", "src_2"]),
+        sections.SectionPlan(heading="Recovery", question=rec, sources=["src_1"]),
+    ]
+    answers.fill(vectors, plans, evidence, {"cardiac.hf": 2, "cardiac.recovery": 1}, "standard")
+    assert [u.text for u in plans[1].units] == [shared]  # its only evidence
+    assert [u.text for u in plans[0].units] == [own]
+    assert all(p.status == "answered" for p in plans)
+
+    # one question's only passage is also the other's: the later one says where it is quoted
+    evidence = {"src_1": evidence["src_1"]}
+    plans = [
+        sections.SectionPlan(heading="Heart failure", question=hf, sources=["src_1"]),
+        sections.SectionPlan(heading="Recovery", question=rec, sources=["src_1"]),
+    ]
+    answers.fill(vectors, plans, evidence, {"cardiac.hf": 1, "cardiac.recovery": 1}, "standard")
+    empty = next(p for p in plans if not p.units)
+    assert empty.status == "answered" and empty.elsewhere and empty.elsewhere_sources == ["src_1"]
+    assert empty.question is not None
+    text = answers.quoted_under(empty.question, empty.elsewhere, empty.elsewhere_sources)
+    assert "is quoted under “" in text and text.endswith("[@src_1].")

@@ -26,7 +26,9 @@ that a sentence about the topic cannot pass for evidence just by naming it (cosi
 without any of the question's own words keeps only ``LEX_BASE`` of it; ``design`` is
 ``DESIGN_FACTOR`` for a sentence that describes how a study was run and reports no finding
 (``is_design``), else 1; a passage that names other medicines but not the topic's
-(``OTHER_DRUG_FACTOR``) keeps half, unless the question is about the competition. Words every
+(``OTHER_DRUG_FACTOR``) keeps half, unless the question is about the competition; on a focused
+topic ("Trastuzumab cardiotoxicity in …") a passage that never names the focus keeps
+``OFF_FOCUS_FACTOR`` (``names_focus``). Words every
 study report uses ("trial", "patients", "phase",
 "administration"…) are not question terms. The weights and ``EVIDENCE_MIN`` were chosen on the labelled set of
 ``bench/data/evidence_labels.jsonl`` (calibration half; the bench reports the test half).
@@ -152,6 +154,15 @@ _AIM = re.compile(
 # them is no evidence about the topic's drug, except for a question about the competition.
 _COMPARATIVE = re.compile(r"compet|landscape|alternativ|comparis|versus|combination|rival", re.I)
 OTHER_DRUG_FACTOR = 0.5
+OFF_FOCUS_FACTOR = 0.4  # what a passage keeps that never names a focused topic's focus
+# Words that name a focus without sharing its root: a sentence on "heart failure" or "LVEF"
+# speaks of cardiotoxicity. Keyed by the focus root (``focus_roots``).
+FOCUS_ALIASES: dict[str, tuple[str, ...]] = {
+    "cardi": ("heart", "lvef", "ejection fraction", "chf", "myocard"),
+    "hepat": ("liver",),
+    "nephr": ("kidney", "renal"),
+    "neuro": ("nerve", "neuropath"),
+}
 # Cues of the general template's questions: what their answers look like in any article.
 CUES: dict[str, re.Pattern[str]] = {
     "background.overview": re.compile(
@@ -218,6 +229,31 @@ def topic_stems(topic: str) -> frozenset[str]:
     if not focus:
         return frozenset(_stems(topic))
     return frozenset(_stems(f"{subject} {context}") - _stems(focus))
+
+
+@lru_cache(maxsize=256)
+def focus_roots(topic: str) -> tuple[str, ...]:
+    """The roots a passage must use to speak of a focused topic's focus: the first five letters
+    of each focus word's stem ("cardiotoxicity" → "cardi": cardiac, cardiovascular…), plus its
+    ``FOCUS_ALIASES``; () for a topic without a focus (``fitting.split_topic``)."""
+    _, focus, _ = split_topic(topic)
+    roots = [stem[:5] for stem in sorted(_stems(focus)) if len(stem) >= 4]
+    return tuple(dict.fromkeys([*roots, *(a for r in roots for a in FOCUS_ALIASES.get(r, ()))]))
+
+
+def names_focus(passage: str, topic: str) -> bool:
+    """True when ``passage`` speaks of the topic's focus (a word starting with one of its
+    ``focus_roots``, or one of their aliases), or when the topic has no focus. In a report on
+    "Trastuzumab cardiotoxicity…" a relapse hazard ratio answers no question, however close its
+    words come to "which patients are at higher risk"."""
+    roots = focus_roots(topic)
+    if not roots:
+        return True
+    low = passage.lower()
+    words = re.findall(r"[a-z0-9]+", low)
+    return any(w.startswith(r) for r in roots if " " not in r for w in words) or any(
+        r in low for r in roots if " " in r
+    )
 
 
 def facets(question: Question) -> list[str]:
@@ -296,6 +332,7 @@ def score_passages(
             for p in passages
         ]
     )
+    focused = np.array([1.0 if names_focus(p, topic) else OFF_FOCUS_FACTOR for p in passages])
     out = np.zeros((len(questions), len(passages)), dtype=np.float32)
     col = 0
     for i, (texts, terms) in enumerate(aspects):
@@ -317,7 +354,7 @@ def score_passages(
             OTHER_DRUG_FACTOR,
             1.0,
         )
-        out[i] = np.clip(sem * (base + (1 - base) * lex) * design * others, 0.0, 1.0)
+        out[i] = np.clip(sem * (base + (1 - base) * lex) * design * others * focused, 0.0, 1.0)
     return np.round(out, 4)
 
 

@@ -22,7 +22,7 @@ import numpy as np
 
 from research.engines.extractive.text import norm_key
 from research.engines.extractive.vectors import Vectors
-from research.evidence.judge import is_design
+from research.evidence.judge import is_design, names_focus
 from research.models import EvidencePassage, GapReport, Question, QuestionStop
 from research.pipeline.evidence import Unit
 from research.pipeline.sections import DUPLICATE_SIM, SectionPlan
@@ -148,9 +148,11 @@ def fill(
     evidence: dict[str, list[EvidencePassage]],
     counts: dict[str, int],
     depth: str,
+    topic: str = "",
 ) -> dict[str, list[EvidencePassage]]:
     """Give every question section its evidence and its status (module docstring), and drop
-    from the other sections what a question section quotes. Returns ``question key → every
+    from the other sections what a question section quotes, and, on a focused ``topic``, what
+    never names its focus (``judge.names_focus``). Returns ``question key → every
     passage that counts for it`` (for ``Report.questions``), best first."""
     questions = [p for p in plans if p.question is not None]
     others = [p for p in plans if p.question is None]
@@ -171,7 +173,9 @@ def fill(
     # goes to the one that has nothing else to quote
     scarce_first = sorted(range(len(questions)), key=lambda i: (len(counted[keys[i]]), i))
     for i in scarce_first:
-        chosen = reading_order(choose(vectors, counted[keys[i]], shares[i], taken))
+        # a study's aim or design counts for coverage but is quoted only when nothing else is
+        found = [e for e in counted[keys[i]] if not is_design(e.passage)] or counted[keys[i]]
+        chosen = reading_order(choose(vectors, found, shares[i], taken))
         questions[i].units = [Unit(p.passage, p.source_id) for p in chosen]
     for plan, key in zip(questions, keys, strict=True):
         own = {norm_key(e.passage) for e in counted[key]}
@@ -187,7 +191,11 @@ def fill(
     quoted = {norm_key(t) for t in taken}
     for plan in others:  # a study's design or aim is no finding in any section
         plan.units = [
-            u for u in plan.units if norm_key(u.text) not in quoted and not is_design(u.text)
+            u
+            for u in plan.units
+            if norm_key(u.text) not in quoted
+            and not is_design(u.text)
+            and names_focus(u.text, topic)  # a report on a focus quotes nothing off it
         ][:per_o]
     return counted
 

@@ -102,7 +102,7 @@ def write_report(
     sections.allocate(vectors, topic, plans, units)
     counts = ctx.collector.question_counts()
     counted = answers.fill(
-        vectors, plans, ctx.store.evidence(ctx.run_id).all(), counts, ctx.config.depth
+        vectors, plans, ctx.store.evidence(ctx.run_id).all(), counts, ctx.config.depth, topic
     )
     stops = answers.stops_by_key(ctx.store.get_doc(ctx.run_id, "gaps", GapReport))
     titles = {s.source_id: s.title for s in sources}
