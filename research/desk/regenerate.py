@@ -1,0 +1,361 @@
+"""Regenerating one report section with the analyst's instruction ("shorter", "only phase III
+trials", "focus on elderly patients"): ``propose`` computes the new text (nothing stored),
+``accept`` stores it as a new version (``research.desk.edit.save_edit``: citations checked),
+``regenerate`` does both (the CLI: it has no one to ask).
+
+Material: the run's evidence passages (``RunStore.evidence``, whole sentences of saved sources).
+A section that answers a syllabus question draws on that question's passages; any other section
+on the whole run's evidence. The instruction is an extra query: every passage is scored with the
+one evidence judgement (``research.evidence.judge.score_passages``) against the instruction and
+(for a section without a question) against its heading, and ranked by the mean of that and its
+score for the section. Only sources in the run's reference list (the report's, then those
+follow-ups added) are cited, by their numbers, so every ``[n]`` of the new text resolves.
+
+Engines (the run's own):
+* extractive (labelled): the best ``target_sentences`` passages, at most ``PER_SOURCE`` per
+  source, near-duplicates dropped, in reading order, each cited ``[n]``;
+* litellm: the ``regenerate_section`` step (its prompt file, accounted in the run's LLM usage
+  and budget) writes from the current text, the instruction and the best passages as snippets.
+  A run whose budget is spent gets the extractive text (no model is called).
+
+``research``: first one research-more turn through ``research ask --research``
+(``research.followup.ask.ask``): the follow-up is stored with the run like any other, and the
+sources its answer cites join the reference list properly, so the section may cite them.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from research.desk.edit import EditOutcome, find_part, part_names, save_edit
+from research.engines.base import RegenerateInput, Snippet
+from research.engines.extractive.text import ensure_period, overlap, split_sentences
+from research.engines.extractive.vectors import Vectors
+from research.engines.labels import OFFLINE_LABEL
+from research.engines.litellm.engine import LiteLLMEngine
+from research.errors import InputError
+from research.evidence.judge import score_passages
+from research.followup.ask import ask
+from research.followup.checks import check_askable
+from research.models import EvidencePassage, Question, Report, RunState, Syllabus
+from research.pipeline.answers import reading_order
+from research.store.followups import FollowupStore
+from research.store.runs import RunStore
+from research.store.versions import VersionStore
+
+MAX_INSTRUCTION_CHARS = 500
+PER_SOURCE = 2  # passages of one source in a regenerated section
+DUPLICATE = 0.6  # content-word Jaccard above which a passage repeats a chosen one
+SNIPPETS = 10  # passages shown to the litellm writer
+MIN_SENTENCES, MAX_SENTENCES = 2, 8
+SHORTER = re.compile(
+    r"\b(short\w*|brie\w*|concise\w*|condense\w*|summar\w*|trim\w*|tight\w*)\b", re.I
+)
+LONGER = re.compile(r"\b(long\w*|expand\w*|elaborat\w*|detail\w*|more)\b", re.I)
+Say = Callable[[str], None]
+_VECTORS = Vectors()  # one sentence-vector cache per process (thread-safe, bounded LRU)
+
+
+@dataclass
+class Candidate:
+    """A regenerated section, not yet stored: ``part`` (section index, 1 = first), its
+    ``heading``, the ``instruction``, the version it was made from (``base_version``), the
+    ``old_text`` and ``new_text`` (citations ``[n]`` into the run's references), the engine that
+    wrote it (``engine_label``; ``extractive``) and, with research-more, the follow-up that
+    researched (``followup_id``) and how many new sources it saved."""
+
+    run_id: str
+    part: int
+    heading: str
+    instruction: str
+    base_version: int
+    old_text: str
+    new_text: str
+    engine_label: str
+    extractive: bool
+    followup_id: str | None = None
+    sources_added: int = 0
+    cited: list[int] = field(default_factory=list)
+
+
+def validate_instruction(instruction: object) -> str:
+    """The instruction with whitespace collapsed.
+
+    Raises:
+        InputError (code ``invalid_instruction``): not text, empty, or over 500 characters.
+    """
+    if not isinstance(instruction, str) or not instruction.strip():
+        raise InputError(
+            'The instruction is empty: say how to rewrite the section ("shorter", "only phase '
+            'III trials", "focus on elderly patients").',
+            code="invalid_instruction",
+        )
+    text = " ".join(instruction.split())
+    if len(text) > MAX_INSTRUCTION_CHARS:
+        raise InputError(
+            f"The instruction is {len(text):,} characters; keep it under "
+            f"{MAX_INSTRUCTION_CHARS:,}.",
+            code="invalid_instruction",
+        )
+    return text
+
+
+def target_sentences(old_text: str, instruction: str) -> int:
+    """How many sentences the new text gets: as many as the old one has (2–8), half of that
+    for "shorter"/"brief"/"concise"…, two more for "longer"/"expand"/"more detail"…."""
+    n = min(MAX_SENTENCES, max(MIN_SENTENCES, len(split_sentences(old_text))))
+    if SHORTER.search(instruction):
+        return max(1, math.ceil(n / 2))
+    if LONGER.search(instruction):
+        return min(MAX_SENTENCES + 2, n + 2)
+    return n
+
+
+def section_question(store: RunStore, run_id: str, report: Report, heading: str) -> Question | None:
+    """The syllabus question the section ``heading`` answers (``Report.questions``), or None."""
+    key = next((q.key for q in report.questions if q.heading == heading), None)
+    syllabus = store.get_doc(run_id, "syllabus", Syllabus) if key else None
+    return next((q for q in syllabus.questions if q.key == key), None) if syllabus else None
+
+
+def rank(
+    store: RunStore,
+    state: RunState,
+    heading: str,
+    question: Question | None,
+    instruction: str,
+    numbers: dict[str, int],
+) -> list[EvidencePassage]:
+    """The run's evidence passages for the section (module doc), best first, with ``score``
+    set to the mean of the section score and the instruction score; only sources in
+    ``numbers`` (source id → reference number)."""
+    seen: set[tuple[str, str]] = set()
+    pool: list[EvidencePassage] = []
+    for sid, passages in store.evidence(state.run_id).all().items():
+        for p in passages:
+            if sid not in numbers or (question and p.question != question.key):
+                continue
+            if (sid, p.passage) not in seen:
+                seen.add((sid, p.passage))
+                pool.append(p)
+    if not pool:
+        return []
+    asked = Question(key="instruction", label=instruction, description="", min_sources=1)
+    queries = (
+        [asked]
+        if question
+        else [asked, Question(key="section", label=heading, description="", min_sources=1)]
+    )
+    scores = score_passages(queries, [p.passage for p in pool], topic=state.topic, vectors=_VECTORS)
+    out = []
+    for i, p in enumerate(pool):
+        on_section = p.score if question else float(scores[1, i])
+        out.append(p.model_copy(update={"score": round((on_section + float(scores[0, i])) / 2, 4)}))
+    return sorted(out, key=lambda p: (-p.score, p.source_id, p.start))
+
+
+def choose(ranked: list[EvidencePassage], n: int) -> list[EvidencePassage]:
+    """Up to ``n`` passages, best first, ≤ ``PER_SOURCE`` per source, no near-duplicates,
+    returned in reading order (``research.pipeline.answers.reading_order``)."""
+    chosen: list[EvidencePassage] = []
+    per: dict[str, int] = {}
+    for p in ranked:
+        if len(chosen) >= n:
+            break
+        if per.get(p.source_id, 0) >= PER_SOURCE:
+            continue
+        if any(overlap(p.passage, c.passage) >= DUPLICATE for c in chosen):
+            continue
+        chosen.append(p)
+        per[p.source_id] = per.get(p.source_id, 0) + 1
+    return reading_order(chosen)
+
+
+def propose(
+    store: RunStore,
+    run_id: str,
+    heading: str,
+    instruction: str,
+    *,
+    research: bool = False,
+    settings=None,
+    on_progress: Say | None = None,
+) -> Candidate:
+    """The section ``heading`` of the current version written again with ``instruction``
+    (module doc). Nothing of the report is stored; with ``research`` the research-more
+    follow-up is (as ``research ask --research``).
+
+    Raises:
+        InputError: ``invalid_instruction``; ``unknown_section`` (no such heading: the message
+            lists them); ``not_a_section`` (the lead); ``not_askable`` / ``report_not_ready`` /
+            ``no_evidence`` (``check_askable``); ``nothing_to_cite`` (no passage of a referenced
+            source for this section). RunNotFoundError.
+    """
+    say = on_progress or (lambda _msg: None)
+    instruction = validate_instruction(instruction)
+    state = check_askable(store, run_id)
+    versions = VersionStore(store)
+    current = versions.get(state.run_id)
+    if current is None:  # check_askable saw the report: only a concurrent deletion gets here
+        raise InputError(f"Run {state.run_id} has no report.", code="report_not_ready")
+    part = find_part(current.report, heading)
+    if part == 0:
+        raise InputError(
+            "The lead summarises the sections and cannot be regenerated; regenerate a section "
+            "or edit the lead. Sections: " + "; ".join(part_names(current.report)[1:]),
+            code="not_a_section",
+        )
+    section = current.report.sections[part - 1]
+    question = section_question(store, state.run_id, current.report, section.heading)
+    followup_id, added = None, 0
+    if research:
+        say("researching more first: one Analyst follow-up turn")
+        asked = f"{question.label if question else section.heading}: {instruction}"
+        f = ask(state.run_id, asked, research=True, store=store, settings=settings)
+        followup_id, added = f.id, f.sources_added
+    refs = FollowupStore(store).references(state.run_id, current.report)
+    numbers = {r.source_id: r.number for r in refs}
+    say("ranking the run's evidence by the instruction")
+    ranked = rank(store, state, section.heading, question, instruction, numbers)
+    n = target_sentences(section.text, instruction)
+    chosen = choose(ranked, n)
+    if not chosen:
+        raise InputError(
+            f"The run's evidence has no passage of a cited source for '{section.heading}'"
+            f"{' matching the instruction' if ranked else ''}; nothing was saved. Research more "
+            "first (--research) or try another instruction.",
+            code="nothing_to_cite",
+        )
+    text, label = _write(
+        store,
+        state,
+        section.heading,
+        section.text,
+        question,
+        instruction,
+        ranked,
+        chosen,
+        numbers,
+        n,
+        settings,
+        say,
+    )
+    return Candidate(
+        run_id=state.run_id,
+        part=part,
+        heading=section.heading,
+        instruction=instruction,
+        base_version=current.number,
+        old_text=section.text,
+        new_text=text,
+        engine_label=label,
+        extractive=label.startswith(OFFLINE_LABEL),
+        followup_id=followup_id,
+        sources_added=added,
+        cited=list(dict.fromkeys(int(x) for x in re.findall(r"\[(\d+)\]", text))),
+    )
+
+
+def _write(
+    store,
+    state,
+    heading,
+    old_text,
+    question,
+    instruction,
+    ranked,
+    chosen,
+    numbers,
+    n,
+    settings,
+    say,
+) -> tuple[str, str]:
+    """``(new text, engine label)``: the litellm step, or the extractive text (module doc)."""
+    extractive = " ".join(
+        f"{ensure_period(p.passage.strip())} [{numbers[p.source_id]}]" for p in chosen
+    )
+    if state.config.engine != "litellm":
+        return extractive, OFFLINE_LABEL
+    engine = LiteLLMEngine(state.config, state.run_id, store, settings)
+    spent = (
+        "reached during the run" if state.budget_exhausted else engine.session.budget.exhausted()
+    )
+    if spent:
+        return extractive, f"{OFFLINE_LABEL} (the run's LLM budget is spent: {spent})"
+    say("writing the section with the litellm engine")
+    by_source: dict[str, list[EvidencePassage]] = {}
+    for p in ranked[: SNIPPETS * PER_SOURCE]:
+        if len(by_source) < SNIPPETS or p.source_id in by_source:
+            by_source.setdefault(p.source_id, []).append(p)
+    titles = {s.source_id: s.title for s in store.collector(state.run_id).all_sources()}
+    snippets = [
+        Snippet(
+            n=numbers[sid],
+            source_id=sid,
+            title=titles.get(sid, ""),
+            text=" ".join(p.passage for p in sorted(ps, key=lambda p: p.start)[:PER_SOURCE]),
+        )
+        for sid, ps in by_source.items()
+    ]
+    out = engine.regenerate_section(
+        RegenerateInput(
+            topic=state.topic,
+            heading=heading,
+            text=old_text,
+            instruction=instruction,
+            snippets=snippets,
+            question=question,
+            max_sentences=min(12, n),
+        )
+    )
+    return out.text.strip() or extractive, engine.label
+
+
+def accept(store: RunStore, candidate: Candidate, *, author: str | None) -> EditOutcome:
+    """Store ``candidate`` as a new version (``save_edit``, note ``regenerate: <instruction>``).
+
+    Raises:
+        InputError: ``stale_candidate`` (the report got a new version since the candidate was
+            made from version ``base_version``: regenerate again); those of ``save_edit``
+            (``bad_citation``, ``unchanged`` …). Nothing is stored when it raises.
+    """
+    current = VersionStore(store).get(candidate.run_id)
+    if current is None or current.number != candidate.base_version:
+        now = current.number if current else 0
+        raise InputError(
+            f"The report is at version {now} now, not {candidate.base_version} that this text was "
+            "made from; regenerate again. Nothing was saved.",
+            code="stale_candidate",
+        )
+    note = f"regenerate: {candidate.instruction}"[:200]
+    return save_edit(
+        store, candidate.run_id, candidate.part, candidate.new_text, author=author, note=note
+    )
+
+
+def regenerate(
+    store: RunStore,
+    run_id: str,
+    heading: str,
+    instruction: str,
+    *,
+    research: bool = False,
+    author: str | None = None,
+    settings=None,
+    on_progress: Say | None = None,
+) -> tuple[Candidate, EditOutcome]:
+    """``propose`` then ``accept`` (the CLI: it stores the result, there is no one to ask).
+    Raises what those raise; nothing of the report is stored when it raises."""
+    candidate = propose(
+        store,
+        run_id,
+        heading,
+        instruction,
+        research=research,
+        settings=settings,
+        on_progress=on_progress,
+    )
+    return candidate, accept(store, candidate, author=author)
