@@ -6,6 +6,7 @@ counted in the run's LLM usage that the Cost page shows)."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -25,6 +26,7 @@ from tests.llm_fixtures import MODEL
 
 pytestmark = pytest.mark.timeout(1800)  # the session's finished run is built by the first test
 PHASE3 = "only phase III trials"
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def _main(capsys, *argv) -> tuple[int, dict, str]:
@@ -178,3 +180,33 @@ def test_litellm_regenerate_through_its_step_is_counted(llm_env, capsys, corpus_
     usage = usage_report(store, rid)
     assert usage["by_step"]["regenerate_section"]["calls"] == 1
     assert usage["llm_calls"] == calls_before + 1
+
+
+# ---------------------------------------------------------------------------------- dashboard
+def test_report_page_regenerate_shows_a_diff_then_accept_makes_a_version(env, store):
+    from streamlit.testing.v1 import AppTest  # noqa: PLC0415 - only this test renders a page
+
+    from research.jobs.regenerations import JOBS  # noqa: PLC0415 - the page's job table
+
+    rid = env.run_id
+    report = store.get_doc(rid, "report", Report)
+    heading = _answered_heading(report)
+    at = AppTest.from_file(str(ROOT / "app_pages" / "report.py"), default_timeout=90)
+    at.query_params["run"] = rid
+    at.run()
+    at.segmented_control(key=f"desk_mode_{rid}").set_value("Edit").run()
+    assert not at.exception, [e.value for e in at.exception]
+    at.selectbox(key=f"regen_section_{rid}").set_value(heading)
+    at.text_input(key=f"regen_instruction_{rid}").input(PHASE3)
+    next(b for b in at.button if b.label == "Regenerate").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    job = at.session_state[f"regen_job_{rid}"]
+    JOBS[job].result(timeout=300)  # the background job (this process's thread)
+    at.run()
+    assert any("Regenerated (not saved)" in str(h.proto.body) for h in at.get("html"))
+    assert VersionStore(store).count(rid) == 1  # nothing stored before Accept
+    next(b for b in at.button if b.label == "Accept as a new version").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    v = VersionStore(store).get(rid)
+    assert v.number == 2 and v.sections == [heading] and v.note == f"regenerate: {PHASE3}"
+    assert any("Saved as version 2" in str(s.value) for s in at.success)

@@ -44,7 +44,7 @@ from research.models import EvidencePassage, Question, Report, RunState, Syllabu
 from research.pipeline.answers import reading_order
 from research.store.followups import FollowupStore
 from research.store.runs import RunStore
-from research.store.versions import VersionStore
+from research.store.versions import ReportVersion, VersionStore
 
 MAX_INSTRUCTION_CHARS = 500
 PER_SOURCE = 2  # passages of one source in a regenerated section
@@ -174,6 +174,27 @@ def choose(ranked: list[EvidencePassage], n: int) -> list[EvidencePassage]:
     return reading_order(chosen)
 
 
+def check(
+    store: RunStore, run_id: str, heading: str, instruction: str
+) -> tuple[RunState, ReportVersion, int, str]:
+    """The cheap checks of a regeneration, before any model or search: ``(run, current
+    version, section's part index, instruction as used)``. Raises what ``propose`` raises for
+    bad input (all but ``nothing_to_cite``)."""
+    instruction = validate_instruction(instruction)
+    state = check_askable(store, run_id)
+    current = VersionStore(store).get(state.run_id)
+    if current is None:  # check_askable saw the report: only a concurrent deletion gets here
+        raise InputError(f"Run {state.run_id} has no report.", code="report_not_ready")
+    part = find_part(current.report, heading)
+    if part == 0:
+        raise InputError(
+            "The lead summarises the sections and cannot be regenerated; regenerate a section "
+            "or edit the lead. Sections: " + "; ".join(part_names(current.report)[1:]),
+            code="not_a_section",
+        )
+    return state, current, part, instruction
+
+
 def propose(
     store: RunStore,
     run_id: str,
@@ -195,19 +216,7 @@ def propose(
             source for this section). RunNotFoundError.
     """
     say = on_progress or (lambda _msg: None)
-    instruction = validate_instruction(instruction)
-    state = check_askable(store, run_id)
-    versions = VersionStore(store)
-    current = versions.get(state.run_id)
-    if current is None:  # check_askable saw the report: only a concurrent deletion gets here
-        raise InputError(f"Run {state.run_id} has no report.", code="report_not_ready")
-    part = find_part(current.report, heading)
-    if part == 0:
-        raise InputError(
-            "The lead summarises the sections and cannot be regenerated; regenerate a section "
-            "or edit the lead. Sections: " + "; ".join(part_names(current.report)[1:]),
-            code="not_a_section",
-        )
+    state, current, part, instruction = check(store, run_id, heading, instruction)
     section = current.report.sections[part - 1]
     question = section_question(store, state.run_id, current.report, section.heading)
     followup_id, added = None, 0
@@ -224,9 +233,8 @@ def propose(
     chosen = choose(ranked, n)
     if not chosen:
         raise InputError(
-            f"The run's evidence has no passage of a cited source for '{section.heading}'"
-            f"{' matching the instruction' if ranked else ''}; nothing was saved. Research more "
-            "first (--research) or try another instruction.",
+            f"The run's evidence has no passage of a referenced source for '{section.heading}'; "
+            "nothing was saved. Research more first (--research) to find some.",
             code="nothing_to_cite",
         )
     text, label = _write(
