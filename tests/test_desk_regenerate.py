@@ -180,6 +180,20 @@ def test_litellm_regenerate_through_its_step_is_counted(llm_env, capsys, corpus_
     usage = usage_report(store, rid)
     assert usage["by_step"]["regenerate_section"]["calls"] == 1
     assert usage["llm_calls"] == calls_before + 1
+    # research more first: one follow-up turn (stored as a follow-up), then the section again
+    code, out, err = _main(
+        capsys, "regenerate", rid, heading, "--instruction", PHASE3, "--research", "--json"
+    )
+    assert code == 0, err
+    assert out["version"] == 3 and out["changed"] == [heading] and out["followup"]
+    followups = FollowupStore(store).list(rid)
+    assert [f.id for f in followups] == [out["followup"]] and followups[0].researched
+    assert PHASE3 in followups[0].question
+    refs = FollowupStore(store).references(rid, report)  # the report's, then the follow-up's
+    v3 = VersionStore(store).get(rid)
+    _check_only(v2.report, v3.report, heading, len(refs))
+    assert set(out["citations"]) <= {r.number for r in refs}
+    assert usage_report(store, rid)["by_step"]["regenerate_section"]["calls"] == 2
 
 
 # ---------------------------------------------------------------------------------- dashboard
