@@ -14,6 +14,7 @@ import sys
 from typing import NoReturn
 
 from research.cli.common import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERRUPTED, _err
+from research.cli.desk import register as register_desk
 from research.cli.followup import register
 from research.errors import CorpusError, InputError, ResearchError, RunNotFoundError
 from research.models import (
@@ -253,6 +254,7 @@ def build_parser() -> _Parser:
     wrk.add_argument("--name", metavar="NAME", help="worker name (default: RQ's)")
 
     register(sub)
+    register_desk(sub)
     return p
 
 

@@ -16,6 +16,7 @@ from research import jobs
 from research.cli.common import EXIT_FAILED, EXIT_OK, _err, _print_json
 from research.cli.outcome import _print_outcome, _store, report_run_outcome
 from research.cli.progress import IndexBar
+from research.cli.regenerate import cmd_regenerate
 from research.cli.review import cmd_approve, cmd_plan
 from research.config import load_settings
 from research.engines.labels import offline_label
@@ -47,6 +48,7 @@ __all__ = [
     "cmd_ingest",
     "cmd_list",
     "cmd_plan",
+    "cmd_regenerate",
     "cmd_resume",
     "cmd_run",
     "cmd_show",

@@ -312,6 +312,19 @@ def _section(m: dict) -> dict:
     }
 
 
+def _regenerate(m: dict) -> dict:
+    """At most ``max_sentences`` of the snippets' first sentences, each cited, after a sentence
+    that names the instruction (so the new text always differs from the old)."""
+    k = int(m.get("max_sentences") or 3)
+    parts = [
+        f"{(_sentences(s.get('text', ''), 1) or [s.get('text', '')])[0].rstrip('.!?')} [{s['n']}]."
+        for s in m.get("snippets", [])[: max(1, k - 1)]
+        if s.get("text")
+    ]
+    lead = f"As instructed ({_words(m.get('instruction', ''), 8)}), the evidence shows:"
+    return {"text": " ".join([lead, *parts]) if parts else m.get("current_text", "")}
+
+
 def _lead(m: dict) -> dict:
     firsts = []
     for s in m.get("sections", [])[:3]:
@@ -348,6 +361,7 @@ HANDLERS = {
     "refine_outline": _outline,
     "write_section": _section,
     "write_lead": _lead,
+    "regenerate_section": _regenerate,
     "polish": _polish,
 }
 HANDLERS.update(COSTORM_HANDLERS)  # Co-STORM steps of the litellm engine (loopback_costorm.py)

@@ -224,6 +224,23 @@ class TextOutput(BaseModel):
     text: str
 
 
+class RegenerateInput(BaseModel):
+    """One report section to write again with the analyst's ``instruction`` ("shorter", "only
+    phase III trials"): its ``heading``, its current ``text`` (citations ``[n]`` into the run's
+    references), the syllabus ``question`` it answers (None for another outline section) and
+    ``snippets`` numbered by the run's reference numbers, best first — with the current text's
+    own citations, the only numbers the new text may cite. ``max_sentences``: the length the
+    instruction leaves the section (sentences)."""
+
+    topic: str
+    heading: str
+    text: str
+    instruction: str
+    snippets: list[Snippet]
+    question: Question | None = None
+    max_sentences: int = Field(default=6, ge=1, le=12)
+
+
 class LeadQuestion(BaseModel):
     """A syllabus question as the lead sees it: where it is answered and whether it is."""
 

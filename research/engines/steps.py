@@ -74,6 +74,13 @@ _DECLARED = [
         "write_section", "writer", b.SectionInput, b.TextOutput, key=lambda i: (i.section.heading,)
     ),
     StepSpec("write_lead", "writer", b.LeadInput, b.TextOutput),
+    StepSpec(
+        "regenerate_section",
+        "writer",
+        b.RegenerateInput,
+        b.TextOutput,
+        key=lambda i: (i.heading, digest(i.instruction + "|" + i.text)),
+    ),
     StepSpec("polish", "polish", b.PolishInput, b.TextOutput, key=lambda i: (digest(i.text),)),
     # ---------------------------------------------------------------- Co-STORM
     StepSpec("costorm_experts", "planner", cs.ExpertsInput, b.PersonaList, family="costorm"),

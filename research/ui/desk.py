@@ -1,6 +1,7 @@
 """The analyst's desk on the Report page: Edit (one part at a time, citations checked, saved as a
-new version), Versions (list, side-by-side diff, Restore) and Comments (per section or sentence,
-resolve/reopen). The read-only share view only ever calls :func:`comments_readonly`.
+new version; or a section regenerated with an instruction, ``research.ui.regenerate``), Versions
+(list, side-by-side diff, Restore) and Comments (per section or sentence, resolve/reopen). The
+read-only share view only ever calls :func:`comments_readonly`.
 
 Which version the page shows comes from ``?version=N`` (default: the current one).
 """
@@ -20,6 +21,7 @@ from research.store.comments import Comment, CommentStore
 from research.store.runs import RunStore
 from research.store.versions import ReportVersion, VersionStore
 from research.ui.citations import plain
+from research.ui.regenerate import render_regenerate
 
 MODES = ("Read", "Edit", "Versions", "Comments")
 _SAVED_KEY = "desk_saved"
@@ -141,6 +143,8 @@ def render_editor(store: RunStore, state: RunState) -> None:
         before, after = versions.get(state.run_id, number - 1), versions.get(state.run_id, number)
         if number > 1 and before is not None and after is not None:
             render_diff(before, after)
+    st.divider()
+    render_regenerate(store, state, current_author(), _SAVED_KEY)
 
 
 # ---------------------------------------------------------------------------------- versions

@@ -44,6 +44,7 @@ from research.engines.base import (
     QueryInput,
     QueryList,
     RefineInput,
+    RegenerateInput,
     RelatedInput,
     SectionInput,
     SurveyInput,
@@ -548,6 +549,23 @@ class LiteLLMEngine:
             reply=cited_only(valid),
         )
 
+    def regenerate_section(self, inp: RegenerateInput) -> TextOutput:
+        """A section written again with the analyst's instruction (``material.regenerate``),
+        citing only the snippets' run reference numbers and those its current text cites (a
+        reply citing others is re-asked once, ``cited_only``). Not a pipeline step (the
+        analyst's desk calls it, ``research.desk.regenerate``), so no ``Engine`` protocol
+        method; when the model cannot answer, the snippets themselves, best first, are the
+        section (``snippet_text``)."""
+        valid = {s.n for s in inp.snippets} | {int(n) for n in CITE_RE.findall(inp.text)}
+        return self._run(
+            "regenerate_section",
+            mat.regenerate(inp),
+            lambda: TextOutput(text=snippet_text(inp)),
+            lambda t: TextOutput(text=_keep_cites(t.text, valid)),
+            inp=inp,
+            reply=cited_only(valid),
+        )
+
     def write_lead(self, inp: LeadInput) -> TextOutput:
         """Lead: the key finding per answered syllabus question with its citations, and the
         questions the evidence leaves open (``material.lead``); only citation numbers present in
@@ -604,6 +622,16 @@ def _outline(o: Outline) -> Outline:
     if not sections:
         raise InvalidOutput("outline: no sections")
     return Outline(sections=sections[:10])
+
+
+def snippet_text(inp: RegenerateInput) -> str:
+    """The first ``max_sentences`` snippets, best first, each cited ``[n]``: the extractive
+    form of a regenerated section (and its fallback when the model cannot answer)."""
+    parts = []
+    for s in inp.snippets[: inp.max_sentences]:
+        text = s.text.strip()
+        parts.append(f"{text if text[-1:] in '.!?' else text + '.'} [{s.n}]")
+    return " ".join(parts)
 
 
 def engine_label(models: dict[str, str]) -> str:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import re
 
-from research.citations import CITES_WS_RE
+from research.citations import CITES_WS_RE, LOCAL_RE
 from research.engines.base import (
     AnswerAssignInput,
     AnswerInput,
@@ -21,6 +21,7 @@ from research.engines.base import (
     LeadInput,
     PersonaInput,
     RefineInput,
+    RegenerateInput,
     SectionInput,
 )
 from research.models import ArtifactRecord, SearchResult, Syllabus
@@ -48,6 +49,7 @@ FACT_CHARS = 90  # per fact in the analysis prompt (word-bounded)
 MAX_FACTS = 40  # facts in the analysis prompt
 SECTION_SNIPPET_CHARS = 450  # per snippet in a section-writing prompt
 LEAD_SECTION_CHARS = 500  # per answered section in the lead prompt (word-bounded)
+REGEN_TEXT_CHARS = 4000  # the section's current text in the regenerate prompt (word-bounded)
 _CITES = CITES_WS_RE
 
 
@@ -231,6 +233,32 @@ def section(inp: SectionInput) -> dict:
             for s in inp.snippets
         ],
         "allowed_citations": [s.n for s in inp.snippets],
+    }
+
+
+def regenerate(inp: RegenerateInput) -> dict:
+    """Regenerate-section material: the heading, the syllabus question (``null`` without one),
+    the analyst's instruction, the current text (≤ ``REGEN_TEXT_CHARS``, word-bounded) and
+    the snippets numbered by the run's reference numbers (title ≤ ``RELATED_TITLE_CHARS``,
+    text ≤ ``SECTION_SNIPPET_CHARS``); only the allowed numbers may be cited."""
+    q = inp.question
+    allowed = sorted({s.n for s in inp.snippets} | {int(n) for n in LOCAL_RE.findall(inp.text)})
+    return {
+        "topic": inp.topic,
+        "heading": inp.heading,
+        "question": {"key": q.key, "label": q.label, "description": q.description} if q else None,
+        "instruction": inp.instruction,
+        "max_sentences": inp.max_sentences,
+        "current_text": clip(inp.text, REGEN_TEXT_CHARS),
+        "snippets": [
+            {
+                "n": s.n,
+                "title": clip(s.title, RELATED_TITLE_CHARS),
+                "text": s.text[:SECTION_SNIPPET_CHARS],
+            }
+            for s in inp.snippets
+        ],
+        "allowed_citations": allowed,
     }
 
 
