@@ -25,10 +25,10 @@ sources its answer cites join the reference list properly, so the section may ci
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from research.citations import LOCAL_RE
 from research.desk.edit import EditOutcome, find_part, part_names, save_edit
 from research.desk.material import PER_SOURCE, choose, rank, section_question, target_sentences
 from research.engines.base import RegenerateInput, Snippet
@@ -181,7 +181,7 @@ def propose(
         extractive=label.startswith(OFFLINE_LABEL),
         followup_id=followup_id,
         sources_added=added,
-        cited=list(dict.fromkeys(int(x) for x in re.findall(r"\[(\d+)\]", text))),
+        cited=list(dict.fromkeys(int(x) for x in LOCAL_RE.findall(text))),
     )
 
 
