@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 import research.cli.commands as cli
+from research.citations import cited_spans
 from research.desk.edit import cited_numbers
 from research.desk.regenerate import propose, target_sentences
 from research.engines.extractive.text import split_sentences
@@ -88,10 +89,11 @@ def test_extractive_regenerate_stores_a_new_version_of_that_section(env, store, 
     by_number = {r.number: r.source_id for r in report.references}
     evidence = store.evidence(rid).all()
     text = next(s.text for s in v2.report.sections if s.heading == heading)
-    for sentence in text.split("] "):
-        body, _, n = sentence.rstrip("]").rpartition(" [")
-        passages = {p.passage.rstrip(".") for p in evidence[by_number[int(n)]]}
-        assert body.rstrip(".") in passages, sentence
+    spans = cited_spans(text)
+    assert spans
+    for body, numbers in spans:
+        passages = {p.passage.rstrip(".") for n in numbers for p in evidence[by_number[n]]}
+        assert body.rstrip(".") in passages, body
 
 
 def test_shorter_halves_the_section_and_nothing_is_stored(env, store):

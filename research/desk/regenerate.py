@@ -201,7 +201,7 @@ def _write(
 ) -> tuple[str, str]:
     """``(new text, engine label)``: the litellm step, or the extractive text (module doc)."""
     extractive = " ".join(
-        f"{ensure_period(p.passage.strip())} [{numbers[p.source_id]}]" for p in chosen
+        f"{ensure_period(p.passage.strip())}[{numbers[p.source_id]}]" for p in chosen
     )
     if state.config.engine != "litellm":
         return extractive, OFFLINE_LABEL
