@@ -213,6 +213,18 @@ def finished_run(tmp_path_factory, finished_corpus):
     server.stop()
 
 
+@pytest.fixture(scope="module")
+def finished_env(finished_run):
+    """Settings pointed at the finished run's Redis and data dir for one module (no model:
+    ``RESEARCH_LLM_MODEL`` unset); yields the ``FinishedRun``."""
+    mp = pytest.MonkeyPatch()
+    for k, v in finished_run.env().items():
+        mp.setenv(k, v)
+    mp.delenv("RESEARCH_LLM_MODEL", raising=False)
+    yield finished_run
+    mp.undo()
+
+
 def _build_finished_run(build: Path, corpus: Path) -> None:
     """Run ``FINISHED_TOPIC`` into ``build/redis`` + ``build/data`` and store its citation audit
     (computed once here instead of by each worker's first report render, snapshot and page test;

@@ -33,14 +33,9 @@ LVEF = "Which trials monitored left ventricular ejection fraction?"
 
 
 @pytest.fixture(scope="module")
-def env(finished_run):
-    """Point settings at the finished run's Redis + data dir for this module."""
-    mp = pytest.MonkeyPatch()
-    for k, v in finished_run.env().items():
-        mp.setenv(k, v)
-    mp.delenv("RESEARCH_LLM_MODEL", raising=False)
-    yield finished_run
-    mp.undo()
+def env(finished_env):
+    """The finished run, with settings pointed at its Redis and data dir for this module."""
+    return finished_env
 
 
 @pytest.fixture(scope="module")
