@@ -15,7 +15,9 @@ import streamlit as st
 from research.config import load_settings
 from research.engines.labels import OFFLINE_LABEL
 from research.search.local import start_background_build
+from research.store.connection import set_role
 from research.ui.citations import code, plain
+from research.ui.health import redis_health
 from research.ui.nav import PAGES, RUN_PAGES
 from research.ui.resume import resume_on_start
 
@@ -46,6 +48,8 @@ if _auth_configured() and not _logged_in():
     st.stop()
 
 
+# Before anything touches Redis: the dashboard's lease keeps the embedded server up while it runs.
+set_role("dashboard")
 resume_on_start()  # thread backend: this process is the worker (logged and retried on failure)
 
 
@@ -82,7 +86,7 @@ settings = load_settings().public()  # data dir, redis mode, corpus, model name:
 engine = f"litellm · {settings['llm_model']}" if settings["llm_model"] else OFFLINE_LABEL
 with st.sidebar:
     st.caption(
-        f"**Default engine:** {plain(engine)}  \n**Redis:** {settings['redis']}  \n"
+        f"**Default engine:** {plain(engine)}  \n{redis_health()}  \n"
         f"**Data dir:** {code(settings['data_dir'])}"
     )
     if _auth_configured() and _logged_in():

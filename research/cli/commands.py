@@ -253,6 +253,28 @@ def build_parser() -> _Parser:
     )
     wrk.add_argument("--name", metavar="NAME", help="worker name (default: RQ's)")
 
+    srv = sub.add_parser(
+        "server",
+        help="the data dir's embedded Redis: who uses it (status) or stop it (stop)",
+        description="The embedded redis-server of RESEARCH_DATA_DIR. A `research` command stops "
+        "it when it ends unless another process (the dashboard, a worker) uses it; these show "
+        "and stop it by hand.",
+    )
+    srv_sub = srv.add_subparsers(
+        dest="server_command", required=True, metavar="ACTION", parser_class=_Parser
+    )
+    srv_status = srv_sub.add_parser(
+        "status", help="the embedded server: socket, pid, running or not, who uses it"
+    )
+    srv_status.add_argument("--json", action="store_true", help="print one JSON object")
+    srv_stop = srv_sub.add_parser(
+        "stop", help="stop it (refused with exit 2 while a dashboard, worker or run uses it)"
+    )
+    srv_stop.add_argument(
+        "--force", action="store_true", help="stop it even while other processes use it"
+    )
+    srv_stop.add_argument("--json", action="store_true", help="print one JSON object")
+
     register(sub)
     register_desk(sub)
     return p

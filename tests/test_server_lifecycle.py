@@ -1,0 +1,156 @@
+"""The embedded redis-server's lifecycle across processes (real CLI subprocesses, real servers).
+
+A ``research`` command stops the embedded server of its data dir when it ends, unless another
+process (the dashboard, a worker) holds it; ``research server status|stop`` shows and stops it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import psutil
+
+from research.store.server import socket_path
+
+REPO = Path(__file__).resolve().parents[1]
+
+# What the dashboard does (streamlit_app.py: set_role, then research.ui.health on every page
+# load): one health line per line read from stdin; exits (and leaves the server) at EOF.
+_HOLDER = """
+import sys
+from research.store.connection import set_role
+from research.ui.health import redis_health
+set_role("dashboard")
+print(redis_health(), flush=True)
+for _ in sys.stdin:
+    print(redis_health(), flush=True)
+"""
+
+
+def _env(data_dir: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "RESEARCH_LLM_MODEL")}
+    env.update(
+        RESEARCH_DATA_DIR=str(data_dir),
+        PYTHONPATH=os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")]).rstrip(os.pathsep),
+        HF_HUB_OFFLINE="1",
+        TRANSFORMERS_OFFLINE="1",
+        LITELLM_LOCAL_MODEL_COST_MAP="True",
+        TOKENIZERS_PARALLELISM="false",
+        RESEARCH_PREINDEX="0",
+    )
+    return env
+
+
+def _research(data_dir: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "research.cli", *args],
+        env=_env(data_dir),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def _servers(data_dirs: list[Path]) -> list[psutil.Process]:
+    """Live redis-server processes whose socket belongs to one of ``data_dirs``."""
+    marks = {str(d) for d in data_dirs} | {str(socket_path(d / "redis")) for d in data_dirs}
+    found = []
+    for proc in psutil.process_iter(["name", "cmdline", "status"]):
+        try:
+            cmd = " ".join(proc.info["cmdline"] or [])
+            if "redis-server" not in (proc.info["name"] or "") + cmd:
+                continue
+            if proc.info["status"] == psutil.STATUS_ZOMBIE:
+                continue
+            if any(m in cmd for m in marks):
+                found.append(proc)
+        except (psutil.NoSuchProcess, psutil.AccessDenied):
+            continue
+    return found
+
+
+def test_ten_commands_leave_no_server(tmp_path):
+    """Ten commands, each on its own data dir (five at a time), leave no redis-server behind."""
+    dirs = [tmp_path / f"d{i}" for i in range(10)]
+    for batch in (dirs[:5], dirs[5:]):
+        procs = [
+            subprocess.Popen(
+                [sys.executable, "-m", "research.cli", "list", "--json"],
+                env=_env(d),
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            for d in batch
+        ]
+        for p in procs:
+            out, err = p.communicate(timeout=120)
+            assert p.returncode == 0, err
+            assert json.loads(out) == []
+    for d in dirs:
+        assert (d / "redis" / "appendonlydir").is_dir(), "the command did use an embedded server"
+        assert list((d / "redis" / "users").glob("*.json")) == []  # leases removed at exit
+    assert _servers(dirs) == []
+
+
+def test_dashboard_keeps_its_server_and_stop_refuses(tmp_path):
+    """A command ending while the dashboard holds the server leaves it up; ``server stop``
+    refuses (exit 2) until ``--force``; the dashboard starts it again on its next page load and
+    stops it when it exits."""
+    data = tmp_path / "data"
+    holder = subprocess.Popen(
+        [sys.executable, "-c", _HOLDER],
+        env=_env(data),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdin is not None
+        line = holder.stdout.readline()
+        assert "kept running by this dashboard" in line, holder.stderr and holder.stderr.read()
+        [server] = _servers([data])
+        assert f"pid {server.pid}" in line
+
+        listed = _research(data, "list", "--json")
+        assert listed.returncode == 0, listed.stderr
+        assert server.is_running() and _servers([data]) == [server]
+
+        status = _research(data, "server", "status", "--json")
+        assert status.returncode == 0, status.stderr
+        [entry] = json.loads(status.stdout)["servers"]
+        assert entry["running"] and entry["pid"] == server.pid
+        assert [(u["role"], u["pid"]) for u in entry["users"]] == [("dashboard", holder.pid)]
+        text = _research(data, "server", "status")
+        assert f"dashboard (pid {holder.pid})" in text.stdout
+
+        refused = _research(data, "server", "stop")
+        assert refused.returncode == 2
+        assert "error [server_in_use]" in refused.stderr and "--force" in refused.stderr
+        assert server.is_running()
+
+        forced = _research(data, "server", "stop", "--force", "--json")
+        assert forced.returncode == 0, forced.stderr
+        assert json.loads(forced.stdout)["stopped"] is True
+        assert _servers([data]) == []
+        [after] = json.loads(_research(data, "server", "status", "--json").stdout)["servers"]
+        assert after["running"] is False
+
+        holder.stdin.write("page load\n")
+        holder.stdin.flush()
+        again = holder.stdout.readline()
+        assert "kept running by this dashboard" in again
+        assert len(_servers([data])) == 1
+    finally:
+        if holder.stdin is not None:
+            holder.stdin.close()  # EOF: the holder exits
+        holder.wait(timeout=60)
+    assert holder.returncode == 0
+    assert _servers([data]) == []  # the dashboard, last out, stopped its server
+    gone = _research(data, "server", "stop")
+    assert gone.returncode == 0 and "No embedded Redis is running" in gone.stdout
