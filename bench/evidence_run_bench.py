@@ -23,7 +23,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from bench.common import Figure
+from bench.common import Figure, scoped_env
 
 ITEM = 20
 DRUG = "Trastuzumab in HER2-positive breast cancer"
@@ -34,13 +34,12 @@ _REPO = Path(__file__).resolve().parents[1]
 def one_run(corpus: Path, topic: str, template: str, **options) -> dict:
     """Run ``topic`` on a private Redis; returns the checks, the quality measure and the
     markdown (``{topic, status, run_id, wall_s, checks, measure, markdown}``)."""
-    from bench.quality_bench import _env  # noqa: PLC0415 - bench helpers, imported per item
     from bench.redis_env import private_redis  # noqa: PLC0415 - bench modules load what their item needs, when it runs
 
     index_dir = os.environ.get("RESEARCH_INDEX_DIR") or str(_REPO / ".cache" / "bench" / "indexes")
     with (
         private_redis() as (url, d),
-        _env(RESEARCH_DATA_DIR=str(d / "data"), REDIS_URL=url, RESEARCH_INDEX_DIR=index_dir),
+        scoped_env(RESEARCH_DATA_DIR=str(d / "data"), REDIS_URL=url, RESEARCH_INDEX_DIR=index_dir),
     ):
         from research.devtools.evidence_checks import evidence_checks  # noqa: PLC0415 - bench modules load what their item needs, when it runs
         from research.devtools.report_quality import measure  # noqa: PLC0415 - bench modules load what their item needs, when it runs
@@ -81,7 +80,13 @@ def _figs(label: str, row: dict) -> list[Figure]:
         ]
     c, m = row["checks"], row["measure"]
     return [
-        Figure(ITEM, f"evidence.{label}.agree_all", float(c["agree_all"]), target=">= 1"),
+        Figure(
+            ITEM,
+            f"evidence.{label}.agree_all",
+            float(c["agree_all"]),
+            target=">= 1",
+            target_on="value",
+        ),
         Figure(
             ITEM,
             f"evidence.{label}.sources_without_evidence",
