@@ -18,6 +18,7 @@ import ast
 import functools
 import sys
 import threading
+from typing import Any
 
 _LOCK = threading.RLock()  # re-entrant: a finaliser run by the GC may itself parse
 
@@ -40,7 +41,7 @@ def serialise_ast_parse() -> bool:
     original = ast.parse
 
     @functools.wraps(original)
-    def parse(*args, **kwargs):
+    def parse(*args: Any, **kwargs: Any) -> Any:
         with _LOCK:
             return original(*args, **kwargs)
 

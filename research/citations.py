@@ -27,7 +27,7 @@ CITED_SPAN_RE = re.compile(r"(.+?)((?:\s*\[\d{1,4}\])+)", re.S)
 def local_to_draft(text: str, mapping: dict[int, str]) -> str:
     """Replace local ``[n]`` by ``[@source_id]``; markers with no mapping are dropped."""
 
-    def sub(m: re.Match) -> str:
+    def sub(m: re.Match[str]) -> str:
         sid = mapping.get(int(m.group(1)))
         return f"[@{sid}]" if sid else ""
 
@@ -58,7 +58,7 @@ def renumber(texts: list[str], valid: set[str]) -> tuple[list[str], list[str]]:
     order: list[str] = []
     index: dict[str, int] = {}
 
-    def sub(m: re.Match) -> str:
+    def sub(m: re.Match[str]) -> str:
         sid = m.group(1)
         if sid not in valid:
             return ""

@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 import tomllib
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
 from pydantic.fields import FieldInfo
@@ -26,13 +26,16 @@ from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, Settings
 
 from research.errors import InputError
 
+if TYPE_CHECKING:
+    from pydantic import ValidationInfo, ValidatorFunctionWrapHandler
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SHARED_CORPUS = REPO_ROOT.parent / "shared" / "data" / "corpus" / "docs.jsonl"
 SECRETS_FILE = REPO_ROOT / ".streamlit" / "secrets.toml"
 _secrets_cache: dict[str, Any] = {"mtime": None, "data": {}}
 
 
-def _secrets() -> dict:
+def _secrets() -> dict[str, Any]:
     """``.streamlit/secrets.toml`` as a dict ({} when absent or unreadable); re-parsed only when
     the file's mtime changes."""
     try:
@@ -45,7 +48,7 @@ def _secrets() -> dict:
         except (OSError, tomllib.TOMLDecodeError):
             data = {}
         _secrets_cache.update(mtime=mtime, data=data)
-    return _secrets_cache["data"]
+    return cast(dict[str, Any], _secrets_cache["data"])
 
 
 def env_value(name: str, default: str | None = None) -> str | None:
@@ -205,8 +208,13 @@ class Settings(BaseSettings):
 
     @classmethod
     def settings_customise_sources(
-        cls, settings_cls, init_settings, env_settings, dotenv_settings, file_secret_settings
-    ):
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
         """Priority: explicit arguments, environment, ``.streamlit/secrets.toml``, defaults."""
         return init_settings, env_settings, _SecretsToml(settings_cls)
 
@@ -217,11 +225,14 @@ class Settings(BaseSettings):
 
     @field_validator(*_LENIENT, mode="wrap")
     @classmethod
-    def _lenient(cls, value, handler, info):
+    def _lenient(
+        cls, value: Any, handler: ValidatorFunctionWrapHandler, info: ValidationInfo
+    ) -> Any:
         try:
             return handler(value.strip().lower() if isinstance(value, str) else value)
         except ValidationError:
-            return cls.model_fields[info.field_name].default
+            # a field validator's info always names its field
+            return cls.model_fields[cast(str, info.field_name)].default
 
     @property
     def default_corpus(self) -> Path:
@@ -252,7 +263,7 @@ class Settings(BaseSettings):
             return "replay", self.llm_replay
         return ("record", self.llm_record) if self.llm_record else None
 
-    def public(self) -> dict:
+    def public(self) -> dict[str, str | None]:
         """Settings safe to show or store (no secrets)."""
         return {
             "data_dir": str(self.data_dir),
@@ -273,7 +284,7 @@ def _variables() -> tuple[str, ...]:
 
 
 _VARIABLES = _variables()
-_built: dict[tuple, Settings] = {}
+_built: dict[tuple[object, ...], Settings] = {}
 
 
 def load_settings() -> Settings:

@@ -110,10 +110,10 @@ class EventSpec:
     function of the payload dict returning the line."""
 
     model: type[BaseModel]
-    line: str | Callable[[dict], str]
+    line: str | Callable[[dict[str, Any]], str]
 
 
-def _event(name: str, line: str | Callable[[dict], str], **fields: Any) -> EventSpec:
+def _event(name: str, line: str | Callable[[dict[str, Any]], str], **fields: Any) -> EventSpec:
     defs: dict[str, Any] = {
         f: ((t.type_ | None, None) if isinstance(t, Opt) else (t, ...)) for f, t in fields.items()
     }
@@ -123,18 +123,18 @@ def _event(name: str, line: str | Callable[[dict], str], **fields: Any) -> Event
     return EventSpec(model=model, line=line)
 
 
-def _status_line(d: dict) -> str:
+def _status_line(d: dict[str, Any]) -> str:
     extra = f" — {d['error']}" if d.get("error") else ""
     return f"status → {d.get('status', '?')}{extra}"
 
 
-def _tool_line(d: dict) -> str:
+def _tool_line(d: dict[str, Any]) -> str:
     useful = "useful" if d.get("is_useful") else "not useful"
     return f"{d.get('tool', '?')} (step {d.get('step', '?')}) → {d.get('file', '')} [{useful}]"
 
 
 _CHANGES = dict[str, Any]  # plan.edited parts: {"added": [...], "removed": [...], "changed": [...]}
-_SPECS: list[tuple[str, str | Callable[[dict], str], dict[str, Any]]] = [
+_SPECS: list[tuple[str, str | Callable[[dict[str, Any]], str], dict[str, Any]]] = [
     # run lifecycle
     ("run.created", "run created: {topic}", dict(topic=str, mode=str)),
     (
@@ -372,7 +372,7 @@ if set(EVENTS) != set(EVENT_TYPES) or len(EVENTS) != len(_SPECS):
     )
 
 
-def check_event(type_: str, data: dict) -> None:
+def check_event(type_: str, data: dict[str, Any]) -> None:
     """Raise :class:`InvariantError` unless ``type_`` is a declared event and ``data`` its
     payload: every required field present, no undeclared field, values of the declared types.
 
@@ -402,7 +402,7 @@ def check_event(type_: str, data: dict) -> None:
         ) from None
 
 
-class _Fields(dict):
+class _Fields(dict[str, Any]):
     """Payload for ``str.format_map``: lists read as ``a, b``, a missing field reads as ``?``."""
 
     def __missing__(self, key: str) -> str:
@@ -413,7 +413,7 @@ class _Fields(dict):
         return ", ".join(map(str, v)) if isinstance(v, (list, tuple)) else v
 
 
-def event_line(type_: str, data: dict) -> str | None:
+def event_line(type_: str, data: dict[str, Any]) -> str | None:
     """The human line of a declared event (unclipped plain text), or None for an undeclared type
     (an event of an older version, say)."""
     spec = EVENTS.get(type_)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 import time
-from typing import Final, Literal, get_args
+from typing import Any, Final, Literal, get_args
 
 from pydantic import BaseModel, Field
 
@@ -99,7 +99,7 @@ class SearchResult(BaseModel):
     score: float = 0.0
     backend: str = "local"
     query: str = ""
-    found_by: list[dict] = Field(
+    found_by: list[dict[Any, Any]] = Field(
         default_factory=list, description="[{backend, query}] that returned it"
     )
 
@@ -554,7 +554,7 @@ class Event(BaseModel):
     id: str = ""
     ts: float = Field(default_factory=now)
     type: str
-    data: dict = Field(default_factory=dict)
+    data: dict[Any, Any] = Field(default_factory=dict)
 
 
 class Usage(BaseModel):

@@ -18,6 +18,7 @@ import threading
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
+from typing import TYPE_CHECKING, cast
 
 from research import artifacts
 from research import models as m
@@ -39,6 +40,9 @@ from research.store.comments import CommentStore
 from research.store.followups import FollowupStore
 from research.store.runs import RunStore
 from research.store.versions import VersionStore
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
 
 log = logging.getLogger(__name__)
 MAX_CONCURRENT_RUNS = 8
@@ -449,7 +453,8 @@ def run_snapshot(run_id: str, *, version: int | None = None) -> dict:
     versions = VersionStore(store)
     shown = versions.get(run_id, version)
     docs = {
-        name: store.get_doc(run_id, name, model)
+        # mypy joins the model classes to their metaclass; each one is a BaseModel subclass
+        name: store.get_doc(run_id, name, cast("type[BaseModel]", model))
         for name, model in [
             ("plan", m.Plan),
             ("syllabus", m.Syllabus),

@@ -15,10 +15,14 @@ import json
 import threading
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from research.llm.client import CallResult
 from research.llm.models import cost_usd
 from research.llm.steps import StepSpec
+
+if TYPE_CHECKING:
+    from research.store.runs import RunStore
 
 
 class Accountant:
@@ -28,7 +32,10 @@ class Accountant:
     budget holds across resumes and follow-ups)."""
 
     def __init__(
-        self, run_id: str | None = None, store=None, artifacts_root: Path | None = None
+        self,
+        run_id: str | None = None,
+        store: RunStore | None = None,
+        artifacts_root: Path | None = None,
     ) -> None:
         self.run_id, self.store = run_id, store
         self.log_path = (
@@ -72,7 +79,7 @@ class Accountant:
         spec: StepSpec,
         *,
         model: str,
-        messages: list[dict],
+        messages: list[dict[str, Any]],
         result: CallResult | None,
         retries: int = 0,
         tool_tokens: int = 0,

@@ -8,6 +8,12 @@ run writes its report and ends ``complete`` with ``RunState.budget_exhausted = T
 from __future__ import annotations
 
 import threading
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from research.llm.accounting import Accountant
 
 
 class Budget:
@@ -15,10 +21,10 @@ class Budget:
 
     def __init__(
         self,
-        accountant,
+        accountant: Accountant,
         budget_usd: float | None = None,
         budget_tokens: int | None = None,
-        on_exhausted=None,
+        on_exhausted: Callable[[str], object] | None = None,
     ) -> None:
         self.accountant = accountant
         self.budget_usd, self.budget_tokens = budget_usd, budget_tokens

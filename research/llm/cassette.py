@@ -17,13 +17,16 @@ import hashlib
 import json
 import threading
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from research.llm.client import CallResult
 from research.llm.errors import LLMError
 
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
-def request_key(request: dict) -> str:
+
+def request_key(request: dict[str, Any]) -> str:
     """sha256 hex of the canonical JSON of ``request`` (sorted keys, no whitespace)."""
     return hashlib.sha256(
         json.dumps(request, sort_keys=True, separators=(",", ":"), default=str).encode()
@@ -39,7 +42,7 @@ class Cassette:
             raise ValueError("mode must be 'record' or 'replay'")
         self.path, self.mode = Path(path), mode
         self._lock = threading.Lock()
-        self._entries: list[dict] = []
+        self._entries: list[dict[str, Any]] = []
         self._used: set[int] = set()
         if mode == "record":
             self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -56,7 +59,7 @@ class Cassette:
                 if line.strip()
             ]
 
-    def record(self, request: dict, semantic: str, result: CallResult) -> None:
+    def record(self, request: dict[str, Any], semantic: str, result: CallResult) -> None:
         """Append one call."""
         line = json.dumps(
             {
@@ -71,7 +74,7 @@ class Cassette:
         with self._lock, self.path.open("a", encoding="utf-8") as fh:
             fh.write(line + "\n")
 
-    def replay(self, request: dict, semantic: str) -> CallResult:
+    def replay(self, request: dict[str, Any], semantic: str) -> CallResult:
         """The recorded answer for ``request`` (module doc). Raises LLMError(cassette_miss)."""
         key = request_key(request)
         with self._lock:
@@ -88,7 +91,7 @@ class Cassette:
             resp: dict[str, Any] = self._entries[idx]["response"]
         return CallResult(**resp)
 
-    def _find(self, pred) -> int | None:
+    def _find(self, pred: Callable[[dict[str, Any]], bool]) -> int | None:
         for i, e in enumerate(self._entries):
             if i not in self._used and pred(e):
                 return i

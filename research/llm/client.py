@@ -43,7 +43,8 @@ class CallResult:
     """A finished call. Units: tokens; ``latency_s`` wall seconds of the successful attempt."""
 
     content: str
-    tool_calls: list[dict] = field(default_factory=list)  # [{"id", "name", "arguments": str}]
+    # [{"id", "name", "arguments": str}]
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)
     finish_reason: str = "stop"
     prompt_tokens: int = 0
     completion_tokens: int = 0
@@ -53,7 +54,7 @@ class CallResult:
     model: str = ""
     errors: list[str] = field(default_factory=list)  # codes of failed attempts
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "content": self.content,
             "tool_calls": self.tool_calls,
@@ -85,12 +86,12 @@ def acquire_rpm(model: str, deadline: float) -> None:
 def _wait(state: RetryCallState) -> float:
     """Backoff: Retry-After when given (≤ 60 s, plus ≤ 10 % jitter), else exponential + jitter."""
     exc = state.outcome.exception() if state.outcome else None
-    ra = getattr(exc, "retry_after_s", None)
+    ra: float | None = getattr(exc, "retry_after_s", None)  # LLMError.retry_after_s
     if ra is not None:
         ra = min(ra, 60.0)
         return ra + random.uniform(0, 0.1 * ra)
     base = load_settings().llm_backoff_s
-    exp = min(30.0, base * (2 ** (state.attempt_number - 1)))
+    exp: float = min(30.0, base * (2 ** (state.attempt_number - 1)))
     return exp + random.uniform(0, base)
 
 
@@ -133,10 +134,10 @@ def cached_tokens(usage: Any) -> int:
 
 def complete(
     model: str,
-    messages: list[dict],
+    messages: list[dict[str, Any]],
     *,
     response_format: Any = None,
-    tools: list[dict] | None = None,
+    tools: list[dict[str, Any]] | None = None,
     max_tokens: int | None = None,
     semaphore: threading.Semaphore | None = None,
     api_key: str | None = None,

@@ -48,7 +48,7 @@ class InvalidOutput(LLMError):
     code = "invalid_output"
 
 
-def _headers(exc: BaseException) -> dict:
+def _headers(exc: BaseException) -> dict[str, str]:
     for attr in ("litellm_response_headers", "headers"):
         h = getattr(exc, attr, None)
         if h:

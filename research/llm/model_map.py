@@ -17,7 +17,7 @@ import importlib.util
 import json
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, cast
 
 MAP_FILE = "model_prices_and_context_window_backup.json"
 SIBLING_SUFFIXES = ("-mini", "-nano", "-lite")  # cheaper members of a family, in order
@@ -44,13 +44,16 @@ def litellm() -> ModuleType:
 
 
 @functools.cache
-def _table() -> dict[str, dict]:
+def _table() -> dict[str, Any]:
     """litellm's bundled model map as a dict ({} when litellm is not installed)."""
     spec = importlib.util.find_spec("litellm")
     if spec is None or not spec.origin:
         return {}
     try:
-        return json.loads((Path(spec.origin).parent / MAP_FILE).read_text(encoding="utf-8"))
+        return cast(
+            dict[str, Any],
+            json.loads((Path(spec.origin).parent / MAP_FILE).read_text(encoding="utf-8")),
+        )
     except (OSError, ValueError):
         return {}
 
@@ -79,7 +82,7 @@ def provider_of(model: str) -> str | None:
     return model.split("/", 1)[0] if "/" in model else None
 
 
-def _input_price(info: dict) -> float | None:
+def _input_price(info: dict[str, Any]) -> float | None:
     value = info.get("input_cost_per_token")
     return float(value) if value is not None else None
 

@@ -20,6 +20,7 @@ secrets), JSON ``{"model": {"input_cost_per_token": USD, "output_cost_per_token"
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from research.config import _get, in_environment
 from research.errors import InputError
@@ -68,7 +69,7 @@ def _cheap_set(models: dict[str, str]) -> bool:
     return not models.get("*") and bool(_get("RESEARCH_LLM_CHEAP_MODEL"))
 
 
-def _config_prices() -> dict:
+def _config_prices() -> dict[str, Any]:
     raw = _get("RESEARCH_MODEL_PRICES")
     if not raw:
         return {}

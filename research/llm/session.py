@@ -11,7 +11,7 @@ requests of the run in flight.
 from __future__ import annotations
 
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
@@ -25,6 +25,12 @@ from research.llm.language import context_lines
 from research.llm.models import api_key_for, resolve_models
 from research.llm.steps import StepSpec
 from research.models import RunConfig
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from research.config import Settings
+    from research.store.runs import RunStore
 
 
 def _schema(fmt: Any) -> Any:
@@ -41,9 +47,9 @@ class LLMSession:
         self,
         config: RunConfig,
         run_id: str | None = None,
-        store=None,
-        settings=None,
-        on_budget=None,
+        store: RunStore | None = None,
+        settings: Settings | None = None,
+        on_budget: Callable[[str], object] | None = None,
     ) -> None:
         self.models = resolve_models(config.models)
         self.accountant = Accountant(run_id, store, settings.artifacts_root if settings else None)
@@ -54,7 +60,7 @@ class LLMSession:
         self.cassette = Cassette(cassette[1], cassette[0]) if cassette else None
         self.language = config.language
 
-    def with_context(self, messages: list[dict]) -> list[dict]:
+    def with_context(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """``messages`` with today's date (and the run's language) appended to the system
         message (``research.llm.language.context_lines``); one is added when there is none."""
         lines = context_lines(self.language)
@@ -73,9 +79,9 @@ class LLMSession:
         self,
         spec: StepSpec,
         *,
-        messages: list[dict],
+        messages: list[dict[str, Any]],
         response_format: Any = None,
-        tools: list[dict] | None = None,
+        tools: list[dict[str, Any]] | None = None,
         semantic: str = "",
         tool_tokens: int = 0,
         max_tokens: int | None = None,

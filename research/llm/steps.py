@@ -27,7 +27,7 @@ def digest(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def _no_key(_inp: Any) -> tuple:
+def _no_key(_inp: Any) -> tuple[()]:
     return ()
 
 
@@ -55,7 +55,7 @@ class StepSpec:
     role: str
     input: type[BaseModel] | None
     reply: type[BaseModel]
-    key: Callable[[Any], tuple] = field(default=_no_key, compare=False)
+    key: Callable[[Any], tuple[Any, ...]] = field(default=_no_key, compare=False)
     in_context: bool = True
     family: str = "storm"
 

@@ -24,7 +24,7 @@ def _litellm_tokenizer_dir() -> str | None:
 
 
 @functools.lru_cache(maxsize=1)
-def _encoding():
+def _encoding() -> tiktoken.Encoding:
     bundled = _litellm_tokenizer_dir()
     if bundled:
         set_library_default("TIKTOKEN_CACHE_DIR", bundled)

@@ -11,10 +11,12 @@ their ratio. Units: tokens, USD.
 
 from __future__ import annotations
 
+from typing import Any
+
 from research.store.runs import RunStore
 
 
-def models_by_role(role_model: dict[str, dict]) -> dict[str, list[str]]:
+def models_by_role(role_model: dict[str, dict[str, Any]]) -> dict[str, list[str]]:
     """``{role: [model, …]}`` (most calls first) from the ``role:model`` breakdown."""
     out: dict[str, list[tuple[int, str]]] = {}
     for key, row in role_model.items():
@@ -23,7 +25,7 @@ def models_by_role(role_model: dict[str, dict]) -> dict[str, list[str]]:
     return {role: [m for _, m in sorted(rows)] for role, rows in out.items()}
 
 
-def usage_report(store: RunStore, run_id: str) -> dict:
+def usage_report(store: RunStore, run_id: str) -> dict[str, Any]:
     """``{llm_calls, prompt_tokens, completion_tokens, cached_prompt_tokens (of prompt_tokens,
     from the provider's prompt cache), total_tokens, cost_usd, retries,
     by_phase, by_role, by_model, by_step, models_by_role ({role: [model, …]}: e.g. which model

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 from research.errors import InputError
 from research.llm.models import ROLES
@@ -25,8 +26,8 @@ def parse_models(text: str | None) -> dict[str, str]:
 
 
 def validate_llm_options(
-    engine: str, models: dict[str, str] | None, budget_usd, budget_tokens
-) -> dict:
+    engine: str, models: dict[str, str] | None, budget_usd: Any, budget_tokens: Any
+) -> dict[str, Any]:
     """RunConfig fields ``models``, ``budget_usd`` (USD ≥ 0), ``budget_tokens`` (≥ 0).
 
     Raises:
@@ -41,7 +42,7 @@ def validate_llm_options(
         raise InputError(
             "Models are only used by the litellm engine; add --engine litellm (or drop --model)."
         )
-    out: dict = {"models": models}
+    out: dict[str, Any] = {"models": models}
     if budget_usd not in (None, ""):
         try:
             value = float(budget_usd)

@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import re
 import secrets
-from typing import Any
+from typing import Any, cast
 from urllib.parse import urlsplit, urlunsplit
 
 import redis
@@ -222,7 +222,7 @@ class SourceCollector:
             pipe.set(meta_key, new_raw)
             return True
 
-        return self.r.transaction(txn, meta_key, sources_key, value_from_callable=True)
+        return cast(bool, self.r.transaction(txn, meta_key, sources_key, value_from_callable=True))
 
     def syllabus(self) -> Syllabus:
         """The run's syllabus, read from Redis metadata.
@@ -253,7 +253,7 @@ class SourceCollector:
             self._syllabus, self._meta_raw = self._parse_meta(raw), raw
         return self._syllabus
 
-    def _snapshot(self, *, lists: bool) -> tuple[Syllabus, Any, list]:
+    def _snapshot(self, *, lists: bool) -> tuple[Syllabus, Any, list[Any]]:
         """One pipelined round trip: GET metadata, then the sources list (LLEN, or LRANGE when
         ``lists``) and each question list of the cached syllabus. Retried if the syllabus changed."""
         for _ in range(3):
@@ -284,7 +284,7 @@ class SourceCollector:
         key_excerpts: str | None = None,
         citation_id: str | None = None,
         found_by: list[str] | None = None,
-    ) -> dict:
+    ) -> dict[str, Any]:
         """Save a source and assign it to relevant questions (seed 000, final ``save_source``).
 
         One atomic Lua call (one round trip). Automatic citation registration: without
@@ -422,14 +422,14 @@ class SourceCollector:
             self._unknown(bad)
         return qs
 
-    def _unknown(self, bad: list) -> None:
+    def _unknown(self, bad: list[str]) -> None:
         valid = ", ".join(self.syllabus().keys())
         raise UnknownQuestionError(
             f"Unknown question key(s) {', '.join(repr(b)[:70] for b in bad)}: "
             f"valid keys are {valid}."
         )
 
-    def _raise(self, out: list, citation_id: str | None) -> None:
+    def _raise(self, out: list[Any], citation_id: str | None) -> None:
         code = out[0]
         if code == "unknown_question":
             self._unknown([out[1]])
@@ -446,7 +446,7 @@ class SourceCollector:
             code="collector_corrupt",
         )  # pragma: no cover - only if another writer broke it
 
-    def get_progress(self) -> dict:
+    def get_progress(self) -> dict[str, Any]:
         """Seed 000 ``get_progress``: ``{"total", "questions", "summary", "next_focus"}`` (see
         ``progress_report``). One round trip of LLENs: cost grows with questions, not sources."""
         syl, total, counts = self._snapshot(lists=False)
@@ -458,7 +458,7 @@ class SourceCollector:
         syl, _, counts = self._snapshot(lists=False)
         return list(deficits(syl, dict(zip(syl.keys(), counts, strict=True))))
 
-    def check_completion(self, min_databases: int = 1) -> dict:
+    def check_completion(self, min_databases: int = 1) -> dict[str, Any]:
         """Seed 000 ``check_completion``: ``{"ready", "progress", "missing", "suggestion"}`` (see
         ``completion_report``); ready when every question has ``min_sources`` sources.
 
@@ -477,7 +477,7 @@ class SourceCollector:
             min_databases=min_databases,
         )
 
-    def finalize_sources(self) -> dict:
+    def finalize_sources(self) -> dict[str, Any]:
         """Seed 000 ``finalize_sources`` (internal workflow tool; no size limit): sources
         organised by question for synthesis, in one round trip.
 
@@ -542,7 +542,7 @@ class SourceCollector:
         source_id: str,
         direct_quote: str,
         context: str = "",
-        metadata: dict | None = None,
+        metadata: dict[str, Any] | None = None,
     ) -> str:
         """Register a citation explicitly (seed 000 "Option 1"); returns its id ``cit_<12 hex>``.
 
@@ -563,12 +563,12 @@ class SourceCollector:
         self.r.hset(keys.citations(self.run_id), cid, json.dumps(doc, ensure_ascii=False))
         return cid
 
-    def get_citation(self, citation_id: str) -> dict | None:
+    def get_citation(self, citation_id: str) -> dict[str, Any] | None:
         """The stored citation dict (``citation_id, claim, source_type, source_id, direct_quote,
         context, metadata, created_at``), or None when it is not registered."""
         raw = self.r.hget(keys.citations(self.run_id), citation_id)
         return json.loads(raw) if raw else None
 
     @staticmethod
-    def _citation(cid: str, **fields: object) -> dict:
+    def _citation(cid: str, **fields: object) -> dict[str, object]:
         return {"citation_id": cid, **fields, "created_at": now()}

@@ -7,6 +7,8 @@ text; the models live with the Co-STORM code.
 
 from __future__ import annotations
 
+from typing import cast
+
 import redis
 
 from research.store import keys
@@ -56,11 +58,11 @@ class CoStormRecords:
 
     def turns(self, run_id: str) -> list[str]:
         """The committed turns' JSON texts, in order."""
-        return self._r.lrange(keys.costorm(run_id, "turns"), 0, -1)
+        return cast(list[str], self._r.lrange(keys.costorm(run_id, "turns"), 0, -1))
 
     def part(self, run_id: str, name: str) -> str | None:
         """JSON text of ``mindmap``, ``pool`` or ``state`` (None when absent)."""
-        return self._r.get(keys.costorm(run_id, name))
+        return cast(str | None, self._r.get(keys.costorm(run_id, name)))
 
     def push_message(self, run_id: str, text: str) -> int:
         """Queue an analyst message; returns the number queued."""
@@ -72,4 +74,4 @@ class CoStormRecords:
 
     def next_message(self, run_id: str) -> str | None:
         """The oldest queued message without removing it."""
-        return self._r.lindex(keys.costorm(run_id, "inbox"), 0)
+        return cast(str | None, self._r.lindex(keys.costorm(run_id, "inbox"), 0))

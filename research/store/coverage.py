@@ -37,14 +37,14 @@ def plural(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
 
 
-def response_chars(resp: dict) -> int:
+def response_chars(resp: dict[str, Any]) -> int:
     """Length of ``resp`` as the agent sees it: JSON with ``ensure_ascii=False``, in characters."""
     return len(json.dumps(resp, ensure_ascii=False))
 
 
 def fit_response(
-    resp: dict, trims: list[tuple[str, list]], limit: int = MAX_RESPONSE_CHARS
-) -> dict:
+    resp: dict[str, Any], trims: list[tuple[str, list[Any]]], limit: int = MAX_RESPONSE_CHARS
+) -> dict[str, Any]:
     """Trim ``resp`` in place until its JSON is under ``limit`` characters (seed 000 "Conciseness").
 
     ``trims`` is ``[(field, items in drop order), ...]``: entries of the dict or list
@@ -85,7 +85,7 @@ def _topic(label: str) -> str:
     return " ".join(w if w.isupper() and len(w) > 1 else w.lower() for w in label.split())[:40]
 
 
-def progress_report(syllabus: Syllabus, counts: dict[str, int], total: int) -> dict:
+def progress_report(syllabus: Syllabus, counts: dict[str, int], total: int) -> dict[str, Any]:
     """Seed 000 ``get_progress`` response from per-question counts (pure; < 500 chars).
 
     Returns ``{"total", "questions": {key: "✓ 8 sources" | "⚠ 2 sources (need 3 more)"},
@@ -124,7 +124,7 @@ def completion_report(
     *,
     source_types: list[str] | None = None,
     min_databases: int = 1,
-) -> dict:
+) -> dict[str, Any]:
     """Seed 000 ``check_completion`` response (pure; < 500 chars).
 
     Returns ``{"ready": bool, "progress": "3/6 questions complete (50%)", "missing": {key:

@@ -7,7 +7,7 @@ report's audit in the run document ``audit``.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -78,7 +78,7 @@ class Followup(BaseModel):
     asked_at: float = Field(default_factory=now)
     answered_at: float = Field(default_factory=now)
 
-    def cli_dict(self) -> dict:
+    def cli_dict(self) -> dict[str, Any]:
         """``research ask --json``: {answer, citations, new_references, sources_added, audit, ...}."""
         return {
             "id": self.id,

@@ -12,7 +12,7 @@ import secrets
 import shutil
 import time
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import redis
 from pydantic import BaseModel
@@ -37,6 +37,9 @@ from research.store.connection import TextRedis
 from research.store.costorm import CoStormRecords
 from research.store.evidence import EvidenceStore
 from research.store.lease import PENDING_GRACE_S, Lease, is_held
+
+if TYPE_CHECKING:
+    from research.config import Settings
 
 M = TypeVar("M", bound=BaseModel)
 EVENT_STREAM_MAXLEN = 100_000
@@ -158,7 +161,7 @@ class RunStore:
     def set_status(self, run_id: str, status: RunStatus, **fields: str | float) -> None:
         """Change status (plus optional hash fields) and emit ``status`` event."""
         t = now()
-        mapping: dict = {"status": status, "updated_at": t, **fields}
+        mapping: dict[str, str | float] = {"status": status, "updated_at": t, **fields}
         if status in ("complete", "failed", "cancelled"):
             mapping["finished_at"] = t
         self.r.hset(keys.run(run_id), mapping={k: str(v) for k, v in mapping.items()})
@@ -182,7 +185,7 @@ class RunStore:
         )
         self.r.zrem(keys.RUNS_INDEX, run_id)
 
-    def delete_run_everywhere(self, run_id: str, settings) -> list[str]:
+    def delete_run_everywhere(self, run_id: str, settings: Settings) -> list[str]:
         """Delete a run: its Redis keys (``delete_run``), its artifacts dir, its report dir and its
         follow-up evidence index (``followups/{run_id}``) under ``settings.data_dir``.
         Returns the paths removed.
@@ -216,7 +219,7 @@ class RunStore:
         self.emit(run_id, "cancel.requested", {})
 
     def cancel_requested(self, run_id: str) -> bool:
-        return self.r.exists(keys.run_cancel(run_id)) == 1
+        return cast(int, self.r.exists(keys.run_cancel(run_id))) == 1
 
     # ------------------------------------------------------------------ documents
     def put_doc(self, run_id: str, name: str, doc: BaseModel | Sequence[BaseModel]) -> None:
@@ -273,7 +276,7 @@ class RunStore:
         records: Sequence[ArtifactRecord],
         *,
         event: EventType | None = None,
-        events: Sequence[dict] = (),
+        events: Sequence[dict[str, Any]] = (),
     ) -> None:
         """Store many tool-call records in one pipelined round trip, each with event ``event``
         carrying the matching ``events`` payload when given (bulk loaders, e.g. devtools/scale_run).
@@ -404,17 +407,20 @@ class RunStore:
         return out
 
     # ------------------------------------------------------------------ events
-    def emit(self, run_id: str, type_: EventType, data: dict | None = None) -> str:
+    def emit(self, run_id: str, type_: EventType, data: dict[str, Any] | None = None) -> str:
         """Append a declared event (``research/events.py``) to the run's stream; returns the
         stream id. Raises InvariantError (nothing written) for an undeclared type or a payload
         with a missing or undeclared field."""
         check_event(type_, data or {})
         ev = Event(type=type_, data=data or {})
-        return self.r.xadd(
-            keys.run_events(run_id),
-            {"ts": ev.ts, "type": ev.type, "data": json.dumps(ev.data)},
-            maxlen=EVENT_STREAM_MAXLEN,
-            approximate=True,
+        return cast(
+            str,
+            self.r.xadd(
+                keys.run_events(run_id),
+                {"ts": ev.ts, "type": ev.type, "data": json.dumps(ev.data)},
+                maxlen=EVENT_STREAM_MAXLEN,
+                approximate=True,
+            ),
         )
 
     def events(self, run_id: str, *, after: str = "-", count: int | None = None) -> list[Event]:
@@ -504,7 +510,7 @@ class RunStore:
             for rid, n in zip(run_ids, results, strict=True)
         }
 
-    def run_stats_raw(self, run_ids: Sequence[str]) -> list[tuple]:
+    def run_stats_raw(self, run_ids: Sequence[str]) -> list[tuple[Any, ...]]:
         """Per run ``(sources list length, usage cost_usd field, report JSON)`` in one pipelined
         round trip (items may be exceptions or None; ``research.ui.history.run_stats`` parses)."""
         pipe = self.r.pipeline(transaction=False)

@@ -9,6 +9,7 @@ Every later edit, restore or regeneration appends the next number; the last one 
 from __future__ import annotations
 
 import builtins
+from typing import Any
 
 import redis
 from pydantic import BaseModel, Field
@@ -40,7 +41,7 @@ class ReportVersion(BaseModel):
     restored_from: int | None = None
     report: Report
 
-    def info(self) -> dict:
+    def info(self) -> dict[str, Any]:
         """``{number, author, created_at, sections, note}`` (``research show --json`` ``versions``)."""
         return {
             "number": self.number,
