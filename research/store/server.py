@@ -83,7 +83,7 @@ class EmbeddedRedis:
         self.redis_dir = Path(redis_dir)
         self.socket = socket_path(self.redis_dir)
         self.keep = keep
-        self.process: subprocess.Popen | None = None
+        self.process: subprocess.Popen[bytes] | None = None
 
     @property
     def url(self) -> str:
