@@ -21,6 +21,7 @@ import os
 import random
 import signal
 import subprocess
+import tempfile
 import time
 
 import pytest
@@ -102,15 +103,27 @@ def test_kill9_at_random_points_then_resume_gives_the_same_run(
     killed_at = []
     for point in points:
         known = set(store.r.zrange(keys.RUNS_INDEX, 0, -1))
-        proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        err = tempfile.TemporaryFile()
+        proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=err)
         try:
             run_id = _new_run(store, known, proc)
             assert run_id, "the subprocess never created its run"
             while proc.poll() is None and store.r.xlen(keys.run_events(run_id)) < point:
                 time.sleep(0.01)
+            if proc.poll() is not None:  # ended before the kill point: say how, not "no process"
+                err.seek(0)
+                tail = err.read().decode(errors="replace")[-2000:]
+                status = store.get_run(run_id).status
+                events = [e.type for e in store.events(run_id)][-8:]
+                raise AssertionError(
+                    f"run {run_id} ended ({status}, exit {proc.returncode}) at event "
+                    f"{store.r.xlen(keys.run_events(run_id))} before the kill point {point}; "
+                    f"last events {events}; stderr: {tail}"
+                )
             os.kill(proc.pid, signal.SIGKILL)
         finally:
             proc.wait(timeout=30)
+            err.close()
         killed_at.append((point, store.r.xlen(keys.run_events(run_id)), store.count_turns(run_id)))
         print(f"trial {len(killed_at)}: killed at event {point}: {killed_at[-1]}", flush=True)
         deadline = time.monotonic() + 10
