@@ -142,10 +142,6 @@ def allocate(vectors: Vectors, topic: str, plans: list[SectionPlan], units: list
             enough = len(p.sources or []) >= p.question.min_sources
             has_text = bool(p.units) or any(c.units for c in plans if c.parent is p)
             p.status = "answered" if enough and has_text else "insufficient"
-            mine = set(p.sources or [])  # where this question's sources are quoted instead
-            p.elsewhere = [
-                o.heading for o in plans if o is not p and any(u.source_id in mine for u in o.units)
-            ]
 
 
 def nest(vectors: Vectors, plans: list[SectionPlan]) -> None:
