@@ -128,6 +128,7 @@ def _var(*names: str) -> Any:
 
 _LENIENT = (
     "job_backend",
+    "vector_cache",
     "auto_resume",
     "preindex",
     "lease_ttl_ms",
@@ -158,6 +159,8 @@ class Settings(BaseSettings):
         lease_ttl_ms: [``RESEARCH_LEASE_TTL_MS``] a job's lease on its run (ms).
         embed_precision: [``RESEARCH_EMBED_PRECISION``] ``auto`` (= ``fp32``) / ``fp32`` / ``bf16``
             (opt-in; batch-dependent rounding, see ``research.search.embeddings``).
+        vector_cache: [``RESEARCH_VECTOR_CACHE``] keep sentence vectors in
+            ``{index_dir}/vectors.sqlite`` for every run and process (``research.search.vector_cache``).
         llm_concurrency, llm_rpm: [``RESEARCH_LLM_CONCURRENCY``, ``RESEARCH_LLM_RPM``] calls at once
             per run; requests per minute per model.
         llm_timeout_s, llm_deadline_s, llm_backoff_s, llm_max_attempts: [``RESEARCH_LLM_TIMEOUT_S``,
@@ -190,6 +193,7 @@ class Settings(BaseSettings):
     preindex: bool = Field(True, validation_alias="RESEARCH_PREINDEX")
     lease_ttl_ms: int = Field(15_000, validation_alias="RESEARCH_LEASE_TTL_MS")
     embed_precision: str = Field("auto", validation_alias="RESEARCH_EMBED_PRECISION")
+    vector_cache: bool = Field(True, validation_alias="RESEARCH_VECTOR_CACHE")
     llm_concurrency: int = Field(4, validation_alias="RESEARCH_LLM_CONCURRENCY")
     llm_rpm: float = Field(500.0, validation_alias="RESEARCH_LLM_RPM")
     llm_timeout_s: float = Field(60.0, validation_alias="RESEARCH_LLM_TIMEOUT_S")

@@ -66,7 +66,6 @@ def test_full_run_accounting_and_context_reduction(llm_env, capsys, corpus_path,
         "compressor",
         "outline",
         "writer",
-        "polish",
     } == set(llm["by_role"])
     assert sum(v["calls"] for v in llm["by_role"].values()) == llm["llm_calls"]
     # cost = litellm's price table for gpt-4o-mini, to the cent (and to the micro-dollar)

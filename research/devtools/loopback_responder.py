@@ -334,10 +334,6 @@ def _lead(m: dict) -> dict:
     return {"text": " ".join(firsts) or f"This report covers {m.get('topic', '')}."}
 
 
-def _polish(m: dict) -> dict:
-    return {"text": m.get("text", "")}
-
-
 HANDLERS = {
     "plan": _plan,
     "survey_queries": lambda m: {
@@ -362,7 +358,6 @@ HANDLERS = {
     "write_section": _section,
     "write_lead": _lead,
     "regenerate_section": _regenerate,
-    "polish": _polish,
 }
 HANDLERS.update(COSTORM_HANDLERS)  # Co-STORM steps of the litellm engine (loopback_costorm.py)
 

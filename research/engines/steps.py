@@ -81,7 +81,6 @@ _DECLARED = [
         b.TextOutput,
         key=lambda i: (i.heading, digest(i.instruction + "|" + i.text)),
     ),
-    StepSpec("polish", "polish", b.PolishInput, b.TextOutput, key=lambda i: (digest(i.text),)),
     # ---------------------------------------------------------------- Co-STORM
     StepSpec("costorm_experts", "planner", cs.ExpertsInput, b.PersonaList, family="costorm"),
     StepSpec(

