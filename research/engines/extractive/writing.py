@@ -21,7 +21,6 @@ import math
 import re
 
 import numpy as np
-from sklearn.cluster import KMeans
 
 from research.engines.extractive.text import (
     ANAPHORA,
@@ -191,6 +190,8 @@ def refine_outline(
     subject = subject_of(topic)
     vecs = vectors.encode(sents)
     k = max(4, min(7, round(math.sqrt(len(sents) / 2)), len(sents) // 2))
+    from sklearn.cluster import KMeans  # noqa: PLC0415 - scikit-learn takes seconds to import; only the extractive outline clusters
+
     labels = KMeans(n_clusters=k, random_state=0, n_init=10).fit_predict(vecs.astype(np.float64))
     groups = [[s for s, lab in zip(sents, labels, strict=True) if lab == c] for c in range(k)]
     exclude = topic_keys(subject)
