@@ -7,7 +7,8 @@ one exception tree (``research.errors``) to HTTP statuses:
 - 422: bad input (``InputError``, ``CorpusError``, and FastAPI's own checks of the body);
 - 409: the run is not in a state for the request (``not_awaiting_review``, ``report_not_ready``…);
 - 404: no such run or report version (``RunNotFoundError``, a malformed run id);
-- 503: Redis unreachable (``StoreError``); 500: any other ``ResearchError``.
+- 503: Redis unreachable (``StoreError``); 500: the server's own settings are wrong
+  (``invalid_config``, ``data_dir_unwritable``) or any other ``ResearchError``.
 
 Every error body is ``{"detail": "<what to fix>", "code": "<stable code>"}``. With the ``thread``
 job backend this process executes the runs it starts (as the dashboard does), so at start it
@@ -51,6 +52,8 @@ CONFLICT_CODES = frozenset(
     }
 )
 NOT_FOUND_CODES = frozenset({"no_such_version"})
+# The server's own configuration is wrong (RESEARCH_JOB_BACKEND, RESEARCH_DATA_DIR): not the client's.
+SERVER_CODES = frozenset({"invalid_config", "data_dir_unwritable"})
 DESCRIPTION = (
     "Start research runs, follow their events, fetch their reports, ask follow-up questions "
     "and approve plans. Every endpoint except `/health` needs `Authorization: Bearer <token>` "
@@ -64,6 +67,8 @@ def status_for(exc: ResearchError) -> int:
         return 404
     if isinstance(exc, StoreError):
         return 503
+    if exc.code in SERVER_CODES:
+        return 500
     if isinstance(exc, (InputError, CorpusError)):
         return 409 if exc.code in CONFLICT_CODES else 422
     return 500
