@@ -1,4 +1,4 @@
-# Research Desk — two commands: `make run` serves the dashboard, `make test` runs the tests.
+# Research Desk — two commands: `make run` serves the dashboard (and the HTTP API), `make test` runs the tests.
 PY ?= python3.11
 VENV := .venv
 BIN := $(VENV)/bin
@@ -28,7 +28,12 @@ $(BENCH_STAMP): $(STAMP)
 
 install: $(STAMP)
 
+# The HTTP API (`research serve`, docs/http-api.md) runs beside the dashboard on API_PORT and
+# stops with it: the trap ends it however the dashboard ends (Ctrl-C, exit, kill of make's shell).
+API_PORT ?= 8600
 run: $(STAMP)
+	@$(BIN)/python -m research.cli serve --port $(API_PORT) & api=$$!; \
+	trap 'kill $$api 2>/dev/null; wait $$api 2>/dev/null' EXIT INT TERM; \
 	$(BIN)/streamlit run streamlit_app.py
 
 # -rs: the summary lists every skipped test with its reason (e.g. shared data or chromium missing).

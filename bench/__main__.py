@@ -51,6 +51,7 @@ FULL = {
     "coldstart": dict(reps=2),
     "evidence": dict(placement_limit=None),
     "budget": dict(reps=2),
+    "load": dict(runs=40, workers=2),
 }
 QUICK = {
     "collector": dict(sizes=(10, 10_000), reps=100, reps_save=100),
@@ -64,6 +65,7 @@ QUICK = {
     "coldstart": dict(reps=1),
     "evidence": dict(placement_limit=10),
     "budget": dict(reps=1),
+    "load": dict(runs=8, workers=2),
 }
 
 
@@ -128,6 +130,11 @@ def _items(cfg: dict, args: argparse.Namespace) -> tuple[list[tuple[int, str, ob
         extra["budget"] = figs[0].extra.get("medians")
         return figs
 
+    def load() -> list[Figure]:
+        from bench import load_bench  # noqa: PLC0415 - API and worker processes, only when asked
+
+        return load_bench.run(corpus, **cfg["load"])
+
     return [
         (3, "collector at scale", lambda: collector_bench.run(**cfg["collector"])),
         (4, "embeddings", lambda: embed_bench.run(corpus, **cfg["embed"])),
@@ -152,6 +159,7 @@ def _items(cfg: dict, args: argparse.Namespace) -> tuple[list[tuple[int, str, ob
         (15, "placement accuracy (FreshWiki headings)", placement),
         (20, "evidence per question: drug, cardiotoxicity, depth", evidence_runs),
         (16, "run budget: calls, tokens, waiting (drug 4×3, litellm, 0 / 0.3 s per call)", budget),
+        (21, "load test: runs via the HTTP API on 2 RQ workers, one killed and restarted", load),
     ], extra
 
 

@@ -140,6 +140,7 @@ _LENIENT = (
     "llm_rpm",
     "http_timeout_s",
     "http_retries",
+    "api_rate_per_min",
 )
 
 
@@ -168,6 +169,8 @@ class Settings(BaseSettings):
         llm_record, llm_replay: [``RESEARCH_LLM_RECORD`` / ``…_REPLAY``] process-wide cassette
             path (a run's own ``RunConfig.cassette`` takes precedence).
         http_timeout_s, http_retries: [``RESEARCH_HTTP_TIMEOUT``, ``RESEARCH_HTTP_RETRIES``] search APIs.
+        api_rate_per_min: [``RESEARCH_API_RATE_PER_MIN``] HTTP API requests per minute per token
+            (``research serve``; 0 = no limit).
         scrape_allow_hosts: [``RESEARCH_SCRAPE_ALLOW_HOSTS``] comma-separated hosts scrape_url may fetch
             although private.
         searxng_url: [``RESEARCH_SEARXNG_URL`` or ``SEARXNG_URL``].
@@ -204,6 +207,7 @@ class Settings(BaseSettings):
     llm_replay: str | None = Field(None, validation_alias="RESEARCH_LLM_REPLAY")
     http_timeout_s: float = Field(15.0, validation_alias="RESEARCH_HTTP_TIMEOUT")
     http_retries: int = Field(3, validation_alias="RESEARCH_HTTP_RETRIES")
+    api_rate_per_min: float = Field(120.0, validation_alias="RESEARCH_API_RATE_PER_MIN")
     scrape_allow_hosts: str = Field("", validation_alias="RESEARCH_SCRAPE_ALLOW_HOSTS")
     searxng_url: str | None = Field(
         None, validation_alias=_var("RESEARCH_SEARXNG_URL", "SEARXNG_URL")

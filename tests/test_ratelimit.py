@@ -51,3 +51,13 @@ def test_llm_rpm_limit_raises_past_the_deadline(monkeypatch):
     with pytest.raises(LLMError) as exc:
         acquire_rpm("test/rpm-model", time.monotonic() + 0.2)
     assert exc.value.code == "rate_limited" and "RESEARCH_LLM_RPM" in exc.value.message
+
+
+def test_take_or_wait_never_blocks_and_says_how_long():
+    """The HTTP API's form: a free slot is taken at once (0.0); past the limit the answer is the
+    wait until the oldest slot leaves the window, at once, without blocking."""
+    t0 = time.monotonic()
+    waits = [ratelimit.take_or_wait("test:take", 3, 2.0) for _ in range(4)]
+    assert waits[:3] == [0.0, 0.0, 0.0]
+    assert 1.5 < waits[3] <= 2.1 and time.monotonic() - t0 < 0.5
+    assert ratelimit.take_or_wait("test:off", 0, 60.0) == 0.0  # a limit of 0 is off

@@ -13,6 +13,7 @@ import os
 import sys
 from typing import NoReturn
 
+from research.cli.api_parsers import register as register_api
 from research.cli.common import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERRUPTED, _err
 from research.cli.desk import register as register_desk
 from research.cli.followup import register
@@ -277,6 +278,7 @@ def build_parser() -> _Parser:
 
     register(sub)
     register_desk(sub)
+    register_api(sub)
     return p
 
 

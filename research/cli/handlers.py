@@ -19,6 +19,7 @@ from research.cli.progress import IndexBar
 from research.cli.regenerate import cmd_regenerate
 from research.cli.review import cmd_approve, cmd_plan
 from research.cli.server import cmd_server
+from research.cli.tokens import cmd_serve, cmd_token
 from research.config import load_settings
 from research.engines.labels import offline_label
 from research.errors import InputError
@@ -53,8 +54,10 @@ __all__ = [
     "cmd_regenerate",
     "cmd_resume",
     "cmd_run",
+    "cmd_serve",
     "cmd_server",
     "cmd_show",
+    "cmd_token",
     "cmd_worker",
 ]
 

@@ -13,6 +13,7 @@ from research.errors import InputError
 RUN_ID_RE = re.compile(r"^[a-f0-9]{16,32}$")
 QUESTION_KEY_RE = re.compile(r"^[a-z0-9_]+(\.[a-z0-9_]+)*$")
 FOLLOWUP_ID_RE = re.compile(r"^[a-f0-9]{12}$")
+TOKEN_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 
 RUNS_INDEX = "runs"  # sorted set: run_id scored by created_at (s)
 
@@ -218,6 +219,24 @@ def costorm(run_id: str, part: str) -> str:
 
 
 COSTORM_PARTS = ("turns", "mindmap", "pool", "state", "inbox")
+
+
+# -- HTTP API tokens (research.store.tokens): only a token's SHA-256 digest is ever stored
+API_TOKENS = "api:tokens"  # hash token name → JSON {name, digest, created_at}
+API_TOKEN_DIGESTS = "api:tokens:digests"  # hash SHA-256 hex digest → token name
+API_TOKEN_USED = "api:tokens:used"  # hash token name → last use (Unix s)
+
+
+def check_token_name(name: str) -> str:
+    """Return ``name`` if it is a valid API token name (1–64 characters: letters, digits, ``.``,
+    ``_`` and ``-``, starting with a letter or digit), else raise InputError."""
+    if not isinstance(name, str) or not TOKEN_NAME_RE.fullmatch(name):
+        raise InputError(
+            f"'{str(name)[:40]}' is not a token name: use 1–64 letters, digits, '.', '_' or '-', "
+            "starting with a letter or digit (e.g. 'ci-bot').",
+            code="invalid_token_name",
+        )
+    return name
 
 
 def run_keys(run_id: str) -> list[str]:

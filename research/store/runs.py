@@ -37,6 +37,7 @@ from research.store.connection import TextRedis
 from research.store.costorm import CoStormRecords
 from research.store.evidence import EvidenceStore
 from research.store.lease import PENDING_GRACE_S, Lease, is_held
+from research.store.tokens import TokenStore
 
 if TYPE_CHECKING:
     from research.config import Settings
@@ -213,10 +214,11 @@ class RunStore:
         return [q["key"] for q in json.loads(raw).get("questions", [])]
 
     # ------------------------------------------------------------------ cancel
-    def request_cancel(self, run_id: str) -> None:
-        """Ask the job to stop at its next step boundary."""
+    def request_cancel(self, run_id: str, *, by: str | None = None) -> None:
+        """Ask the job to stop at its next step boundary; ``by`` (``api``…) is recorded in the
+        ``cancel.requested`` event when given."""
         self.r.set(keys.run_cancel(run_id), "1")
-        self.emit(run_id, "cancel.requested", {})
+        self.emit(run_id, "cancel.requested", {"by": by} if by else {})
 
     def cancel_requested(self, run_id: str) -> bool:
         return cast(int, self.r.exists(keys.run_cancel(run_id))) == 1
@@ -445,6 +447,11 @@ class RunStore:
     def calls(self) -> ToolCalls:
         """The idempotent tool-call records (reserved file numbers, recorded cards)."""
         return ToolCalls(self.r)
+
+    @property
+    def tokens(self) -> TokenStore:
+        """The HTTP API's bearer tokens (``research.store.tokens``: digests only)."""
+        return TokenStore(self.r)
 
     @property
     def costorm(self) -> CoStormRecords:

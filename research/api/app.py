@@ -1,0 +1,159 @@
+"""The FastAPI application of ``research serve`` and the uvicorn server that runs it.
+
+``create_app()`` wires the routers (``research.api.runs``, ``research.api.actions``,
+``research.api.stream``) behind the bearer-token dependency (``research.api.auth``) and maps the
+one exception tree (``research.errors``) to HTTP statuses:
+
+- 422: bad input (``InputError``, ``CorpusError``, and FastAPI's own checks of the body);
+- 409: the run is not in a state for the request (``not_awaiting_review``, ``report_not_ready``…);
+- 404: no such run or report version (``RunNotFoundError``, a malformed run id);
+- 503: Redis unreachable (``StoreError``); 500: the server's own settings are wrong
+  (``invalid_config``, ``data_dir_unwritable``) or any other ``ResearchError``.
+
+Every error body is ``{"detail": "<what to fix>", "code": "<stable code>"}``. With the ``thread``
+job backend this process executes the runs it starts (as the dashboard does), so at start it
+resumes interrupted runs once, in the background, unless told not to.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+import uvicorn
+from fastapi import Depends, FastAPI, Request
+from fastapi.encoders import jsonable_encoder
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from research import jobs
+from research.api import actions, runs, stream
+from research.api.auth import require_token
+from research.config import load_settings
+from research.errors import CorpusError, InputError, ResearchError, RunNotFoundError, StoreError
+from research.store import open_store
+
+log = logging.getLogger(__name__)
+
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 8600
+# Input that is well formed but asks for something the run's state does not allow now.
+CONFLICT_CODES = frozenset(
+    {
+        "not_awaiting_review",
+        "plan_not_ready",
+        "report_not_ready",
+        "not_resumable",
+        "not_askable",
+        "no_evidence",
+    }
+)
+NOT_FOUND_CODES = frozenset({"no_such_version"})
+# The server's own configuration is wrong (RESEARCH_JOB_BACKEND, RESEARCH_DATA_DIR): not the client's.
+SERVER_CODES = frozenset({"invalid_config", "data_dir_unwritable"})
+DESCRIPTION = (
+    "Start research runs, follow their events, fetch their reports, ask follow-up questions "
+    "and approve plans. Every endpoint except `/health` needs `Authorization: Bearer <token>` "
+    "(`research token create NAME`)."
+)
+
+
+def status_for(exc: ResearchError) -> int:
+    """The HTTP status of a Research Desk error (see the module table)."""
+    if isinstance(exc, RunNotFoundError) or exc.code in NOT_FOUND_CODES:
+        return 404
+    if isinstance(exc, StoreError):
+        return 503
+    if exc.code in SERVER_CODES:
+        return 500
+    if isinstance(exc, (InputError, CorpusError)):
+        return 409 if exc.code in CONFLICT_CODES else 422
+    return 500
+
+
+async def _research_error(request: Request, exc: Exception) -> JSONResponse:
+    err = exc if isinstance(exc, ResearchError) else ResearchError(str(exc))
+    return JSONResponse({"detail": err.message, "code": err.code}, status_code=status_for(err))
+
+
+async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
+    """FastAPI's body/query checks as one sentence per problem: ``field: what is wrong``."""
+    errors = exc.errors() if isinstance(exc, RequestValidationError) else []
+    parts = []
+    for e in errors:
+        where = ".".join(str(p) for p in e.get("loc", ()) if p not in ("body", "query", "path"))
+        got = f" (got {e['input']!r:.60})" if "input" in e and e.get("type") != "missing" else ""
+        parts.append(f"{where or 'body'}: {e.get('msg', 'invalid')}{got}")
+    detail = "; ".join(parts) or "The request is not valid."
+    return JSONResponse(
+        {"detail": detail, "code": "invalid_input", "errors": jsonable_encoder(errors)},
+        status_code=422,
+    )
+
+
+async def _http_error(request: Request, exc: Exception) -> JSONResponse:
+    status = exc.status_code if isinstance(exc, StarletteHTTPException) else 500
+    detail = exc.detail if isinstance(exc, StarletteHTTPException) else "internal error"
+    headers = getattr(exc, "headers", None)
+    code = getattr(exc, "code", None) or {401: "unauthorized", 404: "not_found"}.get(
+        status, "http_error"
+    )
+    return JSONResponse({"detail": detail, "code": code}, status_code=status, headers=headers)
+
+
+def resume_on_start() -> list[str]:
+    """Resume interrupted runs once (thread backend and ``RESEARCH_AUTO_RESUME`` on: this process
+    executes runs, as the dashboard does). Never raises: a failure is logged. Returns the ids."""
+    try:
+        open_store().reconcile_dead_runs()
+        if not load_settings().auto_resume or jobs.job_backend() != "thread":
+            return []
+        return jobs.resume_interrupted(by="api")
+    except Exception as exc:
+        log.warning(
+            "resume of interrupted runs at API start failed: %s: %s", type(exc).__name__, exc
+        )
+        return []
+
+
+def create_app(*, resume: bool = False) -> FastAPI:
+    """The API application. ``resume``: resume interrupted runs in a background thread when the
+    server starts (``research serve`` does unless ``--no-resume``)."""
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        if resume:
+            threading.Thread(target=resume_on_start, name="api-resume", daemon=True).start()
+        yield
+
+    app = FastAPI(
+        title="Research Desk API",
+        version="1",
+        description=DESCRIPTION,
+        lifespan=lifespan,
+    )
+    app.add_exception_handler(ResearchError, _research_error)
+    app.add_exception_handler(RequestValidationError, _validation_error)
+    app.add_exception_handler(StarletteHTTPException, _http_error)
+
+    @app.get("/health", tags=["service"], summary="Liveness (no token needed)")
+    def health() -> dict[str, str]:
+        """``{"status": "ok"}`` while the server answers (it does not touch Redis)."""
+        return {"status": "ok"}
+
+    guarded = [Depends(require_token)]
+    for router in (runs.router, stream.router, actions.router):
+        app.include_router(router, dependencies=guarded)
+    return app
+
+
+def serve(host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, *, resume: bool = True) -> None:
+    """Run the API with uvicorn on ``host``:``port`` until interrupted (Ctrl-C / SIGTERM).
+
+    Raises:
+        SystemExit: uvicorn could not bind the address (it logs why).
+    """
+    uvicorn.run(create_app(resume=resume), host=host, port=port, log_level="info")

@@ -1,0 +1,88 @@
+"""Bearer-token authentication and the per-token rate limit of the HTTP API.
+
+Every endpoint but ``/health`` depends on :func:`require_token`: the ``Authorization: Bearer
+<token>`` header is checked against the tokens in Redis (``research.store.tokens``: the
+SHA-256 digest is looked up, the token itself is never stored), and each token may make
+``RESEARCH_API_RATE_PER_MIN`` requests per minute (``research.net.ratelimit``, the project's one
+limiter; 0 = no limit). A missing, unknown or revoked token is a 401 with
+``WWW-Authenticate: Bearer``; a token past its rate is a 429 with ``Retry-After`` (whole
+seconds). A server-sent event stream counts as one request however long it lasts.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Annotated
+
+from fastapi import Depends, HTTPException, Request
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+
+from research.config import load_settings
+from research.net.ratelimit import take_or_wait
+from research.store import open_store
+
+RATE_WINDOW_S = 60.0
+bearer = HTTPBearer(
+    auto_error=False,
+    scheme_name="token",
+    description="An API token from `research token create NAME`.",
+)
+
+
+class ApiError(HTTPException):
+    """An HTTP error with a stable ``code`` in its body (``{"detail", "code"}``)."""
+
+    def __init__(
+        self, status_code: int, detail: str, code: str, headers: dict[str, str] | None = None
+    ) -> None:
+        super().__init__(status_code=status_code, detail=detail, headers=headers)
+        self.code = code
+
+
+def _unauthorized(detail: str) -> ApiError:
+    return ApiError(401, detail, "unauthorized", headers={"WWW-Authenticate": "Bearer"})
+
+
+def check_rate(name: str) -> None:
+    """Take one request of token ``name``'s per-minute allowance.
+
+    Raises:
+        ApiError: 429 (code ``rate_limited``) with ``Retry-After`` when it is used up.
+    """
+    rate = load_settings().api_rate_per_min
+    wait_s = take_or_wait(f"api-token:{name}", rate, RATE_WINDOW_S)
+    if wait_s > 0:
+        retry = max(1, math.ceil(wait_s))
+        raise ApiError(
+            429,
+            f"Token '{name}' made more than {rate:g} requests in a minute; retry in {retry} s "
+            "(RESEARCH_API_RATE_PER_MIN sets the limit).",
+            "rate_limited",
+            headers={"Retry-After": str(retry)},
+        )
+
+
+def require_token(
+    request: Request,
+    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)],
+) -> str:
+    """The name of the request's valid token (also kept on ``request.state.token_name``).
+
+    Raises:
+        ApiError: 401 without a bearer token or with one that does not exist (never created, or
+            revoked); 429 past the token's rate (see :func:`check_rate`).
+        StoreError: Redis unreachable (a 503).
+    """
+    if credentials is None or credentials.scheme.lower() != "bearer":
+        raise _unauthorized(
+            "Missing bearer token: send 'Authorization: Bearer <token>' "
+            "(create one with `research token create NAME`)."
+        )
+    name = open_store().tokens.verify(credentials.credentials.strip())
+    if name is None:
+        raise _unauthorized(
+            "Invalid or revoked token: create a new one with `research token create NAME`."
+        )
+    check_rate(name)
+    request.state.token_name = name
+    return name

@@ -1,0 +1,109 @@
+"""``GET /runs/{id}/events``: a run's event stream as server-sent events.
+
+The events are the run's Redis stream as every other reader sees it (``RunStore.events``, which
+the CLI's progress and the dashboard's event table read): each SSE message has ``id:`` the
+stream id, ``event:`` the event type (``status``, ``turn.finished``… — ``research/events.py``)
+and ``data:`` the JSON ``{"ts", "type", "data", "line"}`` (``line``: the human sentence the
+dashboard shows). The stream ends with an ``end`` event ``{"status", "error"}`` once the run
+stopped — it is no longer pending or working (complete, failed, cancelled, interrupted, or
+awaiting plan review) and no job holds its lease, so every event its job wrote has been sent.
+A client that reconnects sends ``Last-Event-ID`` (or ``?after=``) and gets only what followed.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import AsyncIterator
+from typing import Annotated, Any
+
+import anyio
+from fastapi import APIRouter, Header, Query
+from sse_starlette import EventSourceResponse
+
+from research.api.runs import RunId, checked_run_id
+from research.errors import InputError, RunNotFoundError
+from research.events import event_line
+from research.models import ACTIVE_STATUSES, Event, RunState
+from research.store import open_store
+from research.store.runs import RunStore
+
+router = APIRouter(tags=["runs"])
+POLL_S = 0.25  # s between reads of the run's stream (the CLI's progress polls as often)
+PING_S = 15  # s between SSE comments that keep idle proxies from closing the stream
+_STREAM_ID = re.compile(r"^\d{1,20}-\d{1,20}$")
+
+
+def _position(after: str | None, last_event_id: str | None) -> str:
+    """Where to start: after the stream id the client last saw, or from the first event.
+
+    Raises:
+        InputError: not a Redis stream id (``1700000000000-0``).
+    """
+    start = (last_event_id or after or "").strip()
+    if not start:
+        return "-"
+    if not _STREAM_ID.fullmatch(start):
+        raise InputError(
+            f"'{start[:40]}' is not an event id: use the id: of an event this stream sent "
+            "(e.g. 1700000000000-0), or leave it out to start from the first event."
+        )
+    return start
+
+
+def message(ev: Event) -> dict[str, str]:
+    """The SSE message of one stored event: ``{id, event, data}`` (``data`` JSON text)."""
+    body = {"ts": ev.ts, "type": ev.type, "data": ev.data, "line": event_line(ev.type, ev.data)}
+    return {"id": ev.id, "event": ev.type, "data": json.dumps(body, ensure_ascii=False)}
+
+
+def _read(store: RunStore, run_id: str, after: str) -> tuple[RunState | None, bool, list[Event]]:
+    """``(state or None when deleted, lease held, events after `after`)``: the state first, so
+    that a stopped run's last events are read after it was seen stopped."""
+    try:
+        state = store.get_run(run_id)
+    except RunNotFoundError:
+        return None, False, []
+    return state, store.is_held(run_id), store.events(run_id, after=after)
+
+
+async def follow(run_id: str, after: str) -> AsyncIterator[dict[str, str]]:
+    """SSE messages of the run's events after ``after`` until the run stopped, then ``end``."""
+    store = await anyio.to_thread.run_sync(open_store)
+    while True:
+        state, held, events = await anyio.to_thread.run_sync(_read, store, run_id, after)
+        for ev in events:
+            after = ev.id
+            yield message(ev)
+        if state is None:
+            yield _end({"status": "deleted", "error": None})
+            return
+        if state.status not in ACTIVE_STATUSES and not held:
+            yield _end({"status": state.status, "error": state.error or None})
+            return
+        await anyio.sleep(POLL_S)
+
+
+def _end(data: dict[str, Any]) -> dict[str, str]:
+    return {"event": "end", "data": json.dumps(data, ensure_ascii=False)}
+
+
+@router.get(
+    "/runs/{run_id}/events",
+    summary="Follow the run's events (server-sent events)",
+    response_class=EventSourceResponse,
+    responses={200: {"content": {"text/event-stream": {}}}},
+)
+async def events(
+    run_id: RunId,
+    after: Annotated[str | None, Query(description="start after this event id")] = None,
+    last_event_id: Annotated[
+        str | None, Header(description="as `after`, sent on reconnect")
+    ] = None,
+) -> EventSourceResponse:
+    """Every event of the run, oldest first, live until the run stops; then an ``end`` event
+    with its status. An unknown run is a 404 before the stream starts."""
+    run_id = checked_run_id(run_id)
+    start = _position(after, last_event_id)
+    await anyio.to_thread.run_sync(open_store().get_run, run_id)
+    return EventSourceResponse(follow(run_id, start), ping=PING_S)

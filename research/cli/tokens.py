@@ -1,0 +1,78 @@
+"""Bodies of ``research serve`` and ``research token create|revoke|list`` (parsers in
+``research.cli.api_parsers``).
+
+``research token create NAME`` prints the new token once (``--json``: ``{name, token,
+created_at}``); Redis keeps only its SHA-256 digest (``research.store.tokens``). ``research token
+list`` shows each token's name, creation and last-use time, never the token.
+"""
+
+from __future__ import annotations
+
+import argparse
+from datetime import UTC, datetime
+
+from research.cli.common import EXIT_OK, _print_json
+from research.jobs.validation import validate_int
+from research.store import open_store
+from research.store.connection import set_role
+
+
+def _iso(ts: float | None) -> str | None:
+    return None if ts is None else datetime.fromtimestamp(ts, tz=UTC).isoformat(timespec="seconds")
+
+
+def cmd_token(args: argparse.Namespace) -> int:
+    """``research token create NAME [--json]`` / ``revoke NAME`` / ``list [--json]``.
+
+    Exit 0; 2 (``InputError``) for a bad name, an existing name on create, or an unknown one on
+    revoke."""
+    tokens = open_store().tokens
+    if args.token_command == "create":
+        info, token = tokens.create(args.name)
+        if args.json:
+            _print_json({"name": info.name, "token": token, "created_at": info.created_at})
+        else:
+            print(
+                f"Token '{info.name}' created. Copy it now: it is not shown again.\n{token}\n"
+                "Send it as the header 'Authorization: Bearer <token>'."
+            )
+        return EXIT_OK
+    if args.token_command == "revoke":
+        tokens.revoke(args.name)
+        print(f"Token '{args.name}' revoked: requests with it now get 401.")
+        return EXIT_OK
+    infos = tokens.list()
+    if args.json:
+        _print_json(
+            [
+                {**t.public(), "created": _iso(t.created_at), "last_used": _iso(t.last_used_at)}
+                for t in infos
+            ]
+        )
+    elif not infos:
+        print("No API tokens yet. Create one with: research token create NAME")
+    else:
+        print(f"{'NAME':<24} {'CREATED (UTC)':<20} LAST USED (UTC)")
+        for t in infos:
+            created = (_iso(t.created_at) or "")[:19].replace("T", " ")
+            used = (_iso(t.last_used_at) or "never")[:19].replace("T", " ")
+            print(f"{t.name:<24} {created:<20} {used}")
+    return EXIT_OK
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    """``research serve [--host H] [--port N] [--no-resume]``: the HTTP API until Ctrl-C.
+
+    Exit 0 when stopped; 2 for a port outside 1–65535; 1 when uvicorn cannot bind the address.
+    """
+    port = validate_int("--port", args.port, 1, 65_535)
+    set_role("api")  # its lease keeps the embedded server up while it serves
+    open_store()  # Redis (embedded or REDIS_URL) is reachable before the server listens
+    # FastAPI, uvicorn and the job code load only for `research serve`
+    from research.api.app import serve  # noqa: PLC0415 - keeps every other command's start fast
+
+    try:
+        serve(args.host, port, resume=not args.no_resume)
+    except SystemExit as exc:  # uvicorn exits 1 when it cannot bind (it logged why)
+        return int(exc.code or 0)
+    return EXIT_OK
