@@ -19,13 +19,14 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+from rq import Queue
 from streamlit.testing.v1 import AppTest
 
 from research import jobs
 from research.cli import main
 from research.config import load_settings
 from research.errors import InputError
-from research.jobs import review
+from research.jobs import review, workers
 from research.models import Report
 from research.notify import deliver_run, send, wait_idle
 from research.notify.base import Notification, Target, redact
@@ -226,28 +227,50 @@ def test_review_then_complete_reach_webhook_and_apprise(
 
 
 @pytest.mark.slow
-def test_failed_run_is_notified_with_its_error(
+def test_failed_run_on_an_rq_worker_is_notified(
     notify_env, receiver, finished_corpus, tmp_path, monkeypatch
 ):
-    """A run whose corpus disappears after launch fails (corpus_error); the settings' webhook
-    gets ``run.failed`` with the error, signed; ``RESEARCH_NOTIFY_ON`` filters events."""
+    """RESEARCH_JOB_BACKEND=rq: the run's own webhook is stored encrypted when it is queued; the
+    corpus disappears before a real ``research worker --burst`` runs it, so it fails
+    (corpus_error); the worker opens the run's target (the data dir's key) and also notifies
+    its own settings' webhook: both get a signed ``run.failed`` with the error."""
     corpus = tmp_path / "vanishing.jsonl"
     shutil.copy(finished_corpus, corpus)
-    monkeypatch.setenv("RESEARCH_WEBHOOK_URLS", receiver.url("/settings-hook"))
-    monkeypatch.setenv("RESEARCH_NOTIFY_ON", "failed")
-    config = jobs.make_config(TOPIC, corpus=str(corpus), **TINY)
-    run_id = jobs.create_run(config)
+    monkeypatch.setenv("RESEARCH_JOB_BACKEND", "rq")
+    Queue(workers.QUEUE, connection=workers.rq_connection()).empty()
+    config = jobs.make_config(TOPIC, corpus=str(corpus), notify=[receiver.url("/run-hook")])
+    run_id = jobs.start_run(config)  # queued: nothing runs in this process
     corpus.unlink()  # the corpus breaks between launch and execution
-    state = jobs.execute_created(run_id, "thread")
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(ROOT),
+        "RESEARCH_JOB_BACKEND": "rq",
+        "RESEARCH_WEBHOOK_URLS": receiver.url("/worker-hook"),
+        "RESEARCH_NOTIFY_ON": "failed",
+    }
+    worker = subprocess.run(
+        [sys.executable, "-m", "research.cli", "worker", "--burst", "--no-resume"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert worker.returncode == 0, worker.stderr[-2000:]
+    state = open_store().get_run(run_id)
     assert state.status == "failed" and state.error_code == "corpus_error"
-    assert wait_idle(30)
-    [post] = receiver.at("/settings-hook")
-    body = verify_signature(post)
-    assert body["event"] == "run.failed" and body["status"] == "failed"
-    assert body["error"]["code"] == "corpus_error" and "vanishing.jsonl" in body["error"]["message"]
-    assert body["summary"] == {"sources": 0, "cited": 0, "words": 0, "cost_usd": 0.0}
-    [record] = open_store().notifications.list(run_id)
-    assert record.ok and record.origin == "settings" and record.event == "run.failed"
+    for path in ("/run-hook", "/worker-hook"):
+        [post] = receiver.at(path)
+        body = verify_signature(post)
+        assert body["event"] == "run.failed" and body["status"] == "failed"
+        assert body["error"]["code"] == "corpus_error"
+        assert "vanishing.jsonl" in body["error"]["message"]
+        assert body["summary"] == {"sources": 0, "cited": 0, "words": 0, "cost_usd": 0.0}
+        assert body["url"] == f"{DASHBOARD}/report?run={run_id}"
+    records = open_store().notifications.list(run_id)
+    assert sorted((r.origin, r.ok, r.event) for r in records) == [
+        ("run", True, "run.failed"),
+        ("settings", True, "run.failed"),
+    ]
 
 
 @pytest.mark.slow

@@ -99,7 +99,7 @@ def deliver_run(run_id: str, status: str, settings: Settings) -> list[Notificati
     ``RESEARCH_NOTIFY_ON`` or there is no target).
 
     Raises:
-        StoreError / redis errors when the run cannot be read.
+        StoreError: Redis cannot be reached (a redis error may also escape mid-way).
     """
     try:
         if RUN_EVENTS[status] not in enabled_events(settings):
@@ -119,7 +119,7 @@ def deliver_run(run_id: str, status: str, settings: Settings) -> list[Notificati
         rec = NotificationRecord(
             event=event,
             target="this run's targets",
-            kind="webhook",
+            kind="unknown",
             origin="run",
             ok=False,
             error=exc.message,

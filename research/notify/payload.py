@@ -70,7 +70,8 @@ def run_notification(store: RunStore, run_id: str, status: str, settings: Settin
     ``awaiting_review``), from its stored state.
 
     Raises:
-        KeyError: another status. RunNotFoundError: no such run. StoreError / redis errors.
+        KeyError: another status.
+        RunNotFoundError: no such run.
     """
     event = RUN_EVENTS[status]
     state = store.get_run(run_id)

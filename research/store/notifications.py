@@ -26,7 +26,8 @@ class NotificationRecord(BaseModel):
     Attributes:
         event: ``run.complete``, ``run.failed``, ``run.awaiting_review``...
         target: the target's redacted display form (never its URL in clear).
-        kind: ``webhook`` (an HTTP POST of the JSON payload) or ``apprise`` (Slack, Teams, e-mail...).
+        kind: ``webhook`` (an HTTP POST of the JSON payload), ``apprise`` (Slack, Teams,
+            e-mail...) or ``unknown`` (the run's targets could not be read).
         origin: ``settings`` (``RESEARCH_WEBHOOK_URLS`` / ``RESEARCH_APPRISE_URLS``) or ``run``
             (``--notify`` / the launch form).
         ok: delivered (HTTP 2xx for a webhook; Apprise reported success).
@@ -40,7 +41,7 @@ class NotificationRecord(BaseModel):
 
     event: str
     target: str
-    kind: Literal["webhook", "apprise"]
+    kind: Literal["webhook", "apprise", "unknown"]
     origin: Literal["settings", "run"]
     ok: bool
     status_code: int | None = None
