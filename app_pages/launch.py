@@ -26,6 +26,7 @@ from research.ui.launch_form import (
     MODE_HELP,
     MODE_LABELS,
     MODES,
+    NOTIFY_HELP,
     PERSPECTIVES_RANGE,
     ROLES,
     SEARCH_BACKENDS,
@@ -36,6 +37,7 @@ from research.ui.launch_form import (
     form_values,
     named_corpora,
 )
+from research.ui.notifications import settings_target_count
 
 HISTORY_LIMIT = 200
 SINCE_HELP = (
@@ -214,6 +216,19 @@ with st.form("launch"):
         help="Stop after planning so you can edit the syllabus questions, perspectives and steps "
         "on the Plan page, then approve (STORM mode).",
     )
+    with st.expander("Notifications", icon=":material/notifications:"):
+        notify = st.text_area(
+            "Notify when the run completes, fails or waits for review",
+            placeholder="https://hooks.example.org/research\nslack://TokenA/TokenB/TokenC",
+            help=NOTIFY_HELP,
+            height=80,
+            key="launch_notify",
+        )
+        if n_settings := settings_target_count(settings):
+            st.caption(
+                f"Also notified: the {n_settings} target(s) of the server's settings "
+                "(RESEARCH_WEBHOOK_URLS / RESEARCH_APPRISE_URLS)."
+            )
     submitted = st.form_submit_button("Start run", type="primary", icon=":material/play_arrow:")
 
 if submitted:
@@ -234,6 +249,7 @@ if submitted:
         review=review and mode == "storm",
         gap_turns=gap_turns,
         depth=depth,
+        notify=notify,
     )
     values.update(since=since.strip() or None, language=language)
     kwargs, dropped = config_kwargs(values, jobs.make_config)

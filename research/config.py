@@ -141,6 +141,9 @@ _LENIENT = (
     "http_timeout_s",
     "http_retries",
     "api_rate_per_min",
+    "notify_timeout_s",
+    "notify_attempts",
+    "notify_backoff_s",
 )
 
 
@@ -175,6 +178,19 @@ class Settings(BaseSettings):
             although private.
         searxng_url: [``RESEARCH_SEARXNG_URL`` or ``SEARXNG_URL``].
         ncbi_api_key: [``NCBI_API_KEY``] secret.
+        dashboard_url: [``RESEARCH_DASHBOARD_URL``] the dashboard's public base URL
+            (``https://research.example.org``); notifications link to the run's pages under it.
+        webhook_urls, apprise_urls: [``RESEARCH_WEBHOOK_URLS``, ``RESEARCH_APPRISE_URLS``] secret:
+            notification targets of every run, separated by spaces, commas or newlines
+            (``research.notify``).
+        webhook_secret: [``RESEARCH_WEBHOOK_SECRET``] secret: the HMAC-SHA256 key webhook bodies
+            are signed with (``X-Research-Signature``).
+        notify_on: [``RESEARCH_NOTIFY_ON``] which run ends notify: ``complete``, ``failed``,
+            ``awaiting_review`` (comma-separated; default all three).
+        notify_key: [``RESEARCH_NOTIFY_KEY``] secret: the key per-run notification targets are
+            encrypted with in Redis (default: a key file in the data dir).
+        notify_timeout_s, notify_attempts, notify_backoff_s: [``RESEARCH_NOTIFY_TIMEOUT_S``,
+            ``…_ATTEMPTS``, ``…_BACKOFF_S``] per-delivery timeout (s), attempts and first backoff (s).
     A value that does not parse falls back to its default (as before this object existed).
     """
 
@@ -213,6 +229,21 @@ class Settings(BaseSettings):
         None, validation_alias=_var("RESEARCH_SEARXNG_URL", "SEARXNG_URL")
     )
     ncbi_api_key: SecretStr | None = Field(None, validation_alias="NCBI_API_KEY", exclude=True)
+    dashboard_url: str | None = Field(None, validation_alias="RESEARCH_DASHBOARD_URL")
+    webhook_urls: SecretStr | None = Field(
+        None, validation_alias="RESEARCH_WEBHOOK_URLS", exclude=True
+    )
+    apprise_urls: SecretStr | None = Field(
+        None, validation_alias="RESEARCH_APPRISE_URLS", exclude=True
+    )
+    webhook_secret: SecretStr | None = Field(
+        None, validation_alias="RESEARCH_WEBHOOK_SECRET", exclude=True
+    )
+    notify_on: str = Field("complete,failed,awaiting_review", validation_alias="RESEARCH_NOTIFY_ON")
+    notify_key: SecretStr | None = Field(None, validation_alias="RESEARCH_NOTIFY_KEY", exclude=True)
+    notify_timeout_s: float = Field(5.0, validation_alias="RESEARCH_NOTIFY_TIMEOUT_S")
+    notify_attempts: int = Field(3, validation_alias="RESEARCH_NOTIFY_ATTEMPTS")
+    notify_backoff_s: float = Field(1.0, validation_alias="RESEARCH_NOTIFY_BACKOFF_S")
 
     @classmethod
     def settings_customise_sources(

@@ -93,6 +93,9 @@ EventType = Literal[
     "comment.added",
     "comment.status",
     "since.unsupported",
+    # notifications of the run's end (research.notify)
+    "notification.sent",
+    "notification.failed",
 ]
 
 
@@ -359,6 +362,17 @@ _SPECS: list[tuple[str, str | Callable[[dict[str, Any]], str], dict[str, Any]]] 
         "since.unsupported",
         "date window since {since}: not applied by {backends}",
         dict(since=str, backends=list[str], reasons=dict[str, str]),
+    ),
+    # notifications
+    (
+        "notification.sent",
+        "notification {event} sent to {target} ({attempts} attempt(s))",
+        dict(event=str, target=str, attempts=int, status_code=Opt(int)),
+    ),
+    (
+        "notification.failed",
+        "notification {event} to {target} failed after {attempts} attempt(s): {error}",
+        dict(event=str, target=str, attempts=int, error=str, status_code=Opt(int)),
     ),
 ]
 EVENTS: dict[str, EventSpec] = {name: _event(name, line, **fields) for name, line, fields in _SPECS}

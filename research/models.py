@@ -11,7 +11,7 @@ import re
 import time
 from typing import Any, Final, Literal, get_args
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, PrivateAttr
 
 RunStatus = Literal[
     "pending",
@@ -420,7 +420,11 @@ class RunConfig(BaseModel):
     ``template``: ``auto`` (default: a syllabus fitted to the topic), ``drug`` or
     ``general``. ``review``: stop in ``awaiting_review`` after planning until the analyst approves.
     ``cassette_mode`` / ``cassette_path``: this run's LLM record/replay cassette (``--record`` /
-    ``--replay``; a file path, never a key).
+    ``--replay``; a file path, never a key). ``notify``: this run's notification targets in
+    their redacted display form (``https://hooks.example.org/… #1a2b3c``); the targets
+    themselves (URLs that may hold tokens) ride only in a private attribute from the input gate
+    to ``research.jobs.create_run``, which stores them encrypted apart from the run
+    (``research.notify.targets``), so they never reach the run's hash, exports or logs.
     """
 
     topic: str
@@ -470,6 +474,12 @@ class RunConfig(BaseModel):
         pattern=r"^[a-z]{2}$",
         description="ISO 639-1 code of the report's language (litellm engine; research.llm.language)",
     )
+    notify: list[str] = Field(
+        default_factory=list,
+        description="notification targets of this run, redacted for display (research.notify)",
+    )
+    # the full target URLs (may hold tokens): never serialised; see research.notify.targets
+    _notify_targets: list[str] = PrivateAttr(default_factory=list)
 
     @property
     def cassette(self) -> tuple[str, str] | None:
@@ -479,6 +489,16 @@ class RunConfig(BaseModel):
             if self.cassette_mode and self.cassette_path
             else None
         )
+
+    @property
+    def notify_targets(self) -> list[str]:
+        """The full notification target URLs attached at the input gate; [] on a config read
+        back from Redis (they are never serialised)."""
+        return list(self._notify_targets)
+
+    def attach_notify_targets(self, targets: list[str]) -> None:
+        """Keep the full target URLs on this object only (``research.notify.targets.attach``)."""
+        self._notify_targets = list(targets)
 
     @property
     def cassette_replay(self) -> bool:

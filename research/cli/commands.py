@@ -183,6 +183,14 @@ def build_parser() -> _Parser:
         "engine cannot translate)",
     )
     run.add_argument(
+        "--notify",
+        action="append",
+        metavar="URL",
+        help="notify this target when the run completes, fails or awaits plan review "
+        "(repeatable): an http(s) webhook (signed JSON POST) or an Apprise URL such as "
+        "slack://…, msteams://…, mailto://… (stored encrypted; see docs/notifications.md)",
+    )
+    run.add_argument(
         "--json", action="store_true", help="print one JSON summary object instead of progress"
     )
 

@@ -14,7 +14,13 @@ from pathlib import Path
 
 from research import jobs
 from research.cli.common import EXIT_FAILED, EXIT_OK, _err, _print_json
-from research.cli.outcome import _print_outcome, _store, report_run_outcome
+from research.cli.outcome import (
+    _print_outcome,
+    _store,
+    notification_lines,
+    print_notifications,
+    report_run_outcome,
+)
 from research.cli.progress import IndexBar
 from research.cli.regenerate import cmd_regenerate
 from research.cli.review import cmd_approve, cmd_plan
@@ -105,6 +111,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         extra["since"] = args.since
     if args.language:
         extra["language"] = args.language
+    if args.notify:
+        extra["notify"] = args.notify
     config = jobs.make_config(
         topic,
         corpus=str(corpus) if corpus else None,
@@ -122,6 +130,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         _print_json(summary)
     else:
         _print_outcome(summary, elapsed_s=summary["wall_s"] or time.monotonic() - t0)
+        print_notifications(state.run_id)
     if state.status == "complete":
         return EXIT_OK
     if state.status == "awaiting_review":
@@ -330,6 +339,8 @@ def cmd_show(args: argparse.Namespace) -> int:
     print(f"engine:  {state.engine_label or state.config.engine}")
     _print_outcome(jobs.run_summary(run_id))
     _print_desk(run_id, version)
+    for line in notification_lines(run_id):
+        print(line)
     return EXIT_OK
 
 

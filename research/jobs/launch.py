@@ -31,6 +31,7 @@ from research.llm.language import check_language as language_code
 from research.llm.usage import usage_report
 from research.llm.validate import validate_llm_options
 from research.models import ACTIVE_STATUSES, Report, RunConfig, RunState, Syllabus
+from research.notify import targets as notify_targets
 from research.pipeline.index_events import announce_index_build
 from research.planning.syllabus import check_template
 from research.search.multi import validate_search
@@ -72,6 +73,7 @@ def make_config(
     depth: str = "standard",
     since: str | None = None,
     language: str = "en",
+    notify: str | list[str] | None = None,
 ) -> RunConfig:
     """Validate user input into a RunConfig. Nothing is written.
 
@@ -91,6 +93,10 @@ def make_config(
     ``since``: ``YYYY[-MM[-DD]]`` date window (``research.search.since``); ``language``: ISO 639-1
     code the litellm engine writes in (``research.llm.language``; the extractive engine cannot
     translate and says so).
+    ``notify``: the run's notification targets (``--notify``; http(s) webhook or Apprise URLs, a
+    list or one string separated by spaces, commas or newlines): the config keeps their
+    redacted forms in ``notify`` and the URLs only in memory until ``create_run`` stores them
+    encrypted (``research.notify.targets``). The notification settings are checked here too.
 
     Raises:
         InputError / CorpusError: with a message that says what to fix.
@@ -152,7 +158,8 @@ def make_config(
     )
 
     check_engine(config)
-    return config
+    notify_targets.check_settings(settings)  # a bad RESEARCH_NOTIFY_ON / target URL, before any run
+    return notify_targets.attach(config, notify_targets.check_targets(notify))
 
 
 def parse_since(text: str | None) -> str | None:
@@ -239,13 +246,17 @@ def _execute(run_id: str):
 
 def create_run(config: RunConfig) -> str:
     """Store a new ``pending`` run for ``config`` (nothing executes it yet); returns its id.
-    When the run will wait for its local corpus index to be built, the run's event stream says so
-    at once (``index.progress``, ``loading_model``), before the pipeline is even imported."""
+    Notification targets attached by ``make_config`` are stored encrypted beside it
+    (``research.notify.targets.keep``). When the run will wait for its local corpus index to
+    be built, the run's event stream says so at once (``index.progress``, ``loading_model``),
+    before the pipeline is even imported."""
     store = open_store()
-
+    settings = load_settings()
+    sealed = notify_targets.sealed(config, settings)  # a bad key fails before the run exists
     label = engine_label(config)
     run_id = store.create_run(config, engine_label=label).run_id
-    announce_index_build(store, run_id, config, load_settings().index_dir)
+    notify_targets.keep(store, run_id, sealed)
+    announce_index_build(store, run_id, config, settings.index_dir)
     return run_id
 
 
@@ -443,6 +454,8 @@ def run_snapshot(run_id: str, *, version: int | None = None) -> dict:
     ``report`` is report version ``version`` (None = the current one; ``report_version`` says
     which), ``versions`` lists ``{number, author, created_at, sections, note}`` of every version,
     ``comments`` counts ``{total, open, resolved}`` and ``comment_list`` has them all.
+    ``notifications``: one ``NotificationRecord`` dict per delivery of the run's end (event,
+    redacted target, ok, status_code, error, attempts, times), oldest first.
 
     Raises:
         InputError (code ``no_such_version``): the report has no version ``version``.
@@ -490,6 +503,7 @@ def run_snapshot(run_id: str, *, version: int | None = None) -> dict:
         "versions": [v.info() for v in versions.list(run_id)],
         "comments": CommentStore(store).counts(run_id),
         "comment_list": [c.model_dump(mode="json") for c in CommentStore(store).list(run_id)],
+        "notifications": [n.model_dump(mode="json") for n in store.notifications.list(run_id)],
     }
 
 

@@ -29,6 +29,7 @@ from research.costorm.pipeline import run_costorm
 from research.engines.factory import make_engine
 from research.errors import InvariantError, ResearchError, RunCancelled
 from research.models import REVIEW_STATUS, Outline, Perspective, Report, TopicOutline
+from research.notify import run_ended
 from research.pipeline import analysis, conversation, gaps, planning, reporter
 from research.pipeline.context import RunContext
 from research.pipeline.index_events import index_progress_events
@@ -171,16 +172,20 @@ def execute(run_id: str, settings: Settings | None = None) -> str:
     """Run (or resume) every phase under the run's lease; returns the final status.
 
     Never raises for run-level failures: they are recorded on the run (status ``failed`` with
-    ``error`` and ``error_code``). Returns without doing anything when another job holds the
-    lease (that job's view of the status is returned) or the run already ended (complete or
-    cancelled). When Redis stays unreachable beyond the client's retries the job stops and
-    returns ``interrupted`` (its lease expires; the run resumes later).
+    ``error`` and ``error_code``). A run this call ends ``complete``, ``failed`` or
+    ``awaiting_review`` is announced to its notification targets in the background
+    (``research.notify.run_ended``) once its status is stored and its lease released.
+    Returns without doing anything when another job holds the lease (that job's view of the
+    status is returned) or the run already ended (complete or cancelled). When Redis stays
+    unreachable beyond the client's retries the job stops and returns ``interrupted`` (its
+    lease expires; the run resumes later).
     """
     settings = settings or load_settings()
     store = open_store(settings)
     lease = store.lease(run_id)
     if not lease.acquire():
         return store.get_run(run_id).status
+    ended = ""  # the status this call brought the run to (nothing when it did not run it)
     try:
         store.clear_queued(run_id)
         state = store.get_run(run_id)
@@ -197,12 +202,16 @@ def execute(run_id: str, settings: Settings | None = None) -> str:
                     "turns_done": store.count_turns(run_id),
                 },
             )
-        return _execute(store, run_id, settings, lease)
+        ended = _execute(store, run_id, settings, lease)
+        return ended
     except redis.RedisError:
         log.exception("run %s: Redis unreachable; stopping (the run resumes later)", run_id)
         return "interrupted"
     finally:
         lease.release()
+        # the one notification hook: the end is stored; delivery runs in the background and
+        # never changes the run (complete / failed / awaiting_review only)
+        run_ended(run_id, ended, settings)
 
 
 def _execute(store: RunStore, run_id: str, settings: Settings, lease: Lease) -> str:

@@ -205,6 +205,21 @@ def run_comments(run_id: str) -> str:
 DESK_PARTS = (run_versions, run_comments)
 
 
+# -- notifications (research.store.notifications)
+def run_notify_targets(run_id: str) -> str:
+    """String: the run's own notification target URLs, encrypted (a Fernet token made by
+    ``research.notify.seal``; never the URLs in clear)."""
+    return f"run:{check_run_id(run_id)}:notify:targets"
+
+
+def run_notifications(run_id: str) -> str:
+    """List of NotificationRecord JSON: one per delivery (event, redacted target, outcome)."""
+    return f"run:{check_run_id(run_id)}:notifications"
+
+
+NOTIFY_PARTS = (run_notify_targets, run_notifications)
+
+
 RESILIENCE_PARTS = (run_lease, run_queued, run_rounds, run_calls, run_artseq)
 
 
@@ -259,4 +274,5 @@ def run_keys(run_id: str) -> list[str]:
         *[part(run_id) for part in FOLLOWUP_PARTS],
         run_evidence(run_id),
         *[part(run_id) for part in DESK_PARTS],
+        *[part(run_id) for part in NOTIFY_PARTS],
     ]

@@ -38,6 +38,7 @@ from research.store.costorm import CoStormRecords
 from research.store.evidence import EvidenceStore
 from research.store.lease import PENDING_GRACE_S, Lease, is_held
 from research.store.tokens import TokenStore
+from research.store.notifications import NotificationStore
 
 if TYPE_CHECKING:
     from research.config import Settings
@@ -457,6 +458,11 @@ class RunStore:
     def costorm(self) -> CoStormRecords:
         """The Co-STORM round-table records (turns, mind map, pool, counters, analyst inbox)."""
         return CoStormRecords(self.r)
+
+    @property
+    def notifications(self) -> NotificationStore:
+        """The runs' notification targets (encrypted) and delivery records."""
+        return NotificationStore(self.r)
 
     def collector(self, run_id: str) -> SourceCollector:
         """The run's seed 000 source collector on this Redis."""

@@ -28,6 +28,7 @@ from research.ui import nav
 from research.ui.citations import plain
 from research.ui.events import events_rows
 from research.ui.history import STATUS_ICONS, duration_s, format_duration, is_active, run_label
+from research.ui.notifications import notifications_panel
 from research.ui.progress import progress_panel, share_url
 from research.ui.resume import resume_control
 
@@ -131,8 +132,8 @@ def share_link(page_key: str, run_id: str) -> None:
 
 
 def run_header(store: RunStore, state: RunState, page_key: str | None = None) -> None:
-    """Topic, status line, share link, live progress (stepper, bars, cost, Cancel), error and
-    the last few events, then links to the run's other pages."""
+    """Topic, status line, share link, live progress (stepper, bars, cost, Cancel), error, the
+    notification deliveries, the last few events, then links to the run's other pages."""
 
     title, share = st.columns([6, 1], vertical_alignment="bottom")
     title.header(plain(state.topic), anchor=False)
@@ -167,6 +168,7 @@ def run_header(store: RunStore, state: RunState, page_key: str | None = None) ->
         )
         nav.page_link("plan", state.run_id, "Review the plan")
     resume_control(state)  # Resume button for interrupted/failed runs
+    notifications_panel(store, state)  # where the run's end was announced, and any failure
     if (
         state.stop_reason and state.mode != "costorm"
     ):  # Co-STORM: the progress panel says why it stopped

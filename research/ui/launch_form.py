@@ -111,12 +111,14 @@ def form_values(
     review: bool = False,
     gap_turns: int = 2,
     depth: str = "standard",
+    notify: str = "",
 ) -> dict[str, Any]:
     """The form's values as ``make_config`` keyword arguments (models/budgets only for litellm,
     ``costorm`` only for Co-STORM; empty model names dropped; zero budgets mean no cap; an empty
     ``search`` is passed through: the input gate makes it ``["local"]`` unless corpora are chosen;
     ``review``: stop for plan review after planning; ``gap_turns``: rounds of gap searches for
-    unmet questions; ``depth``: report length)."""
+    unmet questions; ``depth``: report length; ``notify``: the notification targets typed in
+    the form, one URL a line, passed only when there is one)."""
     values: dict[str, Any] = {
         "corpus": corpus,
         "template": template,
@@ -137,6 +139,8 @@ def form_values(
         values["budget_tokens"] = int(budget_tokens) if budget_tokens else None
     if mode == "costorm" and costorm is not None:
         values["costorm"] = dict(costorm)
+    if notify and notify.strip():
+        values["notify"] = [line.strip() for line in notify.splitlines() if line.strip()]
     return values
 
 
@@ -145,6 +149,12 @@ DEPTH_LABELS = {
     "standard": "Standard (~1,000 words)",
     "deep": "Deep (~2,500 words)",
 }
+NOTIFY_HELP = (
+    "One URL a line. An http(s) URL receives a signed JSON POST (a webhook); an Apprise URL "
+    "posts to Slack (slack://…), Microsoft Teams (msteams://…), e-mail (mailto://…) and more. "
+    "Sent when the run completes, fails or waits for plan review. The URLs are stored "
+    "encrypted; the run shows only their redacted form."
+)
 GAP_HELP = (
     "After the planned turns, rounds of searches aimed at the syllabus questions still without "
     "enough evidence (up to 6 queries per question). 0 stops research at the turn cap."
