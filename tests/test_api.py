@@ -254,6 +254,8 @@ def test_bad_options_are_422_saying_what_to_fix(api, auth, finished_corpus):
     assert engine.status_code == 422 and engine.json()["code"] == "unknown_engine"
     corpus = api.client.post("/runs", json={**base, "corpus": "/nope.jsonl"}, headers=auth)
     assert corpus.status_code == 422 and "does not exist" in corpus.json()["detail"]
+    notify = api.client.post("/runs", json={**base, "notify": ["nosuch://x"]}, headers=auth)
+    assert notify.status_code == 422 and "nosuch" in notify.json()["detail"]
     assert len(api.client.get("/runs", headers=auth).json()) == before  # nothing was created
     for path in ("/runs/0123456789abcdef", "/runs/not-an-id", "/runs/0123456789abcdef/report"):
         missing = api.client.get(path, headers=auth)

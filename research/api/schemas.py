@@ -54,6 +54,11 @@ class RunRequest(BaseModel):
     budget_tokens: int | None = Field(None, description="stop LLM calls after this many tokens")
     since: str | None = Field(None, description="only sources since YYYY[-MM[-DD]]")
     language: str | None = Field(None, description="report language (ISO 639-1; default en)")
+    notify: list[str] | None = Field(
+        None,
+        description="webhook (http/https) or Apprise URLs told when the run completes, fails or "
+        "awaits review; kept encrypted, shown back only redacted (docs/notifications.md)",
+    )
 
     def config_kwargs(self) -> dict[str, Any]:
         """Keyword arguments of ``research.jobs.make_config`` besides the topic, built as
@@ -90,6 +95,8 @@ class RunRequest(BaseModel):
             out["budget_usd"] = self.budget_usd
         if self.budget_tokens is not None:
             out["budget_tokens"] = self.budget_tokens
+        if self.notify:
+            out["notify"] = list(self.notify)
         return out
 
 

@@ -37,8 +37,8 @@ from research.store.connection import TextRedis
 from research.store.costorm import CoStormRecords
 from research.store.evidence import EvidenceStore
 from research.store.lease import PENDING_GRACE_S, Lease, is_held
-from research.store.tokens import TokenStore
 from research.store.notifications import NotificationStore
+from research.store.tokens import TokenStore
 
 if TYPE_CHECKING:
     from research.config import Settings
