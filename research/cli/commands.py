@@ -16,6 +16,7 @@ from typing import NoReturn
 from research.cli.common import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERRUPTED, _err
 from research.cli.desk import register as register_desk
 from research.cli.followup import register
+from research.cli.mcp_parser import register as register_mcp
 from research.errors import CorpusError, InputError, ResearchError, RunNotFoundError
 from research.models import (
     DEPTHS,
@@ -277,6 +278,7 @@ def build_parser() -> _Parser:
 
     register(sub)
     register_desk(sub)
+    register_mcp(sub)
     return p
 
 

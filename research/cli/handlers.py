@@ -14,6 +14,7 @@ from pathlib import Path
 
 from research import jobs
 from research.cli.common import EXIT_FAILED, EXIT_OK, _err, _print_json
+from research.cli.mcp import cmd_mcp
 from research.cli.outcome import _print_outcome, _store, report_run_outcome
 from research.cli.progress import IndexBar
 from research.cli.regenerate import cmd_regenerate
@@ -49,6 +50,7 @@ __all__ = [
     "cmd_export",
     "cmd_ingest",
     "cmd_list",
+    "cmd_mcp",
     "cmd_plan",
     "cmd_regenerate",
     "cmd_resume",
