@@ -13,6 +13,7 @@ import os
 import sys
 from typing import NoReturn
 
+from research.cli.batch_parser import register as register_batch
 from research.cli.common import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERRUPTED, _err
 from research.cli.desk import register as register_desk
 from research.cli.followup import register
@@ -279,6 +280,7 @@ def build_parser() -> _Parser:
     register(sub)
     register_desk(sub)
     register_mcp(sub)
+    register_batch(sub)
     return p
 
 

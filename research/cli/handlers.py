@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from research import jobs
+from research.cli.batch import cmd_batch
 from research.cli.common import EXIT_FAILED, EXIT_OK, _err, _print_json
 from research.cli.mcp import cmd_mcp
 from research.cli.outcome import _print_outcome, _store, report_run_outcome
@@ -47,6 +48,7 @@ __all__ = [
     "cmd_approve",
     "cmd_ask",
     "cmd_audit",
+    "cmd_batch",
     "cmd_export",
     "cmd_ingest",
     "cmd_list",
