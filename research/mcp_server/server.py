@@ -15,7 +15,7 @@ import logging
 from mcp.server.mcpserver import MCPServer
 from mcp_types import ToolAnnotations
 
-from research.mcp_server import tools
+from research.mcp_server import search, tools
 
 NAME = "research-desk"
 INSTRUCTIONS = (
@@ -60,7 +60,7 @@ def build_server() -> MCPServer:
     server: MCPServer = MCPServer(NAME, instructions=INSTRUCTIONS, log_level="WARNING")
     for name, (description, read_only) in TOOLS.items():
         server.add_tool(
-            getattr(tools, name),
+            getattr(search if name == "search_corpus" else tools, name),
             name=name,
             description=description,
             annotations=ToolAnnotations(

@@ -1,11 +1,11 @@
-"""The MCP tools: typed functions over the job code (``research.jobs``), the exports and the
-local search. Each returns JSON-able data; bad input or a run in the wrong state raises
+"""The MCP tools on runs: typed functions over the job code (``research.jobs``) and the exports.
+Each returns JSON-able data; bad input or a run in the wrong state raises
 ``ToolError`` with the product's own message (what to fix, or what to call next).
 
 Nothing here blocks for long: ``start_research`` queues the run and returns its id
 (``research.jobs.start_run``, the dashboard's path); ``ask_run`` waits at most ``wait_s``
-seconds for the answer, then returns the follow-up id for ``get_answer``; ``search_corpus``
-waits at most ``INDEX_WAIT_S`` s for a corpus index to build, then says to call again.
+seconds for the answer, then returns the follow-up id for ``get_answer``. The corpus search is
+``research.mcp_server.search``.
 """
 
 from __future__ import annotations
@@ -20,12 +20,10 @@ from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
 from research import jobs
-from research.config import load_settings
 from research.errors import InputError, ResearchError
 from research.export import render_export
 from research.jobs.followups import followup_status, submit_ask
 from research.jobs.progress import coverage_summary, run_progress
-from research.jobs.validation import validate_corpus
 from research.models import (
     DEPTHS,
     ENGINES,
@@ -36,13 +34,9 @@ from research.models import (
     TURNS_RANGE,
     TemplateName,
 )
-from research.search.index_progress import index_state
-from research.search.local import start_background_build
-from research.search.multi import build_retriever, validate_search
 from research.store import open_store
 from research.store.keys import check_run_id
 
-INDEX_WAIT_S = 20.0  # s search_corpus waits for a corpus index build before saying "call again"
 MAX_WAIT_S = 120  # s ask_run / get_answer may wait for an answer (below common client timeouts)
 _F = TypeVar("_F", bound=Callable[..., Any])
 
@@ -299,58 +293,3 @@ def list_runs(
             for s in states
         ]
     }
-
-
-@tool_errors
-def search_corpus(
-    query: Annotated[str, Field(description="words to search for")],
-    k: Annotated[int, Field(ge=1, le=20, description="at most this many results")] = 5,
-    corpus: Annotated[
-        str | None, Field(description="local corpus path; default: the configured corpus")
-    ] = None,
-    corpora: Annotated[
-        list[str] | None, Field(description="ingested corpora to search instead of / besides it")
-    ] = None,
-    include_local: Annotated[
-        bool, Field(description="search the local corpus (false: only the named corpora)")
-    ] = True,
-) -> dict[str, Any]:
-    """Hybrid BM25 + MiniLM search of the local corpus (and named corpora), as a run searches:
-    ``{results: [{title, url, source_type, external_id, published, score, snippets, backend}]}``."""
-    settings = load_settings()
-    backends, names = validate_search(["local"] if include_local else [], corpora, settings)
-    path = str(validate_corpus(corpus or settings.default_corpus)) if "local" in backends else ""
-    if path:
-        _wait_for_index(path, settings.index_dir)
-    found = build_retriever(backends, path, names, settings).search_all(query, k)
-    return {
-        "results": [
-            {
-                "title": r.title,
-                "url": r.url,
-                "source_type": r.source_type,
-                "external_id": r.external_id,
-                "published": r.published,
-                "score": round(r.score, 4),
-                "snippets": r.snippets,
-                "backend": r.backend,
-            }
-            for r in found.results
-        ],
-        "issues": [i.message for i in found.issues if i.kind == "failed"],
-    }
-
-
-def _wait_for_index(corpus: str, index_dir) -> None:
-    """Return once the corpus's search index is ready (built in a background thread, waited
-    for at most ``INDEX_WAIT_S`` s). Raises ToolError with the build's progress otherwise."""
-    if index_state(corpus, index_dir)["state"] == "ready":
-        return
-    build = start_background_build(corpus, index_dir)
-    build.join(INDEX_WAIT_S)
-    if build.is_alive():
-        state = index_state(corpus, index_dir)
-        raise ToolError(
-            f"The search index of {corpus} is being built ({state['done']} of "
-            f"{state['total'] or '?'} documents embedded); call search_corpus again in a minute."
-        )
