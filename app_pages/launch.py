@@ -1,4 +1,5 @@
-"""Launch: start a run (every RunConfig field → jobs.make_config → jobs.start_run) and the run history."""
+"""Launch: start a run (every RunConfig field → jobs.make_config → jobs.start_run), or a batch of
+runs (the Batch tab, ``research.ui.batch_tab``), and the run history."""
 
 import streamlit as st
 
@@ -10,6 +11,7 @@ from research.llm.language import LANGUAGES
 from research.models import GAP_TURNS_RANGE, CoStormSettings
 from research.planning.syllabus import template_choices
 from research.ui import context, nav
+from research.ui.batch_tab import render_batch_tab
 from research.ui.citations import plain
 from research.ui.history import (
     delete_run_everywhere,
@@ -77,201 +79,216 @@ engine = (
     or "extractive"
 )
 
-with st.form("launch"):
-    topic = st.text_area(
-        "Research question",
-        placeholder="e.g. Trastuzumab in HER2-positive breast cancer",
-        height=90,
-    )
-    c1, c2 = st.columns([3, 1])
-    corpus = c1.text_input(
-        "Corpus (JSONL file or folder of documents)", value=str(settings.default_corpus)
-    )
-    template = c2.selectbox(
-        "Question template",
-        templates,
-        index=0,
-        format_func=TEMPLATE_LABELS.get,
-        help="auto fits the syllabus questions to your question (from the related-topic "
-        "survey); drug = seed 000's six drug questions; general = six questions for any topic",
-    )
-    c3, c4 = st.columns(2)
-    storm_only = (
-        "STORM mode only (Co-STORM uses N experts and the turn cap below)"
-        if mode == "costorm"
-        else None
-    )
-    max_perspectives = c3.number_input(
-        "Max perspectives",
-        min_value=PERSPECTIVES_RANGE[0],
-        max_value=PERSPECTIVES_RANGE[1],
-        value=4,
-        disabled=mode == "costorm",
-        help=storm_only,
-    )
-    max_turns = c4.number_input(
-        "Max turns per conversation",
-        min_value=TURNS_RANGE[0],
-        max_value=TURNS_RANGE[1],
-        value=3,
-        disabled=mode == "costorm",
-        help=storm_only,
-    )
-    s1, s2, s3 = st.columns([3, 3, 1])
-    search = s1.multiselect(
-        "Search backends",
-        SEARCH_BACKENDS,
-        default=["local"],
-        help="local = the corpus above; web backends need their API keys in the environment. "
-        "Leave empty to search only the named corpora.",
-    )
-    corpora_found = named_corpora(settings.data_dir)
-    corpora = s2.multiselect(
-        "Named corpora",
-        corpora_found,
-        disabled=not corpora_found,
-        placeholder="none ingested" if not corpora_found else "Choose corpora",
-    )
-    min_databases = s3.number_input(
-        "Min databases",
-        min_value=1,
-        max_value=8,
-        value=1,
-        help="Seed 000: a question counts as covered only when its sources come "
-        "from at least this many databases (backends or corpora).",
-    )
-    costorm = None
-    if mode == "costorm":
-        st.markdown("**Co-STORM round-table**")
-        d = CoStormSettings()
-        k1, k2, k3 = st.columns(3)
-        h = COSTORM_HELP
-        costorm = {
-            "experts": k1.number_input("N · experts", 1, 8, d.experts, help=h["experts"]),
-            "max_node_items": k2.number_input(
-                "K · items per mind-map node", 2, 100, d.max_node_items, help=h["max_node_items"]
-            ),
-            "moderator_after": k3.number_input(
-                "L · answers before the moderator",
-                1,
-                10,
-                d.moderator_after,
-                help=h["moderator_after"],
-            ),
-            "alpha": k1.slider(
-                "α · moderator rerank exponent", 0.0, 1.0, d.alpha, 0.05, help=h["alpha"]
-            ),
-            "query_budget": k2.number_input(
-                "Query budget", 1, 500, d.query_budget, help=h["query_budget"]
-            ),
-            "max_turns": k3.number_input("Turn cap", 1, 200, d.max_turns, help=h["max_turns"]),
-        }
-    models, budget_usd, budget_tokens = None, None, None
-    if engine == "litellm":
-        st.markdown("**Models per role** (litellm model names; API keys come from the environment)")
-        defaults = default_models(settings.llm_model)
-        cols = st.columns(4)
-        models = {
-            role: cols[i % 4].text_input(role, value=defaults.get(role, ""), key=f"model_{role}")
-            for i, role in enumerate(ROLES)
-        }
-        b1, b2 = st.columns(2)
-        budget_usd = b1.number_input("Budget (USD, 0 = no cap)", min_value=0.0, value=0.0, step=0.5)
-        budget_tokens = b2.number_input(
-            "Budget (tokens, 0 = no cap)", min_value=0, value=0, step=10_000
+single_tab, batch_tab = st.tabs(["Single run", "Batch"], key="launch_tab", bind="query-params")
+with batch_tab:
+    render_batch_tab(settings, engine, mode)
+
+with single_tab:
+    with st.form("launch"):
+        topic = st.text_area(
+            "Research question",
+            placeholder="e.g. Trastuzumab in HER2-positive breast cancer",
+            height=90,
         )
-    g1, g2 = st.columns(2)
-    gap_turns = g1.number_input(
-        "Gap rounds",
-        min_value=GAP_TURNS_RANGE[0],
-        max_value=GAP_TURNS_RANGE[1],
-        value=2,
-        disabled=mode == "costorm",
-        help=GAP_HELP,
-    )
-    depth = g2.selectbox(
-        "Report depth",
-        list(DEPTH_LABELS),
-        index=1,
-        format_func=DEPTH_LABELS.get,
-        help="How long the report is; a question with little evidence gets a shorter section.",
-    )
-    w1, w2 = st.columns(2)
-    since = w1.text_input(
-        "Sources since (YYYY[-MM[-DD]], empty = any date)",
-        help=SINCE_HELP,
-        max_chars=10,
-    )
-    language = w2.selectbox(
-        "Report language",
-        list(LANGUAGES),
-        format_func=lambda c: LANGUAGES[c],
-        help="litellm engine: prompts ask for this language (search queries stay English). "
-        f"{OFFLINE_LABEL} cannot translate: it quotes the sources in their own language.",
-    )
-    review = st.toggle(
-        "Review the plan before research",
-        value=False,
-        disabled=mode == "costorm",
-        help="Stop after planning so you can edit the syllabus questions, perspectives and steps "
-        "on the Plan page, then approve (STORM mode).",
-    )
-    with st.expander("Notifications", icon=":material/notifications:"):
-        notify = st.text_area(
-            "Notify when the run completes, fails or waits for review",
-            placeholder="https://hooks.example.org/research\nslack://TokenA/TokenB/TokenC",
-            help=NOTIFY_HELP,
-            height=80,
-            key="launch_notify",
+        c1, c2 = st.columns([3, 1])
+        corpus = c1.text_input(
+            "Corpus (JSONL file or folder of documents)", value=str(settings.default_corpus)
         )
-        if n_settings := settings_target_count(settings):
-            st.caption(
-                f"Also notified: the {n_settings} target(s) of the server's settings "
-                "(RESEARCH_WEBHOOK_URLS / RESEARCH_APPRISE_URLS)."
+        template = c2.selectbox(
+            "Question template",
+            templates,
+            index=0,
+            format_func=TEMPLATE_LABELS.get,
+            help="auto fits the syllabus questions to your question (from the related-topic "
+            "survey); drug = seed 000's six drug questions; general = six questions for any topic",
+        )
+        c3, c4 = st.columns(2)
+        storm_only = (
+            "STORM mode only (Co-STORM uses N experts and the turn cap below)"
+            if mode == "costorm"
+            else None
+        )
+        max_perspectives = c3.number_input(
+            "Max perspectives",
+            min_value=PERSPECTIVES_RANGE[0],
+            max_value=PERSPECTIVES_RANGE[1],
+            value=4,
+            disabled=mode == "costorm",
+            help=storm_only,
+        )
+        max_turns = c4.number_input(
+            "Max turns per conversation",
+            min_value=TURNS_RANGE[0],
+            max_value=TURNS_RANGE[1],
+            value=3,
+            disabled=mode == "costorm",
+            help=storm_only,
+        )
+        s1, s2, s3 = st.columns([3, 3, 1])
+        search = s1.multiselect(
+            "Search backends",
+            SEARCH_BACKENDS,
+            default=["local"],
+            help="local = the corpus above; web backends need their API keys in the environment. "
+            "Leave empty to search only the named corpora.",
+        )
+        corpora_found = named_corpora(settings.data_dir)
+        corpora = s2.multiselect(
+            "Named corpora",
+            corpora_found,
+            disabled=not corpora_found,
+            placeholder="none ingested" if not corpora_found else "Choose corpora",
+        )
+        min_databases = s3.number_input(
+            "Min databases",
+            min_value=1,
+            max_value=8,
+            value=1,
+            help="Seed 000: a question counts as covered only when its sources come "
+            "from at least this many databases (backends or corpora).",
+        )
+        costorm = None
+        if mode == "costorm":
+            st.markdown("**Co-STORM round-table**")
+            d = CoStormSettings()
+            k1, k2, k3 = st.columns(3)
+            h = COSTORM_HELP
+            costorm = {
+                "experts": k1.number_input("N · experts", 1, 8, d.experts, help=h["experts"]),
+                "max_node_items": k2.number_input(
+                    "K · items per mind-map node",
+                    2,
+                    100,
+                    d.max_node_items,
+                    help=h["max_node_items"],
+                ),
+                "moderator_after": k3.number_input(
+                    "L · answers before the moderator",
+                    1,
+                    10,
+                    d.moderator_after,
+                    help=h["moderator_after"],
+                ),
+                "alpha": k1.slider(
+                    "α · moderator rerank exponent", 0.0, 1.0, d.alpha, 0.05, help=h["alpha"]
+                ),
+                "query_budget": k2.number_input(
+                    "Query budget", 1, 500, d.query_budget, help=h["query_budget"]
+                ),
+                "max_turns": k3.number_input("Turn cap", 1, 200, d.max_turns, help=h["max_turns"]),
+            }
+        models, budget_usd, budget_tokens = None, None, None
+        if engine == "litellm":
+            st.markdown(
+                "**Models per role** (litellm model names; API keys come from the environment)"
             )
-    submitted = st.form_submit_button("Start run", type="primary", icon=":material/play_arrow:")
+            defaults = default_models(settings.llm_model)
+            cols = st.columns(4)
+            models = {
+                role: cols[i % 4].text_input(
+                    role, value=defaults.get(role, ""), key=f"model_{role}"
+                )
+                for i, role in enumerate(ROLES)
+            }
+            b1, b2 = st.columns(2)
+            budget_usd = b1.number_input(
+                "Budget (USD, 0 = no cap)", min_value=0.0, value=0.0, step=0.5
+            )
+            budget_tokens = b2.number_input(
+                "Budget (tokens, 0 = no cap)", min_value=0, value=0, step=10_000
+            )
+        g1, g2 = st.columns(2)
+        gap_turns = g1.number_input(
+            "Gap rounds",
+            min_value=GAP_TURNS_RANGE[0],
+            max_value=GAP_TURNS_RANGE[1],
+            value=2,
+            disabled=mode == "costorm",
+            help=GAP_HELP,
+        )
+        depth = g2.selectbox(
+            "Report depth",
+            list(DEPTH_LABELS),
+            index=1,
+            format_func=DEPTH_LABELS.get,
+            help="How long the report is; a question with little evidence gets a shorter section.",
+        )
+        w1, w2 = st.columns(2)
+        since = w1.text_input(
+            "Sources since (YYYY[-MM[-DD]], empty = any date)",
+            help=SINCE_HELP,
+            max_chars=10,
+        )
+        language = w2.selectbox(
+            "Report language",
+            list(LANGUAGES),
+            format_func=lambda c: LANGUAGES[c],
+            help="litellm engine: prompts ask for this language (search queries stay English). "
+            f"{OFFLINE_LABEL} cannot translate: it quotes the sources in their own language.",
+        )
+        review = st.toggle(
+            "Review the plan before research",
+            value=False,
+            disabled=mode == "costorm",
+            help="Stop after planning so you can edit the syllabus questions, perspectives and steps "
+            "on the Plan page, then approve (STORM mode).",
+        )
+        with st.expander("Notifications", icon=":material/notifications:"):
+            notify = st.text_area(
+                "Notify when the run completes, fails or waits for review",
+                placeholder="https://hooks.example.org/research\nslack://TokenA/TokenB/TokenC",
+                help=NOTIFY_HELP,
+                height=80,
+                key="launch_notify",
+            )
+            if n_settings := settings_target_count(settings):
+                st.caption(
+                    f"Also notified: the {n_settings} target(s) of the server's settings "
+                    "(RESEARCH_WEBHOOK_URLS / RESEARCH_APPRISE_URLS)."
+                )
+        submitted = st.form_submit_button("Start run", type="primary", icon=":material/play_arrow:")
 
-if submitted:
-    values = form_values(
-        corpus=corpus,
-        template=template,
-        max_perspectives=max_perspectives,
-        max_turns=max_turns,
-        engine=engine,
-        mode=mode,
-        search=search,
-        corpora=corpora,
-        models=models,
-        budget_usd=budget_usd,
-        budget_tokens=budget_tokens,
-        costorm=costorm,
-        min_databases=min_databases,
-        review=review and mode == "storm",
-        gap_turns=gap_turns,
-        depth=depth,
-        notify=notify,
-    )
-    values.update(since=since.strip() or None, language=language)
-    kwargs, dropped = config_kwargs(values, jobs.make_config)
-    try:
-        st.session_state["launched_run"] = jobs.start_run(jobs.make_config(topic, **kwargs))
-        if dropped:
-            st.session_state["launch_dropped"] = dropped
-    except ResearchError as exc:
-        st.error(exc.message, icon=":material/error:")
-    else:
-        nav.go_to(
-            "report", st.session_state["launched_run"]
-        )  # follow the run; Launch keeps its links
+    if submitted:
+        values = form_values(
+            corpus=corpus,
+            template=template,
+            max_perspectives=max_perspectives,
+            max_turns=max_turns,
+            engine=engine,
+            mode=mode,
+            search=search,
+            corpora=corpora,
+            models=models,
+            budget_usd=budget_usd,
+            budget_tokens=budget_tokens,
+            costorm=costorm,
+            min_databases=min_databases,
+            review=review and mode == "storm",
+            gap_turns=gap_turns,
+            depth=depth,
+            notify=notify,
+        )
+        values.update(since=since.strip() or None, language=language)
+        kwargs, dropped = config_kwargs(values, jobs.make_config)
+        try:
+            st.session_state["launched_run"] = jobs.start_run(jobs.make_config(topic, **kwargs))
+            if dropped:
+                st.session_state["launch_dropped"] = dropped
+        except ResearchError as exc:
+            st.error(exc.message, icon=":material/error:")
+        else:
+            nav.go_to(
+                "report", st.session_state["launched_run"]
+            )  # follow the run; Launch keeps its links
 
-if launched := st.session_state.get("launched_run"):
-    st.success(
-        f"Run `{launched}` started. It keeps running if you close this tab; follow it here:",
-        icon=":material/check_circle:",
-    )
-    if dropped := st.session_state.get("launch_dropped"):
-        st.caption("Not supported by this build yet, so not applied: " + ", ".join(dropped))
-    nav.run_page_links(launched)
+    if launched := st.session_state.get("launched_run"):
+        st.success(
+            f"Run `{launched}` started. It keeps running if you close this tab; follow it here:",
+            icon=":material/check_circle:",
+        )
+        if dropped := st.session_state.get("launch_dropped"):
+            st.caption("Not supported by this build yet, so not applied: " + ", ".join(dropped))
+        nav.run_page_links(launched)
 
 polling = any(is_active(r.status) for r in store.list_runs(limit=HISTORY_LIMIT))
 

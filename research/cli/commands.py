@@ -14,9 +14,11 @@ import sys
 from typing import NoReturn
 
 from research.cli.api_parsers import register as register_api
+from research.cli.batch_parser import register as register_batch
 from research.cli.common import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERRUPTED, _err
 from research.cli.desk import register as register_desk
 from research.cli.followup import register
+from research.cli.mcp_parser import register as register_mcp
 from research.errors import CorpusError, InputError, ResearchError, RunNotFoundError
 from research.models import (
     DEPTHS,
@@ -287,6 +289,8 @@ def build_parser() -> _Parser:
     register(sub)
     register_desk(sub)
     register_api(sub)
+    register_mcp(sub)
+    register_batch(sub)
     return p
 
 

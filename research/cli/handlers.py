@@ -13,7 +13,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from research import jobs
+from research.cli.batch import cmd_batch
 from research.cli.common import EXIT_FAILED, EXIT_OK, _err, _print_json
+from research.cli.mcp import cmd_mcp
 from research.cli.outcome import (
     _print_outcome,
     _store,
@@ -53,9 +55,11 @@ __all__ = [
     "cmd_approve",
     "cmd_ask",
     "cmd_audit",
+    "cmd_batch",
     "cmd_export",
     "cmd_ingest",
     "cmd_list",
+    "cmd_mcp",
     "cmd_plan",
     "cmd_regenerate",
     "cmd_resume",

@@ -144,6 +144,8 @@ def _write_atomic(path: Path, data: str | bytes) -> Path:
     return path.resolve()
 
 
+write_atomic = _write_atomic  # the public name, for writers of other exports (batch zips)
+
 REFERENCE_FORMATS = ("ris", "bibtex", "csljson")  # reference managers (Zotero, EndNote…)
 FORMATS = ("md", "html", "pdf", "docx", "zip", *REFERENCE_FORMATS)
 EXTENSIONS = {"ris": "ris", "bibtex": "bib", "csljson": "json"}  # file extension when not fmt

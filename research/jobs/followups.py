@@ -19,7 +19,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 import redis
 
 from research.config import job_backend
-from research.errors import ResearchError
+from research.errors import InputError, ResearchError
 from research.followup.ask import audit_run
 from research.followup.checks import check_askable, validate_question
 from research.followup.execute import execute, new_pending
@@ -27,6 +27,7 @@ from research.jobs import workers
 from research.store import open_store
 from research.store.followup_models import PendingFollowup
 from research.store.followups import FollowupStore
+from research.store.keys import check_followup_id
 from research.store.runs import RunStore
 
 log = logging.getLogger(__name__)
@@ -204,4 +205,58 @@ def ensure_audit(store: RunStore, run_id: str):
         or (fut.done() and audit is None)
     ):
         _AUDITS[run_id] = _POOL.submit(audit_run, run_id, store=store)
+    return None
+
+
+def followup_status(store: RunStore, run_id: str, followup_id: str) -> dict:
+    """Where follow-up ``followup_id`` of the run stands, from its stored records:
+
+    - ``{status: "answered", followup_id, question, answer, citations, new_references,
+      sources_added, found, engine_label, extractive}`` once answered;
+    - ``{status: "pending", followup_id, question, stage}`` while its job works (``stage``
+      says ``interrupted`` when the job died; it resumes as ``pending`` describes);
+    - ``{status: "failed", followup_id, question, code, message}`` from its ``followup.failed``
+      event.
+
+    Raises:
+        InputError: malformed ids, or no follow-up with this id on the run (code
+            ``no_such_followup``). RunNotFoundError: no such run.
+    """
+    run_id = store.get_run(run_id).run_id
+    check_followup_id(followup_id)
+    fs = FollowupStore(store)
+    for attempt in (1, 2):  # read again once: the answer may land between the reads below
+        answered = fs.answered(run_id, followup_id)
+        if answered is not None:
+            out = answered.cli_dict()
+            out.pop("audit", None)  # long citation checks; callers read the answer and sources
+            return {"status": "answered", "followup_id": out.pop("id"), **out}
+        if attempt == 2:
+            break
+        if (found := _pending_or_failed(store, run_id, followup_id)) is not None:
+            return found
+    raise InputError(
+        f"Run {run_id} has no follow-up '{followup_id}'; ask_run returns the ids.",
+        code="no_such_followup",
+    )
+
+
+def _pending_or_failed(store: RunStore, run_id: str, followup_id: str) -> dict | None:
+    for p in pending(store, run_id):
+        if p["id"] == followup_id:
+            return {
+                "status": "pending",
+                "followup_id": followup_id,
+                "question": p["question"],
+                "stage": p["stage"],
+            }
+    for ev in reversed(store.events(run_id)):
+        if ev.type == "followup.failed" and ev.data.get("id") == followup_id:
+            return {
+                "status": "failed",
+                "followup_id": followup_id,
+                "question": ev.data.get("question", ""),
+                "code": ev.data.get("code", ""),
+                "message": ev.data.get("message", ""),
+            }
     return None

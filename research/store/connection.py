@@ -53,7 +53,7 @@ _clients: dict[str, redis.Redis] = {}
 _servers: dict[str, EmbeddedRedis] = {}
 _leased: dict[str, int] = {}  # redis dir -> pid of the process that holds a lease on it
 _role = "cli"
-ROLES = ("cli", "dashboard", "worker", "api")
+ROLES = ("cli", "dashboard", "worker", "api", "mcp")
 
 RETRIES = 12  # attempts after the first; backoff 0.05 s doubling, capped at 4 s → ~30 s in all
 RETRY_ERRORS = (RedisConnectionError, RedisTimeoutError, BusyLoadingError)
@@ -107,7 +107,7 @@ def _name(url: str) -> str | None:
 
 def set_role(role: str) -> None:
     """Name this process's use of the embedded server: ``cli`` (default), ``dashboard``,
-    ``worker`` or ``api`` (``research serve``); shown by ``research server status`` and in
+    ``worker``, ``api`` (``research serve``) or ``mcp`` (the MCP server); shown by ``research server status`` and in
     ``research server stop``'s refusal.
     Call it before the first ``get_redis``; a lease already written is rewritten with the role.
 

@@ -38,7 +38,7 @@ class Lease:
 
     Attributes:
         pid: the process id.
-        role: ``cli``, ``dashboard``, ``worker`` or ``api``.
+        role: ``cli``, ``dashboard``, ``worker``, ``api`` or ``mcp``.
         since: ISO-8601 UTC time the lease was written.
         start: the process's start time in clock ticks since boot (``/proc/<pid>/stat`` field 22),
             or None where ``/proc`` is not readable; tells a reused pid from the lease's process.

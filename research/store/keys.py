@@ -14,8 +14,10 @@ RUN_ID_RE = re.compile(r"^[a-f0-9]{16,32}$")
 QUESTION_KEY_RE = re.compile(r"^[a-z0-9_]+(\.[a-z0-9_]+)*$")
 FOLLOWUP_ID_RE = re.compile(r"^[a-f0-9]{12}$")
 TOKEN_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+BATCH_ID_RE = re.compile(r"^b[a-f0-9]{12}$")
 
 RUNS_INDEX = "runs"  # sorted set: run_id scored by created_at (s)
+BATCHES_INDEX = "batches"  # sorted set: batch_id scored by created_at (s)
 
 
 def check_run_id(run_id: str) -> str:
@@ -252,6 +254,22 @@ def check_token_name(name: str) -> str:
             code="invalid_token_name",
         )
     return name
+
+
+# -- batches of runs (research.store.batches)
+def check_batch_id(batch_id: str) -> str:
+    """Return ``batch_id`` if it is ``b`` + 12 lowercase hex characters, else raise InputError."""
+    if not isinstance(batch_id, str) or not BATCH_ID_RE.fullmatch(batch_id):
+        raise InputError(
+            f"'{str(batch_id)[:40]}' is not a batch id: expected 'b' and 12 lowercase hex "
+            "characters (`research batch status` lists them)."
+        )
+    return batch_id
+
+
+def batch(batch_id: str) -> str:
+    """Hash: name, created_at (Unix s), run_ids (JSON list, in the batch file's order)."""
+    return f"batch:{check_batch_id(batch_id)}"
 
 
 def run_keys(run_id: str) -> list[str]:
