@@ -32,6 +32,9 @@ def small_corpus(tmp_path, corpus_path, n: int) -> object:
 
 def test_build_reports_states_and_counts(tmp_path, corpus_path, monkeypatch):
     monkeypatch.setattr(local_mod, "EMBED_CHUNK", 8)
+    # the vectors of these documents are in the session's shared vector cache: with it the
+    # build would skip embedding too fast for a watcher to see the embedding states
+    monkeypatch.setenv("RESEARCH_VECTOR_CACHE", "0")
     src = small_corpus(tmp_path, corpus_path, 20)
     idx = tmp_path / "idx"
     assert index_progress.index_state(src, idx)["state"] == "missing"

@@ -175,3 +175,26 @@ def test_two_rq_workers_serve_four_queued_runs(
     holders = {store.r.hget(keys.run(i), "worker") for i in ids}
     assert len(holders) == 2, holders  # both worker processes did work
     assert all(p.returncode == 0 for p in procs), [p.stderr.read()[-2000:] for p in procs]
+
+
+def test_a_resumed_run_goes_ahead_of_the_queued_ones(
+    env_and_baseline, redis_server, finished_corpus, monkeypatch
+):
+    """A resumed run has waited its turn once: on the RQ queue it goes first, not behind the
+    runs queued while it was executing (a worker killed mid-run under load left it last)."""
+    store, _, _, _ = env_and_baseline
+    monkeypatch.setenv("RESEARCH_JOB_BACKEND", "rq")
+    q = Queue(workers.QUEUE, connection=workers.rq_connection())
+    q.empty()
+    config = jobs.make_config(
+        TOPIC, corpus=str(finished_corpus), template="drug", max_perspectives=1, max_turns=1
+    )
+    queued = [jobs.start_run(config) for _ in range(2)]
+    stopped = jobs.create_run(config)
+    store.set_status(stopped, "interrupted")  # as a dead worker's run is stored
+    assert jobs.resume_run(stopped, by="test") == "pending"
+    order = [q.fetch_job(j).args[0] for j in q.job_ids]
+    assert order == [stopped, *queued]
+    q.empty()
+    for rid in [*queued, stopped]:  # never executed: ended, so no later resume picks them up
+        store.set_status(rid, "cancelled")

@@ -175,7 +175,11 @@ def test_resume_after_a_stop_mid_conversations_redoes_nothing(baseline, finished
     stop.set()
     t.join()
     first_turns = store.get_turns(run_id)
-    assert 1 <= len(first_turns) < 4
+    # the four planned turns are computed in parallel and may all be committed before the
+    # cancel lands; the run still stops before its report, with its turns stored
+    planned = [t for t in base["turns"] if t[0] != "Gap search"]
+    assert 1 <= len(first_turns) <= len(planned)
+    assert store.get_run(run_id).status == "cancelled" and not store.has_doc(run_id, "report")
     # turn the cancelled run into a crashed one: active status, no lease, no cancel flag
     store.r.delete(keys.run_cancel(run_id))
     store.set_status(run_id, "conversations")

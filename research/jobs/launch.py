@@ -263,11 +263,12 @@ def create_run(config: RunConfig) -> str:
 _create = create_run  # the old private name, kept for callers on other branches
 
 
-def submit(run_id: str, backend: str | None = None) -> None:
+def submit(run_id: str, backend: str | None = None, *, at_front: bool = False) -> None:
     """Execute an existing run in the background: a thread here, or a job on the RQ queue
-    (``backend``: "thread" or "rq"; default ``job_backend()``)."""
+    (``backend``: "thread" or "rq"; default ``job_backend()``; ``at_front``: ahead of the runs
+    already queued, for a resumed run that had already waited its turn)."""
     if (backend or job_backend()) == "rq":
-        workers.enqueue(run_id)
+        workers.enqueue(run_id, at_front=at_front)
     else:
         _get_runner().submit(run_id)
 
@@ -336,7 +337,7 @@ def resume_run(
         status = _execute(run_id)
         _resume_followups(store, [run_id], by, backend, foreground)
         return status
-    submit(run_id, backend)
+    submit(run_id, backend, at_front=True)  # it waited its turn once already
     _resume_followups(store, [run_id], by, backend, foreground)
     return "pending"
 

@@ -48,9 +48,9 @@ def queue() -> Queue:
     return Queue(QUEUE, connection=rq_connection())
 
 
-def enqueue(run_id: str) -> str:
-    """Queue ``run_job(run_id)``; marks the run as queued (so a lease-less pending run is not
-    taken for a dead one). Returns the RQ job id."""
+def enqueue(run_id: str, *, at_front: bool = False) -> str:
+    """Queue ``run_job(run_id)`` (``at_front``: ahead of every queued job); marks the run as
+    queued (so a lease-less pending run is not taken for a dead one). Returns the RQ job id."""
     open_store().mark_queued(run_id, QUEUED_MARKER_TTL_S)
     job = queue().enqueue(
         "research.jobs.workers.run_job",
@@ -59,6 +59,7 @@ def enqueue(run_id: str) -> str:
         result_ttl=24 * 3600,
         failure_ttl=7 * 24 * 3600,
         description=f"research run {run_id}",
+        at_front=at_front,
     )
     return job.id
 
