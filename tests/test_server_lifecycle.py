@@ -8,10 +8,14 @@ from __future__ import annotations
 
 import json
 import os
+import signal
+import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
+import httpx
 import psutil
 
 from research.store.server import socket_path
@@ -154,3 +158,38 @@ def test_dashboard_keeps_its_server_and_stop_refuses(tmp_path):
     assert _servers([data]) == []  # the dashboard, last out, stopped its server
     gone = _research(data, "server", "stop")
     assert gone.returncode == 0 and "No embedded Redis is running" in gone.stdout
+
+
+def test_api_server_stopped_with_sigterm_leaves_no_server(tmp_path):
+    """`make run` stops `research serve` with SIGTERM: it exits 0 through its exit hooks, so the
+    embedded server it held is stopped (uvicorn re-raises the signal after its shutdown)."""
+    data = tmp_path / "data"
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "research.cli", "serve", "--port", str(port), "--no-resume"],
+        env=_env(data),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if httpx.get(f"http://127.0.0.1:{port}/health", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            assert proc.poll() is None and time.monotonic() < deadline, "serve did not start"
+            time.sleep(0.2)
+        assert len(_servers([data])) == 1
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=60) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    deadline = time.monotonic() + 10
+    while _servers([data]) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _servers([data]) == []

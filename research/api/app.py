@@ -18,6 +18,7 @@ resumes interrupted runs once, in the background, unless told not to.
 from __future__ import annotations
 
 import logging
+import signal
 import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -156,4 +157,12 @@ def serve(host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, *, resume: bool = 
     Raises:
         SystemExit: uvicorn could not bind the address (it logs why).
     """
+    # uvicorn re-raises SIGTERM once it has shut down; under the default handler the process
+    # would die without its exit hooks, leaving its lease and the embedded Redis behind (as
+    # `make run` stopping it beside the dashboard did): exit cleanly instead
+    signal.signal(signal.SIGTERM, _exit_cleanly)
     uvicorn.run(create_app(resume=resume), host=host, port=port, log_level="info")
+
+
+def _exit_cleanly(signum: int, frame: object) -> None:
+    raise SystemExit(0)
