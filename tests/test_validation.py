@@ -276,3 +276,14 @@ def test_export_reports_unwritable_parent(r, data_dir, tmp_path):
     with pytest.raises(InputError, match="Cannot write"):
         export_markdown(run_id, blocker / "report.md", store=store)
     assert json.dumps(blocker.read_text()) == '"x"'
+
+
+def test_engine_options_read_model_and_models_as_the_cli_does():
+    from research.jobs import engine_options
+
+    assert engine_options(None) == {} and engine_options("extractive") == {"engine": "extractive"}
+    assert engine_options(None, " openai/gpt-4o ", {"writer": "openai/gpt-4o-mini"}) == {
+        "models": {"*": "openai/gpt-4o", "writer": "openai/gpt-4o-mini"},
+        "engine": "litellm",
+    }
+    assert engine_options(None, None, {"*": "m"}) == {"models": {"*": "m"}, "engine": "litellm"}

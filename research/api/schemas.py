@@ -12,6 +12,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from research.jobs import engine_options
+
 
 class RunRequest(BaseModel):
     """``POST /runs``: the options of ``research run`` as JSON (defaults as the CLI's)."""
@@ -79,18 +81,11 @@ class RunRequest(BaseModel):
                 "language",
             }
         )
-        if self.engine:
-            out["engine"] = self.engine
         if self.costorm is not None:
             out["costorm"] = dict(self.costorm)
         if self.search is not None or self.corpora is not None:
             out.update(search=self.search, corpora=self.corpora)
-        models = dict(self.models or {})
-        if self.model:
-            models = {"*": self.model.strip(), **models}
-        if models:
-            out["models"] = models
-            out["engine"] = self.engine or "litellm"
+        out.update(engine_options(self.engine, self.model, self.models))
         if self.budget_usd is not None:
             out["budget_usd"] = self.budget_usd
         if self.budget_tokens is not None:

@@ -18,7 +18,7 @@ import threading
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from research import artifacts
 from research import models as m
@@ -170,6 +170,22 @@ def parse_since(text: str | None) -> str | None:
 def check_language(code: str | None) -> str:
     """``--language`` checked (``research.llm.language.check_language``)."""
     return language_code(code)
+
+
+def engine_options(
+    engine: str | None, model: str | None = None, models: dict[str, str] | None = None
+) -> dict[str, Any]:
+    """``make_config`` keyword arguments for a run's engine and models, as ``research run``
+    reads ``--engine``/``--model``/``--models``: ``model`` serves every role (``"*"``) under the
+    per-role ``models``, and either implies the litellm engine unless ``engine`` names one.
+
+    Returns:
+        ``{"models": {...}, "engine": ...}``, ``{"engine": ...}`` without a model, or ``{}``.
+    """
+    merged = {**({"*": model.strip()} if model and model.strip() else {}), **(models or {})}
+    if merged:
+        return {"models": merged, "engine": engine or "litellm"}
+    return {"engine": engine} if engine else {}
 
 
 def _llm_choice(engine, models, budget_usd, budget_tokens) -> dict:

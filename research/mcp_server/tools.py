@@ -134,11 +134,7 @@ def start_research(
 ) -> dict[str, Any]:
     """Validate (``jobs.make_config``) and start the run in the background
     (``jobs.start_run``); returns ``{run_id, status, topic, engine, next}`` at once."""
-    extra: dict[str, Any] = {}
-    if model:
-        extra.update(models={"*": model.strip()}, engine=engine or "litellm")
-    elif engine:
-        extra["engine"] = engine
+    extra: dict[str, Any] = jobs.engine_options(engine, model)
     for key, value in (("since", since), ("language", language)):
         if value:
             extra[key] = value
