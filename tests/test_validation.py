@@ -11,6 +11,7 @@ import pytest
 from research.errors import CorpusError, InputError, RunNotFoundError
 from research.export import export_markdown, safe_filename
 from research.export.dating import header_line, with_header
+from research.jobs import engine_options
 from research.jobs.validation import MAX_TOPIC_CHARS, validate_corpus, validate_int, validate_topic
 from research.models import Reference, Report, ReportSection, RunConfig
 from research.store.runs import RunStore
@@ -279,8 +280,6 @@ def test_export_reports_unwritable_parent(r, data_dir, tmp_path):
 
 
 def test_engine_options_read_model_and_models_as_the_cli_does():
-    from research.jobs import engine_options
-
     assert engine_options(None) == {} and engine_options("extractive") == {"engine": "extractive"}
     assert engine_options(None, " openai/gpt-4o ", {"writer": "openai/gpt-4o-mini"}) == {
         "models": {"*": "openai/gpt-4o", "writer": "openai/gpt-4o-mini"},
