@@ -164,13 +164,16 @@ def _chosen_batch() -> str | None:
 
 
 def _progress(batch_id: str) -> None:
+    """The batch's live table, its zip download and its cancel button, all drawn from one
+    status read inside the polling fragment: the download turns on with the first finished
+    report, whether or not the page redraws. Polling stops once no run is active."""
     first = batch_status(batch_id)
 
     @st.fragment(run_every=POLL_S if not first["done"] else None)
-    def table() -> None:
+    def live() -> None:
         status = batch_status(batch_id)
         if not first["done"] and status["done"]:
-            st.rerun()  # the last run stopped: redraw once (download enabled), then stop polling
+            st.rerun()  # the last run stopped: redraw once without the timer
         counts = " · ".join(f"{n} {s}" for s, n in status["counts"].items())
         st.caption(f"{status['total']} runs · {counts} · {status['progress']:.0%} done")
         st.progress(status["progress"])
@@ -181,21 +184,22 @@ def _progress(batch_id: str) -> None:
             column_order=list(COLUMNS),
             column_config=COLUMNS,
         )
+        complete = status["counts"].get("complete", 0)
+        d1, d2 = st.columns([3, 1])
+        d1.download_button(
+            f"Download all reports ({complete} of {status['total']}, zip)",
+            data=lambda: batch_zip(batch_id)[0],
+            file_name=safe_filename(status["name"], "zip"),
+            mime="application/zip",
+            disabled=not complete,
+            on_click="ignore",
+            icon=":material/folder_zip:",
+            help="One zip: each finished report as Markdown, plus batch.csv (the table above).",
+        )
+        if not status["done"] and d2.button("Cancel active runs", icon=":material/stop_circle:"):
+            st.toast(f"Cancelling {len(cancel_batch(batch_id))} runs at their next step.")
 
-    table()
-    complete = first["counts"].get("complete", 0)
-    d1, d2 = st.columns([3, 1])
-    d1.download_button(
-        f"Download all reports ({complete} of {first['total']}, zip)",
-        data=lambda: batch_zip(batch_id)[0],
-        file_name=safe_filename(first["name"], "zip"),
-        mime="application/zip",
-        disabled=not complete,
-        icon=":material/folder_zip:",
-        help="One zip: each finished report as Markdown, plus batch.csv (the table above).",
-    )
-    if not first["done"] and d2.button("Cancel active runs", icon=":material/stop_circle:"):
-        st.toast(f"Cancelling {len(cancel_batch(batch_id))} runs at their next step.")
+    live()
 
 
 def render_batch_tab(settings: Settings, engine: str, mode: str) -> None:

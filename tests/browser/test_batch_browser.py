@@ -90,7 +90,7 @@ def test_batch_tab_queues_and_follows_a_batch(served, page):
     assert [row[3] for row in rows] == ["1", "1"]  # progress 100 %
     assert seen & {"pending", "planning", "conversations", "synthesizing"}  # it was live
     assert [store.get_run(rid).status for rid in batch.run_ids] == ["complete", "complete"]
-    page.wait_for_function(  # the last run's end redraws the page once: the download turns on
+    page.wait_for_function(  # the download turns on with the finished reports
         "() => [...document.querySelectorAll('button')].some(b => "
         "b.innerText.includes('Download all reports (2 of 2') && !b.disabled)",
         timeout=60_000,
