@@ -98,3 +98,30 @@ def test_a_broken_file_turns_the_cache_off_without_failing(tmp_path, capsys):
     cache.put([(key, np.zeros(4, dtype=np.float32))])
     assert cache.disabled
     assert "unusable" in capsys.readouterr().err
+
+
+def test_cached_vectors_need_no_model_and_a_miss_loads_it(index_dir):
+    """A process whose texts are all in the shared file never imports torch; the first text
+    the file lacks loads the model, and its vector equals this process's fresh one."""
+    mine = get_embedder().encode(TEXTS)
+    code = (
+        "import json,sys\n"
+        "from research.search.embeddings import get_embedder\n"
+        "e = get_embedder()\n"
+        "hit = e.encode(json.loads(sys.argv[1]))\n"
+        "before = ['torch' in sys.modules, e.loaded]\n"
+        "miss = e.encode(['A text no process embedded before: ' + sys.argv[2]])\n"
+        "print(json.dumps([before, ['torch' in sys.modules, e.loaded], hit.tolist()]))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, json.dumps(TEXTS), str(index_dir)],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=Path(__file__).resolve().parents[1],
+        env=dict(os.environ),
+    )
+    before, after, hit = json.loads(out.stdout)
+    assert before == [False, False]
+    assert after == [True, True]
+    assert np.array_equal(np.array(hit, dtype=np.float32), mine)

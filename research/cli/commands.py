@@ -20,6 +20,7 @@ from research.cli.desk import register as register_desk
 from research.cli.followup import register
 from research.cli.mcp_parser import register as register_mcp
 from research.errors import CorpusError, InputError, ResearchError, RunNotFoundError
+from research.llm.model_map import litellm
 from research.models import (
     DEPTHS,
     ENGINES,
@@ -29,6 +30,7 @@ from research.models import (
     TEMPLATE_CHOICES,
     TURNS_RANGE,
 )
+from research.warmup import warm
 
 _OFFLINE_ENV = {
     "HF_HUB_OFFLINE": "1",
@@ -294,12 +296,25 @@ def build_parser() -> _Parser:
     return p
 
 
+def _calls_models(args: argparse.Namespace) -> bool:
+    """Whether the command is a ``research run`` on the litellm engine (``--engine litellm``, or
+    a model, models or cassette given without ``--engine``, as the run handler reads them)."""
+    if getattr(args, "command", None) != "run":
+        return False
+    engine = getattr(args, "engine", None)
+    if engine:
+        return str(engine) == "litellm"
+    return any(getattr(args, k, None) for k in ("model", "models", "record", "replay"))
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of ``research``. Returns the exit code (see module docstring)."""
     for k, v in _OFFLINE_ENV.items():
         os.environ.setdefault(k, v)
     parser = build_parser()
     args = parser.parse_args(argv)
+    if _calls_models(args):  # litellm (seconds) loads while the handlers and the run start
+        warm("litellm", litellm)
 
     # The handlers pull in the pipeline, Redis and scikit-learn (seconds): only after parsing.
     from research.cli import handlers  # noqa: PLC0415 - keeps --help and argument errors fast

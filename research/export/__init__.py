@@ -25,8 +25,6 @@ from research.export.appendix import with_appendix
 from research.export.bundle import load_bundle, require_report
 from research.export.dating import with_header
 from research.export.desk_appendix import comments_markdown
-from research.export.docx import report_docx
-from research.export.html import report_html, report_pdf
 from research.export.references import reference_export
 from research.export.zipper import run_zip
 from research.store import open_store
@@ -188,10 +186,14 @@ def render_export(
         md = with_appendix(with_header(report.markdown, bundle.header), bundle.followups)
         extra = comments_markdown(bundle.comments)
         return (md.rstrip("\n") + "\n\n" + extra + "\n" if extra else md).encode("utf-8")
+    # the renderers load python-docx, markdown-it and WeasyPrint: only for their format
+    from research.export.html import report_html, report_pdf  # noqa: PLC0415 - see above
+
     if fmt == "html":
         return report_html(bundle).encode("utf-8")
     if fmt == "pdf":
         return report_pdf(bundle)
+    from research.export.docx import report_docx  # noqa: PLC0415 - see above
 
     return report_docx(bundle)
 

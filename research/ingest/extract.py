@@ -14,10 +14,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-import docx
-import trafilatura
-from pypdf import PdfReader
-
 from research.errors import CorpusError
 
 SUFFIXES = (".pdf", ".docx", ".html", ".htm", ".md", ".markdown", ".txt")
@@ -38,6 +34,7 @@ class Page:
 
 
 def _pdf(path: Path) -> tuple[str, list[Page]]:
+    from pypdf import PdfReader  # noqa: PLC0415 - each reader loads with its first file of its kind
 
     reader = PdfReader(str(path))
     if reader.is_encrypted:
@@ -57,6 +54,7 @@ def _pdf(path: Path) -> tuple[str, list[Page]]:
 
 
 def _docx(path: Path) -> tuple[str, list[Page]]:
+    import docx  # noqa: PLC0415 - each reader loads with its first file of its kind
 
     document = docx.Document(str(path))
     lines: list[str] = []
@@ -82,6 +80,7 @@ def _docx(path: Path) -> tuple[str, list[Page]]:
 
 
 def _html(path: Path) -> tuple[str, list[Page]]:
+    import trafilatura  # noqa: PLC0415 - each reader loads with its first file of its kind
 
     html = path.read_text(encoding="utf-8", errors="replace")
     text = (

@@ -15,6 +15,8 @@ documents still skip their phases on resume.
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+
 from research.artifacts import ArtifactStore
 from research.engines.base import FitInput, PersonaInput, PlanInput, RelatedInput, SurveyInput
 from research.errors import InputError, InvariantError
@@ -23,6 +25,8 @@ from research.pipeline.context import RunContext
 from research.pipeline.recorders import DeferredRecorder
 from research.planning.edit import check_questions
 from research.planning.syllabus import AUTO, base_template
+
+SURVEY_WORKERS = 5  # related-topic outlines asked at once (the model client caps calls at once)
 
 BASIC_FACT_WRITER = Perspective(
     name="Basic Fact Writer",
@@ -86,14 +90,18 @@ def survey(ctx: RunContext, topic: str) -> list[TopicOutline]:
     if ctx.plan is None:
         raise InvariantError("Planning.plan ran first")
     step = ctx.plan.steps[0]
-    outlines: list[TopicOutline] = []
+    found: list[RelatedInput] = []
     for query in ctx.engine.survey_queries(SurveyInput(topic=topic)).queries[:5]:
-        ctx.check_cancel()
+        ctx.check_cancel()  # in query order: tool calls are numbered as they are made
         results = ctx.search(query, step, perspective="survey")
         if results:
-            outlines.append(
-                ctx.engine.related_outline(RelatedInput(topic=topic, query=query, results=results))
-            )
+            found.append(RelatedInput(topic=topic, query=query, results=results))
+    # each outline call depends on its own search alone: asked together, they cost one model
+    # round trip instead of one per query, and come back in query order
+    with ThreadPoolExecutor(
+        max_workers=max(1, min(SURVEY_WORKERS, len(found))), thread_name_prefix="survey"
+    ) as pool:
+        outlines: list[TopicOutline] = list(pool.map(ctx.engine.related_outline, found))
     if ctx.config.template.strip().lower() == AUTO:
         fit_syllabus(ctx, topic, outlines)
     if isinstance(ctx.artifacts, DeferredRecorder):  # cards made in the background: stored now

@@ -7,6 +7,7 @@ twice (``dedupe_report``), and a references list with citations renumbered 1..N.
 from __future__ import annotations
 
 import re
+from concurrent.futures import ThreadPoolExecutor
 
 from research import citations
 from research.engines.base import (
@@ -36,6 +37,8 @@ from research.models import (
 )
 from research.pipeline import answers, evidence, sections
 from research.pipeline.context import RunContext
+
+SECTION_WORKERS = 4  # sections written at once (the model client caps calls at once too)
 
 
 def make_outline(ctx: RunContext, conversations: list[ConversationResult]) -> Outline:
@@ -107,9 +110,22 @@ def write_report(
     stops = answers.stops_by_key(ctx.store.get_doc(ctx.run_id, "gaps", GapReport))
     titles = {s.source_id: s.title for s in sources}
     written: list[tuple[sections.SectionPlan, ReportSection]] = []
-    for plan, level in sections.reading_order(plans):
-        ctx.check_cancel()
-        text = _write_section(ctx, topic, plan, titles, stops)
+    order = sections.reading_order(plans)
+    ctx.check_cancel()
+    # each section is written from its own sentences alone, so the calls go out together (as
+    # STORM's article generation writes its sections concurrently) and are read back in order
+    pool = ThreadPoolExecutor(
+        max_workers=max(1, min(SECTION_WORKERS, len(order))), thread_name_prefix="section"
+    )
+    try:
+        futures = [pool.submit(_write_section, ctx, topic, p, titles, stops) for p, _ in order]
+        drafts: list[str] = []
+        for fut in futures:
+            ctx.check_cancel()
+            drafts.append(fut.result())
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+    for (plan, level), text in zip(order, drafts, strict=True):
         nested = any(c.parent is plan and c.units for c in plans)
         if not text.strip() and not nested and plan.question is None:
             ctx.emit("section.skipped", {"heading": plan.heading, "reason": "no usable sentence"})

