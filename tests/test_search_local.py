@@ -347,3 +347,21 @@ def test_concurrent_searches_match_sequential(shared_search):
     with ThreadPoolExecutor(4) as pool:
         got = list(pool.map(lambda q: [r.doc_id for r in shared_search.search(q, 4)], queries))
     assert got == expected
+
+
+def test_primed_queries_are_embedded_together_and_search_alike(shared_search, monkeypatch):
+    """``prime`` embeds a turn's queries in one batch before their searches: every query's
+    vector is then held, and each search returns what it returns unprimed."""
+    monkeypatch.setenv("RESEARCH_VECTOR_CACHE", "1")
+    queries = [
+        "trastuzumab  cardiac   monitoring schedule",
+        "pertuzumab added to trastuzumab in early breast cancer",
+    ]
+    emb = shared_search.embedder
+    emb._memo.clear()
+    before = [[r.url for r in shared_search.search(q, 5)] for q in queries]
+    emb._memo.clear()
+    shared_search.prime(queries)
+    assert len(emb._memo) == 2  # both vectors held (whitespace normalised, as a search does)
+    after = [[r.url for r in shared_search.search(q, 5)] for q in queries]
+    assert after == before and all(before)

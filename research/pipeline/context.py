@@ -98,6 +98,13 @@ class RunContext:
         names = getattr(self.retriever, "names", None) or [getattr(self.retriever, "name", "local")]
         return f"search_{names[0]}" if len(names) == 1 else "search"
 
+    def prime_searches(self, queries: list[str]) -> None:
+        """Tell the retriever the queries about to be searched (their query vectors are
+        embedded in one batch instead of one forward pass per search)."""
+        prime = getattr(self.retriever, "prime", None)
+        if prime is not None:
+            prime(list(queries))
+
     def search(
         self,
         query: str,

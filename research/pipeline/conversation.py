@@ -266,6 +266,7 @@ def research_turn(
     results: list[SearchResult] = []
     memory: list[dict] = []
     seen = set(exclude)
+    ctx.prime_searches(queries)
     for q in queries:
         ctx.check_cancel()
         results += tctx.search(q, step, perspective=perspective.name, memory=memory, exclude=seen)

@@ -18,7 +18,14 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 
 from research.artifacts import ArtifactStore
-from research.engines.base import FitInput, PersonaInput, PlanInput, RelatedInput, SurveyInput
+from research.engines.base import (
+    FitInput,
+    PersonaInput,
+    PlanInput,
+    QueryList,
+    RelatedInput,
+    SurveyInput,
+)
 from research.errors import InputError, InvariantError
 from research.models import Perspective, Plan, Syllabus, TopicOutline
 from research.pipeline.context import RunContext
@@ -85,13 +92,21 @@ def plan_or_restore(ctx: RunContext, topic: str) -> Plan:
     return plan(ctx, topic)
 
 
-def survey(ctx: RunContext, topic: str) -> list[TopicOutline]:
-    """Seed 002 §1.1: related-topic queries → searches (tool calls) → topic outlines."""
+def survey_queries(ctx: RunContext, topic: str) -> QueryList:
+    """Seed 002 §1.1: the related-topic queries of the survey (engine ``survey_queries``)."""
+    return ctx.engine.survey_queries(SurveyInput(topic=topic))
+
+
+def survey(ctx: RunContext, topic: str, queries: QueryList | None = None) -> list[TopicOutline]:
+    """Seed 002 §1.1: related-topic queries → searches (tool calls) → topic outlines.
+    ``queries``: the survey's queries when already asked (:func:`survey_queries`)."""
     if ctx.plan is None:
         raise InvariantError("Planning.plan ran first")
     step = ctx.plan.steps[0]
     found: list[RelatedInput] = []
-    for query in ctx.engine.survey_queries(SurveyInput(topic=topic)).queries[:5]:
+    asked = (queries or survey_queries(ctx, topic)).queries[:5]
+    ctx.prime_searches(asked)
+    for query in asked:
         ctx.check_cancel()  # in query order: tool calls are numbered as they are made
         results = ctx.search(query, step, perspective="survey")
         if results:

@@ -7,7 +7,7 @@ twice (``dedupe_report``), and a references list with citations renumbered 1..N.
 from __future__ import annotations
 
 import re
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 
 from research import citations
 from research.engines.base import (
@@ -41,12 +41,23 @@ from research.pipeline.context import RunContext
 SECTION_WORKERS = 4  # sections written at once (the model client caps calls at once too)
 
 
-def make_outline(ctx: RunContext, conversations: list[ConversationResult]) -> Outline:
+def draft_outline(ctx: RunContext) -> Outline:
+    """Seed 002 §3.3, phase one: the outline drafted from the topic alone (no conversation
+    read, so it can be asked while the conversations run)."""
+    return ctx.engine.draft_outline(OutlineInput(topic=ctx.config.topic))
+
+
+def make_outline(
+    ctx: RunContext,
+    conversations: list[ConversationResult],
+    drafted: Future[Outline] | None = None,
+) -> Outline:
     """Two-phase outline (seed 002 §3.3); falls back to the draft if refining fails with the
     engine's typed error (``EngineError``: provider error, invalid output, budget...), recorded as
     event ``outline.refine_failed {error, code, fallback: "draft"}``, or returns no sections. Any
-    other exception is a bug and propagates."""
-    draft = ctx.engine.draft_outline(OutlineInput(topic=ctx.config.topic))
+    other exception is a bug and propagates. ``drafted``: the draft already asked for
+    (:func:`draft_outline`), else it is drafted here."""
+    draft = drafted.result() if drafted else draft_outline(ctx)
     ctx.store.put_doc(ctx.run_id, "draft_outline", draft)
     try:
         refined = ctx.engine.refine_outline(
@@ -110,22 +121,22 @@ def write_report(
     stops = answers.stops_by_key(ctx.store.get_doc(ctx.run_id, "gaps", GapReport))
     titles = {s.source_id: s.title for s in sources}
     written: list[tuple[sections.SectionPlan, ReportSection]] = []
-    order = sections.reading_order(plans)
+    reading = sections.reading_order(plans)
     ctx.check_cancel()
     # each section is written from its own sentences alone, so the calls go out together (as
     # STORM's article generation writes its sections concurrently) and are read back in order
     pool = ThreadPoolExecutor(
-        max_workers=max(1, min(SECTION_WORKERS, len(order))), thread_name_prefix="section"
+        max_workers=max(1, min(SECTION_WORKERS, len(reading))), thread_name_prefix="section"
     )
     try:
-        futures = [pool.submit(_write_section, ctx, topic, p, titles, stops) for p, _ in order]
+        futures = [pool.submit(_write_section, ctx, topic, p, titles, stops) for p, _ in reading]
         drafts: list[str] = []
         for fut in futures:
             ctx.check_cancel()
             drafts.append(fut.result())
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
-    for (plan, level), text in zip(order, drafts, strict=True):
+    for (plan, level), text in zip(reading, drafts, strict=True):
         nested = any(c.parent is plan and c.units for c in plans)
         if not text.strip() and not nested and plan.question is None:
             ctx.emit("section.skipped", {"heading": plan.heading, "reason": "no usable sentence"})

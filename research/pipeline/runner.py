@@ -18,14 +18,16 @@ from __future__ import annotations
 import logging
 import time
 import traceback
-from concurrent.futures import ThreadPoolExecutor
-from typing import cast
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any, TypeVar, cast
 
 import redis
 
 from research.artifacts import ArtifactStore
 from research.config import Settings, load_settings
 from research.costorm.pipeline import run_costorm
+from research.engines.base import QueryList
 from research.engines.factory import make_engine
 from research.errors import InvariantError, ResearchError, RunCancelled
 from research.models import REVIEW_STATUS, Outline, Perspective, Report, TopicOutline
@@ -41,9 +43,18 @@ from research.store.lease import Lease, holder_name
 from research.store.runs import RunStore
 
 log = logging.getLogger(__name__)
-_POOL = ThreadPoolExecutor(
-    max_workers=2, thread_name_prefix="report-material"
-)  # reporter.report_units
+T = TypeVar("T")
+
+
+def _ahead(fn: Callable[..., T], *args: Any) -> Future[T]:
+    """Start ``fn(*args)`` on a thread of its own and return its future: a step whose input is
+    already known goes out while the run does the steps before it (its result, or its error, is
+    read where the run used to make the call)."""
+    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ahead")
+    try:
+        return pool.submit(fn, *args)
+    finally:
+        pool.shutdown(wait=False)  # the thread ends with its one task
 
 
 def report_path(settings: Settings, run_id: str):
@@ -95,7 +106,9 @@ def _stored(ctx: RunContext, name: str) -> bool:
     return ctx.store.has_doc(ctx.run_id, name)
 
 
-def _survey(ctx: RunContext, topic: str) -> list[TopicOutline]:
+def _survey(
+    ctx: RunContext, topic: str, queries: Future[QueryList] | None = None
+) -> list[TopicOutline]:
     """The survey with keyed tool calls (``survey.n``): a redone survey reuses its artifacts.
     An engine that compresses in the background makes the survey's cards while it goes on;
     they are committed, in call order, before the survey is stored."""
@@ -104,7 +117,7 @@ def _survey(ctx: RunContext, topic: str) -> list[TopicOutline]:
     recorder = deferred if deferred.background else KeyedRecorder(store, "survey")
     ctx.artifacts = cast(ArtifactStore, recorder)  # records like an ArtifactStore
     try:
-        return planning.survey(ctx, topic)
+        return planning.survey(ctx, topic, queries.result() if queries else None)
     finally:
         ctx.artifacts = store
 
@@ -115,11 +128,14 @@ def run_storm(ctx: RunContext) -> Report:
     Each phase whose result is already stored (a resumed run) is skipped."""
     store, run_id = ctx.store, ctx.run_id
     topic = planning.coordinate(ctx)
+    surveyed = _stored(ctx, "survey")
+    # the survey's queries depend on the topic alone: asked while the planner works
+    queries = None if surveyed else _ahead(planning.survey_queries, ctx, topic)
     planning.plan_or_restore(ctx, topic)
-    if _stored(ctx, "survey"):
+    if surveyed:
         related = store.get_doc_list(run_id, "survey", TopicOutline)
     else:
-        related = _survey(ctx, topic)
+        related = _survey(ctx, topic, queries)
     if _stored(ctx, "perspectives"):
         perspectives = store.get_doc_list(run_id, "perspectives", Perspective)
     else:
@@ -129,6 +145,9 @@ def run_storm(ctx: RunContext) -> Report:
         raise AwaitingReview(run_id)
 
     store.set_status(run_id, "conversations")
+    outline = store.get_doc(run_id, "outline", Outline)
+    # STORM's draft outline comes from the topic alone: drafted while the conversations run
+    draft = None if outline else _ahead(reporter.draft_outline, ctx)
     convs = conversation.run_conversations(ctx, perspectives)
     gap_conv, _ = gaps.fill_gaps(ctx)
     if gap_conv is not None:
@@ -139,8 +158,10 @@ def run_storm(ctx: RunContext) -> Report:
 
     report = store.get_doc(run_id, "report", Report)
     # the report's material does not depend on the analysis or the outline: build it meanwhile
-    units = None if report else _POOL.submit(reporter.report_units, ctx, convs)
+    units = None if report else _ahead(reporter.report_units, ctx, convs)
     store.set_status(run_id, "analyzing")
+    # the outline does not read the analysis: refined while the analysis is asked
+    refined = None if outline else _ahead(reporter.make_outline, ctx, convs, draft)
     if _stored(ctx, "analysis"):
         facts = analysis.extract_facts(convs)
     else:
@@ -148,7 +169,9 @@ def run_storm(ctx: RunContext) -> Report:
     ctx.check_cancel()
 
     store.set_status(run_id, "synthesizing")
-    outline = store.get_doc(run_id, "outline", Outline) or reporter.make_outline(ctx, convs)
+    outline = outline or (refined.result() if refined else None)
+    if outline is None:
+        raise InvariantError("Refined above whenever no outline is stored")
     if report:
         return report
     if units is None:

@@ -38,6 +38,7 @@ import bm25s
 import numpy as np
 import Stemmer
 
+from research.config import load_settings
 from research.errors import CorpusError, InputError
 from research.models import SearchResult
 from research.search import index_progress
@@ -293,6 +294,16 @@ class LocalSearch:
         if not ids:
             return np.zeros(len(self.docs), dtype=np.float32)
         return np.asarray(self.bm25.get_scores_from_ids(ids), dtype=np.float32)
+
+    def prime(self, queries: list[str]) -> None:
+        """Embed the query vectors of searches about to run in one batch, so that each search
+        finds its vector ready (the embedder's memory and the shared vector cache keep them; a
+        vector does not depend on its batch, so the results are those of unprimed searches).
+        Does nothing with the vector cache off (``RESEARCH_VECTOR_CACHE=0``): nothing would keep
+        them."""
+        texts = [" ".join(q.split()) for q in queries if isinstance(q, str) and q.strip()]
+        if texts and load_settings().vector_cache:
+            self.embedder.encode(list(dict.fromkeys(texts)))
 
     def dense_scores(self, query: str) -> np.ndarray:
         """Cosine similarity of every document to ``query``; shape ``(n_docs,)``."""

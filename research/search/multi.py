@@ -224,6 +224,14 @@ class MultiRetriever:
         counts = {name: len(res) for name, (res, _) in zip(self.names, outcomes, strict=True)}
         return MultiSearch(results=merge(lists, k), issues=issues, counts=counts)
 
+    def prime(self, queries: list[str]) -> None:
+        """Let every backend that can prepare for ``queries`` (e.g. the local index: their query
+        vectors in one batch, ``LocalSearch.prime``) do so before they are searched."""
+        for r in self.retrievers:
+            prime = getattr(r, "prime", None)
+            if prime is not None:
+                prime(queries)
+
     def search(self, query: str, k: int = 5) -> list[SearchResult]:
         """``search_all(query, k).results`` (the ``Retriever`` protocol; issues dropped)."""
         return self.search_all(query, k).results
