@@ -32,7 +32,7 @@ from research.engines.factory import make_engine
 from research.errors import InvariantError, ResearchError, RunCancelled
 from research.models import REVIEW_STATUS, Outline, Perspective, Report, TopicOutline
 from research.notify import run_ended
-from research.pipeline import analysis, conversation, gaps, planning, reporter
+from research.pipeline import analysis, conversation, gaps, planning, reporter, sections
 from research.pipeline.context import RunContext
 from research.pipeline.index_events import index_progress_events
 from research.pipeline.recorders import DeferredRecorder, KeyedRecorder
@@ -41,6 +41,7 @@ from research.search.multi import build_retriever
 from research.store import open_store
 from research.store.lease import Lease, holder_name
 from research.store.runs import RunStore
+from research.warmup import warm
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -145,6 +146,7 @@ def run_storm(ctx: RunContext) -> Report:
         raise AwaitingReview(run_id)
 
     store.set_status(run_id, "conversations")
+    warm("the section matcher", sections.load_matcher)  # needed once the report is written
     outline = store.get_doc(run_id, "outline", Outline)
     # STORM's draft outline comes from the topic alone: drafted while the conversations run
     draft = None if outline else _ahead(reporter.draft_outline, ctx)

@@ -40,6 +40,7 @@ sentence; its section then opens with one explicit sentence giving the count
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -97,6 +98,15 @@ class SectionPlan:
         )
 
 
+def load_matcher() -> Callable[..., tuple[np.ndarray, np.ndarray]]:
+    """scipy's ``linear_sum_assignment`` (Hungarian matching of outline headings to syllabus
+    questions). scipy.optimize takes ~0.3 s to import, so it loads when the report is written,
+    or earlier on the warm-up thread (``research.warmup``) while the conversations run."""
+    from scipy.optimize import linear_sum_assignment  # noqa: PLC0415 - see above
+
+    return linear_sum_assignment
+
+
 def plan_sections(
     vectors: Vectors, topic: str, outline: Outline, syllabus: Syllabus | None, finalized: dict
 ) -> list[SectionPlan]:
@@ -113,9 +123,7 @@ def plan_sections(
             vectors.sim(heads, [f"{q.label}: {q.description}" for q in questions]),
             vectors.sim(heads, [q.label for q in questions]),
         )
-        from scipy.optimize import linear_sum_assignment  # noqa: PLC0415 - scipy.optimize takes ~0.3 s to import: only when writing
-
-        rows, cols = linear_sum_assignment(-sims)
+        rows, cols = load_matcher()(-sims)
         matched = {
             int(c): int(r) for r, c in zip(rows, cols, strict=True) if sims[r, c] >= MATCH_MIN
         }
