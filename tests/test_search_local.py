@@ -20,6 +20,7 @@ from research.search import (
     read_corpus,
     source_type_for,
 )
+from research.search.vector_cache import vector_key
 
 HER2 = re.compile(r"trastuzumab|her2|herceptin|erbb2", re.I)
 
@@ -362,6 +363,10 @@ def test_primed_queries_are_embedded_together_and_search_alike(shared_search, mo
     before = [[r.url for r in shared_search.search(q, 5)] for q in queries]
     emb._memo.clear()
     shared_search.prime(queries)
-    assert len(emb._memo) == 2  # both vectors held (whitespace normalised, as a search does)
+    held = [  # the keys a search looks up: whitespace normalised, the full window
+        vector_key(f"{emb.name}:{emb.precision}", emb.max_seq_length, " ".join(q.split()))
+        for q in queries
+    ]
+    assert all(k in emb._memo for k in held)
     after = [[r.url for r in shared_search.search(q, 5)] for q in queries]
     assert after == before and all(before)
