@@ -18,7 +18,7 @@ from research.search.local import start_background_build
 from research.store.connection import set_role
 from research.ui.citations import code, plain
 from research.ui.health import redis_health
-from research.ui.nav import PAGES, RUN_PAGES
+from research.ui.nav import PAGES, RUN_PAGES, page
 from research.ui.resume import resume_on_start
 
 st.set_page_config(layout="wide", page_title="Research Desk", page_icon=":material/travel_explore:")
@@ -68,17 +68,35 @@ def _index_default_corpus_once() -> bool:
 
 _index_default_corpus_once()
 
+# The default page is served at "/" and only reserves its own path, so Launch reserves one
+# nobody types and a hidden page at /launch (a typed or bookmarked URL) sends the browser to "/".
 pages = {
     p.key: st.Page(
-        p.path, title=p.title, icon=p.icon, url_path=p.url_path, default=p.key == "launch"
+        p.path,
+        title=p.title,
+        icon=p.icon,
+        url_path="home" if p.key == "launch" else p.url_path,
+        default=p.key == "launch",
     )
     for p in PAGES
 }
 run_keys = {p.key for p in RUN_PAGES}
+
+
+def _to_launch() -> None:
+    """``/launch``: the Launch page, served at ``/``, with the same query."""
+    st.switch_page(pages["launch"], query_params=st.query_params.to_dict())
+
+
 current = st.navigation(
     {
         "Research Desk": [pg for k, pg in pages.items() if k not in run_keys],
         "Run": [pg for k, pg in pages.items() if k in run_keys],
+        "": [
+            st.Page(
+                _to_launch, title="Launch", url_path=page("launch").url_path, visibility="hidden"
+            )
+        ],
     }
 )
 

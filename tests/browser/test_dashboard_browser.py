@@ -185,6 +185,16 @@ def test_share_link_opens_same_view_in_fresh_context(served, browser):
     fresh.close()
 
 
+def test_a_typed_launch_url_opens_the_launch_page(served, page):
+    """``/launch`` (typed or bookmarked) lands on Launch at ``/`` with its query, without
+    Streamlit's "Page not found" (the default page is served at the root only)."""
+    base, run = served
+    page.goto(f"{base}/launch?run={run.run_id}")
+    _settle(page, "Launch a research run")
+    assert page.url == f"{base}/?run={run.run_id}"
+    assert page.get_by_text("Page not found").count() == 0
+
+
 def _launch(page, base: str, topic: str, corpus: Path, perspectives: int, turns: int) -> str:
     page.goto(f"{base}/")
     _settle(page, "Launch a research run")
