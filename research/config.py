@@ -239,7 +239,9 @@ class Settings(BaseSettings):
     webhook_secret: SecretStr | None = Field(
         None, validation_alias="RESEARCH_WEBHOOK_SECRET", exclude=True
     )
-    notify_on: str = Field("complete,failed,awaiting_review", validation_alias="RESEARCH_NOTIFY_ON")
+    notify_on: str = Field(
+        "complete,failed,awaiting_review,batch.complete", validation_alias="RESEARCH_NOTIFY_ON"
+    )
     notify_key: SecretStr | None = Field(None, validation_alias="RESEARCH_NOTIFY_KEY", exclude=True)
     notify_timeout_s: float = Field(5.0, validation_alias="RESEARCH_NOTIFY_TIMEOUT_S")
     notify_attempts: int = Field(3, validation_alias="RESEARCH_NOTIFY_ATTEMPTS")

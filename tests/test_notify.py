@@ -373,12 +373,13 @@ def test_notify_on_names(notify_env, monkeypatch):
     for value, expected in (
         ("complete,failed,awaiting_review", {"run.complete", "run.failed", "run.awaiting_review"}),
         ("run.failed", {"run.failed"}),
-        ("all", {"run.complete", "run.failed", "run.awaiting_review"}),
+        ("batch.complete", {"batch.complete"}),
+        ("all", {"run.complete", "run.failed", "run.awaiting_review", "batch.complete"}),
     ):
         monkeypatch.setenv("RESEARCH_NOTIFY_ON", value)
         assert enabled_events(load_settings()) == expected
     monkeypatch.setenv("RESEARCH_NOTIFY_ON", "done")
-    with pytest.raises(InputError, match="complete, failed, awaiting_review"):
+    with pytest.raises(InputError, match="complete, failed, awaiting_review, batch.complete"):
         jobs.make_config(TOPIC, corpus="", search="wikipedia")
 
 
@@ -432,3 +433,33 @@ def test_launch_form_notifies_and_the_run_page_shows_deliveries(
     [table] = [d.value for d in page.dataframe if "attempts" in d.value.columns]
     assert list(table["result"]) == ["sent", "failed"] and list(table["attempts"]) == [1, 3]
     assert TOKEN not in " ".join(captions) + table.to_string()
+
+
+def test_a_batch_announces_its_end_once(notify_env, receiver, finished_corpus, monkeypatch):
+    """Two runs queued as one batch on the thread backend: each run's end reaches the settings'
+    webhook, and when the second ends ``batch.complete`` arrives once, signed, with both runs."""
+    from research.jobs.batch import submit_batch, wait_batch  # noqa: PLC0415 - as the Batch tab calls them
+
+    hook = receiver.url(f"/batch/{TOKEN}")
+    monkeypatch.setenv("RESEARCH_WEBHOOK_URLS", hook)
+    configs = [
+        jobs.make_config(t, corpus=str(finished_corpus), **TINY)
+        for t in (TOPIC, "Pertuzumab with trastuzumab")
+    ]
+    batch = submit_batch(configs, "HER2 pair", backend="thread")
+    assert wait_batch(batch.batch_id, poll_s=0.5, timeout_s=300)["done"]
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and len(receiver.at(f"/batch/{TOKEN}")) < 3:
+        time.sleep(0.2)
+    assert wait_idle(30)
+    bodies = [verify_signature(p) for p in receiver.at(f"/batch/{TOKEN}")]
+    assert sorted(b["event"] for b in bodies) == ["batch.complete", "run.complete", "run.complete"]
+    (done,) = [b for b in bodies if b["event"] == "batch.complete"]
+    assert done["batch_id"] == batch.batch_id and done["name"] == "HER2 pair"
+    assert done["total"] == 2 and done["counts"] == {"complete": 2}
+    assert [r["run_id"] for r in done["runs"]] == batch.run_ids
+    assert [r["url"] for r in done["runs"]] == [
+        f"{DASHBOARD}/report?run={rid}" for rid in batch.run_ids
+    ]
+    recorded = [n.event for rid in batch.run_ids for n in open_store().notifications.list(rid)]
+    assert recorded.count("batch.complete") == 1  # on the run that ended last

@@ -29,6 +29,7 @@ from research.config import Settings, load_settings
 from research.errors import ResearchError
 from research.notify import apprise_target, webhook
 from research.notify.base import Notification, Outcome, Target
+from research.notify.batch import BATCH_EVENT, deliver_batch
 from research.notify.payload import run_notification
 from research.notify.targets import (
     RUN_EVENTS,
@@ -91,6 +92,32 @@ def _guarded(run_id: str, status: str, settings: Settings) -> None:
         deliver_run(run_id, status, settings)
     except Exception:  # the thread's last resort: a delivery never breaks anything else
         log.exception("run %s: notifications of %s were not sent", run_id, status)
+    try:
+        _announce_batch(run_id, settings)
+    except Exception:
+        log.exception("run %s: its batch's end was not announced", run_id)
+
+
+def _announce_batch(run_id: str, settings: Settings) -> list[NotificationRecord]:
+    """``batch.complete`` when this run was its batch's last (``research.notify.batch``),
+    recorded on this run."""
+    if BATCH_EVENT not in enabled_events(settings):
+        return []
+    store = open_store(settings)
+    targets = settings_targets(settings)
+    try:
+        targets += [
+            t for t in run_targets(store, run_id, settings) if t.url not in {x.url for x in targets}
+        ]
+    except ResearchError:  # reported with the run's own notification
+        pass
+    return deliver_batch(
+        store,
+        run_id,
+        settings,
+        targets,
+        lambda n, ts: send(n, ts, settings, lambda r: _record(store, run_id, r)),
+    )
 
 
 def deliver_run(run_id: str, status: str, settings: Settings) -> list[NotificationRecord]:

@@ -35,7 +35,7 @@ RUN_EVENTS = {
     "failed": "run.failed",
     "awaiting_review": "run.awaiting_review",
 }
-EVENTS: tuple[str, ...] = tuple(RUN_EVENTS.values())  # every event the notifier sends
+EVENTS: tuple[str, ...] = (*RUN_EVENTS.values(), "batch.complete")  # every event sent
 _SPLIT = re.compile(r"[\s,]+")
 
 
@@ -169,6 +169,11 @@ def settings_targets(settings: Settings, *, strict: bool = False) -> list[Target
     return out
 
 
+def _short(event: str) -> str:
+    """A run event by its status (``run.failed`` → ``failed``); others in full."""
+    return event.split(".", 1)[-1] if event.startswith("run.") else event
+
+
 def enabled_events(settings: Settings) -> set[str]:
     """The events ``RESEARCH_NOTIFY_ON`` turns on: names such as ``complete``, ``run.failed``
     or ``all``, separated by commas; empty means none.
@@ -181,11 +186,11 @@ def enabled_events(settings: Settings) -> set[str]:
         if word == "all":
             out.update(EVENTS)
             continue
-        match = [e for e in EVENTS if word in (e, e.split(".", 1)[-1])]
+        match = [e for e in EVENTS if word in (e, _short(e))]
         if not match:
             raise InputError(
                 f"RESEARCH_NOTIFY_ON names {word[:40]!r}, not an event; use any of "
-                f"{', '.join(e.split('.', 1)[-1] for e in EVENTS)} (or all).",
+                f"{', '.join(_short(e) for e in EVENTS)} (or all).",
                 code="invalid_config",
             )
         out.update(match)

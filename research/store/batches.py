@@ -18,6 +18,7 @@ from research.store import keys
 from research.store.runs import RunStore
 
 MAX_NAME_CHARS = 120
+ANNOUNCED_TTL_S = 90 * 24 * 3600  # how long a batch remembers that its end was announced (s)
 
 
 class Batch(BaseModel):
@@ -69,8 +70,24 @@ class BatchStore:
             },
         )
         pipe.zadd(keys.BATCHES_INDEX, {batch_id: batch.created_at})
+        for run_id in ids:
+            pipe.set(keys.run_batch(run_id), batch_id)
         pipe.execute()
         return batch
+
+    def batch_of(self, run_id: str) -> str | None:
+        """The id of the batch ``run_id`` was queued in, or None (a run of its own).
+
+        Raises:
+            InputError: ``run_id`` is ill-formed.
+        """
+        value = self.r.get(keys.run_batch(run_id))
+        return str(value) if value else None
+
+    def claim_announcement(self, batch_id: str) -> bool:
+        """True for the one caller that first claims the announcement of the batch's end (Redis
+        ``SET NX``): runs that end at once on several workers announce their batch once."""
+        return bool(self.r.set(keys.batch_announced(batch_id), "1", nx=True, ex=ANNOUNCED_TTL_S))
 
     def get(self, batch_id: str) -> Batch | None:
         """The batch, or None when there is none with this id.
@@ -97,6 +114,6 @@ class BatchStore:
     def delete(self, batch_id: str) -> None:
         """Forget the batch (its runs stay)."""
         pipe = self.r.pipeline()
-        pipe.delete(keys.batch(batch_id))
+        pipe.delete(keys.batch(batch_id), keys.batch_announced(batch_id))
         pipe.zrem(keys.BATCHES_INDEX, batch_id)
         pipe.execute()

@@ -272,6 +272,16 @@ def batch(batch_id: str) -> str:
     return f"batch:{check_batch_id(batch_id)}"
 
 
+def run_batch(run_id: str) -> str:
+    """String: the id of the batch the run was queued in (no key for a run of its own)."""
+    return f"run:{check_run_id(run_id)}:batch"
+
+
+def batch_announced(batch_id: str) -> str:
+    """String, set once (``SET NX``): the batch's end was announced (``batch.complete``)."""
+    return f"batch:{check_batch_id(batch_id)}:announced"
+
+
 def run_keys(run_id: str) -> list[str]:
     """Every key a run owns (for deletion)."""
     return [
@@ -293,4 +303,5 @@ def run_keys(run_id: str) -> list[str]:
         run_evidence(run_id),
         *[part(run_id) for part in DESK_PARTS],
         *[part(run_id) for part in NOTIFY_PARTS],
+        run_batch(run_id),
     ]
