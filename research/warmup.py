@@ -44,7 +44,10 @@ def warm(name: str, task: Callable[[], object]) -> None:
     with _LOCK:
         if _THREAD is None:
             _THREAD = threading.Thread(target=_work, name="warmup")
-            _THREAD.start()
+            try:
+                _THREAD.start()
+            except RuntimeError:  # the interpreter is shutting down: nothing is warmed now
+                _THREAD = None
 
 
 def _work() -> None:

@@ -157,17 +157,11 @@ def _llm_options(args: argparse.Namespace) -> dict:
         raise InputError("Use either --record or --replay, not both.")
     if args.replay and not Path(args.replay).is_file():
         raise InputError(f"Cassette '{args.replay}' does not exist; record one with --record PATH.")
-    models = parse_models(args.models)
-    if args.model:
-        models = {"*": args.model.strip(), **models}
-    out: dict = {}
+    out: dict = jobs.engine_options(args.engine, args.model, parse_models(args.models))
     for flag, mode in ((args.record, "record"), (args.replay, "replay")):
         if flag:
             out.update(cassette_mode=mode, cassette_path=str(Path(flag).expanduser().resolve()))
-    if models:
-        out["models"] = models
-    if models or args.record or args.replay:
-        out["engine"] = args.engine or "litellm"
+            out["engine"] = args.engine or "litellm"  # a cassette holds model calls
     if args.budget_usd is not None:
         out["budget_usd"] = args.budget_usd
     if args.budget_tokens is not None:

@@ -104,13 +104,7 @@ def _announce_batch(run_id: str, settings: Settings) -> list[NotificationRecord]
     if BATCH_EVENT not in enabled_events(settings):
         return []
     store = open_store(settings)
-    targets = settings_targets(settings)
-    try:
-        targets += [
-            t for t in run_targets(store, run_id, settings) if t.url not in {x.url for x in targets}
-        ]
-    except ResearchError:  # reported with the run's own notification
-        pass
+    targets, _ = _targets(store, run_id, settings)  # a problem is reported with the run's own
     return deliver_batch(
         store,
         run_id,
@@ -136,20 +130,16 @@ def deliver_run(run_id: str, status: str, settings: Settings) -> list[Notificati
         return []
     store = open_store(settings)
     event = RUN_EVENTS[status]
-    targets = settings_targets(settings)
+    targets, problem = _targets(store, run_id, settings)
     records: list[NotificationRecord] = []
-    try:
-        targets += [
-            t for t in run_targets(store, run_id, settings) if t.url not in {x.url for x in targets}
-        ]
-    except ResearchError as exc:  # the targets do not open with this key: say so, on the run
+    if problem is not None:  # the targets do not open with this key: say so, on the run
         rec = NotificationRecord(
             event=event,
             target="this run's targets",
             kind="unknown",
             origin="run",
             ok=False,
-            error=exc.message,
+            error=problem.message,
             started_at=time.time(),
             finished_at=time.time(),
         )
@@ -159,6 +149,20 @@ def deliver_run(run_id: str, status: str, settings: Settings) -> list[Notificati
         return records
     notification = run_notification(store, run_id, status, settings)
     return records + send(notification, targets, settings, lambda r: _record(store, run_id, r))
+
+
+def _targets(
+    store: RunStore, run_id: str, settings: Settings
+) -> tuple[list[Target], ResearchError | None]:
+    """The settings' targets, then the run's own ones not among them; with the error that kept
+    the run's own from opening (sealed with another key), if any."""
+    targets = settings_targets(settings)
+    try:
+        own = run_targets(store, run_id, settings)
+    except ResearchError as exc:
+        return targets, exc
+    seen = {t.url for t in targets}
+    return targets + [t for t in own if t.url not in seen], None
 
 
 def send(
