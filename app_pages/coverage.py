@@ -7,7 +7,7 @@ from research.models import RunState
 from research.ui import context
 from research.ui.charts import coverage_figure, coverage_table
 from research.ui.citations import code, plain
-from research.ui.evidence import link_maps, passage_lines, question_evidence
+from research.ui.coverage_view import link_maps, passage_lines, question_evidence
 
 store = context.get_store()
 state = context.select_run(store)

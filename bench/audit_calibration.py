@@ -21,8 +21,8 @@ from pathlib import Path
 
 import numpy as np
 
-from research.engines.extractive.text import content_words, split_sentences, word_key
-from research.followup.evidence import embed, passages
+from research.followup.corpus import embed, passages
+from research.text import content_words, split_sentences, word_key
 
 SCIFACT = Path(__file__).resolve().parents[2] / "shared" / "data" / "beir" / "scifact"
 

@@ -179,7 +179,7 @@ def run_judgement(vectors=None) -> tuple[list[Figure], dict]:
     except ImportError as exc:
         return [not_measured(ITEM_JUDGE, "evidence.judge", f"no judge to measure: {exc}")], {}
     if vectors is None:
-        from research.engines.extractive.vectors import Vectors  # noqa: PLC0415 - loads torch
+        from research.text.vectors import Vectors  # noqa: PLC0415 - loads torch
 
         vectors = Vectors()
     pairs = load_labels()
@@ -298,7 +298,7 @@ def run_placement(json_dir: Path, vectors=None, limit: int | None = None) -> tup
     except ImportError as exc:
         return [not_measured(ITEM_PLACE, "placement.accuracy", f"no judge to measure: {exc}")], {}
     if vectors is None:
-        from research.engines.extractive.vectors import Vectors  # noqa: PLC0415 - loads torch
+        from research.text.vectors import Vectors  # noqa: PLC0415 - loads torch
 
         vectors = Vectors()
     rep = placement(json_dir, vectors, limit)

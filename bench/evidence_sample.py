@@ -9,7 +9,7 @@ pairs to label, chosen by a seeded, deterministic procedure (same data + same se
 How pairs are drawn (``SEED``; see ``bench/data/evidence_labels.md`` for the counts):
 
 - **Drug topic** ("Trastuzumab in HER2-positive breast cancer", seed 000's six ``STORM_QUESTIONS``).
-  Passages are whole sentences (``research.engines.extractive.text.split_sentences``) or, for
+  Passages are whole sentences (``research.text.split_sentences``) or, for
   one in four, two consecutive sentences of the same document, from (a) the corpus documents
   that mention trastuzumab, Herceptin, HER2 or ERBB2, (b) the SciFact abstracts that do
   (``shared/data/beir/scifact``: the corpus has almost no mechanism text) and (c) other
@@ -36,8 +36,8 @@ import re
 import sys
 from pathlib import Path
 
-from research.engines.extractive.text import split_sentences
 from research.planning.syllabus import GENERAL_QUESTIONS, STORM_QUESTIONS
+from research.text import split_sentences
 
 SEED = 20
 ROOT = Path(__file__).resolve().parent

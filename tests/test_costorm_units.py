@@ -15,7 +15,6 @@ from research.costorm.mindmap import MindItem, MindMap, MindNode
 from research.costorm.pipeline import STOP_BUDGET, STOP_COVERAGE, STOP_TURNS, stop_reason
 from research.engines.costorm_steps import PoolItem
 from research.engines.extractive.costorm import ExtractiveCoStorm
-from research.engines.extractive.vectors import Vectors
 from research.errors import InputError
 from research.models import (
     CoStormSettings,
@@ -29,6 +28,7 @@ from research.pipeline.context import RunContext
 from research.search.embeddings import get_embedder
 from research.store.collector import SourceCollector
 from research.store.runs import RunStore
+from research.text.vectors import Vectors
 
 TOPIC = "Trastuzumab in HER2-positive breast cancer"
 

@@ -14,7 +14,6 @@ import research.cli.commands as cli
 from research.citations import cited_spans
 from research.desk.edit import cited_numbers
 from research.desk.regenerate import propose, target_sentences
-from research.engines.extractive.text import split_sentences
 from research.errors import InputError
 from research.llm.usage import usage_report
 from research.models import Report
@@ -23,6 +22,7 @@ from research.store.connection import get_redis
 from research.store.followups import FollowupStore
 from research.store.runs import RunStore
 from research.store.versions import VersionStore
+from research.text import split_sentences
 from tests.llm_fixtures import MODEL
 
 pytestmark = pytest.mark.timeout(1800)  # the session's finished run is built by the first test

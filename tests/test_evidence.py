@@ -4,12 +4,12 @@ with offsets into the source text; the run store keeps the best passages per que
 
 import pytest
 
-from research.engines.extractive.vectors import Vectors
 from research.evidence import judge
 from research.evidence.passages import about_topic, result_evidence
 from research.models import EvidencePassage, Question, SearchResult
 from research.planning.syllabus import get_template
-from research.store.evidence import EvidenceStore, merge
+from research.store.passages import EvidenceStore, merge
+from research.text.vectors import Vectors
 
 TOPIC = "Trastuzumab in HER2-positive breast cancer"
 DRUG = {q.key: q for q in get_template("drug").questions}

@@ -17,7 +17,7 @@ from research.errors import InputError, RunNotFoundError
 from research.followup import audit
 from research.followup.ask import ask, audit_run
 from research.followup.audit import SupportScorer, verdict
-from research.followup.evidence import load_evidence
+from research.followup.corpus import load_evidence
 from research.models import Report, RunConfig
 from research.store.collector import SourceCollector
 from research.store.connection import get_redis

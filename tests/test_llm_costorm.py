@@ -17,7 +17,6 @@ from research.devtools.loopback_llm import LoopbackLLM, Reply
 from research.devtools.loopback_responder import default_responder, step_of
 from research.engines import costorm_steps as cs
 from research.engines.costorm_steps import PoolItem
-from research.engines.extractive.vectors import Vectors
 from research.engines.factory import costorm_steps as steps_for
 from research.engines.litellm import LiteLLMEngine
 from research.engines.litellm.costorm import LiteLLMCoStorm
@@ -25,6 +24,7 @@ from research.engines.steps import family
 from research.models import CoStormTurn, Perspective, Report, RunConfig, SearchResult
 from research.planning.syllabus import get_template
 from research.store.runs import RunStore
+from research.text.vectors import Vectors
 from tests.llm_fixtures import MODEL
 
 TOPIC = "Trastuzumab in HER2-positive breast cancer"

@@ -16,15 +16,16 @@ from research.cli import main
 from research.devtools.loopback_llm import LoopbackLLM, Reply
 from research.engines.base import FitInput, PersonaInput
 from research.engines.extractive import ExtractiveEngine
-from research.engines.extractive.fitting import is_subject_phrase, split_topic
+from research.engines.extractive.fitting import is_subject_phrase
 from research.engines.litellm import LiteLLMEngine
 from research.errors import InputError
 from research.jobs import review
 from research.models import Perspective, Plan, RunConfig, Step, Syllabus, TopicOutline
 from research.planning.edit import PlanBundle, apply_edit, diff
-from research.planning.syllabus import base_template, check_template, template_choices, topic_kind
+from research.planning.syllabus import base_template, check_template, template_choices
 from research.store.collector import SourceCollector
 from research.store.runs import RunStore
+from research.text.entities import split_topic, topic_kind
 from tests.llm_fixtures import MODEL
 
 CARDIO = "Trastuzumab cardiotoxicity in HER2-positive breast cancer"

@@ -39,7 +39,7 @@ def _abstract(doc_id: str) -> str:
 # --- sentences ------------------------------------------------------------------------------
 def test_split_keeps_decimals_p_values_and_abbreviations_inside_sentences():
     text = _abstract("pubmed:19917839")  # FNCLCC-PACS 04: "hazard ratio, 0.86; ... P = .41, ..."
-    sents = rq.split_sentences(text)
+    sents = rq.markdown_sentences(text)
     hr = next(s for s in sents if s.startswith("Random assignment to the trastuzumab arm"))
     assert hr.endswith(
         "(hazard ratio, 0.86; 95% CI, 0.61 to 1.22; P = .41, log-rank stratified on "
@@ -49,7 +49,7 @@ def test_split_keeps_decimals_p_values_and_abbreviations_inside_sentences():
         "Three-year DFS rates were 78% (95% CI, 72.3 to 82.5) and 81% (95% CI, 75.3 to 85.4) in the "
         "observation and trastuzumab arms, respectively." in sents
     )
-    assert rq.split_sentences(
+    assert rq.markdown_sentences(
         "As in Smith et al. 2019 the doses differed, e.g. 6 mg/kg i.v. vs. 8 mg/kg. "
         "Dr. Jones agreed. discontinued treatment due to cardiac events"
     ) == [
@@ -64,7 +64,7 @@ def test_split_strips_citations_and_skips_headings_quotes_and_tables():
         "### Cardiac safety\n> Written in **offline extractive mode**.\n| a | b |\n"
         "- Brain natriuretic peptide was elevated in 40% of patients [3][4]. LVEF fell below 50% in 8% [@src_012]."
     )
-    assert rq.split_sentences(md) == [
+    assert rq.markdown_sentences(md) == [
         "Brain natriuretic peptide was elevated in 40% of patients.",
         "LVEF fell below 50% in 8%.",
     ]

@@ -10,8 +10,6 @@ import numpy as np
 import pytest
 
 from research.engines.base import LeadQuestion
-from research.engines.extractive.text import ANAPHORA, split_sentences
-from research.engines.extractive.vectors import Vectors
 from research.engines.extractive.writing import names_subject, question_lead
 from research.models import (
     EvidencePassage,
@@ -22,10 +20,12 @@ from research.models import (
     SourceRecord,
     Syllabus,
 )
-from research.pipeline import answers, evidence, sections
+from research.pipeline import answers, material, sections
 from research.pipeline.reporter import dedupe_report
 from research.planning.syllabus import STORM_QUESTIONS
 from research.search.local import _truncate
+from research.text import ANAPHORA, is_whole, split_sentences
+from research.text.vectors import Vectors
 
 TOPIC = "Trastuzumab in HER2-positive breast cancer"
 
@@ -71,24 +71,24 @@ def test_snippet_cuts_are_not_sentences_full_text_sentences_are(docs):
     doc = docs["pubmed:22987084"]  # NSABP B-31 cardiac follow-up
     snippet = _truncate(doc["text"], 180)  # what the local search shows an engine
     assert snippet.endswith("…")
-    assert not any(evidence.is_whole(s) for s in split_sentences(snippet)[-1:])
-    whole = evidence.clean_sentences(doc["text"], doc["title"])
+    assert not any(is_whole(s) for s in split_sentences(snippet)[-1:])
+    whole = material.clean_sentences(doc["text"], doc["title"])
     assert len(whole) >= 4
-    assert all(evidence.is_whole(s) and "…" not in s for s in whole)
+    assert all(is_whole(s) and "…" not in s for s in whole)
     assert all(s[0].isupper() or s[0].isdigit() for s in whole)
     # the title that opens a PubMed text is not a sentence of the report
     assert not any(s.rstrip(".") == doc["title"].rstrip(".") for s in whole)
-    assert not evidence.is_whole(
+    assert not is_whole(
         "To evaluate the efficacy and safety of trastuzumab."
-    ) or evidence._PURPOSE.match("To evaluate the efficacy and safety of trastuzumab.")
+    ) or material._PURPOSE.match("To evaluate the efficacy and safety of trastuzumab.")
 
 
 def test_a_protocols_hypothesis_is_not_a_sentence_of_the_report(docs):
     doc = docs["pubmed:28577685"]  # Lisinopril or Coreg CR: a trial's rationale and design
-    whole = evidence.clean_sentences(doc["text"], doc["title"])
+    whole = material.clean_sentences(doc["text"], doc["title"])
     assert not any(s.startswith("We hypothesize") for s in whole)  # a hypothesis states no finding
     assert any("cardiotoxicity" in s for s in whole)  # the rest of the abstract stays usable
-    assert not evidence.clean_sentences(
+    assert not material.clean_sentences(
         "Patients will be randomized to lisinopril or carvedilol for one year."
     )
 
@@ -100,21 +100,21 @@ def test_off_topic_source_is_left_out(docs, vectors):
     )  # methylene blue SLN vs trastuzumab
     sources = [_source(1, blue), _source(2, b31)]
     texts = {"src_001": blue["text"], "src_002": b31["text"]}
-    assert evidence.on_topic_sources(vectors, TOPIC, sources, texts) == {"src_002"}
-    units = evidence.units_for(vectors, TOPIC, sources, texts)
+    assert material.on_topic_sources(vectors, TOPIC, sources, texts) == {"src_002"}
+    units = material.units_for(vectors, TOPIC, sources, texts)
     assert units and {u.source_id for u in units} == {"src_002"}
     assert not any("methylene" in u.text.lower() for u in units)
 
 
 def test_no_sentence_twice_across_lead_and_sections(docs, vectors):
-    sents = evidence.clean_sentences(
+    sents = material.clean_sentences(
         docs["pubmed:16236737"]["text"], docs["pubmed:16236737"]["title"]
     )
     a, b, c = sents[:3]
     near = (
         a.replace("trastuzumab", "Trastuzumab", 1).rstrip(".") + " overall."
     )  # same sentence, slightly edited
-    lone = evidence.clean_sentences(
+    lone = material.clean_sentences(
         docs["pubmed:22987084"]["text"], docs["pubmed:22987084"]["title"]
     )[0]
     lead = f"{a}[@src_001] {lone}[@src_002]"
@@ -143,7 +143,7 @@ def test_each_sentence_goes_once_to_its_nearest_fitting_section(docs, vectors):
     ]
     sources = [_source(i + 1, docs[d]) for i, d in enumerate(ids)]
     texts = {s.source_id: docs[d]["text"] for s, d in zip(sources, ids, strict=True)}
-    units = evidence.units_for(vectors, TOPIC, sources, texts)
+    units = material.units_for(vectors, TOPIC, sources, texts)
     assert len(units) >= 15
     efficacy = Question(
         key="clinical.efficacy",

@@ -58,13 +58,6 @@ def test_source_counts_reads_collector_lists(r):
     assert history.source_counts(store, [rid, other]) == {rid: 3, other: 0}
 
 
-def test_phase_progress():
-    assert events.phase_progress("pending") == 0.0
-    assert events.phase_progress("conversations") == 0.25
-    assert events.phase_progress("complete") == 1.0
-    assert events.phase_progress("failed") is None
-
-
 def test_describe_event():
     ev = Event(
         type="turn.finished",

@@ -31,10 +31,10 @@ from research.engines.costorm_steps import (
     TurnQueryInput,
     UtteranceInput,
 )
-from research.engines.extractive.text import split_sentences
 from research.errors import InvariantError
 from research.models import CoStormTurn, Intent, Perspective, SearchResult, TurnSource, now
 from research.pipeline.context import RunContext
+from research.text import split_sentences
 
 MAX_QUERIES_PER_TURN = 3
 POOL_TEXT_CHARS = 600

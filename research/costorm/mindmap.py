@@ -24,7 +24,7 @@ from typing import Protocol
 from pydantic import BaseModel, Field
 
 from research.engines.costorm_steps import CoStormSteps, PlacementInput, SubtopicInput
-from research.engines.extractive.text import aspect_of
+from research.text import aspect_of
 
 SEP = " > "
 TOP_CANDIDATES = 5

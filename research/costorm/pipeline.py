@@ -18,12 +18,12 @@ from research.costorm import discourse, moderator, state
 from research.costorm.discourse import Table
 from research.costorm.report import write_report
 from research.engines.costorm_steps import ExpertsInput, IntentInput
-from research.engines.extractive.vectors import Vectors
 from research.engines.factory import costorm_steps
 from research.errors import InvariantError
 from research.models import QUESTION_INTENTS, CoStormTurn, Perspective, Report
 from research.pipeline import planning
 from research.pipeline.context import RunContext
+from research.text.vectors import Vectors
 
 STOP_COVERAGE, STOP_BUDGET, STOP_TURNS = "coverage_complete", "query_budget", "turn_cap"
 

@@ -187,7 +187,7 @@ def assemble(
     and the references."""
     label = ctx.engine.label
     parts = [f"# {topic}", ""]
-    if ctx.engine.name == "extractive":
+    if ctx.engine.extractive:
         parts += [
             f"> Written in **{label}** from the Co-STORM mind map: every sentence is extracted from a "
             "cited source; no language model was used.",

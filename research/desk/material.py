@@ -8,12 +8,12 @@ from __future__ import annotations
 import math
 import re
 
-from research.engines.extractive.text import overlap, split_sentences
-from research.engines.extractive.vectors import Vectors
 from research.evidence.judge import score_passages
 from research.models import EvidencePassage, Question, Report, RunState, Syllabus
 from research.pipeline.answers import reading_order
 from research.store.runs import RunStore
+from research.text import overlap, split_sentences
+from research.text.vectors import Vectors
 
 PER_SOURCE = 2  # passages of one source in a regenerated section
 DUPLICATE = 0.6  # content-word Jaccard above which a passage repeats a chosen one

@@ -32,7 +32,6 @@ from research.citations import LOCAL_RE
 from research.desk.edit import EditOutcome, find_part, part_names, save_edit
 from research.desk.material import PER_SOURCE, choose, rank, section_question, target_sentences
 from research.engines.base import RegenerateInput, Snippet
-from research.engines.extractive.text import ensure_period
 from research.engines.labels import OFFLINE_LABEL
 from research.engines.litellm.engine import LiteLLMEngine
 from research.errors import InputError
@@ -42,6 +41,7 @@ from research.models import EvidencePassage, RunState
 from research.store.followups import FollowupStore
 from research.store.runs import RunStore
 from research.store.versions import ReportVersion, VersionStore
+from research.text import ensure_period
 
 MAX_INSTRUCTION_CHARS = 500
 SNIPPETS = 10  # passages shown to the litellm writer

@@ -24,11 +24,11 @@ import re
 from typing import Any
 
 from research import citations
-from research.devtools.report_quality import split_sentences
-from research.engines.extractive.vectors import Vectors
+from research.devtools.report_quality import markdown_sentences
 from research.evidence.judge import EVIDENCE_MIN, score_passages
 from research.models import Question, Report, Syllabus
 from research.store.runs import RunStore
+from research.text.vectors import Vectors
 
 UNMET_MARK = " is not answered: "
 
@@ -38,7 +38,7 @@ def _plain(text: str) -> str:
 
 
 def _sentences(text: str) -> list[str]:
-    return [s for s in split_sentences(_plain(text)) if s.strip()]
+    return [s for s in markdown_sentences(_plain(text)) if s.strip()]
 
 
 def evidence_checks(store: RunStore, run_id: str, vectors: Vectors | None = None) -> dict:

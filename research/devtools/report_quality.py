@@ -91,8 +91,10 @@ def _plain(text: str) -> str:
     return re.sub(r"\s+([.,;:!?])(?=\s|$)", r"\1", re.sub(r"[ \t]+", " ", text)).strip()
 
 
-def split_sentences(text: str) -> list[str]:
-    """Sentences of markdown prose by the rule in the module docstring (citations removed).
+def markdown_sentences(text: str) -> list[str]:
+    """Sentences of markdown prose by the rule in the module docstring (citations removed). The
+    metric keeps its own splitter on purpose: a change to the product's splitter
+    (``research.text.split_sentences``) must not move the figures that judge it.
 
     Returns:
         Non-empty sentences in order; lines that are headings, quotes, tables or rules are skipped.
@@ -119,9 +121,9 @@ def split_sentences(text: str) -> list[str]:
 
 def report_sentences(report: Report) -> list[ReportSentence]:
     """Sentences of the lead (``section=-1``) then of each section, in reading order."""
-    out = [ReportSentence(s, -1, "") for s in split_sentences(report.lead)]
+    out = [ReportSentence(s, -1, "") for s in markdown_sentences(report.lead)]
     for i, sec in enumerate(report.sections):
-        out += [ReportSentence(s, i, sec.heading) for s in split_sentences(sec.text)]
+        out += [ReportSentence(s, i, sec.heading) for s in markdown_sentences(sec.text)]
     return out
 
 

@@ -31,6 +31,7 @@ from research.models import (
     Syllabus,
     TopicOutline,
 )
+from research.text.vectors import Vectors
 
 THANKS = "Thank you so much for your help!"
 
@@ -270,10 +271,18 @@ class PolishInput(BaseModel):
 @runtime_checkable
 class Engine(Protocol):
     """What every engine implements. ``name`` is 'extractive' or 'litellm'; ``label`` is shown
-    wherever its output is (the extractive one is "offline extractive mode")."""
+    wherever its output is (the extractive one is "offline extractive mode"); ``extractive`` is
+    True when the engine writes by quoting source sentences, with no language model (its answers'
+    question keys are exactly the evidence judgement's, and reports carry its label);
+    ``vectors`` is the run's sentence-vector cache, which the report's material, allocation and
+    dedupe share with the engine's own steps."""
 
     name: str
     label: str
+    extractive: bool
+
+    @property
+    def vectors(self) -> Vectors: ...
 
     def plan(self, inp: PlanInput) -> Plan: ...
     def survey_queries(self, inp: SurveyInput) -> QueryList: ...

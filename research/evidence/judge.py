@@ -43,11 +43,10 @@ from functools import lru_cache
 import numpy as np
 import Stemmer
 
-from research.engines.extractive.fitting import split_topic
-from research.engines.extractive.text import STUDY_DESIGN, content_words, split_sentences, word_key
-from research.engines.extractive.vectors import Vectors
 from research.models import Question
-from research.planning.syllabus import drug_names
+from research.text import STUDY_DESIGN, content_words, is_whole_form, split_sentences, word_key
+from research.text.entities import drug_names, split_topic
+from research.text.vectors import Vectors
 
 EVIDENCE_MIN = 0.30
 """The calibrated bar: a passage is evidence for a question when its score is ≥ this."""
@@ -61,7 +60,6 @@ CUE_COS_FLOOR, CUE_COS_SPAN, CUE_LEX_BASE = 0.05, 0.25, 0.3
 DESIGN_FACTOR = 0.4  # what a study-design sentence that reports no finding keeps of its score
 PASSAGES_PER_QUESTION = 3  # best passages kept per (source, question)
 MAX_PASSAGES = 60  # sentences of a source's text that are read
-MIN_WORDS, MAX_WORDS = 6, 80
 
 # Curated facet phrasings of the template questions (research.planning.syllabus): what an
 # analyst means by each question, in the words sources use. Seed 000 keeps its label and
@@ -224,7 +222,7 @@ def topic_stems(topic: str) -> frozenset[str]:
     """Stems of the topic's words and their hyphen parts (``HER2-positive`` → her2, posit…),
     except a focused topic's focus: in "Trastuzumab cardiotoxicity in HER2-positive breast
     cancer" every question is about cardiotoxicity, so a passage must still speak of it, while
-    the subject and its context are what every passage shares (``fitting.split_topic``)."""
+    the subject and its context are what every passage shares (``research.text.entities.split_topic``)."""
     subject, focus, context = split_topic(topic)
     if not focus:
         return frozenset(_stems(topic))
@@ -235,7 +233,7 @@ def topic_stems(topic: str) -> frozenset[str]:
 def focus_roots(topic: str) -> tuple[str, ...]:
     """The roots a passage must use to speak of a focused topic's focus: the first five letters
     of each focus word's stem ("cardiotoxicity" → "cardi": cardiac, cardiovascular…), plus its
-    ``FOCUS_ALIASES``; () for a topic without a focus (``fitting.split_topic``)."""
+    ``FOCUS_ALIASES``; () for a topic without a focus (``research.text.entities.split_topic``)."""
     _, focus, _ = split_topic(topic)
     roots = [stem[:5] for stem in sorted(_stems(focus)) if len(stem) >= 4]
     return tuple(dict.fromkeys([*roots, *(a for r in roots for a in FOCUS_ALIASES.get(r, ()))]))
@@ -397,16 +395,13 @@ def evidence_score(
 # A trial registration left after a passage's last sentence ("… disease. NCT00309556,
 # www.clinicaltrials.gov."): not part of what the passage states.
 _REGISTRATION = re.compile(r"(?<=[.!?])\s+[^.!?]*\b(?:NCT\d{8}|clinicaltrials\.gov)\b[^!?]*$", re.I)
-_WHOLE_START = re.compile(r"^[A-Z0-9\"'“(\[]")
-_WHOLE_END = re.compile(r"[.!?][\"'”’)]?$")
-_CUT = re.compile(r"…|\.\.\.|\. \. \.")
 
 
 def split_passages(text: str, limit: int = MAX_PASSAGES) -> list[Passage]:
     """Whole-sentence passages of ``text`` with their offsets, in text order, at most ``limit``.
 
-    Whole: capitalised start, terminal ``.!?``, no ``…`` cut, ``MIN_WORDS``–``MAX_WORDS`` words,
-    balanced brackets — a report quotes a passage as it stands, so a fragment is never one."""
+    Whole: ``research.text.is_whole_form`` — a report quotes a passage as it stands, so a
+    fragment is never one."""
     out: list[Passage] = []
     pos = 0
     for sent in split_sentences(text or ""):
@@ -421,12 +416,7 @@ def split_passages(text: str, limit: int = MAX_PASSAGES) -> list[Passage]:
         if tail:
             sent = sent[: tail.start()].rstrip()
             end = start + len(sent)
-        n = len(sent.split())
-        if not (MIN_WORDS <= n <= MAX_WORDS) or _CUT.search(sent):
-            continue
-        if not _WHOLE_START.match(sent) or not _WHOLE_END.search(sent):
-            continue
-        if sent.count("(") != sent.count(")") or sent.count("[") != sent.count("]"):
+        if not is_whole_form(sent):
             continue
         out.append(Passage(sent, start, end))
         if len(out) >= limit:

@@ -2,7 +2,7 @@
 and with which of its sentences (DESIGN.md, Terms: evidence).
 
 A result can be evidence only when it is about the topic: its title and text name more than
-half of the topic's content words (``pipeline.evidence.mentions_topic``) and, for a drug topic,
+half of the topic's content words (``research.text.mentions_topic``) and, for a drug topic,
 the drug itself (a capecitabine trial's efficacy sentence is no evidence about trastuzumab), or
 its title alone is close to the topic. Its full text (the raw artifact's ``text``; the
 snippets when the backend gave no text) is split into whole-sentence passages
@@ -12,17 +12,16 @@ question gets the result's best ``PER_QUESTION`` passages at or over ``judge.EVI
 
 from __future__ import annotations
 
-import re
 import threading
 from collections import OrderedDict
 
 import numpy as np
 
-from research.engines.extractive.text import content_words, norm_key, subject_of, word_key
-from research.engines.extractive.vectors import Vectors
 from research.evidence import judge
 from research.models import EvidencePassage, Question, SearchResult
-from research.planning.syllabus import drug_names
+from research.text import mentions_topic, norm_key, subject_of, topic_words, word_key
+from research.text.entities import drug_names
+from research.text.vectors import Vectors
 
 TITLE_ON_TOPIC = 0.55  # cosine(title, topic) that makes a result on-topic by itself
 PER_QUESTION = 3
@@ -35,32 +34,12 @@ _MEMO: OrderedDict[tuple, dict[str, list[EvidencePassage]]] = OrderedDict()
 _MEMO_LOCK = threading.Lock()
 
 
-def _words(text: str) -> set[str]:
-    have = {word_key(w) for w in re.findall(r"[A-Za-z0-9][A-Za-z0-9'’-]*", text)}
-    return have | {word_key(p) for w in list(have) for p in w.split("-")}
-
-
-def topic_words(topic: str) -> list[set[str]]:
-    """The topic's content words, each as the set of forms that count as a mention (the word and
-    its hyphen parts of ≥ 3 characters)."""
-    out = []
-    for w in content_words(subject_of(topic)):
-        forms = {word_key(w)} | {word_key(p) for p in w.split("-") if len(word_key(p)) >= 3}
-        out.append(forms - {""})
-    return [f for f in out if f]
-
-
 def about_topic(text: str, topic: str) -> bool:
     """``text`` names more than half of the topic's content words (all of them for a one- or
-    two-word topic) and every drug the topic names (``syllabus.drug_names``)."""
-    words = topic_words(topic)
-    have = _words(text)
-    if any(word_key(d) not in have for d in drug_names(topic)):
+    two-word topic) and every drug the topic names (``research.text.entities.drug_names``)."""
+    if not all(mentions_topic(text, [{word_key(d)}]) for d in drug_names(topic)):
         return False
-    if not words:
-        return True
-    hits = sum(bool(forms & have) for forms in words)
-    return hits > len(words) / 2 if len(words) > 2 else hits == len(words)
+    return mentions_topic(text, topic_words(topic))
 
 
 def result_text(result: SearchResult) -> str:

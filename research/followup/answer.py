@@ -25,10 +25,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from research.engines.base import AnswerInput
-from research.engines.extractive.text import content_words, ensure_period, overlap, word_key
 from research.engines.litellm.engine import CITE_RE
-from research.followup.evidence import EvidenceDoc, EvidenceIndex, embed
+from research.followup.corpus import EvidenceDoc, EvidenceIndex, embed
 from research.models import Reference, SearchResult
+from research.text import content_words, ensure_period, overlap, word_key
 
 TOP_SOURCES = 8
 RELEVANT = 0.42  # sentence score for an answer sentence (see module docstring)

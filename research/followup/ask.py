@@ -13,7 +13,7 @@ from __future__ import annotations
 from research.errors import InputError
 from research.followup.audit import audit_report, summarize
 from research.followup.checks import check_askable, validate_question
-from research.followup.evidence import load_evidence
+from research.followup.corpus import load_evidence
 from research.followup.execute import execute, new_pending
 from research.models import Report
 from research.store import open_store

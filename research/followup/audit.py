@@ -1,7 +1,7 @@
 """Citation audit: how well does each cited source back the sentence citing it?
 
 For a cited sentence ``s`` and its cited source (its sentences from the run's evidence,
-``research.followup.evidence``), every passage ``p`` (one sentence, or two adjacent ones) gets
+``research.followup.corpus``), every passage ``p`` (one sentence, or two adjacent ones) gets
 
     cosine(s, p)  MiniLM all-MiniLM-L6-v2, L2-normalised vectors (Reimers & Gurevych 2019)
     overlap(s, p) content-word recall: share of s's content words (``content_words``,
@@ -44,15 +44,15 @@ from dataclasses import dataclass
 import numpy as np
 
 from research.citations import cited_spans
-from research.engines.extractive.text import (
+from research.followup.corpus import EvidenceDoc, embed, passages
+from research.models import Report
+from research.store.followup_models import AuditSummary, CitationCheck, Verdict
+from research.text import (
     content_words,
     split_sentences,
     strip_citations,
     word_key,
 )
-from research.followup.evidence import EvidenceDoc, embed, passages
-from research.models import Report
-from research.store.followup_models import AuditSummary, CitationCheck, Verdict
 
 W_COSINE = 0.8
 SUPPORTED = 0.63

@@ -32,7 +32,7 @@ from research.followup import more
 from research.followup.answer import NOT_FOUND, Numbering, extractive_answer, llm_answer, retrieve
 from research.followup.audit import SupportScorer, audit_texts
 from research.followup.checks import check_askable, search_queries
-from research.followup.evidence import EvidenceIndex
+from research.followup.corpus import EvidenceIndex
 from research.models import Report, RunState, now
 from research.store.followup_models import Followup, PendingFollowup
 from research.store.followups import FollowupStore

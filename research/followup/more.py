@@ -30,7 +30,7 @@ from research.artifacts import ArtifactStore
 from research.engines.base import AnswerAssignInput, AnswerInput, QueryInput
 from research.errors import InputError
 from research.evidence.passages import result_evidence
-from research.followup.evidence import embed
+from research.followup.corpus import embed
 from research.models import DialogueTurn, Perspective, RunState, now
 from research.pipeline.conversation import PendingTurn, _dedupe, commit_turn, turn_cards
 from research.pipeline.planning import restore_plan

@@ -20,12 +20,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from research.engines.extractive.text import norm_key
-from research.engines.extractive.vectors import Vectors
 from research.evidence.judge import is_design, names_focus
 from research.models import EvidencePassage, GapReport, Question, QuestionStop
-from research.pipeline.evidence import Unit
+from research.pipeline.material import Unit
 from research.pipeline.sections import DUPLICATE_SIM, SectionPlan
+from research.text import norm_key
+from research.text.vectors import Vectors
 
 DEPTH_WORDS = {"brief": 300, "standard": 1000, "deep": 2500}
 QUESTION_SHARE = 0.8

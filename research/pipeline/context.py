@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 from research.artifacts import ArtifactStore
 from research.config import Settings
 from research.engines.base import Engine
-from research.engines.extractive.vectors import Vectors
 from research.errors import InvariantError, RunCancelled
 from research.events import EventType
 from research.models import Plan, RunConfig, SearchResult, Step, Syllabus
@@ -21,6 +20,7 @@ from research.search.base import Retriever
 from research.search.scrape import ScrapeError, scrape_url
 from research.store.collector import SourceCollector
 from research.store.runs import RunStore
+from research.text.vectors import Vectors
 
 SEARCH_TOOL = "search_local"  # the tool name with the default backend list ["local"]
 SCRAPE_TOOL = "scrape_url"
@@ -50,14 +50,9 @@ class RunContext:
         self.store.emit(self.run_id, type_, data)
 
     def vectors(self) -> Vectors:
-        """The engine's cached sentence vectors (both engines expose them); a new cache when an
-        engine has none, kept on the context so every step of the run shares it."""
-        found = getattr(self.engine, "vectors", None)
-        if found is None:
-            found = self.__dict__.get("_vectors")
-            if found is None:
-                found = self.__dict__["_vectors"] = Vectors()
-        return found
+        """The engine's cached sentence vectors (``Engine.vectors``), shared by every step of
+        the run."""
+        return self.engine.vectors
 
     def check_cancel(self) -> None:
         """Raise RunCancelled at a step boundary when the analyst asked to cancel."""

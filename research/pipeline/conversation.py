@@ -92,7 +92,7 @@ def counted_keys(ctx: RunContext, pending: PendingTurn, n: int) -> tuple[list[st
     keys are exactly those; a model's assignment keeps its keys that have a passage, and the
     others are ``unsupported`` (reported, not counted)."""
     ev = pending.evidence[n - 1] if len(pending.evidence) >= n else {}
-    if ctx.engine.name == "extractive":
+    if ctx.engine.extractive:
         return [q.key for q in ctx.need_syllabus().questions if q.key in ev], []
     assigned = pending.assigned.relevant_questions if pending.assigned is not None else []
     model = assigned[n - 1] if len(assigned) >= n else []

@@ -25,7 +25,6 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 
 from research.engines.base import AskInput
-from research.engines.extractive.text import subject_of
 from research.errors import InvariantError
 from research.evidence.judge import facets
 from research.models import (
@@ -41,6 +40,7 @@ from research.models import (
 from research.pipeline.context import RunContext
 from research.pipeline.conversation import PendingTurn, commit_turn, research_turn
 from research.pipeline.recorders import DeferredRecorder
+from research.text import subject_of
 
 GAP_PERSPECTIVE = Perspective(
     name="Gap search",
@@ -65,7 +65,7 @@ def gap_queries(
     n = min(QUERIES_PER_ROUND, MAX_GAP_QUERIES - first)
     aspects = [q.label, *facets(q)]
     chosen = aspects[first : first + n] or aspects[:n]
-    if ctx.engine.name != "extractive":  # the asker writes the queries, as in a turn
+    if not ctx.engine.extractive:  # the asker writes the queries, as in a turn
         ask = ctx.engine.ask_question(
             AskInput(
                 topic=ctx.config.topic,

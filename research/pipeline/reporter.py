@@ -20,8 +20,6 @@ from research.engines.base import (
     SectionInput,
     Snippet,
 )
-from research.engines.extractive.text import norm_key, split_sentences, strip_citations
-from research.engines.extractive.vectors import Vectors
 from research.errors import EngineError, InvariantError
 from research.models import (
     ConversationResult,
@@ -35,8 +33,10 @@ from research.models import (
     ReportQuestion,
     ReportSection,
 )
-from research.pipeline import answers, evidence, sections
+from research.pipeline import answers, material, sections
 from research.pipeline.context import RunContext
+from research.text import artifact_text, norm_key, split_sentences, strip_citations
+from research.text.vectors import Vectors
 
 SECTION_WORKERS = 4  # sections written at once (the model client caps calls at once too)
 
@@ -75,16 +75,16 @@ def make_outline(
     return outline
 
 
-def report_units(ctx: RunContext, conversations: list[ConversationResult]) -> list[evidence.Unit]:
+def report_units(ctx: RunContext, conversations: list[ConversationResult]) -> list[material.Unit]:
     """The report's material: every usable sentence of the run's on-topic sources
-    (``evidence.source_texts`` → ``evidence.units_for``). It depends only on the topic, the saved
+    (``artifact_text.source_texts`` → ``material.units_for``). It depends only on the topic, the saved
     sources and the conversations' artifacts, not on the outline, so the runner computes it in a
     background thread while the analysis and outline calls wait on the model (~1.3 s of
     CPU on the 4×3 drug run that sat on the critical path). Redis: one read of the saved sources."""
-    vectors = getattr(ctx.engine, "vectors", None) or Vectors()
+    vectors = ctx.vectors()
     sources = ctx.collector.all_sources()
-    texts = evidence.source_texts(ctx.run_id, conversations, sources, ctx.settings)
-    return evidence.units_for(vectors, ctx.config.topic, sources, texts)
+    texts = artifact_text.source_texts(ctx.run_id, conversations, sources, ctx.settings)
+    return material.units_for(vectors, ctx.config.topic, sources, texts)
 
 
 def write_report(
@@ -92,7 +92,7 @@ def write_report(
     outline: Outline,
     facts: list[Fact] | None = None,
     conversations: list[ConversationResult] | None = None,
-    units: list[evidence.Unit] | None = None,
+    units: list[material.Unit] | None = None,
 ) -> Report:
     """Sections (one per outline section, plus one per syllabus question the outline lacks) →
     lead → dedupe → renumbered references; stores the draft and the final report.
@@ -105,7 +105,7 @@ def write_report(
     Returns the stored report; ``Report.questions`` has one entry per syllabus question.
     """
     topic = ctx.config.topic
-    vectors = getattr(ctx.engine, "vectors", None) or Vectors()
+    vectors = ctx.vectors()
     sources = ctx.collector.all_sources()
     syllabus = ctx.syllabus or ctx.collector.syllabus()
     if units is None:
@@ -396,7 +396,7 @@ def _assemble(
 ) -> Report:
     label = ctx.engine.label
     parts = [f"# {topic}", ""]
-    if ctx.engine.name == "extractive":
+    if ctx.engine.extractive:
         parts += [
             f"> Written in **{label}**: every sentence is extracted from a cited source; "
             "no language model was used.",

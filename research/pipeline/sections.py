@@ -45,10 +45,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from research.engines.extractive.text import STUDY_DESIGN, norm_key, overlap
-from research.engines.extractive.vectors import Vectors
 from research.models import Outline, Question, Syllabus
-from research.pipeline.evidence import Unit
+from research.pipeline.material import Unit
+from research.text import STUDY_DESIGN, norm_key, overlap
+from research.text.vectors import Vectors
 
 MATCH_MIN = (
     0.50  # cosine(heading, "label: description" or label) for a section to answer a question

@@ -22,12 +22,12 @@ Usage::
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from types import MappingProxyType
 
 from research.errors import InputError, InvariantError
 from research.models import TEMPLATE_CHOICES, Question, Syllabus
+from research.text.entities import topic_kind
 
 # seed 000, "STORM_QUESTIONS" — keys, labels, descriptions and thresholds verbatim
 STORM_QUESTIONS: dict[str, dict] = {
@@ -118,47 +118,11 @@ def template_names() -> list[str]:
 
 AUTO = "auto"
 
-# International nonproprietary name stems (WHO INN "Use of stems", 2018 edition) that end drug
-# names: -mab antibodies, -tinib/-anib kinase inhibitors, -parib, -ciclib, -platin, -taxel,
-# -rubicin, -statin, -pril, -sartan, -olol, -prazole, -floxacin, -cillin, -mycin, -cycline,
-# -vir antivirals, -tide peptides, -lukast, -gliptin, -gliflozin, -dronate, -azole antifungals.
-_INN_STEM = re.compile(
-    r"\b[a-z]{3,}(?:mab|tinib|anib|rafenib|parib|ciclib|platin|taxel|rubicin|statin|pril|"
-    r"sartan|olol|prazole|floxacin|cillin|mycin|cycline|vir|tide|lukast|gliptin|gliflozin|"
-    r"dronate|conazole|tecan|lisib|degib|zomib|limus|vastatin|ximab|zumab|umab)\b",
-    re.I,
-)
-# words that make a topic about a medicine even without an INN-stemmed name
-_DRUG_WORDS = re.compile(
-    r"\b(drugs?|medicines?|medications?|pharmacotherapy|chemotherapy|inhibitors?|"
-    r"antibod(?:y|ies)|vaccines?|dosing|dosage|biosimilars?|pharmaceuticals?)\b",
-    re.I,
-)
-
-
-def topic_kind(topic: str) -> str:
-    """``"drug"`` when the topic names a medicine, else ``"general"``.
-
-    A medicine is recognised by a word ending in a WHO INN stem (``trastuzumab``, ``imatinib``,
-    ``olaparib``…) or a medicine word (drug, vaccine, inhibitor, chemotherapy…). Pure text rules:
-    no model, deterministic.
-    """
-    text = topic if isinstance(topic, str) else ""
-    return "drug" if _INN_STEM.search(text) or _DRUG_WORDS.search(text) else "general"
-
-
 if TEMPLATE_CHOICES != (AUTO, *template_names()):
     raise InvariantError(
         f"models.TemplateName {TEMPLATE_CHOICES} must be 'auto' followed by the "
         f"templates of research/planning/syllabus.py {template_names()}"
     )
-
-
-def drug_names(topic: str) -> list[str]:
-    """The medicines a topic names by their WHO INN stem (``"Trastuzumab cardiotoxicity"`` →
-    ``["Trastuzumab"]``), in order, without repeats; [] for a topic that names none."""
-    text = topic if isinstance(topic, str) else ""
-    return list(dict.fromkeys(m.group(0) for m in _INN_STEM.finditer(text)))
 
 
 def template_choices() -> list[str]:

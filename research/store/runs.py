@@ -35,9 +35,9 @@ from research.store.calls import ToolCalls
 from research.store.collector import SourceCollector
 from research.store.connection import TextRedis
 from research.store.costorm import CoStormRecords
-from research.store.evidence import EvidenceStore
 from research.store.lease import PENDING_GRACE_S, Lease, is_held
 from research.store.notifications import NotificationStore
+from research.store.passages import EvidenceStore
 from research.store.tokens import TokenStore
 
 if TYPE_CHECKING:
@@ -469,7 +469,7 @@ class RunStore:
         return SourceCollector(self.r, run_id)
 
     def evidence(self, run_id: str) -> EvidenceStore:
-        """The run's evidence passages per source (``research.store.evidence``)."""
+        """The run's evidence passages per source (``research.store.passages``)."""
         return EvidenceStore(self.r, run_id)
 
     def lease(self, run_id: str, ttl_ms: int | None = None) -> Lease:

@@ -1,4 +1,4 @@
-"""Human lines for run events and the phase progress of a run (DESIGN.md, States)."""
+"""Human lines for run events (docs/design.md, "Run states")."""
 
 from __future__ import annotations
 
@@ -7,19 +7,9 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from research.events import event_line
-from research.models import PHASES, Event
+from research.models import Event
 
 _MAX_DETAIL = 200
-
-
-def phase_progress(status: str) -> float | None:
-    """Fraction of phases done, 0.0–1.0: pending/planning 0, conversations 0.25, analyzing 0.5,
-    synthesizing 0.75, complete 1.0; None for failed/cancelled/unknown statuses."""
-    if status == "pending":
-        return 0.0
-    if status not in PHASES:
-        return None
-    return PHASES.index(status) / (len(PHASES) - 1)
 
 
 def _clip(text: str, n: int = _MAX_DETAIL) -> str:

@@ -16,13 +16,14 @@ import streamlit as st
 from research.costorm import get_meta, get_turns
 from research.costorm.summary import stop_line
 from research.errors import InputError
+from research.jobs.progress import reached_phase
 from research.models import PHASES, REVIEW_STATUS, Perspective, RunState, Syllabus, Usage
 from research.store.runs import RunStore
 from research.ui.citations import plain
 from research.ui.history import duration_s, eta_text, format_duration, is_active
 
 TERMINAL_MARKS = {"failed": "❌", "cancelled": "⏹️", "interrupted": "⚠️"}
-_EVENT_SCAN = 200  # newest events searched for the last phase a stopped run reached
+_EVENT_SCAN = 200  # newest events searched for the index build a run waits on
 
 
 @dataclass
@@ -51,17 +52,6 @@ class ProgressInfo:
     elapsed_s: float = 0.0
     costorm: dict | None = None
     index: dict | None = None
-
-
-def reached_phase(store: RunStore, state: RunState) -> str:
-    """The last working phase the run entered (from its newest status events; ``planning``
-    when none is found)."""
-    if state.status in PHASES:
-        return state.status
-    for ev in reversed(store.tail_events(state.run_id, _EVENT_SCAN)):
-        if ev.type == "status" and ev.data.get("status") in PHASES:
-            return ev.data["status"]
-    return "planning"
 
 
 def phase_steps(status: str, reached: str) -> list[tuple[str, str]]:

@@ -25,9 +25,9 @@ import numpy as np
 from sklearn.cluster import AgglomerativeClustering
 
 from research.engines.base import Fact
-from research.engines.extractive.text import CITE, STOP, clean, content_words, is_negated, overlap
-from research.engines.extractive.vectors import Vectors, rank
 from research.models import Analysis, Claim, Contradiction
+from research.text import CITE, STOP, clean, content_words, is_negated, overlap
+from research.text.vectors import Vectors, rank
 
 SAME_CLAIM = 0.88
 CONTRA_SIM = 0.85

@@ -17,7 +17,8 @@ import re
 from typing import Any
 
 from research.engines.extractive.dialogue import relevance
-from research.engines.extractive.text import (
+from research.models import SummaryCard
+from research.text import (
     clip,
     content_words,
     ensure_period,
@@ -28,8 +29,7 @@ from research.engines.extractive.text import (
     split_sentences,
     title_case,
 )
-from research.engines.extractive.vectors import Vectors, pick_diverse, rank
-from research.models import SummaryCard
+from research.text.vectors import Vectors, pick_diverse, rank
 
 TEXT_FIELDS = (
     "title",

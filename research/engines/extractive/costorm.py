@@ -45,7 +45,9 @@ from research.engines.costorm_steps import (
     UtteranceInput,
 )
 from research.engines.extractive import dialogue, planning, writing
-from research.engines.extractive.text import (
+from research.engines.labels import OFFLINE_LABEL
+from research.models import ANSWER_INTENTS, QUESTION_INTENTS, CoStormTurn, Perspective
+from research.text import (
     aspect_of,
     clip,
     ensure_period,
@@ -57,9 +59,7 @@ from research.engines.extractive.text import (
     title_case,
     topic_keys,
 )
-from research.engines.extractive.vectors import Vectors, rank
-from research.engines.labels import OFFLINE_LABEL
-from research.models import ANSWER_INTENTS, QUESTION_INTENTS, CoStormTurn, Perspective
+from research.text.vectors import Vectors, rank
 
 FOCUS_SIM = 0.30  # cosine(expert focus, question) for the expert to add further details
 PLACE_SIM = 0.50  # score (mean of path and centroid cosines) to place information in a concept

@@ -13,7 +13,9 @@ from __future__ import annotations
 import numpy as np
 
 from research.engines.base import THANKS, AnswerOutput, AskOutput, AssignOutput, QueryList
-from research.engines.extractive.text import (
+from research.errors import UnknownQuestionError
+from research.models import DialogueTurn, Perspective, Question, SearchResult, Syllabus
+from research.text import (
     aspect_of,
     clip,
     content_words,
@@ -26,9 +28,7 @@ from research.engines.extractive.text import (
     subject_of,
     topic_keys,
 )
-from research.engines.extractive.vectors import Vectors, pick_diverse, rank
-from research.errors import UnknownQuestionError
-from research.models import DialogueTurn, Perspective, Question, SearchResult, Syllabus
+from research.text.vectors import Vectors, pick_diverse, rank
 
 ANSWER_MIN_SIM = 0.30  # cosine(sentence, question) for a sentence to count as relevant
 ANSWER_MAX, ANSWER_MIN = 6, 3

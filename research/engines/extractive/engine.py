@@ -39,9 +39,9 @@ from research.engines.base import (
     TextOutput,
 )
 from research.engines.extractive import analysis, compress, dialogue, fitting, planning, writing
-from research.engines.extractive.vectors import Vectors
 from research.engines.labels import OFFLINE_LABEL
 from research.models import Analysis, Outline, Plan, SummaryCard, Syllabus, TopicOutline
+from research.text.vectors import Vectors
 
 
 class ExtractiveEngine:
@@ -58,6 +58,7 @@ class ExtractiveEngine:
 
     name = "extractive"
     label = OFFLINE_LABEL
+    extractive = True
 
     def __init__(self, embedder: Any | None = None) -> None:
         self.vectors = Vectors(embedder)

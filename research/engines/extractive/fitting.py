@@ -5,7 +5,7 @@ gets seed 000's ``STORM_QUESTIONS``, anything else the general template) and the
 survey (seed 002 §1.1: ``TopicOutline`` per survey query, whose ``sections`` are section names
 and key phrases of what the corpus says about the topic). Output: 4–8 questions.
 
-1. **Focus.** ``split_topic`` reads the topic as ``subject [focus] [in context]``: for a drug
+1. **Focus.** ``research.text.entities.split_topic`` reads the topic as ``subject [focus] [in context]``: for a drug
    topic the subject is the medicine (WHO INN stem), the focus the other words of the head
    ("Trastuzumab *cardiotoxicity* in HER2-positive breast cancer").
 2. **Focused topic** (a focus is named): the questions come from research facets of the focus
@@ -36,23 +36,16 @@ import re
 
 import numpy as np
 
-from research.engines.extractive.text import clean, content_words, title_case, topic_keys, word_key
-from research.engines.extractive.vectors import Vectors, rank
 from research.models import Question, Syllabus, TopicOutline
-from research.planning.syllabus import topic_kind
+from research.text import clean, content_words, title_case, topic_keys, word_key
+from research.text.entities import split_topic, topic_kind
+from research.text.vectors import Vectors, rank
 
 MAX_FACETS = 6
 MAX_ADDED = 2
 PHRASE_MIN_SIM = 0.30  # cosine of a survey phrase to the topic before it may become a question
 GROUND_MIN_SIM = (
     0.35  # cosine of a survey phrase to a question before it is named in its description
-)
-_CONTEXT = re.compile(r"\s+(?:in|for|among|during|with|after|versus|vs\.?|within|across)\s+", re.I)
-_INN = re.compile(
-    r"[a-z]{3,}(?:mab|tinib|anib|parib|ciclib|platin|taxel|rubicin|statin|pril|sartan|olol|"
-    r"prazole|floxacin|cillin|mycin|cycline|vir|tide|lukast|gliptin|gliflozin|dronate|"
-    r"conazole|tecan|lisib|degib|zomib|limus)$",
-    re.I,
 )
 
 # (area, label template, description template) with {F} = focus in title case, {f} = focus, {s} = subject
@@ -107,26 +100,6 @@ def slug(text: str, max_chars: int = 30) -> str:
             break
         out = nxt
     return out or "topic"
-
-
-def split_topic(topic: str) -> tuple[str, str, str]:
-    """``(subject, focus, context)`` of a topic (module doc, step 1).
-
-    ``Trastuzumab cardiotoxicity in HER2-positive breast cancer`` → ``("Trastuzumab",
-    "cardiotoxicity", "HER2-positive breast cancer")``; a topic without a medicine name or
-    without other head words has no focus (``("Large language model", "", "")``).
-    """
-    t = clean(topic).rstrip("?.! ")
-    parts = _CONTEXT.split(t, maxsplit=1)
-    head, context = parts[0], (parts[1] if len(parts) > 1 else "")
-    words = head.split()
-    drugs = [w for w in words if _INN.match(re.sub(r"[^A-Za-z]", "", w))]
-    if not drugs or topic_kind(topic) != "drug":
-        return t, "", ""
-    focus = " ".join(
-        w for w in words if w not in drugs and w.lower() not in ("and", "of", "the", "&")
-    )
-    return " ".join(drugs), focus, context
 
 
 def _phrases(related: list[TopicOutline], topic: str, subject: str) -> list[str]:

@@ -13,7 +13,9 @@ from __future__ import annotations
 import re
 
 from research.engines.base import PersonaList, QueryList
-from research.engines.extractive.text import (
+from research.errors import InputError
+from research.models import Perspective, Plan, Question, SearchResult, Step, Syllabus, TopicOutline
+from research.text import (
     clean,
     content_words,
     ranked_phrases,
@@ -21,9 +23,7 @@ from research.engines.extractive.text import (
     title_case,
     topic_keys,
 )
-from research.engines.extractive.vectors import Vectors, rank
-from research.errors import InputError
-from research.models import Perspective, Plan, Question, SearchResult, Step, Syllabus, TopicOutline
+from research.text.vectors import Vectors, rank
 
 BASIC_NAME = "Basic Fact Writer"
 BASIC_FOCUS = (

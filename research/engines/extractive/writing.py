@@ -7,7 +7,7 @@
   sections that the conversations support are kept. Headings name a subject (``names_subject``):
   a multi-word phrase or a name, never a lone common noun such as "Cycles".
 - ``write_section`` / ``write_lead`` / ``polish``: extractive, citations kept verbatim. The
-  sentences a section gets are chosen by the reporter (``research.pipeline.evidence`` /
+  sentences a section gets are chosen by the reporter (``research.pipeline.material`` /
   ``sections``): whole sentences of the sources' full text (no ``…`` snippet cuts), off-topic
   sources and sentences left out, each sentence assigned once to the section whose heading is
   its nearest, near-duplicates (cosine ≥ 0.9) removed across the whole report; ``write_lead``
@@ -22,7 +22,8 @@ import re
 
 import numpy as np
 
-from research.engines.extractive.text import (
+from research.models import ConversationResult, Outline, OutlineSection, ReportSection
+from research.text import (
     ANAPHORA,
     CITE,
     STUDY_DESIGN,
@@ -38,8 +39,7 @@ from research.engines.extractive.text import (
     topic_keys,
     word_key,
 )
-from research.engines.extractive.vectors import Vectors, pick_diverse, rank
-from research.models import ConversationResult, Outline, OutlineSection, ReportSection
+from research.text.vectors import Vectors, pick_diverse, rank
 
 _KINDS = (
     (

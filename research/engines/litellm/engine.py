@@ -50,7 +50,6 @@ from research.engines.base import (
     SurveyInput,
     TextOutput,
 )
-from research.engines.extractive.vectors import Vectors
 from research.engines.extractive.writing import polish as polish_text
 from research.engines.litellm import material as mat
 from research.engines.litellm.prompts import compact
@@ -73,6 +72,7 @@ from research.models import (
     TopicOutline,
 )
 from research.planning.edit import check_questions
+from research.text.vectors import Vectors
 
 if TYPE_CHECKING:
     from research.engines.extractive.engine import ExtractiveEngine
@@ -142,6 +142,7 @@ class LiteLLMEngine:
     """
 
     name = "litellm"
+    extractive = False
     cards_once = True  # each document reaches the compressor once per run (artifacts.prepare)
     compress_in_background = True  # a turn's cards are made while the conversation goes on
 
@@ -181,7 +182,7 @@ class LiteLLMEngine:
 
     @property
     def vectors(self):
-        """The run's cached sentence vectors (``research.engines.extractive.vectors.Vectors``,
+        """The run's cached sentence vectors (``research.text.vectors.Vectors``,
         the extractive fallback's): the reporter's material, allocation and dedupe share them, so
         each sentence is embedded once per run (allocation re-embedded every candidate
         sentence, 0.73 s on the 4×3 drug run, on the critical path). Made without the

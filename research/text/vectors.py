@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from research.engines.extractive.text import overlap
+from research.text.words import overlap
 
 CACHE_SIZE = 50_000  # texts; ~77 MB of float32 vectors at most
 

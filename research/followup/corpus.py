@@ -9,7 +9,7 @@
   those documents, written as a JSONL corpus in ``{data_dir}/followups/{run_id}/evidence.jsonl``
   and cached beside it in ``index/``. The file is rewritten only when its content changes, so
   the cached index is reused until research-more adds a source (then the fingerprint changes).
-* Passages: the documents' sentences (``research.engines.extractive.text.split_sentences``)
+* Passages: the documents' sentences (``research.text.split_sentences``)
   and each pair of adjacent sentences, embedded with MiniLM on demand.
 """
 
@@ -21,14 +21,14 @@ from pathlib import Path
 
 import numpy as np
 
-from research.artifacts import artifacts_dir
 from research.config import Settings, load_settings
-from research.engines.extractive.text import clean, split_sentences
 from research.models import SourceRecord
 from research.search.embeddings import get_embedder
 from research.search.local import LocalSearch
 from research.store.keys import check_run_id
 from research.store.runs import RunStore
+from research.text import clean, split_sentences
+from research.text.artifact_text import artifact_texts
 
 MAX_SENTENCES = 120  # per source: enough for any abstract or trial record; bounds embedding cost
 
@@ -53,33 +53,6 @@ class EvidenceDoc:
 def followup_dir(run_id: str, settings: Settings | None = None) -> Path:
     """``{data_dir}/followups/{run_id}``: the run's evidence corpus and its search index."""
     return (settings or load_settings()).data_dir / "followups" / check_run_id(run_id)
-
-
-def artifact_texts(run_id: str, settings: Settings | None = None) -> dict[str, str]:
-    """URL → longest text found for it in the run's raw JSON artifacts (search results'
-    ``text``/``snippets``, scraped pages' ``text``). Unreadable files are skipped."""
-    out: dict[str, str] = {}
-    root = artifacts_dir(run_id, settings)
-    if not root.is_dir():
-        return out
-    for path in sorted(root.rglob("*.json")):
-        try:
-            raw = json.loads(path.read_text(encoding="utf-8", errors="replace"))
-        except (OSError, ValueError):
-            continue
-        if not isinstance(raw, dict):
-            continue
-        results = raw.get("results")
-        items = results if isinstance(results, list) else [raw]
-        for item in items:
-            if not isinstance(item, dict) or not isinstance(item.get("url"), str):
-                continue
-            text = item.get("text") or " ".join(
-                x for x in item.get("snippets") or [] if isinstance(x, str)
-            )
-            if isinstance(text, str) and len(text) > len(out.get(item["url"], "")):
-                out[item["url"]] = text
-    return out
 
 
 def load_evidence(

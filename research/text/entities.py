@@ -1,0 +1,66 @@
+"""Named things in a question: medicines by their INN stem, the kind of topic, and the
+``subject [focus] [in context]`` reading of a topic.
+
+Pure text rules: no model, deterministic.
+"""
+
+from __future__ import annotations
+
+import re
+
+from research.text.words import clean
+
+# International nonproprietary name stems (WHO INN "Use of stems", 2018 edition) that end drug
+# names: -mab antibodies, -tinib/-anib kinase inhibitors, -parib, -ciclib, -platin, -taxel,
+# -rubicin, -statin, -pril, -sartan, -olol, -prazole, -floxacin, -cillin, -mycin, -cycline,
+# -vir antivirals, -tide peptides, -lukast, -gliptin, -gliflozin, -dronate, -azole antifungals.
+INN_STEM = re.compile(
+    r"\b[a-z]{3,}(?:mab|tinib|anib|rafenib|parib|ciclib|platin|taxel|rubicin|statin|pril|"
+    r"sartan|olol|prazole|floxacin|cillin|mycin|cycline|vir|tide|lukast|gliptin|gliflozin|"
+    r"dronate|conazole|tecan|lisib|degib|zomib|limus|vastatin|ximab|zumab|umab)\b",
+    re.I,
+)
+# words that make a topic about a medicine even without an INN-stemmed name
+_DRUG_WORDS = re.compile(
+    r"\b(drugs?|medicines?|medications?|pharmacotherapy|chemotherapy|inhibitors?|"
+    r"antibod(?:y|ies)|vaccines?|dosing|dosage|biosimilars?|pharmaceuticals?)\b",
+    re.I,
+)
+_CONTEXT = re.compile(r"\s+(?:in|for|among|during|with|after|versus|vs\.?|within|across)\s+", re.I)
+
+
+def topic_kind(topic: str) -> str:
+    """``"drug"`` when the topic names a medicine, else ``"general"``.
+
+    A medicine is recognised by a word ending in a WHO INN stem (``trastuzumab``, ``imatinib``,
+    ``olaparib``…) or a medicine word (drug, vaccine, inhibitor, chemotherapy…).
+    """
+    text = topic if isinstance(topic, str) else ""
+    return "drug" if INN_STEM.search(text) or _DRUG_WORDS.search(text) else "general"
+
+
+def drug_names(topic: str) -> list[str]:
+    """The medicines a topic names by their WHO INN stem (``"Trastuzumab cardiotoxicity"`` →
+    ``["Trastuzumab"]``), in order, without repeats; [] for a topic that names none."""
+    text = topic if isinstance(topic, str) else ""
+    return list(dict.fromkeys(m.group(0) for m in INN_STEM.finditer(text)))
+
+
+def split_topic(topic: str) -> tuple[str, str, str]:
+    """``(subject, focus, context)`` of a topic read as ``subject [focus] [in context]``.
+
+    ``Trastuzumab cardiotoxicity in HER2-positive breast cancer`` → ``("Trastuzumab",
+    "cardiotoxicity", "HER2-positive breast cancer")``; a topic without a medicine name or
+    without other head words has no focus (``("Large language model", "", "")``).
+    """
+    t = clean(topic).rstrip("?.! ")
+    parts = _CONTEXT.split(t, maxsplit=1)
+    head, context = parts[0], (parts[1] if len(parts) > 1 else "")
+    words = head.split()
+    drugs = [w for w in words if INN_STEM.fullmatch(re.sub(r"[^A-Za-z]", "", w))]
+    if not drugs or topic_kind(topic) != "drug":
+        return t, "", ""
+    focus = " ".join(
+        w for w in words if w not in drugs and w.lower() not in ("and", "of", "the", "&")
+    )
+    return " ".join(drugs), focus, context
