@@ -405,7 +405,7 @@ class CoStormSettings(BaseModel):
     max_turns: int = Field(default=20, ge=1, le=200, description="turn cap of the round-table")
 
 
-TemplateName = Literal["auto", "drug", "general"]
+TemplateName = Literal["auto", "comparison", "device", "drug", "general", "intervention"]
 """The question-syllabus templates a run may start from: ``auto`` first (the default,
 fitted to the topic), then the named templates of ``research.planning.syllabus.TEMPLATES``."""
 
@@ -538,7 +538,7 @@ TURNS_RANGE = config_bounds("max_turns")  # (1, 10)
 MIN_DATABASES_RANGE = config_bounds("min_databases")  # (1, 8)
 ENGINES = config_choices("engine")  # ("extractive", "litellm")
 MODES = config_choices("mode")  # ("storm", "costorm")
-TEMPLATE_CHOICES = config_choices("template")  # ("auto", "drug", "general")
+TEMPLATE_CHOICES = config_choices("template")  # ("auto", "comparison", "device", …)
 DEPTHS = config_choices("depth")  # ("brief", "standard", "deep")
 GAP_TURNS_RANGE = config_bounds("gap_turns")  # (0, 5)
 

@@ -35,6 +35,7 @@ from research.errors import InvariantError
 from research.models import CoStormTurn, Intent, Perspective, SearchResult, TurnSource, now
 from research.pipeline.context import RunContext
 from research.text import split_sentences
+from research.text.frame import anchor_queries
 
 MAX_QUERIES_PER_TURN = 3
 POOL_TEXT_CHARS = 600
@@ -213,7 +214,7 @@ def answer_turn(
             topic=table.topic, expert=expert, intent=intent, question=question, history=s.turns
         )
     ).queries
-    queries = queries[: min(MAX_QUERIES_PER_TURN, left)] or queries[:1]
+    queries = anchor_queries(queries[: min(MAX_QUERIES_PER_TURN, left)] or queries[:1], table.topic)
     step = ctx.step_for(question)
     results: list[SearchResult] = []
     seen = thread_urls(s)  # further details bring new sources, not the ones just cited

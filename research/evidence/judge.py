@@ -13,7 +13,7 @@ that a sentence about the topic cannot pass for evidence just by naming it (cosi
 * **semantic** — all-MiniLM-L6-v2 cosine of the passage (topic words removed) to the question's
   aspect texts: its label
   and description, and each of its facets (``facets``: the description's comma-separated parts,
-  plus a few curated phrasings for the template questions of seed 000 and the general template),
+  plus the curated phrasings of the template questions, ``research.planning.kinds.FACETS``),
   topic words removed; the best of those cosines counts;
 * **lexical** — how many of the question's own stemmed terms (label + description + facets,
   minus the topic's words and stop words) the passage uses, plus, for the general template's
@@ -44,6 +44,7 @@ import numpy as np
 import Stemmer
 
 from research.models import Question
+from research.planning.kinds import FACETS
 from research.text import STUDY_DESIGN, content_words, is_whole_form, split_sentences, word_key
 from research.text.entities import drug_names, split_topic
 from research.text.vectors import Vectors
@@ -60,50 +61,6 @@ CUE_COS_FLOOR, CUE_COS_SPAN, CUE_LEX_BASE = 0.05, 0.25, 0.3
 DESIGN_FACTOR = 0.4  # what a study-design sentence that reports no finding keeps of its score
 PASSAGES_PER_QUESTION = 3  # best passages kept per (source, question)
 MAX_PASSAGES = 60  # sentences of a source's text that are read
-
-# Curated facet phrasings of the template questions (research.planning.syllabus): what an
-# analyst means by each question, in the words sources use. Seed 000 keeps its label and
-# description verbatim; these only widen what the judgement recognises.
-FACETS: dict[str, tuple[str, ...]] = {
-    "mechanism.moa": (
-        "binds the receptor and blocks its signalling",
-        "monoclonal antibody target and pathway inhibition",
-        "antibody-dependent cellular cytotoxicity and receptor internalisation",
-        "mechanism of resistance",
-    ),
-    "clinical.efficacy": (
-        "improved overall survival or disease-free survival",
-        "hazard ratio for recurrence or death",
-        "pathological complete response rate",
-        "objective response rate and progression-free survival",
-    ),
-    "clinical.safety": (
-        "adverse events and grade 3 or 4 toxicity",
-        "cardiotoxicity, heart failure and decline in left ventricular ejection fraction",
-        "side effects, discontinuation due to toxicity",
-    ),
-    "competitive.landscape": (
-        "compared with another drug or regimen",
-        "combination with chemotherapy or another targeted agent",
-        "alternative agents such as lapatinib, pertuzumab or biosimilars",
-    ),
-    "market.status": (
-        "approved by the FDA or EMA for this indication",
-        "phase III trial stage of development",
-        "commercial availability, pricing and cost-effectiveness",
-    ),
-    "ip.patents": (
-        "patent expiry and market exclusivity",
-        "biosimilar entry after patent protection ends",
-        "new formulation such as subcutaneous administration",
-    ),
-    "background.overview": ("definition and key facts", "what it is and its scope"),
-    "history.timeline": ("began in the year", "key dates and events in order", "was founded"),
-    "key.actors": ("people and organisations involved", "led by, founded by, members"),
-    "impact.effects": ("consequences and measurable outcomes", "reception and significance"),
-    "debate.controversies": ("criticism and disputes", "competing views and controversy"),
-    "outlook.future": ("current status and recent developments", "plans for the future"),
-}
 
 _STEM = Stemmer.Stemmer("english")
 _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'’-]*")

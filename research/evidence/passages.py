@@ -19,8 +19,10 @@ import numpy as np
 
 from research.evidence import judge
 from research.models import EvidencePassage, Question, SearchResult
+from research.planning.kinds import BOTH_ARMS
 from research.text import mentions_topic, norm_key, subject_of, topic_words, word_key
 from research.text.entities import drug_names
+from research.text.frame import about_question, arms_named, frame_question
 from research.text.vectors import Vectors
 
 TITLE_ON_TOPIC = 0.55  # cosine(title, topic) that makes a result on-topic by itself
@@ -37,6 +39,9 @@ _MEMO_LOCK = threading.Lock()
 def about_topic(text: str, topic: str) -> bool:
     """``text`` names more than half of the topic's content words (all of them for a one- or
     two-word topic) and every drug the topic names (``research.text.entities.drug_names``)."""
+    frame = frame_question(topic)
+    if frame.framed:  # the question's arms and setting, not any half of its words
+        return about_question(text, frame)
     if not all(mentions_topic(text, [{word_key(d)}]) for d in drug_names(topic)):
         return False
     return mentions_topic(text, topic_words(topic))
@@ -61,11 +66,15 @@ def result_evidence(
     head = judge.fixed_encode(vectors, [subject_of(topic), *[r.title or r.url for r in results]])
     titles = np.round(head[1:] @ head[0], 4)
     drugs = [d.lower() for d in drug_names(topic)]
+    frame = frame_question(topic)
     model = str(getattr(vectors.embedder, "path", ""))
     qsig = tuple((q.key, q.label, q.description, tuple(judge.facets(q))) for q in questions)
     for i, r in enumerate(results):
         text = result_text(r)
-        if float(titles[i]) < TITLE_ON_TOPIC and not about_topic(f"{r.title}\n{text}", topic):
+        whole = f"{r.title}\n{text}"
+        if frame.framed and not about_question(whole, frame):
+            continue  # a close title is not enough: the source must name an arm and the setting
+        if float(titles[i]) < TITLE_ON_TOPIC and not about_topic(whole, topic):
             continue
         key = (model, topic, qsig, r.title, text)
         with _MEMO_LOCK:
@@ -74,6 +83,9 @@ def result_evidence(
                 _MEMO.move_to_end(key)
         if hit is None:
             hit = _document_evidence(vectors, questions, topic, r.title, text, drugs)
+            if frame.framed and len(frame.arms) > 1 and arms_named(whole, frame) < len(frame.arms):
+                # one arm only: no answer to what compares the two
+                hit = {k: ps for k, ps in hit.items() if k not in BOTH_ARMS}
             with _MEMO_LOCK:
                 _MEMO[key] = hit
                 while len(_MEMO) > MEMO_SIZE:

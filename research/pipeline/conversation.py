@@ -58,6 +58,7 @@ from research.models import (
 )
 from research.pipeline.context import RunContext
 from research.pipeline.recorders import DeferredRecorder, useful_messages
+from research.text.frame import anchor_queries
 
 
 def _dedupe(results: list[SearchResult]) -> list[SearchResult]:
@@ -229,6 +230,7 @@ def compute_turn(
     queries = [q for q in ask.queries if q.strip()][:3] or ctx.engine.question_to_queries(
         QueryInput(topic=ctx.config.topic, question=ask.question, perspective=perspective)
     ).queries[:3]
+    queries = anchor_queries(queries, ctx.config.topic)  # both arms and the population, always
     seen = {s.url for t in history for s in t.sources}  # the writer wants new information
     return research_turn(
         ctx,

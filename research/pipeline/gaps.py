@@ -40,7 +40,8 @@ from research.models import (
 from research.pipeline.context import RunContext
 from research.pipeline.conversation import PendingTurn, commit_turn, research_turn
 from research.pipeline.recorders import DeferredRecorder
-from research.text import subject_of
+from research.text import content_words, subject_of, word_key
+from research.text.frame import anchor_queries, frame_question
 
 GAP_PERSPECTIVE = Perspective(
     name="Gap search",
@@ -77,10 +78,20 @@ def gap_queries(
                 max_turns=ctx.config.max_turns,
             )
         )
-        queries = [x.strip() for x in ask.queries if x.strip()][:n]
+        queries = anchor_queries(
+            [x.strip() for x in ask.queries if x.strip()][:n], ctx.config.topic
+        )
         if queries:
             asked[q.key] = ask.question  # the turn asks what the asker wrote
             return queries
+    frame = frame_question(ctx.config.topic)
+    if frame.framed:  # the question's own terms, then what the unmet question asks
+        core = frame.query_core(6)
+        own = {word_key(w) for w in core.split()}
+        return [
+            " ".join([core, *[w for w in content_words(a) if word_key(w) not in own][:4]])
+            for a in chosen
+        ]
     subject = subject_of(ctx.config.topic)
     return [f"{subject} {a}" for a in chosen]
 

@@ -34,6 +34,7 @@ from research.text import (
     subject_of,
     topic_words,
 )
+from research.text.frame import about_question, frame_question
 from research.text.vectors import Vectors
 
 TOPIC_SENT_MIN = 0.30  # cosine(sentence, topic) for a sentence to be about the topic
@@ -69,11 +70,15 @@ def on_topic_sources(
     if not sources:
         return set()
     title_sim = vectors.sim([subject_of(topic)], [s.title or s.url for s in sources])[0]
+    frame = frame_question(topic)
     return {
         s.source_id
         for s, t in zip(sources, title_sim, strict=True)
-        if mentions_topic(f"{s.title}\n{texts.get(s.source_id, '')}", words)
-        or float(t) >= TOPIC_TITLE_MIN
+        if about_question(f"{s.title}\n{texts.get(s.source_id, '')}", frame)
+        and (
+            mentions_topic(f"{s.title}\n{texts.get(s.source_id, '')}", words)
+            or float(t) >= TOPIC_TITLE_MIN
+        )
     }
 
 

@@ -32,6 +32,7 @@ from research.pipeline.context import RunContext
 from research.pipeline.recorders import DeferredRecorder
 from research.planning.edit import check_questions
 from research.planning.syllabus import AUTO, base_template
+from research.text.frame import anchor_queries
 
 SURVEY_WORKERS = 5  # related-topic outlines asked at once (the model client caps calls at once)
 
@@ -104,7 +105,7 @@ def survey(ctx: RunContext, topic: str, queries: QueryList | None = None) -> lis
         raise InvariantError("Planning.plan ran first")
     step = ctx.plan.steps[0]
     found: list[RelatedInput] = []
-    asked = (queries or survey_queries(ctx, topic)).queries[:5]
+    asked = anchor_queries((queries or survey_queries(ctx, topic)).queries[:5], topic)
     ctx.prime_searches(asked)
     for query in asked:
         ctx.check_cancel()  # in query order: tool calls are numbered as they are made

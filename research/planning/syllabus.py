@@ -27,7 +27,8 @@ from types import MappingProxyType
 
 from research.errors import InputError, InvariantError
 from research.models import TEMPLATE_CHOICES, Question, Syllabus
-from research.text.entities import topic_kind
+from research.planning.kinds import KIND_TEMPLATES, fill
+from research.text.frame import frame_question
 
 # seed 000, "STORM_QUESTIONS" — keys, labels, descriptions and thresholds verbatim
 STORM_QUESTIONS: dict[str, dict] = {
@@ -106,6 +107,10 @@ TEMPLATES: Mapping[str, Syllabus] = MappingProxyType(
     {
         "drug": _syllabus("drug", STORM_QUESTIONS),
         "general": _syllabus("general", GENERAL_QUESTIONS),
+        **{
+            kind: _syllabus(kind, fill(questions, frame_question("")))
+            for kind, questions in KIND_TEMPLATES.items()
+        },
     }
 )
 """Read-only ``name → Syllabus``. Use ``get_template`` to get a copy you may change."""
@@ -149,15 +154,23 @@ def check_template(name: str) -> str:
 
 def base_template(name: str, topic: str) -> Syllabus:
     """The syllabus a run starts from: the named template, or for ``auto`` the template of the
-    topic's kind (``topic_kind``) renamed ``auto`` (fitted to the query after the survey).
+    question's kind (``research.text.frame``: a comparison, an intervention or a device gets its
+    PICO-shaped template named with the question's own terms, a drug the drug template, an
+    event, a person or any other topic the general one), renamed ``auto (kind)``. The kinds'
+    templates are filled with the question's terms whichever way they are chosen.
 
     Raises:
         InputError: unknown template name.
     """
     key = check_template(name)
+    frame = frame_question(topic)
     if key != AUTO:
+        if key in KIND_TEMPLATES:
+            return _syllabus(key, fill(KIND_TEMPLATES[key], frame))
         return get_template(key)
-    syllabus = get_template(topic_kind(topic))
+    if frame.kind in KIND_TEMPLATES:
+        return _syllabus(f"{AUTO} ({frame.kind})", fill(KIND_TEMPLATES[frame.kind], frame))
+    syllabus = get_template("drug" if frame.kind == "drug" else "general")
     return syllabus.model_copy(update={"name": f"{AUTO} ({syllabus.name})"})
 
 

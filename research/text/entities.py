@@ -13,11 +13,13 @@ from research.text.words import clean
 # International nonproprietary name stems (WHO INN "Use of stems", 2018 edition) that end drug
 # names: -mab antibodies, -tinib/-anib kinase inhibitors, -parib, -ciclib, -platin, -taxel,
 # -rubicin, -statin, -pril, -sartan, -olol, -prazole, -floxacin, -cillin, -mycin, -cycline,
-# -vir antivirals, -tide peptides, -lukast, -gliptin, -gliflozin, -dronate, -azole antifungals.
+# -vir antivirals, -tide peptides, -lukast, -gliptin, -gliflozin, -dronate, -azole antifungals,
+# -trozole and -mestane aromatase inhibitors, -xifen(e) and -strant anti-oestrogens.
 INN_STEM = re.compile(
     r"\b[a-z]{3,}(?:mab|tinib|anib|rafenib|parib|ciclib|platin|taxel|rubicin|statin|pril|"
     r"sartan|olol|prazole|floxacin|cillin|mycin|cycline|vir|tide|lukast|gliptin|gliflozin|"
-    r"dronate|conazole|tecan|lisib|degib|zomib|limus|vastatin|ximab|zumab|umab)\b",
+    r"dronate|conazole|tecan|lisib|degib|zomib|limus|vastatin|ximab|zumab|umab|trozole|"
+    r"xifen|xifene|mestane|strant)\b",
     re.I,
 )
 # words that make a topic about a medicine even without an INN-stemmed name

@@ -39,6 +39,7 @@ import numpy as np
 from research.models import Question, Syllabus, TopicOutline
 from research.text import clean, content_words, title_case, topic_keys, word_key
 from research.text.entities import split_topic, topic_kind
+from research.text.frame import frame_question
 from research.text.vectors import Vectors, rank
 
 MAX_FACETS = 6
@@ -223,5 +224,6 @@ def fit_syllabus(
     if focus:
         questions = _focused(vectors, subject, focus, phrases)
     else:
-        questions = _unfocused(vectors, topic, base, phrases, topic_kind(topic) == "drug")
+        keep = topic_kind(topic) == "drug" or frame_question(topic).framed
+        questions = _unfocused(vectors, topic, base, phrases, keep)
     return Syllabus(name=base.name, questions=_ground(vectors, questions, phrases, topic)[:8])

@@ -31,6 +31,7 @@ from research.text import (
     ensure_period,
     is_boilerplate,
     norm_key,
+    numbers,
     ranked_phrases,
     split_sentences,
     strip_citations,
@@ -39,6 +40,7 @@ from research.text import (
     topic_keys,
     word_key,
 )
+from research.text.frame import arms_named, frame_question
 from research.text.vectors import Vectors, pick_diverse, rank
 
 _KINDS = (
@@ -365,6 +367,9 @@ def write_lead(
 
 
 DESIGN_PENALTY = 0.15  # a key finding states a result, not how a study was set up
+# A framed question's lead prefers the sentence that names its arms (share of arms named) and
+# states a figure: that is the sentence that answers "which did better, by how much".
+ARMS_BONUS, FIGURE_BONUS = 0.15, 0.10
 ANAPHORA_PENALTY = (
     0.10  # ... and stands alone: no "this regimen" whose regimen the lead never names
 )
@@ -381,6 +386,7 @@ def question_lead(
     the evidence leaves open, with their source counts. The reporter removes the chosen
     sentences from their sections (no sentence twice in a report)."""
     subject = subject_of(topic)
+    frame = frame_question(topic)
     by_heading = {s.heading: s for s in sections}
     parts: list[str] = []
     for q in questions:
@@ -404,6 +410,14 @@ def question_lead(
                 for u in cited
             ]
         )
+        if frame.framed and frame.arms:  # the lead answers: the arms compared, with a figure
+            sims = sims + np.array(
+                [
+                    ARMS_BONUS * arms_named(u, frame) / len(frame.arms)
+                    + FIGURE_BONUS * bool(numbers(strip_citations(u)))
+                    for u in cited
+                ]
+            )
         parts.append(cited[rank(sims)[0]])
     open_qs = [q for q in questions if q.status != "answered"]
     if open_qs:

@@ -1,0 +1,252 @@
+"""Syllabus templates for the kinds of question that name interventions, and every template
+question's facet phrasings: the template data the evidence judgement reads.
+
+A comparison ("A versus B in S") gets a PICO-shaped syllabus (population, intervention,
+comparator, outcomes: the frame of clinical questions in evidence-based medicine, Richardson et al.
+1995, "The well-built clinical question", ACP J Club 123:A12) named with the question's own
+terms; an intervention for a condition and a device or procedure get the same shape around their
+one intervention. The labels and descriptions hold ``{a}``, ``{b}`` (the arms) and ``{s}`` (the
+setting); ``fill`` puts the question's terms in (``research.text.frame``). A label is
+"Aspect: terms", never a fragment of the question glued in front of a template word.
+
+``FACETS`` widen what the judgement recognises as an answer to a template question, in the
+words sources use; they name no particular medicine, organ or event (a test checks it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from research.text.frame import QuestionFrame
+
+COMPARISON_QUESTIONS: dict[str, dict] = {
+    "efficacy.comparison": {
+        "label": "Efficacy: {a} vs {b}",
+        "description": "Survival, recurrence, response and other primary outcomes with {a} "
+        "compared with {b}{in_s}: which arm did better, by how much, in which trials",
+        "min_sources": 5,
+    },
+    "harms.comparison": {
+        "label": "Harms: {a} vs {b}",
+        "description": "Adverse events, toxicity, serious harms and discontinuation with {a} "
+        "compared with {b}",
+        "min_sources": 4,
+    },
+    "subgroups.benefit": {
+        "label": "Who benefits: subgroups",
+        "description": "Which patients benefit more from {a} or from {b}: subgroups by age, "
+        "risk, stage and other features",
+        "min_sources": 3,
+    },
+    "sequencing.switching": {
+        "label": "Switching and sequencing: {a} and {b}",
+        "description": "Switching from one to the other, sequence, duration and combination of "
+        "{a} and {b}",
+        "min_sources": 3,
+    },
+    "qol.adherence": {
+        "label": "Quality of life and adherence",
+        "description": "Quality of life, symptoms, adherence and persistence with {a} versus {b}",
+        "min_sources": 3,
+    },
+    "guidance.open": {
+        "label": "Guidance and open questions",
+        "description": "What guidelines and reviews recommend on {a} versus {b}, and what "
+        "remains uncertain",
+        "min_sources": 3,
+    },
+}
+
+INTERVENTION_QUESTIONS: dict[str, dict] = {
+    "efficacy.intervention": {
+        "label": "Efficacy: {a}",
+        "description": "Does {a} improve outcomes{for_s}? Trial results, effect sizes and "
+        "patient numbers",
+        "min_sources": 5,
+    },
+    "harms.intervention": {
+        "label": "Harms and tolerability: {a}",
+        "description": "Adverse events, risks, tolerability and discontinuation with {a}",
+        "min_sources": 3,
+    },
+    "subgroups.benefit": COMPARISON_QUESTIONS["subgroups.benefit"]
+    | {
+        "description": "Which patients benefit more from {a}: subgroups by age, risk, stage "
+        "and other features"
+    },
+    "delivery.dose": {
+        "label": "Dose, timing and delivery",
+        "description": "How {a} is given: dose, schedule, duration, setting and adherence",
+        "min_sources": 3,
+    },
+    "comparators.alternatives": {
+        "label": "Compared with alternatives",
+        "description": "How {a} compares with placebo, usual care or other options{for_s}",
+        "min_sources": 3,
+    },
+    "guidance.open": COMPARISON_QUESTIONS["guidance.open"]
+    | {"description": "What guidelines and reviews recommend on {a}, and what remains uncertain"},
+}
+
+DEVICE_QUESTIONS: dict[str, dict] = {
+    "indications.technique": {
+        "label": "Indications and technique: {a}",
+        "description": "What {a} is, how it is done and for whom it is indicated{in_s}",
+        "min_sources": 4,
+    },
+    "accuracy.outcomes": {
+        "label": "Accuracy and outcomes: {a}",
+        "description": "Detection rates, accuracy, outcomes and effect sizes with {a}",
+        "min_sources": 5,
+    },
+    "risks.complications": {
+        "label": "Risks and complications: {a}",
+        "description": "Complications, adverse events and morbidity of {a}",
+        "min_sources": 3,
+    },
+    "comparators.alternatives": INTERVENTION_QUESTIONS["comparators.alternatives"],
+    "subgroups.benefit": INTERVENTION_QUESTIONS["subgroups.benefit"],
+    "guidance.open": INTERVENTION_QUESTIONS["guidance.open"],
+}
+
+# Questions only a source that names both arms of a comparison can answer.
+BOTH_ARMS = frozenset({"efficacy.comparison", "harms.comparison", "qol.adherence"})
+
+KIND_TEMPLATES: Mapping[str, Mapping[str, dict]] = {
+    "comparison": COMPARISON_QUESTIONS,
+    "intervention": INTERVENTION_QUESTIONS,
+    "device": DEVICE_QUESTIONS,
+}
+
+# Facet phrasings of template questions, keyed by question key (module doc).
+FACETS: dict[str, tuple[str, ...]] = {
+    "mechanism.moa": (
+        "binds the receptor and blocks its signalling",
+        "drug target and pathway inhibition",
+        "antibody-dependent cellular cytotoxicity and receptor internalisation",
+        "mechanism of resistance",
+    ),
+    "clinical.efficacy": (
+        "improved overall survival or disease-free survival",
+        "hazard ratio for recurrence or death",
+        "pathological complete response rate",
+        "objective response rate and progression-free survival",
+    ),
+    "clinical.safety": (
+        "adverse events and grade 3 or 4 toxicity",
+        "organ toxicity, serious adverse reactions and decline in organ function",
+        "side effects, discontinuation due to toxicity",
+    ),
+    "competitive.landscape": (
+        "compared with another drug or regimen",
+        "combination with chemotherapy or another targeted agent",
+        "alternative agents of the same class or biosimilars",
+    ),
+    "market.status": (
+        "approved by the FDA or EMA for this indication",
+        "phase III trial stage of development",
+        "commercial availability, pricing and cost-effectiveness",
+    ),
+    "ip.patents": (
+        "patent expiry and market exclusivity",
+        "biosimilar entry after patent protection ends",
+        "new formulation such as subcutaneous administration",
+    ),
+    "background.overview": ("definition and key facts", "what it is and its scope"),
+    "history.timeline": ("began in the year", "key dates and events in order", "was founded"),
+    "key.actors": ("people and organisations involved", "led by, founded by, members"),
+    "impact.effects": ("consequences and measurable outcomes", "reception and significance"),
+    "debate.controversies": ("criticism and disputes", "competing views and controversy"),
+    "outlook.future": ("current status and recent developments", "plans for the future"),
+    "efficacy.comparison": (
+        "improved disease-free survival compared with",
+        "hazard ratio for recurrence or death",
+        "fewer recurrences or deaths than",
+        "no significant difference in overall survival between the two arms",
+    ),
+    "harms.comparison": (
+        "more adverse events than",
+        "higher incidence of grade 3 or 4 toxicity",
+        "discontinued treatment because of side effects",
+    ),
+    "subgroups.benefit": (
+        "benefit was greater in patients with",
+        "subgroup analysis by age or risk",
+        "interaction between treatment and subgroup",
+    ),
+    "sequencing.switching": (
+        "switching after two to three years",
+        "sequential treatment compared with monotherapy",
+        "extended treatment duration beyond five years",
+    ),
+    "qol.adherence": (
+        "quality of life scores were similar",
+        "adherence and early discontinuation",
+        "symptoms reported by patients",
+    ),
+    "guidance.open": (
+        "guidelines recommend",
+        "remains uncertain and further trials are needed",
+        "meta-analysis of randomised trials",
+    ),
+    "efficacy.intervention": (
+        "significantly improved compared with control",
+        "reduced the risk of",
+        "effect size and confidence interval",
+    ),
+    "harms.intervention": (
+        "adverse events were mild",
+        "well tolerated with few side effects",
+        "serious adverse events occurred",
+    ),
+    "delivery.dose": (
+        "dose and schedule of administration",
+        "sessions per week for a number of weeks",
+        "duration of treatment",
+    ),
+    "comparators.alternatives": (
+        "compared with placebo or usual care",
+        "no difference between the groups",
+        "superior to the standard option",
+    ),
+    "indications.technique": ("indicated for patients with", "the procedure was performed"),
+    "accuracy.outcomes": ("detection rate and false-negative rate", "sensitivity and specificity"),
+    "risks.complications": ("complications occurred in", "morbidity after the procedure"),
+}
+
+
+def fill(questions: Mapping[str, dict], frame: QuestionFrame) -> dict[str, dict]:
+    """The template's questions with the frame's terms in place of ``{a}``, ``{b}``, ``{s}``,
+    ``{in_s}`` and ``{for_s}`` (" in S" / " for S", "" when the question has no setting). A frame
+    with fewer arms than the template needs gets "the question's subject" for ``{a}`` and "the
+    alternatives" for ``{b}``."""
+    arms = list(frame.arms)
+    a = arms[0] if arms else (frame.question or "the intervention")
+    b = arms[1] if len(arms) > 1 else "the alternatives"
+    s = frame.setting
+    values = {
+        "a": _mid(a),
+        "b": _mid(b),
+        "s": s,
+        "in_s": f" in {s}" if s else "",
+        "for_s": f" for {s}" if s else "",
+    }
+    out = {}
+    for key, q in questions.items():
+        label = q["label"].format(**values)
+        desc = q["description"].format(**values)
+        out[key] = {
+            **q,
+            "label": label[:1].upper() + label[1:],
+            "description": desc[:1].upper() + desc[1:],
+        }
+    return out
+
+
+def _mid(term: str) -> str:
+    """A term as it reads inside a sentence: its first word lower-cased unless it is an acronym or
+    a mixed-case name (``HER2``, ``mRNA``)."""
+    first, _, rest = term.partition(" ")
+    if first[1:] and (any(c.isupper() for c in first[1:]) or any(c.isdigit() for c in first)):
+        return term
+    return f"{first[:1].lower()}{first[1:]}{' ' if rest else ''}{rest}"

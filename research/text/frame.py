@@ -1,0 +1,245 @@
+"""What kind of question an analyst typed, and its key terms: the question frame.
+
+``frame_question("Aromatase inhibitors versus tamoxifen as adjuvant therapy for postmenopausal
+early breast cancer")`` → kind ``comparison``, arms ``["Aromatase inhibitors", "tamoxifen"]``,
+setting ``"adjuvant therapy for postmenopausal early breast cancer"``. The syllabus of a run is
+chosen by the kind (``research.planning.syllabus``), and every search query of the run carries the
+frame's ``key_terms`` (both arms and the population), so the research never drifts to one arm's
+head word ("Aromatase Safety Profile").
+
+Kinds (checked in this order; pure text rules, measured on the labelled question sets of
+``bench/data``, see docs/evidence.md):
+
+* ``comparison`` — two interventions set against each other: "A versus B", "A vs B", "A compared
+  with/to B", "A or B for …";
+* ``drug`` — a medicine named by its INN stem, alone or with its setting ("Trastuzumab in
+  HER2-positive breast cancer"); a focused drug topic ("X cardiotoxicity in …") stays ``drug``;
+* ``device`` — a device, test or procedure (surgery, biopsy, screening, implant, stent…);
+* ``intervention`` — a treatment, exposure or programme for a condition or an outcome ("exercise
+  for cancer-related fatigue", "effect of X on Y");
+* ``event`` — something that happened (a storm, an election, a war, a tournament, a year);
+* ``person`` — a person, band or organisation named in capitals ("Taylor Hawkins");
+* ``general`` — anything else.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from research.text.entities import INN_STEM, topic_kind
+from research.text.words import GENERIC, STOP, clean, content_words, word_key
+
+KINDS = ("comparison", "intervention", "drug", "device", "event", "person", "general")
+FRAMED_KINDS = frozenset({"comparison", "intervention", "device"})
+
+_VERSUS = re.compile(
+    r"\s+(?:versus|vs\.?|v\.|compared\s+(?:with|to)|in\s+comparison\s+(?:with|to)|against)\s+", re.I
+)
+_OR_ARMS = re.compile(r"^(?:should\s+\w+\s+(?:use|get|take|receive)\s+)?(.+?)\s+or\s+(.+)$", re.I)
+# Where an arm ends and its setting begins ("tamoxifen *as adjuvant therapy for* …").
+_SETTING = re.compile(
+    r"\s+(?:as|in|for|among|during|after|before|with|within|across|on|at|to\s+(?:treat|prevent)|"
+    r"(?:improve|reduce|relieve|prevent|affect|lower|increase|decrease|help|work|change)s?)\s+",
+    re.I,
+)
+_LEAD_IN = re.compile(
+    r"^(?:(?:the\s+)?(?:efficacy|effectiveness|safety|effects?|role|impact|benefits?|use|value)\s+of\s+|"
+    r"(?:does|do|is|are|can|should|how\s+(?:well\s+)?(?:does|do)|what\s+is)\s+)",
+    re.I,
+)
+_INTERVENTION = re.compile(
+    r"\b(?:therap(?:y|ies)|treatments?|exercise|training|acupuncture|supplement\w*|diet\w*|"
+    r"vaccin\w*|interventions?|programmes?|programs?|counsell?ing|rehabilitation|yoga|"
+    r"radiotherapy|chemotherapy|immunotherapy|hormon\w+|drugs?|medications?|inhibitors?|"
+    r"agonists?|antagonists?|blockers?|vitamin\s+\w+|prophylaxis|education|mindfulness|"
+    r"massage|smoking\s+cessation|administration|dosing|doses?)\b",
+    re.I,
+)
+_DEVICE = re.compile(
+    r"\b(?:devices?|implants?|stents?|pumps?|pacemakers?|catheters?|prosthe\w+|surgery|"
+    r"surgical|biops(?:y|ies)|resection|mastectomy|lumpectomy|ectomy|transplant\w*|screening|"
+    r"mammograph\w*|imaging|ultrasound|scan|MRI|CT|endoscop\w+|procedures?|ventilat\w+|"
+    r"tests?|assays?|diagnostic\w*|monitors?|sensors?|wearables?)\b",
+    re.I,
+)
+_EVENT = re.compile(
+    r"\b(?:hurricane|storm|typhoon|cyclone|earthquake|flood\w*|wildfire|fire|eruption|election|"
+    r"referendum|war|invasion|attack|shooting|bombing|crash|collapse|derailment|riot\w*|"
+    r"protests?|strike|summit|olympics|championship|cup|tournament|festival|ceremony|awards?|"
+    r"pandemic|epidemic|outbreak|scandal|crisis|disaster|launch|season|concert|tour)\b|"
+    r"\b(?:19|20)\d{2}\b",
+    re.I,
+)
+_ORG = re.compile(
+    r"\b(?:inc|corp(?:oration)?|company|ltd|llc|group|university|college|party|association|"
+    r"foundation|institute|agency|band|club|team|society|council|ministry)\b\.?",
+    re.I,
+)
+# Class words that name what an arm is, not which one: "aromatase *inhibitors*".
+_CLASS_WORDS = frozenset(
+    """inhibitor inhibitors therapy therapies treatment treatments drug drugs agent agents
+    medication medications regimen regimens use administration""".split()
+)
+
+
+@dataclass(frozen=True)
+class QuestionFrame:
+    """The parsed question.
+
+    Attributes:
+        question: the question as typed (whitespace collapsed, trailing ``?.!`` off).
+        kind: one of ``KINDS``.
+        arms: the compared interventions (two for a comparison), the intervention (one) for an
+            intervention or drug question, else ().
+        setting: the words after the arms (population, condition, role), "" when none.
+        key_terms: the phrases every search query of the run keeps, most specific first: the
+            arms, then the setting's content words (at most ``MAX_SETTING_WORDS``).
+    """
+
+    question: str
+    kind: str
+    arms: tuple[str, ...] = ()
+    setting: str = ""
+    key_terms: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def framed(self) -> bool:
+        """True for the kinds whose syllabus and queries are built from the frame's terms
+        (comparison, intervention, device); the others keep their template's own."""
+        return self.kind in FRAMED_KINDS
+
+    def query_core(self, max_words: int = 8) -> str:
+        """The key terms as one keyword string of at most ``max_words`` words (arms first)."""
+        words: list[str] = []
+        for term in self.key_terms:
+            for w in content_words(term):
+                if word_key(w) not in {word_key(x) for x in words}:
+                    words.append(w)
+        return " ".join(words[:max_words]) or self.question
+
+    def arm_keys(self) -> list[set[str]]:
+        """Per arm, the ``word_key`` forms a text must contain to mention it: the arm's content
+        words without class words ("aromatase inhibitors" → {aromatase})."""
+        out = []
+        for arm in self.arms:
+            keys = {word_key(w) for w in content_words(arm)} - {word_key(w) for w in _CLASS_WORDS}
+            out.append(keys or {word_key(w) for w in content_words(arm)})
+        return [k for k in out if k]
+
+
+MAX_SETTING_WORDS = 4
+
+
+def _strip_lead_in(text: str) -> str:
+    return _LEAD_IN.sub("", text).strip()
+
+
+def _setting_words(setting: str) -> list[str]:
+    words = [w for w in content_words(setting) if w.lower() not in STOP | GENERIC]
+    return [w for w in words if word_key(w) not in {word_key(x) for x in _CLASS_WORDS}]
+
+
+def _split_arm(text: str) -> tuple[str, str]:
+    """``(arm, setting)`` of the text after a comparator ("tamoxifen as adjuvant therapy…")."""
+    parts = _SETTING.split(text, maxsplit=1)
+    arm = parts[0].strip(" ,;:")
+    return arm, (parts[1].strip() if len(parts) > 1 else "")
+
+
+def _framed(question: str, kind: str, arms: list[str], setting: str) -> QuestionFrame:
+    arms = [clean(a).strip(" ,;:") for a in arms if clean(a).strip(" ,;:")]
+    terms = [*arms, *_setting_words(setting)[:MAX_SETTING_WORDS]]
+    return QuestionFrame(question, kind, tuple(arms), clean(setting), tuple(dict.fromkeys(terms)))
+
+
+def frame_question(question: str) -> QuestionFrame:
+    """The frame of ``question`` (module doc). Deterministic; never raises (an empty question
+    frames as ``general`` with no terms)."""
+    q = clean(question).rstrip("?.! ")
+    body = _strip_lead_in(q)
+    if not body:
+        return QuestionFrame(q, "general")
+    parts = _VERSUS.split(body, maxsplit=1)
+    if len(parts) == 2 and parts[0].strip() and parts[1].strip():
+        second, setting = _split_arm(parts[1])
+        first, before = _split_arm(parts[0])
+        return _framed(
+            q, "comparison", [first, second], " ".join(x for x in (before, setting) if x)
+        )
+    m = _OR_ARMS.match(body)
+    if m and (_INTERVENTION.search(body) or INN_STEM.search(body)) and len(m.group(1).split()) <= 4:
+        second, setting = _split_arm(m.group(2))
+        if second and len(second.split()) <= 4:
+            return _framed(q, "comparison", [m.group(1), second], setting)
+    head, setting = _split_arm(body)
+    if INN_STEM.search(head):
+        return _framed(q, "drug", [head], setting)
+    if _DEVICE.search(head):
+        return _framed(q, "device", [head], setting)
+    if _INTERVENTION.search(head) or topic_kind(head) == "drug":
+        return _framed(q, "intervention", [head], setting)
+    if _EVENT.search(q):
+        return _framed(q, "event", [], q)
+    words = q.split()
+    capital = [w for w in words if w[:1].isupper()]
+    if _ORG.search(q) or (2 <= len(words) <= 5 and len(capital) == len(words)):
+        return _framed(q, "person", [], q)
+    return _framed(q, "general", [], q)
+
+
+MAX_QUERY_WORDS = 12  # a keyword query longer than this stops matching anything in BM25's top
+
+
+def anchor_query(query: str, frame: QuestionFrame) -> str:
+    """``query`` with the frame's key terms it lacks put in front: every arm whose words it does
+    not all contain, then up to two setting words when it has none of them ("Aromatase Safety
+    Profile Adverse" → "tamoxifen Aromatase Safety Profile Adverse postmenopausal"). Queries of
+    a frame that is not ``framed`` come back unchanged; so does a query that already holds them."""
+    query = clean(query)
+    if not frame.framed or not query:
+        return query
+    have = {word_key(w) for w in re.findall(r"[A-Za-z0-9][A-Za-z0-9'’-]*", query)}
+    have |= {word_key(p) for w in list(have) for p in w.split("-")}
+    missing = [
+        arm for arm, keys in zip(frame.arms, frame.arm_keys(), strict=False) if not keys <= have
+    ]
+    setting = _setting_words(frame.setting)
+    extra = [] if any(word_key(w) in have for w in setting) else setting[:2]
+    words = " ".join([*missing, query, *extra]).split()
+    return " ".join(words[: max(MAX_QUERY_WORDS, len(query.split()))])
+
+
+def anchor_queries(queries: list[str], topic: str) -> list[str]:
+    """``anchor_query`` over a list for the run's question ``topic``, repeats removed (order kept)."""
+    frame = frame_question(topic)
+    return list(dict.fromkeys(q for q in (anchor_query(x, frame) for x in queries) if q))
+
+
+def _text_keys(text: str) -> set[str]:
+    have = {word_key(w) for w in re.findall(r"[A-Za-z0-9][A-Za-z0-9'’-]*", text)}
+    return have | {word_key(p) for w in list(have) for p in w.split("-")}
+
+
+def arms_named(text: str, frame: QuestionFrame) -> int:
+    """How many of the frame's arms ``text`` names (every content word of the arm but its class
+    words: "aromatase inhibitors" is named by "aromatase")."""
+    have = _text_keys(text)
+    return sum(keys <= have for keys in frame.arm_keys())
+
+
+def about_question(text: str, frame: QuestionFrame) -> bool:
+    """True when a document (title and text) is about a framed question: it names at least one
+    arm and, when the question has a setting, more than half of the setting's content words
+    (all of them for one or two). Always True for a frame that is not ``framed`` (their
+    templates keep the topic-word rule of ``research.text.mentions_topic``)."""
+    if not frame.framed:
+        return True
+    if frame.arms and not arms_named(text, frame):
+        return False
+    words = _setting_words(frame.setting)
+    if not words:
+        return True
+    have = _text_keys(text)
+    hits = sum(word_key(w) in have for w in words)
+    return hits > len(words) / 2 if len(words) > 2 else hits == len(words)

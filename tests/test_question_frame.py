@@ -1,0 +1,113 @@
+"""The question frame: the kind of question, its arms and setting, and queries that keep them."""
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from research.planning.kinds import FACETS
+from research.planning.syllabus import base_template
+from research.text.frame import about_question, anchor_queries, arms_named, frame_question
+
+AI_TAM = "Aromatase inhibitors versus tamoxifen as adjuvant therapy for postmenopausal early breast cancer"
+
+
+@pytest.mark.parametrize(
+    ("question", "kind", "arms"),
+    [
+        (AI_TAM, "comparison", ("Aromatase inhibitors", "tamoxifen")),
+        (
+            "Docetaxel compared with paclitaxel in adjuvant breast cancer",
+            "comparison",
+            ("Docetaxel", "paclitaxel"),
+        ),
+        (
+            "Zoledronic acid or denosumab for bone loss",
+            "comparison",
+            ("Zoledronic acid", "denosumab"),
+        ),
+        ("Exercise for cancer-related fatigue", "intervention", ("Exercise",)),
+        (
+            "Does acupuncture relieve hot flashes in breast cancer patients?",
+            "intervention",
+            ("acupuncture",),
+        ),
+        (
+            "Trastuzumab cardiotoxicity in HER2-positive breast cancer",
+            "drug",
+            ("Trastuzumab cardiotoxicity",),
+        ),
+        (
+            "Sentinel lymph node biopsy in early breast cancer",
+            "device",
+            ("Sentinel lymph node biopsy",),
+        ),
+        ("Hurricane Hilary", "event", ()),
+        ("Taylor Hawkins", "person", ()),
+    ],
+)
+def test_kinds_and_arms(question, kind, arms):
+    frame = frame_question(question)
+    assert (frame.kind, frame.arms) == (kind, arms)
+
+
+def test_comparison_syllabus_is_named_in_the_questions_terms():
+    syllabus = base_template("auto", AI_TAM)
+    labels = [q.label for q in syllabus.questions]
+    assert syllabus.name == "auto (comparison)"
+    assert labels[0] == "Efficacy: aromatase inhibitors vs tamoxifen" or labels[0].lower() == (
+        "efficacy: aromatase inhibitors vs tamoxifen"
+    )
+    assert not any(x in " ".join(labels) for x in ("Intellectual Property", "Market Status"))
+    assert all("{" not in q.label + q.description for q in syllabus.questions)
+
+
+def test_queries_keep_both_arms_and_the_population():
+    out = anchor_queries(["Aromatase Safety Profile Adverse", "letrozole bone fractures"], AI_TAM)
+    assert all("tamoxifen" in q.lower() and "aromatase" in q.lower() for q in out)
+    assert all("postmenopausal" in q.lower() or "adjuvant" in q.lower() for q in out)
+    # a question that is not framed keeps its queries as they are
+    assert anchor_queries(["Trastuzumab safety"], "Trastuzumab in HER2-positive breast cancer") == [
+        "Trastuzumab safety"
+    ]
+
+
+def test_a_source_is_about_the_question_only_with_an_arm_and_the_setting():
+    frame = frame_question(AI_TAM)
+    assert about_question(
+        "Letrozole versus tamoxifen: adjuvant aromatase inhibitor therapy in postmenopausal "
+        "women with early breast cancer",
+        frame,
+    )
+    assert not about_question(
+        "Duloxetine for arthralgia in postmenopausal women with early breast cancer", frame
+    )
+    assert arms_named("anastrozole (an aromatase inhibitor) or tamoxifen", frame) == 2
+
+
+def test_no_topic_vocabulary_in_the_template_data():
+    """The kinds' templates, their facets and the question frame name no particular medicine,
+    organ or event of the runs the team tuned on or of the bench's questions."""
+    root = Path(__file__).resolve().parents[1]
+    banned = (
+        "trastuzumab|lapatinib|pertuzumab|ejection fraction|lvef|her2|cardiotox|heart|"
+        "tamoxifen|aromatase|letrozole|anastrozole|exemestane"
+    )
+    out = subprocess.run(
+        [
+            "git",
+            "grep",
+            "-n",
+            "-i",
+            "-E",
+            banned,
+            "--",
+            "research/planning/kinds.py",
+            "research/text/frame.py",
+        ],
+        cwd=root,
+        capture_output=True,
+        text=True,
+    ).stdout
+    assert out == "", out
+    assert not any("lapatinib" in f or "ejection" in f for fs in FACETS.values() for f in fs)
