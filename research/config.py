@@ -284,7 +284,7 @@ class Settings(BaseSettings):
 
     @property
     def artifacts_root(self) -> Path:
-        """``{data_dir}/research_artifacts`` (DESIGN.md, Artifacts on disk)."""
+        """``{data_dir}/research_artifacts`` (docs/design.md § Artifacts on disk)."""
         return self.data_dir / "research_artifacts"
 
     @property

@@ -1,7 +1,7 @@
 """The one evidence judgement: does a passage of a source answer a syllabus question?
 
 ``evidence_score(question, passage, topic=…) → [0, 1]`` is used by every consumer of evidence
-(DESIGN.md, Terms: *evidence*): the collector counts a source for a question only when the
+(docs/design.md § Terms: *evidence*): the collector counts a source for a question only when the
 source has a passage at or over ``EVIDENCE_MIN``; steering chases the questions without enough
 such sources; the report writes each question's section from those passages; the Coverage page
 lists them.
@@ -13,8 +13,8 @@ that a sentence about the topic cannot pass for evidence just by naming it (cosi
 * **semantic** — all-MiniLM-L6-v2 cosine of the passage (topic words removed) to the question's
   aspect texts: its label
   and description, and each of its facets (``facets``: the description's comma-separated parts,
-  plus a few curated phrasings for the template questions of seed 000 and the general template),
-  topic words removed; the best of those cosines counts;
+  plus a few curated phrasings for the template questions of the drug syllabus (docs/design.md §
+  Question syllabus) and the general template), topic words removed; the best of those cosines counts;
 * **lexical** — how many of the question's own stemmed terms (label + description + facets,
   minus the topic's words and stop words) the passage uses, plus, for the general template's
   questions, its distinct answer cues (``CUES``: dates for a timeline, names of roles for key

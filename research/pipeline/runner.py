@@ -1,4 +1,4 @@
-"""Drive one run through its phases (DESIGN.md, One run):
+"""Drive one run through its phases (docs/design.md § One run):
 ``pending → planning → conversations → analyzing → synthesizing → complete`` (or ``failed`` /
 ``cancelled``). Writes only Redis and files under the data dir.
 
@@ -124,9 +124,9 @@ def _survey(
 
 
 def run_storm(ctx: RunContext) -> Report:
-    """STORM mode (seed 002): plan → survey → perspectives → parallel conversations → analysis →
-    outline → sections → lead → references. Sets the phase statuses; returns the stored report.
-    Each phase whose result is already stored (a resumed run) is skipped."""
+    """STORM mode (docs/design.md § STORM pipeline): plan → survey → perspectives → parallel
+    conversations → analysis → outline → sections → lead → references. Sets the phase statuses;
+    returns the stored report. Each phase whose result is already stored (a resumed run) is skipped."""
     store, run_id = ctx.store, ctx.run_id
     topic = planning.coordinate(ctx)
     surveyed = _stored(ctx, "survey")

@@ -1,4 +1,4 @@
-"""Hybrid search over a local corpus: BM25 + dense embeddings, fused (DESIGN.md, Search).
+"""Hybrid search over a local corpus: BM25 + dense embeddings, fused (docs/design.md § Search).
 
 * BM25: bm25s (Lù 2024, arXiv:2407.03618), Lucene variant, k1=1.5, b=0.75, over
   ``title + text`` (Anserini's "flat" indexing), English stopwords, Snowball stemming (PyStemmer).

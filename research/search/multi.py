@@ -11,7 +11,7 @@ deduplicate, and report each backend's failure or empty result instead of hiding
 * Merge order: round-robin over the backends' ranked lists in the run's backend order (each
   backend's scores are on its own scale, so they are not compared); at most ``k`` results.
 * PubMed ids are normalised to ``PMID:<n>`` (the local corpus stores bare digits) so the
-  collector (seed 000 dedup on ``source_type + external_id``) sees one source per article.
+  collector (docs/design.md § Source collector: dedup on ``source_type + external_id``) sees one source per article.
 """
 
 from __future__ import annotations

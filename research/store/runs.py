@@ -1,4 +1,4 @@
-"""Run state and the event stream in Redis (DESIGN.md, State in Redis).
+"""Run state and the event stream in Redis (docs/design.md § State in Redis).
 
 A run is a hash ``run:{id}`` plus JSON documents, lists of turns and summary cards, a usage
 hash and a Redis Stream of events; ``runs`` indexes them by creation time. Every status change
@@ -465,7 +465,7 @@ class RunStore:
         return NotificationStore(self.r)
 
     def collector(self, run_id: str) -> SourceCollector:
-        """The run's seed 000 source collector on this Redis."""
+        """The run's source collector (docs/design.md § Source collector) on this Redis."""
         return SourceCollector(self.r, run_id)
 
     def evidence(self, run_id: str) -> EvidenceStore:
@@ -512,7 +512,7 @@ class RunStore:
         return json.loads(stored)
 
     def source_counts(self, run_ids: Sequence[str]) -> dict[str, int]:
-        """``run_id → number of sources`` saved by the collector (seed 000 list
+        """``run_id → number of sources`` saved by the collector (docs/design.md § Source collector: list
         ``source_collection:{run_id}:sources``), in one pipelined round trip; 0 when unreadable."""
         pipe = self.r.pipeline(transaction=False)
         for run_id in run_ids:

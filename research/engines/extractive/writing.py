@@ -1,4 +1,4 @@
-"""Outline and report writing without a model (seed 002 Phase 3; STORM paper §3.3–3.4).
+"""Outline and report writing without a model (docs/design.md § Two-phase outline; STORM paper §3.3–3.4).
 
 - ``draft_outline`` (WritePageOutline): a generic 5–6 section outline picked by the topic's
   kind (biomedical, event, technology, general) from keyword lists.
