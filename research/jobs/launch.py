@@ -276,9 +276,6 @@ def create_run(config: RunConfig) -> str:
     return run_id
 
 
-_create = create_run  # the old private name, kept for callers on other branches
-
-
 def submit(run_id: str, backend: str | None = None, *, at_front: bool = False) -> None:
     """Execute an existing run in the background: a thread here, or a job on the RQ queue
     (``backend``: "thread" or "rq"; default ``job_backend()``; ``at_front``: ahead of the runs

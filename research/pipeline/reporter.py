@@ -11,7 +11,6 @@ from concurrent.futures import Future, ThreadPoolExecutor
 
 from research import citations
 from research.engines.base import (
-    Fact,
     LeadInput,
     LeadQuestion,
     OutlineInput,
@@ -90,7 +89,6 @@ def report_units(ctx: RunContext, conversations: list[ConversationResult]) -> li
 def write_report(
     ctx: RunContext,
     outline: Outline,
-    facts: list[Fact] | None = None,
     conversations: list[ConversationResult] | None = None,
     units: list[material.Unit] | None = None,
 ) -> Report:
@@ -100,7 +98,6 @@ def write_report(
     Material: whole sentences from the full text of the run's on-topic sources
     (``evidence``), assigned globally to the section whose heading fits them best, a question's
     section taking only sentences of the sources assigned to that question (``sections``).
-    ``facts`` (conversation answer spans) are no longer the material; kept for callers.
     ``units``: ``report_units(ctx, conversations)`` when the caller computed it already.
     Returns the stored report; ``Report.questions`` has one entry per syllabus question.
     """

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from research.config import _get, load_settings
+from research.config import env_value, load_settings
 from research.errors import CorpusError, InputError, ResearchError
 from research.ingest.store import corpus_dir, corpus_retriever, list_corpora
 from research.models import SearchResult
@@ -270,7 +270,7 @@ def validate_backends(value: str | list[str] | None, *, check_keys: bool = True)
     if check_keys:
         for n in names:
             var = BACKENDS[n][2] if n in BACKENDS else None
-            if var and not (_get(var) or (n == "searxng" and load_settings().searxng_url)):
+            if var and not (env_value(var) or (n == "searxng" and load_settings().searxng_url)):
                 raise InputError(
                     f"the {n} search backend needs {'its instance URL' if n == 'searxng' else 'an API key'}: "
                     f"set the environment variable {var} (or drop {n} from the backends)",
