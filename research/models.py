@@ -3,6 +3,9 @@
 Units: timestamps are Unix seconds (float); ``*_s`` fields are seconds; ``cost_usd`` is USD.
 All models round-trip through JSON strings in Redis (``model_dump_json`` /
 ``model_validate_json``).
+
+Size: the kernel's data in one place is the point (every layer imports it, none defines its own);
+the models are declarations, grouped by section below.
 """
 
 from __future__ import annotations

@@ -1,5 +1,9 @@
 """Bodies of the ``research`` subcommands (``cmd_<name>``); ``research.cli.commands.main`` imports
-this module only after the arguments parsed, so ``--help`` and argument errors stay fast."""
+this module only after the arguments parsed, so ``--help`` and argument errors stay fast.
+
+Size: one short body per subcommand, kept in one module that loads only after parsing (the
+larger commands already have their own modules).
+"""
 
 from __future__ import annotations
 

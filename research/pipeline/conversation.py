@@ -26,6 +26,9 @@ lockstep rounds bought is kept by two rules:
 
 A resumed run rebuilds each conversation from its stored turns (a prefix of the commit order)
 and redoes only unfinished turns.
+
+Size: scheduling, deterministic steering and resume are one algorithm over the same turn
+records; split, each part would need the others' invariants restated.
 """
 
 from __future__ import annotations

@@ -20,6 +20,8 @@
 
 The index (BM25 arrays, embeddings, documents) is cached under
 ``index_dir/<sha1(corpus path, mtime, size)>/`` and reloaded by later constructions.
+
+Size: the index build, its cache and the hybrid ranking share the same arrays and tokenizer.
 """
 
 from __future__ import annotations

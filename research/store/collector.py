@@ -15,6 +15,9 @@ syllabus, dedup, numbering, question assignment, citation registration and the p
 counts all happen atomically, so concurrent conversation threads can never duplicate a source
 or skip a number. Responses follow the "Refined" design (docs/design.md § Collector tools): flat, ✓/⚠, actionable, and
 under 500 characters (``fit_response`` trims the least useful entries when a syllabus is big).
+
+Size: most of it is the ``save_source`` Lua script and the four collector tools that read the
+same keys; they change together.
 """
 
 from __future__ import annotations

@@ -13,6 +13,9 @@
   its nearest, near-duplicates (cosine ≥ 0.9) removed across the whole report; ``write_lead``
   takes the key finding per syllabus question (``question_lead``) and the reporter removes it
   from its section (``reporter.dedupe_report``).
+
+Size: the outline and the section writer share the tuning constants and helpers below; they
+are one writer.
 """
 
 from __future__ import annotations

@@ -16,6 +16,9 @@ or a provider failing after retries → that step is answered by ``ExtractiveCoS
 ``llm.fallback`` event says so); auth errors and replay misses are raised. Replies are
 sanitised: citation numbers outside the material dropped, list lengths fixed, placements
 mapped back to the offered candidates, intents kept consistent with the discourse.
+
+Size: one method per Co-STORM step, each a prompt, its reply model and its fallback, like
+``LiteLLMEngine``.
 """
 
 from __future__ import annotations

@@ -11,6 +11,9 @@ re-ask, or the provider keeps failing after retries, that step is answered by th
 extractive engine (so the run still ends with a report) and an event says so. Auth errors and
 replay misses are raised (the run fails with their code). Replies are sanitised: citation
 markers outside the material's numbers are dropped, syllabus keys filtered, list lengths fixed.
+
+Size: one method per Engine step, each a prompt, its reply model and its fallback; they share the
+material and fallback helpers, so splitting them would scatter one protocol's implementation.
 """
 
 from __future__ import annotations
