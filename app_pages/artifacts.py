@@ -1,4 +1,5 @@
-"""Artifacts: summary cards of every tool call (seed 001) → their raw files, shown and downloadable."""
+"""Artifacts: summary cards of every tool call (docs/design.md § Tool-result compression) → their
+raw files, shown and downloadable."""
 
 from pathlib import PurePosixPath
 

@@ -68,7 +68,7 @@ def render(state: RunState) -> None:
     if fig is not None:
         st.plotly_chart(fig, width="stretch")
     st.caption(
-        "Context reduction (seed 001 §10) = 1 − tool tokens sent / raw tool-output tokens. "
+        "Context reduction (docs/design.md § Context reduction) = 1 − tool tokens sent / raw tool-output tokens. "
         f"Prompt tokens sent in context: {rep['context']['prompt_tokens_sent']:,}; without offload they "
         f"would have been {rep['context']['prompt_tokens_without_offload']:,}."
     )

@@ -1,4 +1,4 @@
-"""Coverage: sources per syllabus question vs min_sources (seed 000), progress and completion."""
+"""Coverage: sources per syllabus question vs min_sources (docs/design.md § Completion), progress and completion."""
 
 import streamlit as st
 

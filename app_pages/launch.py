@@ -100,7 +100,7 @@ with single_tab:
             index=0,
             format_func=TEMPLATE_LABELS.get,
             help="auto fits the syllabus questions to your question (from the related-topic "
-            "survey); drug = seed 000's six drug questions; general = six questions for any topic",
+            "survey); drug = the six drug questions of the collector design; general = six questions for any topic",
         )
         c3, c4 = st.columns(2)
         storm_only = (

@@ -351,7 +351,7 @@ def run(
         ),
         Figure(
             ITEM,
-            "run budget: context reduction (tool outputs, seed 001)",
+            "run budget: context reduction (tool outputs)",
             fast.get("context_reduction_pct"),
             "%",
             baseline=base0.get("context_reduction_pct"),

@@ -1,4 +1,4 @@
-"""Item 3 — the Redis source collector at scale (seed 000).
+"""Item 3 — the Redis source collector at scale (docs/design.md § Source collector).
 
 For each size N (10, 1,000, 10,000 sources): fill one run to N sources, time ``get_progress``
 (``reps`` calls, at exactly N sources), then time ``reps_save`` more ``save_source`` calls (so

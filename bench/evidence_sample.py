@@ -8,7 +8,8 @@ pairs to label, chosen by a seeded, deterministic procedure (same data + same se
 
 How pairs are drawn (``SEED``; see ``bench/data/evidence_labels.md`` for the counts):
 
-- **Drug topic** ("Trastuzumab in HER2-positive breast cancer", seed 000's six ``STORM_QUESTIONS``).
+- **Drug topic** ("Trastuzumab in HER2-positive breast cancer", the six ``STORM_QUESTIONS``
+(docs/design.md § Question syllabus)).
   Passages are whole sentences (``research.text.split_sentences``) or, for
   one in four, two consecutive sentences of the same document, from (a) the corpus documents
   that mention trastuzumab, Herceptin, HER2 or ERBB2, (b) the SciFact abstracts that do

@@ -61,9 +61,6 @@ def env_value(name: str, default: str | None = None) -> str | None:
     return str(value) if value not in (None, "") else default
 
 
-_get = env_value  # the former private name, kept for callers on other branches
-
-
 def secret(name: str) -> SecretStr | None:
     """An API key (environment, else secrets.toml) as ``SecretStr``, or None when unset."""
     value = env_value(name)
@@ -284,7 +281,7 @@ class Settings(BaseSettings):
 
     @property
     def artifacts_root(self) -> Path:
-        """``{data_dir}/research_artifacts`` (DESIGN.md, Artifacts on disk)."""
+        """``{data_dir}/research_artifacts`` (docs/design.md § Artifacts on disk)."""
         return self.data_dir / "research_artifacts"
 
     @property

@@ -39,7 +39,7 @@ class CorpusError(ResearchError):
 
 
 class UnknownQuestionError(InputError):
-    """A syllabus question key that the run does not have (seed 000: invalid questions)."""
+    """A syllabus question key that the run does not have (docs/design.md § Question syllabus: invalid questions)."""
 
     code = "unknown_question"
 

@@ -1,7 +1,7 @@
 """Every event a run can emit, declared once: its name, its payload fields
 and its human line.
 
-A run's events are entries of the Redis Stream ``run:{id}:events`` (DESIGN.md, State in Redis),
+A run's events are entries of the Redis Stream ``run:{id}:events`` (docs/design.md § State in Redis),
 each ``{ts, type, data}`` with ``data`` a JSON object. This module is the one list of them:
 
 - ``EventType`` — a ``Literal`` of every event name; emitters type their argument with it.

@@ -1,8 +1,11 @@
-"""Pydantic data shared by every module (DESIGN.md, Terms).
+"""Pydantic data shared by every module (docs/design.md § Terms).
 
 Units: timestamps are Unix seconds (float); ``*_s`` fields are seconds; ``cost_usd`` is USD.
 All models round-trip through JSON strings in Redis (``model_dump_json`` /
 ``model_validate_json``).
+
+Size: the kernel's data in one place is the point (every layer imports it, none defines its own);
+the models are declarations, grouped by section below.
 """
 
 from __future__ import annotations
@@ -37,9 +40,9 @@ def now() -> float:
     return time.time()
 
 
-# ---------------------------------------------------------------- syllabus (seed 000)
+# ----------------------------------------------------- syllabus (docs/design.md § Source collector)
 class Question(BaseModel):
-    """One syllabus question (seed 000 ``STORM_QUESTIONS`` entry)."""
+    """One syllabus question (docs/design.md § Question syllabus: ``STORM_QUESTIONS`` entry)."""
 
     key: str = Field(description="e.g. 'clinical.efficacy'")
     label: str
@@ -60,9 +63,9 @@ class Syllabus(BaseModel):
         return next((q for q in self.questions if q.key == key), None)
 
 
-# ---------------------------------------------------------------- plan (seed 001 §3.2)
+# -------------------------------------------------- plan (docs/design.md § Coordinator and planner)
 class Step(BaseModel):
-    """A plan step; sequential and independently executable (seed 001 §3.2)."""
+    """A plan step; sequential and independently executable (docs/design.md § Coordinator and planner)."""
 
     step_id: int
     title: str
@@ -70,7 +73,7 @@ class Step(BaseModel):
 
 
 class Plan(BaseModel):
-    """Planner output, exactly seed 001's schema: ``{plan_title, steps}``."""
+    """Planner output, exactly the schema (docs/design.md § Coordinator and planner): ``{plan_title, steps}``."""
 
     plan_title: str
     steps: list[Step]
@@ -104,9 +107,9 @@ class SearchResult(BaseModel):
     )
 
 
-# ---------------------------------------------------------------- perspectives (seed 002 §1)
+# -------------------------------------------- perspectives (docs/design.md § Perspective discovery)
 class TopicOutline(BaseModel):
-    """Structure extracted from a related topic found by the survey (seed 002 §1)."""
+    """Structure extracted from a related topic found by the survey (docs/design.md § Perspective discovery)."""
 
     topic: str
     sections: list[str]
@@ -114,14 +117,14 @@ class TopicOutline(BaseModel):
 
 
 class Perspective(BaseModel):
-    """A persona for one conversation (seed 002 §1, STORM GenPersona)."""
+    """A persona for one conversation (docs/design.md § Perspective discovery, STORM GenPersona)."""
 
     name: str
     focus: str
     questions: list[str] = Field(default_factory=list)
 
 
-# ---------------------------------------------------------------- conversations (seed 002 §2)
+# ----------------------------------------- conversations (docs/design.md § Simulated conversations)
 class TurnSource(BaseModel):
     """A source as cited inside one dialogue turn: local number ``n`` → collector ids."""
 
@@ -136,7 +139,7 @@ class TurnSource(BaseModel):
 
 
 class DialogueTurn(BaseModel):
-    """One WikiWriter question + TopicExpert answer (seed 002 ``DialogueTurn``).
+    """One WikiWriter question + TopicExpert answer (docs/design.md § Simulated conversations: ``DialogueTurn``).
 
     ``answer`` cites ``[n]`` where n indexes ``sources`` (``TurnSource.n``).
     """
@@ -163,14 +166,14 @@ class ConversationResult(BaseModel):
     ended_by: Literal["thanks", "max_turns", "no_results", "cancelled"] = "max_turns"
 
 
-# ---------------------------------------------------------------- Co-STORM round-table (seed 004)
+# ------------------------------------- Co-STORM round-table (docs/design.md § Co-STORM round-table)
 Intent = Literal["original_question", "information_request", "potential_answer", "further_details"]
 QUESTION_INTENTS = ("original_question", "information_request")
 ANSWER_INTENTS = ("potential_answer", "further_details")
 
 
 class CoStormTurn(BaseModel):
-    """One round-table utterance (seed 004): an expert, the Moderator or the Analyst.
+    """One round-table utterance (docs/design.md § Co-STORM round-table): an expert, the Moderator or the Analyst.
 
     ``utterance`` cites ``[n]`` where n indexes ``sources`` (``TurnSource.n``); question turns
     usually cite nothing (a moderator question cites the unused information it came from).
@@ -192,9 +195,9 @@ class CoStormTurn(BaseModel):
     ended_at: float = Field(default_factory=now)
 
 
-# ---------------------------------------------------------------- artifacts (seed 001 §4–6)
+# --------------------------------------------- artifacts (docs/design.md § Tool-result compression)
 class SummaryCard(BaseModel):
-    """Compression output, exactly seed 001 §4.4."""
+    """Compression output, exactly docs/design.md § Summary card."""
 
     summary_title: str
     summary: str
@@ -222,9 +225,9 @@ class ArtifactRecord(BaseModel):
     created_at: float = Field(default_factory=now)
 
 
-# ---------------------------------------------------------------- collector (seed 000)
+# ---------------------------------------------------- collector (docs/design.md § Source collector)
 class SourceRecord(BaseModel):
-    """A source saved by ``save_source`` (seed 000), as stored in Redis."""
+    """A source saved by ``save_source`` (docs/design.md § Source collector), as stored in Redis."""
 
     source_id: str
     citation_id: str
@@ -238,7 +241,7 @@ class SourceRecord(BaseModel):
     saved_at: float = Field(default_factory=now)
 
 
-# ---------------------------------------------------------------- analysis (seed 002, kept agent)
+# ------------------------------------------------------------- analysis (docs/design.md § Analysis)
 class Claim(BaseModel):
     """A claim backed by ``source_ids`` (cross-validated when ≥ 2)."""
 
@@ -302,7 +305,7 @@ class ReportSection(BaseModel):
 
 
 class EvidencePassage(BaseModel):
-    """A passage of a saved source that answers a syllabus question (DESIGN.md, Terms:
+    """A passage of a saved source that answers a syllabus question (docs/design.md § Terms:
     evidence): the question key, the source (collector id ``src_012``), the whole-sentence
     passage, its ``research.evidence.judge.evidence_score`` in [0, 1] and its character offsets
     ``[start, end)`` in the source's full text (the raw artifact's ``text``)."""
@@ -327,7 +330,7 @@ class QuestionStop(BaseModel):
 
 
 class GapReport(BaseModel):
-    """The gap phase of a run (seed 000 ``check_completion`` as the loop's stop rule): the rounds
+    """The gap phase of a run (docs/design.md § Completion: ``check_completion`` as the loop's stop rule): the rounds
     done, whether the syllabus was complete at the end, and per question why it stopped."""
 
     rounds: int = 0
@@ -386,7 +389,7 @@ class Report(BaseModel):
 
 # ---------------------------------------------------------------- runs
 class CoStormSettings(BaseModel):
-    """Co-STORM round-table parameters (seed 004; the Co-STORM paper's defaults)."""
+    """Co-STORM round-table parameters (docs/design.md § Co-STORM round-table; the Co-STORM paper's defaults)."""
 
     experts: int = Field(default=3, ge=1, le=8, description="N: experts generated at warm start")
     max_node_items: int = Field(
@@ -452,7 +455,7 @@ class RunConfig(BaseModel):
         default=1,
         ge=1,
         le=8,
-        description="seed 000 'sources span multiple databases': "
+        description="'sources span multiple databases': "
         "check_completion is ready only with sources of this many source types",
     )
     budget_usd: float | None = Field(default=None, ge=0)

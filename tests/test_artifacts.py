@@ -124,7 +124,7 @@ def test_record_writes_raw_always_and_injects_only_useful(data_dir, r, engine, c
         rec1.artifact_file,
         rec2.artifact_file,
     ]
-    # read_artifact (seed 001 §8) greps by the bare filename from the context message
+    # read_artifact (docs/design.md § Working memory) greps by the bare filename from the context message
     hits = read_artifact(rid, content["artifact_file"], pattern="trastuzumab")
     assert "trastuzumab" in hits.lower()
     assert context_message(rec2) is None

@@ -92,6 +92,19 @@ def test_help_is_fast_and_lists_commands(cli):
     assert not [m for m in loaded if m.startswith(heavy)], loaded
 
 
+def test_redis_command_and_its_old_name(cli):
+    """``research redis`` shows the embedded server; ``research server``, its old name, does the
+    same and says on stderr which command to use instead."""
+    new = cli("redis", "status", "--json", timeout=60)
+    assert new.returncode == 0, new.stderr
+    assert "external_redis" in json.loads(new.stdout)
+    assert "deprecated" not in new.stderr
+    old = cli("server", "status", "--json", timeout=60)
+    assert old.returncode == 0, old.stderr
+    assert json.loads(old.stdout) == json.loads(new.stdout)
+    assert "deprecated" in old.stderr and "research redis status" in old.stderr
+
+
 @pytest.mark.parametrize(
     "args, code, fragment",
     [

@@ -63,7 +63,7 @@ def test_save_source_auto_registers_citation(col, r):
         "message": "✓ Saved source #1 (PubMed) → 1 question",
     }
     assert out["citation_id"].startswith("cit_") and len(out["citation_id"]) == 16
-    cit = col.get_citation(out["citation_id"])  # seed 000 "Implementation Logic" fields
+    cit = col.get_citation(out["citation_id"])  # docs/design.md § Collector tools: fields
     assert cit["claim"] == "Trastuzumab HER2 binding characteristics"
     assert (cit["source_type"], cit["source_id"]) == ("pubmed", "12345678")
     assert cit["direct_quote"] == "KD = 5 nM for HER2 binding"
@@ -240,7 +240,7 @@ def test_bad_arguments(col):
     with pytest.raises(UnknownQuestionError):
         save(col, 1, [["clinical.efficacy"]])
     assert col.all_sources() == []
-    # seed 000's first draft passed key_excerpts as a list: joined, not rejected
+    # the first draft (docs/design.md § Collector tools) passed key_excerpts as a list: joined, not rejected
     out = save(
         col, 1, [" clinical.efficacy ", "clinical.efficacy"], key_excerpts=["ORR 45%.", "PFS 9 mo."]
     )

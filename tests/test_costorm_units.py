@@ -1,4 +1,4 @@
-"""Co-STORM units on small hand-built cases (seed 004): the α rerank formula, mind-map
+"""Co-STORM units on small hand-built cases (docs/design.md § Co-STORM round-table): the α rerank formula, mind-map
 insert / reorganize / clean, the moderator trigger, each stop condition, state round trip and
 the analyst queue. Real embedder (all-MiniLM-L6-v2), real redis-server."""
 

@@ -65,7 +65,7 @@ def test_every_tool_call_has_raw_file_and_useful_card(finished_run):
             r"[a-z0-9_]+/[a-z0-9_]+__step\d+_[a-z0-9_]+__[a-z0-9_]+(__\d+)?\.(json|txt)",
             c.artifact_file,
         ), c.artifact_file
-    # seed 001 §10: what entered working memory is far smaller than the raw outputs
+    # docs/design.md § Context reduction: what entered working memory is far smaller than the raw outputs
     raw = sum(c.raw_tokens for c in cards)
     injected = sum(c.card_tokens for c in cards)
     assert injected < 0.2 * raw

@@ -336,7 +336,7 @@ def test_assign_questions_by_meaning(engine, corpus, hurricane, syllabus):
         )
 
 
-# ---------------------------------------------------------------- compression (seed 001 §4.4)
+# ------------------------------------------------------ compression (docs/design.md § Summary card)
 STEP = dict(
     plan_title=f"Research plan: {TOPIC}",
     step_title="Clinical Efficacy",

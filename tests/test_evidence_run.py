@@ -1,4 +1,4 @@
-"""Evidence on the session's finished trastuzumab run: the coverage chart (seed 000 counts),
+"""Evidence on the session's finished trastuzumab run: the coverage chart (docs/design.md § Source collector: counts),
 ``report.questions`` and the report text say the same thing about every question; every source
 counted for a question shows a passage for it; unmet questions say what was searched; gap turns
 ran while ``check_completion`` was not ready; ``research show --json`` carries the evidence."""

@@ -1,7 +1,7 @@
 """Ingested documents, "a run cites them by file and page": generated PDF/DOCX/HTML documents ingested into a
 named corpus, an offline extractive run over that corpus only, and the report's references
 pointing at the files (PDF with page) with snippets that really are on the cited page. Also
-seed 000's "sources span multiple databases" criterion (``RunConfig.min_databases``)."""
+the "sources span multiple databases" criterion (docs/design.md § Completion) (``RunConfig.min_databases``)."""
 
 from __future__ import annotations
 
@@ -138,7 +138,8 @@ def test_min_databases_criterion(r, data_dir):
     col.init(get_template("drug"))
     q = get_template("drug").keys()[0]
     col.save_source("pubmed", "PMID:1", "https://pubmed.ncbi.nlm.nih.gov/1/", "Paper", [q])
-    assert "databases" not in col.check_completion()  # default 1: seed 000 behaviour unchanged
+    # default 1: no databases criterion (docs/design.md § Completion)
+    assert "databases" not in col.check_completion()
     one = col.check_completion(min_databases=2)
     assert one["databases"] == "1/2 databases (PubMed)" and one["ready"] is False
     col.save_source(

@@ -1,7 +1,7 @@
 """The embedded redis-server's lifecycle across processes (real CLI subprocesses, real servers).
 
 A ``research`` command stops the embedded server of its data dir when it ends, unless another
-process (the dashboard, a worker) holds it; ``research server status|stop`` shows and stops it.
+process (the dashboard, a worker) holds it; ``research redis status|stop`` shows and stops it.
 """
 
 from __future__ import annotations
@@ -125,24 +125,24 @@ def test_dashboard_keeps_its_server_and_stop_refuses(tmp_path):
         assert listed.returncode == 0, listed.stderr
         assert server.is_running() and _servers([data]) == [server]
 
-        status = _research(data, "server", "status", "--json")
+        status = _research(data, "redis", "status", "--json")
         assert status.returncode == 0, status.stderr
         [entry] = json.loads(status.stdout)["servers"]
         assert entry["running"] and entry["pid"] == server.pid
         assert [(u["role"], u["pid"]) for u in entry["users"]] == [("dashboard", holder.pid)]
-        text = _research(data, "server", "status")
+        text = _research(data, "redis", "status")
         assert f"dashboard (pid {holder.pid})" in text.stdout
 
-        refused = _research(data, "server", "stop")
+        refused = _research(data, "redis", "stop")
         assert refused.returncode == 2
         assert "error [server_in_use]" in refused.stderr and "--force" in refused.stderr
         assert server.is_running()
 
-        forced = _research(data, "server", "stop", "--force", "--json")
+        forced = _research(data, "redis", "stop", "--force", "--json")
         assert forced.returncode == 0, forced.stderr
         assert json.loads(forced.stdout)["stopped"] is True
         assert _servers([data]) == []
-        [after] = json.loads(_research(data, "server", "status", "--json").stdout)["servers"]
+        [after] = json.loads(_research(data, "redis", "status", "--json").stdout)["servers"]
         assert after["running"] is False
 
         holder.stdin.write("page load\n")
@@ -156,8 +156,9 @@ def test_dashboard_keeps_its_server_and_stop_refuses(tmp_path):
         holder.wait(timeout=60)
     assert holder.returncode == 0
     assert _servers([data]) == []  # the dashboard, last out, stopped its server
-    gone = _research(data, "server", "stop")
+    gone = _research(data, "server", "stop")  # the old name still works, and says the new one
     assert gone.returncode == 0 and "No embedded Redis is running" in gone.stdout
+    assert "deprecated" in gone.stderr and "research redis stop" in gone.stderr
 
 
 def test_api_server_stopped_with_sigterm_leaves_no_server(tmp_path):

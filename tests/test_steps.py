@@ -46,7 +46,7 @@ def test_roles_models_and_families_are_valid():
     assert set(family("storm")) | set(family("costorm")) == set(STEPS)
     assert [s.name for s in STEPS.values() if not s.in_context] == [
         "compress"
-    ]  # out of band (seed 001 §10)
+    ]  # out of band (docs/design.md § Context reduction)
     try:
         step("answer_questoin")
     except KeyError as exc:

@@ -1,4 +1,4 @@
-"""Syllabus templates (seed 000 ``STORM_QUESTIONS`` and the general-topic template)."""
+"""Syllabus templates (docs/design.md § Question syllabus: ``STORM_QUESTIONS`` and the general-topic template)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Artifacts: every raw tool output saved on disk and compressed into a summary card (seed 001 §4–§6)."""
+"""Artifacts: every raw tool output saved on disk and compressed into a summary card
+(docs/design.md § Tool-result compression)."""
 
 from research.artifacts.tool_results import (
     MAX_PART,

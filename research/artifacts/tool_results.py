@@ -1,12 +1,12 @@
-"""Tool-result compression and file offloading (seed 001 §4–§6).
+"""Tool-result compression and file offloading (docs/design.md § Tool-result compression).
 
-After every tool call: the raw output is written to disk (always, seed 001 §5.1), the engine
+After every tool call: the raw output is written to disk (always, docs/design.md § Artifact offload), the engine
 compresses it into a summary card ``{summary_title, summary, extraction, is_useful}``
 (§4.4), and only a useful card enters the agent's working memory, as one assistant message
 ``{summary_title, summary, extraction, artifact_file}`` (§6.1). Useless cards inject nothing
 (§6.2).
 
-Layout (DESIGN.md, Artifacts on disk)::
+Layout (docs/design.md § Artifacts on disk)::
 
     {data_dir}/research_artifacts/{run_id}/{plan_title}/
         {plan_title}__step{step_id}_{step_title}__{tool_name}.{ext}      (first call)
@@ -112,7 +112,7 @@ def context_message(record: ArtifactRecord) -> dict | None:
 
 
 class ArtifactStore:
-    """Offloads one run's tool outputs and keeps their cards (seed 001).
+    """Offloads one run's tool outputs and keeps their cards (docs/design.md § Tool-result compression).
 
     Args:
         run_id: the run.
@@ -282,7 +282,7 @@ class ArtifactStore:
         """Write the raw output, compress it, store the card (``prepare`` then ``commit``).
 
         Returns:
-            (record, message): ``message`` is the seed 001 §6.1 assistant message, or None when
+            (record, message): ``message`` is the docs/design.md § Working memory: assistant message, or None when
             the card is not useful.
         """
         return self.commit(

@@ -1,5 +1,5 @@
-"""The parsers of ``research serve`` and ``research token`` (their bodies are
-``research.cli.tokens``), kept light for ``--help``. Exit codes follow ``research.cli``: 0 ok,
+"""The parsers of ``research serve`` and ``research token`` (their bodies are ``research.cli.serve``
+and ``research.cli.tokens``), kept light for ``--help``. Exit codes follow ``research.cli``: 0 ok,
 2 bad input (nothing stored)."""
 
 from __future__ import annotations

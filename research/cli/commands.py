@@ -266,15 +266,38 @@ def build_parser() -> _Parser:
     )
     wrk.add_argument("--name", metavar="NAME", help="worker name (default: RQ's)")
 
-    srv = sub.add_parser(
-        "server",
+    _add_redis_parser(
+        sub,
+        "redis",
         help="the data dir's embedded Redis: who uses it (status) or stop it (stop)",
         description="The embedded redis-server of RESEARCH_DATA_DIR. A `research` command stops "
         "it when it ends unless another process (the dashboard, a worker) uses it; these show "
         "and stop it by hand.",
     )
+    # The old name, kept one release; it was too easily mistaken for `research serve`.
+    _add_redis_parser(
+        sub,
+        "server",
+        help="deprecated: the old name of `research redis` (same actions)",
+        description="Deprecated: use `research redis`. Same actions and options; a note on "
+        "stderr names the new command.",
+    )
+
+    register(sub)
+    register_desk(sub)
+    register_api(sub)
+    register_mcp(sub)
+    register_batch(sub)
+    return p
+
+
+def _add_redis_parser(
+    sub: argparse._SubParsersAction, name: str, *, help: str, description: str
+) -> None:
+    """Add ``research NAME status|stop`` to ``sub`` (``research redis`` and its old name)."""
+    srv = sub.add_parser(name, help=help, description=description)
     srv_sub = srv.add_subparsers(
-        dest="server_command", required=True, metavar="ACTION", parser_class=_Parser
+        dest="redis_command", required=True, metavar="ACTION", parser_class=_Parser
     )
     srv_status = srv_sub.add_parser(
         "status", help="the embedded server: socket, pid, running or not, who uses it"
@@ -287,13 +310,6 @@ def build_parser() -> _Parser:
         "--force", action="store_true", help="stop it even while other processes use it"
     )
     srv_stop.add_argument("--json", action="store_true", help="print one JSON object")
-
-    register(sub)
-    register_desk(sub)
-    register_api(sub)
-    register_mcp(sub)
-    register_batch(sub)
-    return p
 
 
 def _calls_models(args: argparse.Namespace) -> bool:

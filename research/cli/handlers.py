@@ -1,5 +1,9 @@
 """Bodies of the ``research`` subcommands (``cmd_<name>``); ``research.cli.commands.main`` imports
-this module only after the arguments parsed, so ``--help`` and argument errors stay fast."""
+this module only after the arguments parsed, so ``--help`` and argument errors stay fast.
+
+Size: one short body per subcommand, kept in one module that loads only after parsing (the
+larger commands already have their own modules).
+"""
 
 from __future__ import annotations
 
@@ -15,6 +19,7 @@ from pathlib import Path
 from research import jobs
 from research.cli.batch import cmd_batch
 from research.cli.common import EXIT_FAILED, EXIT_OK, _err, _print_json
+from research.cli.embedded_redis import cmd_redis, cmd_server
 from research.cli.mcp import cmd_mcp
 from research.cli.outcome import (
     _print_outcome,
@@ -26,8 +31,8 @@ from research.cli.outcome import (
 from research.cli.progress import IndexBar
 from research.cli.regenerate import cmd_regenerate
 from research.cli.review import cmd_approve, cmd_plan
-from research.cli.server import cmd_server
-from research.cli.tokens import cmd_serve, cmd_token
+from research.cli.serve import cmd_serve
+from research.cli.tokens import cmd_token
 from research.config import load_settings
 from research.engines.labels import offline_label
 from research.errors import InputError
@@ -61,6 +66,7 @@ __all__ = [
     "cmd_list",
     "cmd_mcp",
     "cmd_plan",
+    "cmd_redis",
     "cmd_regenerate",
     "cmd_resume",
     "cmd_run",

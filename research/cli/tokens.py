@@ -1,5 +1,4 @@
-"""Bodies of ``research serve`` and ``research token create|revoke|list`` (parsers in
-``research.cli.api_parsers``).
+"""Body of ``research token create|revoke|list`` (parser in ``research.cli.api_parsers``).
 
 ``research token create NAME`` prints the new token once (``--json``: ``{name, token,
 created_at}``); Redis keeps only its SHA-256 digest (``research.store.tokens``). ``research token
@@ -12,9 +11,7 @@ import argparse
 from datetime import UTC, datetime
 
 from research.cli.common import EXIT_OK, _print_json
-from research.jobs.validation import validate_int
 from research.store import open_store
-from research.store.connection import set_role
 
 
 def _iso(ts: float | None) -> str | None:
@@ -57,22 +54,4 @@ def cmd_token(args: argparse.Namespace) -> int:
             created = (_iso(t.created_at) or "")[:19].replace("T", " ")
             used = (_iso(t.last_used_at) or "never")[:19].replace("T", " ")
             print(f"{t.name:<24} {created:<20} {used}")
-    return EXIT_OK
-
-
-def cmd_serve(args: argparse.Namespace) -> int:
-    """``research serve [--host H] [--port N] [--no-resume]``: the HTTP API until Ctrl-C.
-
-    Exit 0 when stopped; 2 for a port outside 1–65535; 1 when uvicorn cannot bind the address.
-    """
-    port = validate_int("--port", args.port, 1, 65_535)
-    set_role("api")  # its lease keeps the embedded server up while it serves
-    open_store()  # Redis (embedded or REDIS_URL) is reachable before the server listens
-    # FastAPI, uvicorn and the job code load only for `research serve`
-    from research.api.app import serve  # noqa: PLC0415 - keeps every other command's start fast
-
-    try:
-        serve(args.host, port, resume=not args.no_resume)
-    except SystemExit as exc:  # uvicorn exits 1 when it cannot bind (it logged why)
-        return int(exc.code or 0)
     return EXIT_OK

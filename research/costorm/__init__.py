@@ -1,4 +1,4 @@
-"""Co-STORM mode (seed 004): round-table of experts and a moderator with a live mind map.
+"""Co-STORM mode (docs/design.md § Co-STORM round-table): round-table of experts and a moderator with a live mind map.
 
 Public API: ``run_costorm`` (pipeline), ``post_analyst_message`` (queue an analyst turn),
 ``get_turns`` / ``get_mindmap`` / ``get_meta`` / ``pending_messages`` (readers for the dashboard and CLI).

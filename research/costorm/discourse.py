@@ -1,12 +1,12 @@
-"""Round-table turns (seed 004 "Expert" / "Moderator" flows; Co-STORM paper §3.2–3.3).
+"""Round-table turns (docs/design.md § Experts and intents; Co-STORM paper §3.2–3.3).
 
 Expert answer turn: queries → retrieve through ``RunContext.search`` (every call is an
-offloaded tool call with a summary card, seed 001) → filter (the engine keeps the relevant
-sentences) → cited response → polish → sources to the collector (seed 000) → cited information
-into the mind map; uncited results go to the unused-information pool for the moderator.
-Expert question turn: question → polish. Moderator turn: rerank the unused pool (α formula) →
-question from the top items → polish → participant-list update. Analyst turn: the queued
-message as an ``original_question``.
+offloaded tool call with a summary card, docs/design.md § Tool-result compression) → filter (the
+engine keeps the relevant sentences) → cited response → polish → sources to the collector
+(docs/design.md § Source collector) → cited information into the mind map; uncited results go to
+the unused-information pool for the moderator. Expert question turn: question → polish. Moderator
+turn: rerank the unused pool (α formula) → question from the top items → polish → participant-list
+update. Analyst turn: the queued message as an ``original_question``.
 
 Each function returns the new ``CoStormTurn`` and updates ``session`` (map, pool, counters)
 in memory; the pipeline commits both together (``state.commit``).
@@ -267,7 +267,7 @@ def answer_turn(
 
 def question_turn(table: Table, expert: Perspective, intent: Intent) -> CoStormTurn:
     """An expert's ``information_request`` / ``original_question`` turn, steered by the
-    collector's uncovered syllabus questions (seed 000 ``next_focus``)."""
+    collector's uncovered syllabus questions (docs/design.md § Source collector: ``next_focus``)."""
     s, started = table.session, now()
     focus_keys = table.ctx.collector.get_progress().get("next_focus", [])
     syllabus = table.ctx.syllabus

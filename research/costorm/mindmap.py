@@ -1,4 +1,4 @@
-"""The Co-STORM mind map (seed 004 "To update mind map"; Co-STORM paper §3.4 and appendix B): a
+"""The Co-STORM mind map (docs/design.md § Mind map; Co-STORM paper §3.4 and appendix B): a
 tree of concepts whose nodes hold pieces of cited information.
 
 - **insert**: the node paths most similar to the information's question (cosine of
@@ -125,7 +125,7 @@ class MindMap(BaseModel):
         path = self._place(
             item.id, question or item.text, steps, vectors, self.root, allow_new=True
         )
-        self.clean()  # seed 004 pseudocode: insert, then clean
+        self.clean()  # docs/design.md § Mind map: pseudocode: insert, then clean
         self.rebalance(steps, vectors, k)
         return self.item_paths().get(item.id, path)
 

@@ -1,7 +1,7 @@
-"""The Co-STORM moderator (seed 004 "Moderator"; Co-STORM paper §3.3): when it speaks, how it
+"""The Co-STORM moderator (docs/design.md § Moderator; Co-STORM paper §3.3): when it speaks, how it
 ranks the unused information, and its turn.
 
-Rerank score (paper §3.3, seed 004 ``similarity_score``)::
+Rerank score (paper §3.3, docs/design.md § Moderator: ``similarity_score``)::
 
     score(i) = cos(i, t)^α · (1 − cos(i, q))^(1−α)
 

@@ -1,5 +1,6 @@
-"""Co-STORM mode (seed 004; Co-STORM paper §3): plan → warm start → round-table → report from
-the mind map. Called by ``research.pipeline.runner.execute`` for runs with ``mode="costorm"``.
+"""Co-STORM mode (docs/design.md § Co-STORM round-table; Co-STORM paper §3): plan → warm start →
+round-table → report from the mind map. Called by ``research.pipeline.runner.execute`` for runs
+with ``mode="costorm"``.
 
 Warm start: a background search on the topic, N experts generated from it, an initial mind
 map from the background's cited information, then one answer turn per expert. Round-table:

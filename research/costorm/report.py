@@ -1,4 +1,4 @@
-"""The report from the mind map (seed 004 "At the end a cited report is generated"; Co-STORM's
+"""The report from the mind map (docs/design.md § Report from the mind map; Co-STORM's
 article generation: traverse the mind map and write a section per concept from its
 information, with its sources).
 
@@ -122,7 +122,7 @@ def _questions(
     ctx: RunContext, final: list[tuple[int, ReportSection]], number: dict[str, int]
 ) -> tuple[list[ReportQuestion], ReportSection | None]:
     """``Report.questions`` for a mind-map report: per syllabus question, the section
-    citing most of the sources assigned to it (seed 000 ``finalize_sources``); "answered" when
+    citing most of the sources assigned to it (docs/design.md § Completion: ``finalize_sources``); "answered" when
     the question has ``min_sources`` sources and that section cites one, else "insufficient",
     stated in one sentence with the count in an "Open Questions" section (returned)."""
     try:

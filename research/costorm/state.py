@@ -1,5 +1,5 @@
-"""Co-STORM round-table state in Redis (DESIGN.md, State in Redis; seed 004) and the analyst's
-message queue.
+"""Co-STORM round-table state in Redis (docs/design.md § State in Redis; docs/design.md § Co-STORM
+round-table) and the analyst's message queue.
 
 Redis access goes through ``RunStore.costorm`` (``research.store.costorm``); keys
 (``research.store.keys.costorm``): ``turns`` LIST of ``CoStormTurn`` JSON, ``mindmap``
@@ -117,7 +117,7 @@ def get_meta(store, run_id: str) -> Meta:
 
 # ---------------------------------------------------------------------- analyst messages
 def post_analyst_message(store: RunStore, run_id: str, text: str) -> int:
-    """Queue an analyst message for an active Co-STORM run (seed 004 "User" role).
+    """Queue an analyst message for an active Co-STORM run (docs/design.md § Experts and intents).
     It enters the discourse at the next turn boundary as an ``original_question`` turn from
     "Analyst". Returns the number of queued messages.
 

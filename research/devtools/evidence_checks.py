@@ -4,9 +4,9 @@ about each syllabus question, and an evidence-based section fit that can fail.
 ``evidence_checks(store, run_id)`` returns a dict (used by the bench and the tests):
 
 * ``questions``: per question ``{key, chart_met, report_answered, text_answered, agree,
-  sources_counted, sources_without_evidence, passages, stop_reason}``: *chart* is seed 000's
-  count of sources with evidence against ``min_sources``; *report* is ``Report.questions``'
-  status; *text* is whether the question's section states that it is not answered
+  sources_counted, sources_without_evidence, passages, stop_reason}``: *chart* is the design's
+  (docs/design.md § Source collector) count of sources with evidence against ``min_sources``;
+  *report* is ``Report.questions``' status; *text* is whether the question's section states that it is not answered
   (``UNMET_MARK``);
 * ``agree_all``: every question agrees three ways; ``sources_without_evidence``: sources counted
   for a question without a passage for it in ``report.questions[].evidence`` (must be 0);

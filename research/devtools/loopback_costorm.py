@@ -3,8 +3,8 @@
 ``<material>`` alone, shaped like the step's reply schema, so a Co-STORM litellm run works
 offline. Registered in ``loopback_responder.HANDLERS`` (``COSTORM_HANDLERS``).
 
-The intent policy mirrors the offline engine (seed 004): a question is answered; an answer gets
-further details or a new information request, alternating; details are followed by a request.
+The intent policy mirrors the offline engine (docs/design.md § Co-STORM round-table): a question is
+answered; an answer gets further details or a new information request, alternating; details are followed by a request.
 """
 
 from __future__ import annotations

@@ -10,7 +10,8 @@ What it builds (deterministic for given sizes; every page has something to show)
 
 - ``RunState`` ``complete`` (mode storm, template ``drug``, extractive engine label), created
   an hour ago, ``wall_s`` 3,600 s, a report file at ``{data_dir}/reports/{run_id}/report.md``.
-- ``sources`` collector sources (seed 000 ``save_source``; PubMed, trials and web mixed, spread
+- ``sources`` collector sources (docs/design.md § Collector tools: ``save_source``; PubMed, trials
+and web mixed, spread
   over every syllabus question), plan, perspectives (``turns // 10`` personas, ≥ 1), survey,
   outline, analysis (40 cross-validated claims, 10 contradictions).
 - ``turns`` dialogue turns (each citing 5 sources, pointing at an artifact file).

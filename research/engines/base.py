@@ -1,9 +1,9 @@
 """The Engine protocol: one method per pipeline step, pydantic in and out.
 
-Steps follow seed 001 (planner, compression) and seed 002 (STORM: related-topic survey,
-GenPersona, AskQuestionWithPersona, QuestionToQuery, AnswerQuestion, WritePageOutline,
-WritePageOutlineFromConv, section writing, lead, polish) plus the analysis agent
-(cross-validation, contradiction detection) and seed 000's question assignment.
+Steps follow docs/design.md § Tool-result compression (planner, compression) and docs/design.md §
+STORM pipeline (STORM: related-topic survey, GenPersona, AskQuestionWithPersona, QuestionToQuery,
+AnswerQuestion, WritePageOutline, WritePageOutlineFromConv, section writing, lead, polish) plus the analysis agent
+(cross-validation, contradiction detection) and the question assignment (docs/design.md § Source collector).
 
 Citation convention: wherever an engine receives numbered material (``results`` in
 ``AnswerInput``, ``snippets`` in ``SectionInput``) it cites with ``[n]`` where n is that
@@ -105,7 +105,7 @@ class QueryInput(BaseModel):
 
 
 class TurnCard(BaseModel):
-    """The summary card of one of the turn's own searches (seed 001 §4.4), compressed but not
+    """The summary card of one of the turn's own searches (docs/design.md § Summary card), compressed but not
     stored yet (``DeferredRecorder``): ``query`` is the search's tool input."""
 
     query: str

@@ -1,4 +1,5 @@
-"""The Co-STORM engine steps (seed 004; Co-STORM paper §3 and appendix B): IO models and the
+"""The Co-STORM engine steps (docs/design.md § Co-STORM round-table; Co-STORM paper §3 and appendix
+B): IO models and the
 ``CoStormSteps`` protocol. It lives with the engines, which implement it
 (``research.engines.extractive.costorm`` offline, ``research.engines.litellm.costorm`` with a
 model); ``research.engines.factory.costorm_steps(engine)`` picks the implementation for a run.
@@ -38,7 +39,7 @@ class IntentOutput(BaseModel):
 
 
 class ExpertQuestionInput(BaseModel):
-    """An expert's question turn. ``next_focus``: uncovered syllabus questions (seed 000)."""
+    """An expert's question turn. ``next_focus``: uncovered syllabus questions (docs/design.md § Source collector)."""
 
     topic: str
     expert: Perspective
@@ -79,7 +80,7 @@ class UtteranceInput(BaseModel):
 
 
 class PoolItem(BaseModel):
-    """A piece of retrieved information not cited yet (moderator material, seed 004).
+    """A piece of retrieved information not cited yet (moderator material, docs/design.md § Co-STORM round-table).
 
     ``question``: the question it was retrieved for (q of the α formula); ``turn``: the turn
     that retrieved it.
@@ -162,8 +163,8 @@ class SubtopicOutput(BaseModel):
 
 @runtime_checkable
 class CoStormSteps(Protocol):
-    """What an engine implements for Co-STORM mode (seed 004). Deterministic for the extractive
-    engine; the litellm engine prompts a model per step."""
+    """What an engine implements for Co-STORM mode (docs/design.md § Co-STORM round-table).
+    Deterministic for the extractive engine; the litellm engine prompts a model per step."""
 
     name: str
     label: str

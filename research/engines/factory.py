@@ -1,4 +1,4 @@
-"""Pick the engine for a run config (DESIGN.md, Engines)."""
+"""Pick the engine for a run config (docs/design.md § Engines)."""
 
 from __future__ import annotations
 

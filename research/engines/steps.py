@@ -9,8 +9,8 @@ session, accounting and cassettes (``research.llm.steps.StepSpec`` handed to
 one reply builder per declared step). ``tests/test_steps.py`` checks that every step has a
 prompt file and a loopback case, that no prompt file lacks a step and that roles are valid.
 
-STORM steps: seed 002 (STORM) §1–§3 and seed 001 (planner, compression); Co-STORM steps: seed
-004 and the Co-STORM paper §3 / appendix B.
+STORM steps: docs/design.md § STORM pipeline and docs/design.md § Tool-result compression (planner,
+compression); Co-STORM steps: docs/design.md § Co-STORM round-table and the Co-STORM paper §3 / appendix B.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The one evidence judgement: does a passage of a source answer a syllabus question?
 
 ``evidence_score(question, passage, topic=…) → [0, 1]`` is used by every consumer of evidence
-(DESIGN.md, Terms: *evidence*): the collector counts a source for a question only when the
+(docs/design.md § Terms: *evidence*): the collector counts a source for a question only when the
 source has a passage at or over ``EVIDENCE_MIN``; steering chases the questions without enough
 such sources; the report writes each question's section from those passages; the Coverage page
 lists them.

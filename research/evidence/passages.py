@@ -1,5 +1,5 @@
 """Evidence passages of search results: which syllabus questions a retrieved document answers,
-and with which of its sentences (DESIGN.md, Terms: evidence).
+and with which of its sentences (docs/design.md § Terms: evidence).
 
 A result can be evidence only when it is about the topic: its title and text name more than
 half of the topic's content words (``research.text.mentions_topic``) and, for a drug topic,

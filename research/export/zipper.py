@@ -5,10 +5,10 @@ Layout inside ``{topic}.zip``::
     README.txt            what each file is
     run.json              the run's state and config (model names only, never API keys)
     plan.json, syllabus.json, perspectives.json, survey.json, outline.json, analysis.json
-    summary_cards.json    every tool call's ArtifactRecord (seed 001 §4.4 card + file name)
+    summary_cards.json    every tool call's ArtifactRecord (docs/design.md § Summary card: card + file name)
     transcripts.json      every dialogue turn; transcripts.md the same, readable
-    sources.json          collector sources (seed 000) by question; sources.csv one row per source
-    events.jsonl          the run's event stream, one JSON object per line
+    sources.json          collector sources (docs/design.md § Source collector) by question;
+    sources.csv one row per source events.jsonl          the run's event stream, one JSON object per line
     usage.json            LLM calls, tokens, USD
     followups.json        follow-up questions, answers, the references they added, their audit
     versions.json         every version of the report (1 = generated), author, time, sections

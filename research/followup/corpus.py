@@ -1,9 +1,9 @@
 """A run's own evidence, searchable: its saved sources with the full text its raw artifacts hold
 ("answered from the run's saved sources and raw artifact files").
 
-* Documents: one per collector source (seed 000 ``SourceRecord``). Its text is the longest
+* Documents: one per collector source (docs/design.md § Source collector: ``SourceRecord``). Its text is the longest
   text any raw search or scrape artifact of the run holds for the source's URL (the full
-  abstract / record / page the backend returned, seed 001 §5.1); else its ``key_excerpts`` and
+  abstract / record / page the backend returned, docs/design.md § Artifact offload); else its ``key_excerpts`` and
   the dialogue-turn snippets that cited it.
 * Index: the hybrid BM25 + MiniLM index of ``research.search.local`` (``LocalSearch``) over
   those documents, written as a JSONL corpus in ``{data_dir}/followups/{run_id}/evidence.jsonl``

@@ -1,14 +1,14 @@
 """Research more for a follow-up question: one new dialogue turn for an
 "Analyst follow-up" perspective through the normal pipeline.
 
-The turn is a STORM dialogue turn (seed 002 §2; ``research.pipeline.conversation``) whose
+The turn is a STORM dialogue turn (docs/design.md § Simulated conversations; ``research.pipeline.conversation``) whose
 question is the analyst's own (no WikiWriter step): the engine turns it into queries
 (``question_to_queries``), every query searches the run's backends as an offloaded tool call
-(seed 001: raw artifact + summary card, ``RunContext.search``; URLs the run already saved are
-skipped so the search brings new sources), the TopicExpert answers and the engine assigns each
-result to the syllabus questions it bears on in one step (``answer_and_assign``;
+(docs/design.md § Tool-result compression: raw artifact + summary card, ``RunContext.search``; URLs
+the run already saved are skipped so the search brings new sources), the TopicExpert answers and
+the engine assigns each result to the syllabus questions it bears on in one step (``answer_and_assign``;
 focused on the 2 syllabus questions closest to the follow-up by MiniLM cosine) and ``commit_turn``
-saves the sources (seed 000 ``save_source``: coverage counts update) and stores the turn
+saves the sources (docs/design.md § Collector tools: ``save_source``: coverage counts update) and stores the turn
 (event ``turn.finished``). The run's budget applies: the litellm engine stops calling models
 once it is spent and answers extractively (``LLMSession``).
 

@@ -83,7 +83,7 @@ def make_config(
     ingested corpus names searched too (``research.search.multi.validate_search``).
     ``corpus`` (default ``settings.default_corpus``) is only required when the ``local`` backend
     is searched; otherwise it is checked when given and left empty when not. ``min_databases``:
-    1–8 distinct source types ``check_completion`` requires (seed 000; default 1 = off).
+    1–8 distinct source types ``check_completion`` requires (docs/design.md § Source collector; default 1 = off).
     ``template``: ``auto`` (default; a syllabus fitted to the topic), ``drug`` or ``general``.
     ``review``: stop in ``awaiting_review`` after planning (STORM mode only).
     ``cassette_mode`` ("record" / "replay") and ``cassette_path``: the run's LLM cassette.
@@ -274,9 +274,6 @@ def create_run(config: RunConfig) -> str:
     notify_targets.keep(store, run_id, sealed)
     announce_index_build(store, run_id, config, settings.index_dir)
     return run_id
-
-
-_create = create_run  # the old private name, kept for callers on other branches
 
 
 def submit(run_id: str, backend: str | None = None, *, at_front: bool = False) -> None:

@@ -77,8 +77,8 @@ def run_progress(store: RunStore, state: RunState) -> dict[str, Any]:
 
 def coverage_summary(store: RunStore, run_id: str) -> list[dict[str, Any]]:
     """Per syllabus question, in syllabus order: ``{key, label, sources, target, covered}``
-    (``covered``: at least ``target`` sources, seed 000's ``min_sources``), plus ``answer``
-    (``answered`` / ``insufficient``) once the report says how its section answers it.
+    (``covered``: at least ``target`` sources, the ``min_sources`` (docs/design.md § Question
+    syllabus)), plus ``answer`` (``answered`` / ``insufficient``) once the report says how its section answers it.
     [] before the syllabus exists."""
     syllabus = store.get_doc(run_id, "syllabus", Syllabus)
     if syllabus is None:

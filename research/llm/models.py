@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from research.config import _get, in_environment
+from research.config import env_value, in_environment
 from research.errors import InputError
 from research.llm.model_map import PROVIDER_KEYS, cheaper_sibling, litellm, model_info, provider_of
 
@@ -45,13 +45,15 @@ def resolve_models(models: dict[str, str] | None = None) -> dict[str, str]:
     out: dict[str, str] = {}
     for role in ROLES:
         # the role's own model: named for it, or its env var when no "*" came first
-        own = models.get(role) or (not models.get("*") and _get(f"RESEARCH_MODEL_{role.upper()}"))
+        own = models.get(role) or (
+            not models.get("*") and env_value(f"RESEARCH_MODEL_{role.upper()}")
+        )
         model = (
             models.get(role)
             or models.get("*")
-            or _get(f"RESEARCH_MODEL_{role.upper()}")
-            or (_get("RESEARCH_LLM_CHEAP_MODEL") if role in CHEAP_ROLES else None)
-            or _get("RESEARCH_LLM_MODEL")
+            or env_value(f"RESEARCH_MODEL_{role.upper()}")
+            or (env_value("RESEARCH_LLM_CHEAP_MODEL") if role in CHEAP_ROLES else None)
+            or env_value("RESEARCH_LLM_MODEL")
         )
         if role == "compressor" and model and not own and not _cheap_set(models):
             model = cheaper_sibling(model.strip()) or model
@@ -66,11 +68,11 @@ def resolve_models(models: dict[str, str] | None = None) -> dict[str, str]:
 
 def _cheap_set(models: dict[str, str]) -> bool:
     """True when ``RESEARCH_LLM_CHEAP_MODEL`` chose the compressor's model (no ``*`` above it)."""
-    return not models.get("*") and bool(_get("RESEARCH_LLM_CHEAP_MODEL"))
+    return not models.get("*") and bool(env_value("RESEARCH_LLM_CHEAP_MODEL"))
 
 
 def _config_prices() -> dict[str, Any]:
-    raw = _get("RESEARCH_MODEL_PRICES")
+    raw = env_value("RESEARCH_MODEL_PRICES")
     if not raw:
         return {}
     try:
@@ -152,7 +154,7 @@ def check_model(model: str, *, need_key: bool = True) -> None:
     if provider in PROVIDER_KEYS:  # a mapped model of a known provider: no litellm import
         price_per_token(model)
         key = PROVIDER_KEYS[provider]
-        if need_key and not _get(key):
+        if need_key and not env_value(key):
             raise InputError(
                 f"Model '{model}' needs {key} in the environment (or .streamlit/secrets.toml); "
                 "it is read at call time and never stored."
@@ -168,7 +170,7 @@ def check_model(model: str, *, need_key: bool = True) -> None:
     price_per_token(model)
     if need_key:
         env = litellm().validate_environment(model)
-        missing = [k for k in env.get("missing_keys", []) if not _get(k)]
+        missing = [k for k in env.get("missing_keys", []) if not env_value(k)]
         if missing and not env.get("keys_in_environment"):
             raise InputError(
                 f"Model '{model}' needs {', '.join(missing)} in the environment (or "
@@ -181,9 +183,9 @@ def api_key_for(model: str) -> str | None:
     provider = provider_of(model) if model_info(model) else None
     if provider in PROVIDER_KEYS:
         key = PROVIDER_KEYS[provider]
-        return _get(key) if not in_environment(key) and _get(key) else None
+        return env_value(key) if not in_environment(key) and env_value(key) else None
     env = litellm().validate_environment(model)
     for name in env.get("missing_keys", []):
-        if not in_environment(name) and _get(name):
-            return _get(name)
+        if not in_environment(name) and env_value(name):
+            return env_value(name)
     return None

@@ -44,7 +44,7 @@ class StepSpec:
         key: cassette key rule: ``key(input) -> tuple`` of the parts of the input that do not
             depend on thread timing (perspective, turn, question …); () → the step name alone.
         in_context: False for out-of-band steps (the compressor): their prompt tokens are not
-            counted as context (seed 001 §10).
+            counted as context (docs/design.md § Context reduction).
         family: ``"storm"`` or ``"costorm"`` (which engine object exposes it).
 
     Raises:

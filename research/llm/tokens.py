@@ -1,4 +1,4 @@
-"""Token counting for context accounting (seed 001 §10: context reduction).
+"""Token counting for context accounting (docs/design.md § Context reduction: context reduction).
 
 Uses tiktoken's ``cl100k_base`` from the encodings bundled inside litellm (no network:
 ``TIKTOKEN_CACHE_DIR`` points there), loaded once. Units: tokens.

@@ -1,6 +1,6 @@
 """A run's LLM usage report (``research show --json`` → ``llm``; the Cost page).
 
-Context efficiency (seed 001 §10): ``tool_tokens_sent`` = tokens of tool output (numbered
+Context efficiency (docs/design.md § Context reduction): ``tool_tokens_sent`` = tokens of tool output (numbered
 snippets, summary cards, read_artifact results) actually placed in in-context prompts;
 ``raw_tool_tokens`` = tokens of every raw tool output (the artifacts) that would have been
 injected without compression/offload. ``context_reduction_pct`` = 100 × (1 − sent / raw).

@@ -1,4 +1,4 @@
-"""Analysis phase (seed 002, "What we're keeping": the analysis agent): facts extracted from the
+"""Analysis phase (docs/design.md § Analysis the analysis agent): facts extracted from the
 conversations, cross-validated (claims backed by ≥ 2 sources) and checked for contradictions."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from research.pipeline.context import RunContext
 
 
 def extract_facts(conversations: list[ConversationResult]) -> list[Fact]:
-    """Facts = answer spans with their cited sources (seed 002 extractFactsFromConversation).
+    """Facts = answer spans with their cited sources (docs/design.md § Analysis: extractFactsFromConversation).
 
     One Fact per (span, cited source); spans without a resolvable citation are skipped.
     """

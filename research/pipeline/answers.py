@@ -1,8 +1,8 @@
-"""Each syllabus question's section, written from its evidence (DESIGN.md, Terms: evidence).
+"""Each syllabus question's section, written from its evidence (docs/design.md § Terms: evidence).
 
 One rule decides a question's status everywhere: it is **answered** exactly when it is *met* on
 the coverage chart — at least ``min_sources`` saved sources with an evidence passage for it
-(seed 000 ``get_progress``) — so the chart, ``Report.questions`` and the report text agree.
+(docs/design.md § Collector tools: ``get_progress``) — so the chart, ``Report.questions`` and the report text agree.
 
 ``fill``: an answered question's section gets its best evidence passages (score order, one
 passage per source before a second one of any source, near-duplicates dropped: maximal marginal

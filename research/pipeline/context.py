@@ -1,7 +1,7 @@
 """RunContext: everything one run's steps share (store, collector, engine, retriever, artifacts).
 
-Also the search tool: every search is a tool call that goes through seed 001's compression and
-offload (``ArtifactStore.record``).
+Also the search tool: every search is a tool call that goes through the compression (docs/design.md
+§ Tool-result compression) and offload (``ArtifactStore.record``).
 """
 
 from __future__ import annotations
@@ -62,7 +62,7 @@ class RunContext:
     def step_for(self, hint: str) -> Step:
         """The plan step that best matches ``hint`` (word overlap with title + description).
 
-        Tool calls are filed under a step so artifact names follow seed 001 §5.3; the first step
+        Tool calls are filed under a step so artifact names follow docs/design.md § Artifact offload; the first step
         wins ties, so survey calls land on step 1.
         """
         if self.plan is None:
@@ -110,10 +110,11 @@ class RunContext:
         memory: list[dict] | None = None,
         exclude: set[str] | None = None,
     ) -> list[SearchResult]:
-        """Run the retriever as a tool call: raw results → artifact + summary card (seed 001).
+        """Run the retriever as a tool call: raw results → artifact + summary card (docs/design.md
+        § Tool-result compression).
 
         Returns the results; a useful card's context message is appended to ``memory`` (the
-        caller's working memory, seed 001 §6); useless cards add nothing. ``exclude``: URLs the
+        caller's working memory, docs/design.md § Working memory); useless cards add nothing. ``exclude``: URLs the
         caller has already seen; up to 3k candidates are fetched so that k new ones come back.
         With a ``MultiRetriever`` every backend failure or empty result becomes an
         event ``search.failed`` / ``search.empty`` ``{backend, query, reason, message}``, is kept

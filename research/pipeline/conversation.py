@@ -1,11 +1,12 @@
-"""WikiWriter ↔ TopicExpert conversations, one per perspective, run in parallel (seed 002
-Phase 2; STORM paper §3.2).
+"""WikiWriter ↔ TopicExpert conversations, one per perspective, run in parallel (docs/design.md §
+Simulated conversations; STORM paper §3.2).
 
 Each turn: the writer asks (steered by the collector's ``next_focus``) and, with the litellm
 engine, writes the search queries in the same call (otherwise the expert turns
-the question into queries), the expert searches (every search is an offloaded tool call, seed 001), answers with
+the question into queries), the expert searches (every search is an offloaded tool call,
+docs/design.md § Tool-result compression), answers with
 ``[n]`` citations grounded in the results, and every retrieved source that bears on a syllabus
-question is saved to the collector with its questions (seed 000). The writer ends with
+question is saved to the collector with its questions (docs/design.md § Source collector). The writer ends with
 "Thank you so much for your help!" or the turn cap stops it.
 
 Scheduling, determinism and resume: each conversation runs in its own thread
@@ -25,6 +26,9 @@ lockstep rounds bought is kept by two rules:
 
 A resumed run rebuilds each conversation from its stored turns (a prefix of the commit order)
 and redoes only unfinished turns.
+
+Size: scheduling, deterministic steering and resume are one algorithm over the same turn
+records; split, each part would need the others' invariants restated.
 """
 
 from __future__ import annotations
@@ -321,7 +325,7 @@ def turn_cards(recorder: DeferredRecorder) -> list[TurnCard]:
 
 
 def commit_turn(ctx: RunContext, pending: PendingTurn) -> DialogueTurn:
-    """Write the turn's tool calls, save its sources (seed 000) and store the turn."""
+    """Write the turn's tool calls, save its sources (docs/design.md § Source collector) and store the turn."""
     pending.recorder.commit()
     pending.memory[:] = useful_messages(pending.memory)
     sources = _save_sources(ctx, pending)

@@ -1,12 +1,12 @@
 """Research until answered: gap turns for the syllabus questions still unmet after the planned
-conversations (seed 000: ``check_completion`` → ``finalize_sources`` is the loop's stop rule).
+conversations (docs/design.md § Completion: ``check_completion`` → ``finalize_sources`` is the loop's stop rule).
 
 After the planned turns, while ``check_completion`` is not ready, each round searches for every
 unmet question (``coverage_gaps``) with up to ``QUERIES_PER_ROUND`` new queries built from its
 label, description and facets (the litellm engine's asker writes them), until the question is
 met or the gap budget ends: ``RunConfig.gap_turns`` rounds (default 2) and at most
 ``MAX_GAP_QUERIES`` queries per question. Each search is a recorded tool call with its card and
-artifact (seed 001), and each found source counts only with an evidence passage.
+artifact (docs/design.md § Tool-result compression), and each found source counts only with an evidence passage.
 
 A gap turn is a dialogue turn of the conversation "Gap search" (turn number = the planned
 turns + the round, focus = the question), so the Conversations page shows it and a resumed run finds it. Determinism and

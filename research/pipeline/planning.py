@@ -1,7 +1,8 @@
-"""Coordinator and planner (seed 001 §3.1–3.2) and perspective discovery (seed 002 Phase 1).
+"""Coordinator and planner (docs/design.md § Coordinator and planner) and perspective discovery
+(docs/design.md § Perspective discovery).
 
 The coordinator only routes (no tools, no reasoning). The planner turns the topic into a plan
-``{plan_title, steps}`` and the run's question syllabus (seed 000). Perspectives come from a
+``{plan_title, steps}`` and the run's question syllabus (docs/design.md § Source collector). Perspectives come from a
 related-topic survey through search (STORM FindRelatedTopic) and persona generation (GenPersona),
 always with a Basic Fact Writer.
 

@@ -57,7 +57,7 @@ class DeferredRecorder:
     """Compresses now, writes on ``commit()`` with call ids ``{prefix}.{n}``.
 
     ``record`` returns ``(None, message)``: ``message`` is a dict (filled in on commit with the
-    seed 001 §6.1 context message) when the card is useful, else None. In the background mode
+    docs/design.md § Working memory: context message) when the card is useful, else None. In the background mode
     (module doc) usefulness is not known yet: ``message`` is always a dict, left with empty
     ``content`` on commit when the card is not useful (``useful_messages`` drops those).
     """

@@ -1,5 +1,5 @@
-"""Outline (seed 002 Phase 3: draft from the topic → refine with the conversations) and the
-Reporter (seed 001 §3, STORM paper §3.3): a report organised by the syllabus questions
+"""Outline (docs/design.md § Two-phase outline: draft from the topic → refine with the conversations) and the
+Reporter (docs/design.md § Coordinator and planner, STORM paper §3.3): a report organised by the syllabus questions
 (``sections.plan_sections``), each section written from whole sentences of its sources
 (``evidence``, ``sections.allocate``), a lead with the key finding per question, no sentence
 twice (``dedupe_report``), and a references list with citations renumbered 1..N."""
@@ -11,7 +11,6 @@ from concurrent.futures import Future, ThreadPoolExecutor
 
 from research import citations
 from research.engines.base import (
-    Fact,
     LeadInput,
     LeadQuestion,
     OutlineInput,
@@ -52,7 +51,7 @@ def make_outline(
     conversations: list[ConversationResult],
     drafted: Future[Outline] | None = None,
 ) -> Outline:
-    """Two-phase outline (seed 002 §3.3); falls back to the draft if refining fails with the
+    """Two-phase outline (docs/design.md § Two-phase outline); falls back to the draft if refining fails with the
     engine's typed error (``EngineError``: provider error, invalid output, budget...), recorded as
     event ``outline.refine_failed {error, code, fallback: "draft"}``, or returns no sections. Any
     other exception is a bug and propagates. ``drafted``: the draft already asked for
@@ -63,7 +62,7 @@ def make_outline(
         refined = ctx.engine.refine_outline(
             RefineInput(topic=ctx.config.topic, draft=draft, conversations=conversations)
         )
-    except EngineError as exc:  # seed 002: "Fall back to draft"
+    except EngineError as exc:  # docs/design.md § Two-phase outline: "Fall back to draft"
         ctx.emit(
             "outline.refine_failed",
             {"error": exc.message[:300], "code": exc.code, "fallback": "draft"},
@@ -90,7 +89,6 @@ def report_units(ctx: RunContext, conversations: list[ConversationResult]) -> li
 def write_report(
     ctx: RunContext,
     outline: Outline,
-    facts: list[Fact] | None = None,
     conversations: list[ConversationResult] | None = None,
     units: list[material.Unit] | None = None,
 ) -> Report:
@@ -100,7 +98,6 @@ def write_report(
     Material: whole sentences from the full text of the run's on-topic sources
     (``evidence``), assigned globally to the section whose heading fits them best, a question's
     section taking only sentences of the sources assigned to that question (``sections``).
-    ``facts`` (conversation answer spans) are no longer the material; kept for callers.
     ``units``: ``report_units(ctx, conversations)`` when the caller computed it already.
     Returns the stored report; ``Report.questions`` has one entry per syllabus question.
     """

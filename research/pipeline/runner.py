@@ -1,4 +1,4 @@
-"""Drive one run through its phases (DESIGN.md, One run):
+"""Drive one run through its phases (docs/design.md § One run):
 ``pending → planning → conversations → analyzing → synthesizing → complete`` (or ``failed`` /
 ``cancelled``). Writes only Redis and files under the data dir.
 
@@ -36,7 +36,6 @@ from research.pipeline import analysis, conversation, gaps, planning, reporter, 
 from research.pipeline.context import RunContext
 from research.pipeline.index_events import index_progress_events
 from research.pipeline.recorders import DeferredRecorder, KeyedRecorder
-from research.search.local import get_local_search  # noqa: F401 - kept for callers importing it here
 from research.search.multi import build_retriever
 from research.store import open_store
 from research.store.lease import Lease, holder_name
@@ -124,9 +123,9 @@ def _survey(
 
 
 def run_storm(ctx: RunContext) -> Report:
-    """STORM mode (seed 002): plan → survey → perspectives → parallel conversations → analysis →
-    outline → sections → lead → references. Sets the phase statuses; returns the stored report.
-    Each phase whose result is already stored (a resumed run) is skipped."""
+    """STORM mode (docs/design.md § STORM pipeline): plan → survey → perspectives → parallel
+    conversations → analysis → outline → sections → lead → references. Sets the phase statuses;
+    returns the stored report. Each phase whose result is already stored (a resumed run) is skipped."""
     store, run_id = ctx.store, ctx.run_id
     topic = planning.coordinate(ctx)
     surveyed = _stored(ctx, "survey")
@@ -164,10 +163,8 @@ def run_storm(ctx: RunContext) -> Report:
     store.set_status(run_id, "analyzing")
     # the outline does not read the analysis: refined while the analysis is asked
     refined = None if outline else _ahead(reporter.make_outline, ctx, convs, draft)
-    if _stored(ctx, "analysis"):
-        facts = analysis.extract_facts(convs)
-    else:
-        _, facts = analysis.analyze(ctx, convs)
+    if not _stored(ctx, "analysis"):
+        analysis.analyze(ctx, convs)
     ctx.check_cancel()
 
     store.set_status(run_id, "synthesizing")
@@ -178,7 +175,7 @@ def run_storm(ctx: RunContext) -> Report:
         return report
     if units is None:
         raise InvariantError("Submitted above whenever there is no stored report")
-    return reporter.write_report(ctx, outline, facts, convs, units=units.result())
+    return reporter.write_report(ctx, outline, convs, units=units.result())
 
 
 def _guard(ctx: RunContext, lease: Lease) -> None:

@@ -1,12 +1,12 @@
 """A report organised by question: which section answers each syllabus
 question, and which sentences go into which section (item 4: global assignment, no repeats).
 
-``plan_sections``: STORM's refined outline (seed 002 Phase 3) still shapes the report. Each
-syllabus question (seed 000) is matched one-to-one to the outline section closest to it
+``plan_sections``: STORM's refined outline (docs/design.md § Two-phase outline) still shapes the report. Each
+syllabus question (docs/design.md § Source collector) is matched one-to-one to the outline section closest to it
 (Hungarian assignment on the larger cosine of the heading to ``"label: description"`` and to
 the label — without the topic, which every heading shares — kept when ≥ ``MATCH_MIN``); a
 matched outline section becomes the question's section, headed by the question's label and
-keeping its subsections, and answers it from the sources assigned to it (seed 000
+keeping its subsections, and answers it from the sources assigned to it (docs/design.md § Completion
 ``finalize_sources``). An unmatched question gets its own section, also headed by its label. The
 report reads question by question (syllabus order), then the outline sections the
 syllabus lacks, in outline order (they keep their sections).
@@ -69,7 +69,7 @@ DESIGN_PENALTY = 0.10  # aspect cosine taken off sentences that describe study d
 class SectionPlan:
     """One report section: heading, subsections, and the syllabus question it answers (if any).
 
-    ``sources``: ids of the collector sources assigned to the question (seed 000); None for a
+    ``sources``: ids of the collector sources assigned to the question (docs/design.md § Source collector); None for a
     section that answers no question (any on-topic source may feed it). ``status`` is
     "answered" | "insufficient" for question sections, "" otherwise."""
 

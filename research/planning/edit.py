@@ -13,7 +13,7 @@ line of the error, naming the row and what to fix):
   ``min_sources`` a whole number 1–20;
 - perspectives: 1–12, names unique (case-insensitive) and non-empty, focus non-empty;
 - plan: ≥ 1 step, each with a title; steps are renumbered 1..n; the plan title stays (it names
-  the run's artifact folder, seed 001 §5.3).
+  the run's artifact folder, docs/design.md § Artifact offload).
 """
 
 from __future__ import annotations

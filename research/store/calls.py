@@ -1,4 +1,4 @@
-"""Idempotent tool-call records of a run (seed 001 §5.3 file numbering).
+"""Idempotent tool-call records of a run (docs/design.md § Artifact offload: file numbering).
 
 A resumed run repeats the tool calls it had not finished; each call has a run-unique id
 (``conv0.t2.1``) so that a repeat reuses its artifact file name and never stores its card twice.

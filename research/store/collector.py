@@ -1,7 +1,8 @@
-"""The Redis source collector (seed 000): ``save_source``, ``get_progress``, ``check_completion``,
+"""The Redis source collector (docs/design.md § Collector tools): ``save_source``,
+``get_progress``, ``check_completion``,
 ``finalize_sources`` for one run, working from Redis alone so any process can continue a run.
 
-Schema (seed 000 "Storage Schema", verbatim; keys built by ``research.store.keys``):
+Schema (docs/design.md § Source collector, verbatim; keys built by ``research.store.keys``):
 
 - ``source_collection:{run_id}:sources``   LIST of source JSON (``SourceRecord``); ``src_012`` is
   list index 11, so numbering is contiguous and a source is found in O(1);
@@ -12,8 +13,11 @@ Schema (seed 000 "Storage Schema", verbatim; keys built by ``research.store.keys
 ``save_source`` is one Lua script (one EVALSHA round trip): validation against the stored
 syllabus, dedup, numbering, question assignment, citation registration and the per-question
 counts all happen atomically, so concurrent conversation threads can never duplicate a source
-or skip a number. Responses follow seed 000's "Refined" design: flat, ✓/⚠, actionable, and
+or skip a number. Responses follow the "Refined" design (docs/design.md § Collector tools): flat, ✓/⚠, actionable, and
 under 500 characters (``fit_response`` trims the least useful entries when a syllabus is big).
+
+Size: most of it is the ``save_source`` Lua script and the four collector tools that read the
+same keys; they change together.
 """
 
 from __future__ import annotations
@@ -133,7 +137,7 @@ def canonical_url(url: str) -> str:
 
 
 def dedup_key(source_type: str, external_id: str, url: str) -> str:
-    """Identity of a source (seed 000 "Deduplication logic"): ``id:{type}:{external_id}`` when
+    """Identity of a source (docs/design.md § Source collector): ``id:{type}:{external_id}`` when
     there is an external id (case-insensitive), else ``url:{canonical_url}``."""
     if external_id.strip():
         return f"id:{source_type.strip().lower()}:{external_id.strip().lower()}"
@@ -190,7 +194,8 @@ class SourceCollector:
 
     # ------------------------------------------------------------------ syllabus / metadata
     def init(self, syllabus: Syllabus) -> bool:
-        """Store ``syllabus`` in the metadata key (seed 000 metadata). Idempotent for resumes.
+        """Store ``syllabus`` in the metadata key (docs/design.md § Source collector: metadata).
+        Idempotent for resumes.
 
         Returns:
             True when written; False when the same syllabus was already stored (nothing changes).
@@ -273,7 +278,7 @@ class SourceCollector:
             code="collector_not_initialised",
         )  # pragma: no cover
 
-    # ------------------------------------------------------------------ seed 000 tools
+    # ------------------------------------------- collector tools (docs/design.md § Collector tools)
     def save_source(
         self,
         source_type: str,
@@ -285,7 +290,8 @@ class SourceCollector:
         citation_id: str | None = None,
         found_by: list[str] | None = None,
     ) -> dict[str, Any]:
-        """Save a source and assign it to relevant questions (seed 000, final ``save_source``).
+        """Save a source and assign it to relevant questions (docs/design.md § Collector tools,
+        final ``save_source``).
 
         One atomic Lua call (one round trip). Automatic citation registration: without
         ``citation_id`` a citation is registered from the metadata (claim = title, source_id =
@@ -326,7 +332,7 @@ class SourceCollector:
         ):
             key_excerpts = " ".join(
                 x.strip() for x in key_excerpts
-            )  # seed 000's first draft took a list
+            )  # the first draft (docs/design.md § Collector tools) took a list
         excerpt = _text("key_excerpts", key_excerpts, required=False)
         qs = self._question_keys(relevant_questions)
         if citation_id is not None and not (
@@ -454,7 +460,7 @@ class SourceCollector:
 
     def coverage_gaps(self) -> list[str]:
         """Every unmet question key, largest deficit first (ties: syllabus order): ``next_focus``
-        without seed 000's cap of 3, for steering parallel conversations (one per gap)."""
+        without the cap of 3 (docs/design.md § Collector tools), for steering parallel conversations (one per gap)."""
         syl, _, counts = self._snapshot(lists=False)
         return list(deficits(syl, dict(zip(syl.keys(), counts, strict=True))))
 
@@ -462,7 +468,7 @@ class SourceCollector:
         """Seed 000 ``check_completion``: ``{"ready", "progress", "missing", "suggestion"}`` (see
         ``completion_report``); ready when every question has ``min_sources`` sources.
 
-        ``min_databases`` > 1 adds seed 000's "Sources span multiple databases" criterion: the
+        ``min_databases`` > 1 adds the "Sources span multiple databases" criterion (docs/design.md § Completion): the
         saved sources must come from at least that many source types (pubmed, web...); the
         response then has ``"databases"`` and is not ready below it. Default 1: unchanged."""
         if min_databases <= 1:
@@ -544,7 +550,7 @@ class SourceCollector:
         context: str = "",
         metadata: dict[str, Any] | None = None,
     ) -> str:
-        """Register a citation explicitly (seed 000 "Option 1"); returns its id ``cit_<12 hex>``.
+        """Register a citation explicitly (docs/design.md § Collector tools); returns its id ``cit_<12 hex>``.
 
         Fields are stored as given in the ``citations`` hash; ``source_id`` is the external id
         (PMID, NCT...). Raises InputError when claim or source_type is empty.

@@ -107,8 +107,8 @@ def _name(url: str) -> str | None:
 
 def set_role(role: str) -> None:
     """Name this process's use of the embedded server: ``cli`` (default), ``dashboard``,
-    ``worker``, ``api`` (``research serve``) or ``mcp`` (the MCP server); shown by ``research server status`` and in
-    ``research server stop``'s refusal.
+    ``worker``, ``api`` (``research serve``) or ``mcp`` (the MCP server); shown by ``research redis status`` and in
+    ``research redis stop``'s refusal.
     Call it before the first ``get_redis``; a lease already written is rewritten with the role.
 
     Raises:

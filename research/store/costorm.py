@@ -1,4 +1,5 @@
-"""Co-STORM round-table records in Redis (seed 004; ``research.costorm.state`` parses them).
+"""Co-STORM round-table records in Redis (docs/design.md § Co-STORM round-table;
+``research.costorm.state`` parses them).
 
 Keys (``keys.costorm``): ``turns`` LIST of ``CoStormTurn`` JSON, ``mindmap`` / ``pool`` /
 ``state`` JSON strings, ``inbox`` LIST of analyst messages. Values cross this boundary as JSON

@@ -1,8 +1,8 @@
-"""Coverage responses of the source collector (seed 000 "Refined" tool responses).
+"""Coverage responses of the source collector (docs/design.md § Collector tools).
 
 Pure functions from a syllabus and per-question source counts to the flat, ✓/⚠, actionable
 dicts that ``get_progress`` and ``check_completion`` return, plus ``fit_response``, which keeps
-every agent-facing response under 500 characters (seed 000 "Design Principles: Conciseness")
+every agent-facing response under 500 characters (docs/design.md § Collector tools)
 by dropping the least useful entries first. No Redis here; ``research.store.collector`` reads
 the counts and calls these.
 """
@@ -14,7 +14,7 @@ from typing import Any
 
 from research.models import Syllabus
 
-MAX_RESPONSE_CHARS = 500  # seed 000 "Refined": all responses < 500 chars
+MAX_RESPONSE_CHARS = 500  # docs/design.md § Collector tools: all responses < 500 chars
 NEXT_FOCUS_MAX = 3
 TYPE_NAMES = {
     "pubmed": "PubMed",
@@ -45,7 +45,7 @@ def response_chars(resp: dict[str, Any]) -> int:
 def fit_response(
     resp: dict[str, Any], trims: list[tuple[str, list[Any]]], limit: int = MAX_RESPONSE_CHARS
 ) -> dict[str, Any]:
-    """Trim ``resp`` in place until its JSON is under ``limit`` characters (seed 000 "Conciseness").
+    """Trim ``resp`` in place until its JSON is under ``limit`` characters (docs/design.md § Collector tools).
 
     ``trims`` is ``[(field, items in drop order), ...]``: entries of the dict or list
     ``resp[field]`` are dropped in that order (least useful first) and ``resp["truncated"]``
@@ -130,7 +130,7 @@ def completion_report(
     Returns ``{"ready": bool, "progress": "3/6 questions complete (50%)", "missing": {key:
     "Need 3 more sources (currently 2/5)"}, "suggestion": "Focus on ..."}``; ``missing`` is in
     syllabus order; the suggestion names the (up to) two questions with the largest deficit.
-    With ``min_databases`` > 1 (seed 000 "Sources span multiple databases"), ``source_types``
+    With ``min_databases`` > 1 (docs/design.md § Completion "Sources span multiple databases"), ``source_types``
     (distinct types saved) must number at least that; ``"databases": "1/2 databases (PubMed)"``
     is added and ``ready`` is False below it.
     """
@@ -154,7 +154,8 @@ def completion_report(
         "missing": missing,
         "suggestion": suggestion,
     }
-    if min_databases > 1:  # seed 000 criterion "Sources span multiple databases"
+    # docs/design.md § Source collector: criterion "Sources span multiple databases"
+    if min_databases > 1:
         have = list(source_types or [])
         names = ", ".join(display_type(t) for t in have) or "none"
         resp["databases"] = f"{len(have)}/{min_databases} databases ({names})"

@@ -1,4 +1,4 @@
-"""The one place that builds Redis keys (DESIGN.md, State in Redis).
+"""The one place that builds Redis keys (docs/design.md § State in Redis).
 
 Seed 000's collector schema is kept verbatim; everything else of a run lives under
 ``run:{run_id}``. Run ids are validated here so no key can be built from hostile text.
@@ -29,14 +29,14 @@ def check_run_id(run_id: str) -> str:
     return run_id
 
 
-# -- seed 000 source collector (verbatim schema)
+# -- source collector (docs/design.md § Source collector; verbatim schema)
 def sources(run_id: str) -> str:
-    """List of source JSON strings (seed 000)."""
+    """List of source JSON strings (docs/design.md § Source collector)."""
     return f"source_collection:{check_run_id(run_id)}:sources"
 
 
 def question(run_id: str, question_key: str) -> str:
-    """List of source_ids assigned to one syllabus question (seed 000)."""
+    """List of source_ids assigned to one syllabus question (docs/design.md § Source collector)."""
     if not QUESTION_KEY_RE.fullmatch(question_key or ""):
         raise InputError(
             f"'{question_key}' is not a valid question key (use e.g. 'clinical.efficacy')."
@@ -45,7 +45,7 @@ def question(run_id: str, question_key: str) -> str:
 
 
 def collector_metadata(run_id: str) -> str:
-    """JSON metadata string (seed 000): syllabus, counters."""
+    """JSON metadata string (docs/design.md § Question syllabus): syllabus, counters."""
     return f"source_collection:{check_run_id(run_id)}:metadata"
 
 
@@ -55,7 +55,7 @@ def source_index(run_id: str) -> str:
 
 
 def citations(run_id: str) -> str:
-    """Hash citation_id → citation JSON (auto-registered citations, seed 000)."""
+    """Hash citation_id → citation JSON (auto-registered citations, docs/design.md § Source collector)."""
     return f"source_collection:{check_run_id(run_id)}:citations"
 
 
@@ -225,7 +225,7 @@ NOTIFY_PARTS = (run_notify_targets, run_notifications)
 RESILIENCE_PARTS = (run_lease, run_queued, run_rounds, run_calls, run_artseq)
 
 
-# -- Co-STORM round-table state (seed 004; research.costorm.state)
+# -- Co-STORM round-table state (docs/design.md § Co-STORM round-table; research.costorm.state)
 def costorm(run_id: str, part: str) -> str:
     """Co-STORM state of a run: ``turns`` (LIST of CoStormTurn JSON), ``mindmap`` (JSON string),
     ``pool`` (JSON string: unused retrieved information), ``state`` (JSON string: experts and

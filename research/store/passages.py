@@ -1,4 +1,4 @@
-"""Evidence passages of a run, per saved source (DESIGN.md, Terms: evidence).
+"""Evidence passages of a run, per saved source (docs/design.md § Terms: evidence).
 
 Key ``run:{id}:evidence`` (``keys.run_evidence``): a HASH source id (``src_012``) → JSON list of
 ``EvidencePassage``. A source found again by a later search of the run merges its new passages

@@ -1,33 +1,29 @@
-"""Run state and the event stream in Redis (DESIGN.md, State in Redis).
+"""Run state in Redis (docs/design.md § State in Redis), and ``RunStore``, the one face of a run's
+records.
 
 A run is a hash ``run:{id}`` plus JSON documents, lists of turns and summary cards, a usage
 hash and a Redis Stream of events; ``runs`` indexes them by creation time. Every status change
-is also an event. Writers: jobs only. Readers: pages, CLI.
+is also an event. This module keeps the run hash, the index, liveness, cancel and the steering
+snapshots; the other parts live beside it (``run_events``, ``run_docs``, ``run_usage``,
+``run_deletion``) and ``RunStore`` inherits them. Writers: jobs only. Readers: pages, CLI.
 """
 
 from __future__ import annotations
 
 import json
 import secrets
-import shutil
 import time
 from collections.abc import Callable, Iterable, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import redis
-from pydantic import BaseModel
 
 from research.errors import RunNotFoundError
-from research.events import EventType, check_event
 from research.models import (
     ACTIVE_STATUSES,
-    ArtifactRecord,
-    DialogueTurn,
-    Event,
     RunConfig,
     RunState,
     RunStatus,
-    Usage,
     now,
 )
 from research.store import keys
@@ -38,13 +34,14 @@ from research.store.costorm import CoStormRecords
 from research.store.lease import PENDING_GRACE_S, Lease, is_held
 from research.store.notifications import NotificationStore
 from research.store.passages import EvidenceStore
+from research.store.run_deletion import RunDeletion
+from research.store.run_docs import RunDocuments
+from research.store.run_usage import RunUsage
 from research.store.tokens import TokenStore
 
 if TYPE_CHECKING:
-    from research.config import Settings
+    pass
 
-M = TypeVar("M", bound=BaseModel)
-EVENT_STREAM_MAXLEN = 100_000
 # KEYS: run hash, lease, queued. ARGV: now (s), pending grace (s), active statuses...
 _RECONCILE_LUA = """
 local status = redis.call('HGET', KEYS[1], 'status')
@@ -67,8 +64,10 @@ def new_run_id() -> str:
     return secrets.token_hex(8)
 
 
-class RunStore:
-    """Typed access to one Redis for runs.
+class RunStore(RunDocuments, RunUsage, RunDeletion):
+    """Typed access to one Redis for runs: run state (this module), events
+    (``research.store.run_events``), documents, turns and cards (``run_docs``), usage accounting
+    (``run_usage``) and deletion (``run_deletion``).
 
     Args:
         r: a ``redis.Redis`` with ``decode_responses=True``.
@@ -180,40 +179,6 @@ class RunStore:
             mapping={k: str(v) for k, v in {**fields, "updated_at": now()}.items()},
         )
 
-    def delete_run(self, run_id: str) -> None:
-        """Remove every Redis key of the run (artifacts on disk are the caller's)."""
-        self.r.delete(
-            *keys.run_keys(run_id), *[keys.question(run_id, k) for k in self._question_keys(run_id)]
-        )
-        self.r.zrem(keys.RUNS_INDEX, run_id)
-
-    def delete_run_everywhere(self, run_id: str, settings: Settings) -> list[str]:
-        """Delete a run: its Redis keys (``delete_run``), its artifacts dir, its report dir and its
-        follow-up evidence index (``followups/{run_id}``) under ``settings.data_dir``.
-        Returns the paths removed.
-
-        Raises:
-            InputError: ill-formed run id. StoreError: Redis unreachable.
-        """
-        keys.check_run_id(run_id)
-        self.delete_run(run_id)
-        removed = []
-        for d in (
-            settings.artifacts_root / run_id,
-            settings.reports_dir / run_id,
-            settings.data_dir / "followups" / run_id,
-        ):
-            if d.is_dir():
-                shutil.rmtree(d, ignore_errors=True)
-                removed.append(str(d))
-        return removed
-
-    def _question_keys(self, run_id: str) -> list[str]:
-        raw = self.r.get(keys.run_doc(run_id, "syllabus"))
-        if not raw:
-            return []
-        return [q["key"] for q in json.loads(raw).get("questions", [])]
-
     # ------------------------------------------------------------------ cancel
     def request_cancel(self, run_id: str, *, by: str | None = None) -> None:
         """Ask the job to stop at its next step boundary; ``by`` (``api``…) is recorded in the
@@ -223,225 +188,6 @@ class RunStore:
 
     def cancel_requested(self, run_id: str) -> bool:
         return cast(int, self.r.exists(keys.run_cancel(run_id))) == 1
-
-    # ------------------------------------------------------------------ documents
-    def put_doc(self, run_id: str, name: str, doc: BaseModel | Sequence[BaseModel]) -> None:
-        """Store a JSON document (plan, syllabus, perspectives, outline, analysis, report...)."""
-        if not isinstance(doc, BaseModel):
-            payload = json.dumps([d.model_dump(mode="json") for d in doc])
-        else:
-            payload = doc.model_dump_json()
-        self.r.set(keys.run_doc(run_id, name), payload)
-
-    def get_doc(self, run_id: str, name: str, model: type[M]) -> M | None:
-        raw = self.r.get(keys.run_doc(run_id, name))
-        return model.model_validate_json(raw) if raw else None
-
-    def get_doc_list(self, run_id: str, name: str, model: type[M]) -> list[M]:
-        raw = self.r.get(keys.run_doc(run_id, name))
-        return [model.model_validate(x) for x in json.loads(raw)] if raw else []
-
-    # ------------------------------------------------------------------ turns & cards
-    def append_turn(self, run_id: str, turn: DialogueTurn) -> None:
-        """Store a finished dialogue turn and emit ``turn.finished``."""
-        self.r.rpush(keys.run_turns(run_id), turn.model_dump_json())
-        self.emit(
-            run_id,
-            "turn.finished",
-            {
-                "perspective": turn.perspective,
-                "turn": turn.turn_number,
-                "question": turn.question[:200],
-                "sources": len(turn.sources),
-            },
-        )
-
-    def get_turns(self, run_id: str) -> list[DialogueTurn]:
-        return [
-            DialogueTurn.model_validate_json(x)
-            for x in self.r.lrange(keys.run_turns(run_id), 0, -1)
-        ]
-
-    def count_turns(self, run_id: str) -> int:
-        return int(self.r.llen(keys.run_turns(run_id)))
-
-    def count_cards(self, run_id: str) -> int:
-        """How many tool-call records (summary cards) the run has stored."""
-        return int(self.r.llen(keys.run_cards(run_id)))
-
-    def append_card(self, run_id: str, record: ArtifactRecord) -> None:
-        """Store the record of one tool call (raw file + summary card)."""
-        self.r.rpush(keys.run_cards(run_id), record.model_dump_json())
-
-    def append_cards(
-        self,
-        run_id: str,
-        records: Sequence[ArtifactRecord],
-        *,
-        event: EventType | None = None,
-        events: Sequence[dict[str, Any]] = (),
-    ) -> None:
-        """Store many tool-call records in one pipelined round trip, each with event ``event``
-        carrying the matching ``events`` payload when given (bulk loaders, e.g. devtools/scale_run).
-        Raises InvariantError (nothing written) for an undeclared event or payload."""
-        if event:
-            for i in range(len(records)):
-                check_event(event, events[i] if i < len(events) else {})
-        pipe = self.r.pipeline(transaction=False)
-        for i, record in enumerate(records):
-            pipe.rpush(keys.run_cards(run_id), record.model_dump_json())
-            if event:
-                pipe.xadd(
-                    keys.run_events(run_id),
-                    {
-                        "ts": now(),
-                        "type": event,
-                        "data": json.dumps(events[i] if i < len(events) else {}),
-                    },
-                    maxlen=EVENT_STREAM_MAXLEN,
-                    approximate=True,
-                )
-        pipe.execute()
-
-    def get_cards(self, run_id: str) -> list[ArtifactRecord]:
-        return [
-            ArtifactRecord.model_validate_json(x)
-            for x in self.r.lrange(keys.run_cards(run_id), 0, -1)
-        ]
-
-    # ------------------------------------------------------------------ usage
-    def add_usage(
-        self,
-        run_id: str,
-        *,
-        calls: int = 1,
-        prompt_tokens: int = 0,
-        completion_tokens: int = 0,
-        cost_usd: float = 0.0,
-    ) -> None:
-        pipe = self.r.pipeline()
-        k = keys.run_usage(run_id)
-        pipe.hincrby(k, "llm_calls", calls)
-        pipe.hincrby(k, "prompt_tokens", prompt_tokens)
-        pipe.hincrby(k, "completion_tokens", completion_tokens)
-        pipe.hincrbyfloat(k, "cost_usd", cost_usd)
-        pipe.execute()
-
-    def get_usage(self, run_id: str) -> Usage:
-        data = self.r.hgetall(keys.run_usage(run_id))
-        return Usage(
-            **{
-                k: (float(v) if k == "cost_usd" else int(float(v)))
-                for k, v in data.items()
-                if k in Usage.model_fields
-            }
-        )
-
-    def record_llm_call(
-        self,
-        run_id: str,
-        *,
-        phase: str,
-        role: str,
-        model: str,
-        step: str,
-        prompt_tokens: int,
-        completion_tokens: int,
-        cost_usd: float,
-        retries: int = 0,
-        tool_tokens: int = 0,
-        context_tokens: int = 0,
-        cached_prompt_tokens: int = 0,
-    ) -> None:
-        """Account one LLM call: run totals in ``run:{id}:usage`` (llm_calls,
-        prompt_tokens, completion_tokens, cost_usd USD, retries, tool_tokens = tokens of tool
-        output placed in prompts, context_tokens = prompt tokens of in-context (non-compressor)
-        calls, cached_prompt_tokens = prompt tokens served from the provider's prompt cache)
-        and the breakdown by phase, role, model, step and ``role:model`` (which model answered
-        each role, e.g. which one made the cards) in ``run:{id}:usage_by``."""
-        pipe = self.r.pipeline()
-        k, kb = keys.run_usage(run_id), keys.run_usage_by(run_id)
-        for field, n in (
-            ("llm_calls", 1),
-            ("prompt_tokens", prompt_tokens),
-            ("completion_tokens", completion_tokens),
-            ("retries", retries),
-            ("tool_tokens", tool_tokens),
-            ("context_tokens", context_tokens),
-            ("cached_prompt_tokens", cached_prompt_tokens),
-        ):
-            pipe.hincrby(k, field, int(n))
-        pipe.hincrbyfloat(k, "cost_usd", cost_usd)
-        for dim, value in (
-            ("phase", phase),
-            ("role", role),
-            ("model", model),
-            ("step", step),
-            ("role_model", f"{role}:{model}"),
-        ):
-            for field, n in (
-                ("calls", 1),
-                ("prompt_tokens", prompt_tokens),
-                ("completion_tokens", completion_tokens),
-                ("cached_prompt_tokens", cached_prompt_tokens),
-                ("retries", retries),
-            ):
-                pipe.hincrby(kb, f"{dim}|{value}|{field}", int(n))
-            pipe.hincrbyfloat(kb, f"{dim}|{value}|cost_usd", cost_usd)
-        pipe.execute()
-
-    def usage_totals(self, run_id: str) -> dict[str, float]:
-        """Raw totals hash of ``run:{id}:usage`` as numbers (ints, ``cost_usd`` float)."""
-        return {
-            f: (float(v) if f == "cost_usd" else int(float(v)))
-            for f, v in self.r.hgetall(keys.run_usage(run_id)).items()
-        }
-
-    def usage_breakdown(self, run_id: str) -> dict[str, dict[str, dict[str, float]]]:
-        """``{dim: {value: {calls, prompt_tokens, completion_tokens, cost_usd, retries}}}`` for dim
-        in phase/role/model/step."""
-        out: dict[str, dict[str, dict[str, float]]] = {}
-        for field, v in self.r.hgetall(keys.run_usage_by(run_id)).items():
-            dim, rest = field.split("|", 1)
-            value, metric = rest.rsplit("|", 1)
-            out.setdefault(dim, {}).setdefault(value, {})[metric] = (
-                float(v) if metric == "cost_usd" else int(float(v))
-            )
-        return out
-
-    # ------------------------------------------------------------------ events
-    def emit(self, run_id: str, type_: EventType, data: dict[str, Any] | None = None) -> str:
-        """Append a declared event (``research/events.py``) to the run's stream; returns the
-        stream id. Raises InvariantError (nothing written) for an undeclared type or a payload
-        with a missing or undeclared field."""
-        check_event(type_, data or {})
-        ev = Event(type=type_, data=data or {})
-        return cast(
-            str,
-            self.r.xadd(
-                keys.run_events(run_id),
-                {"ts": ev.ts, "type": ev.type, "data": json.dumps(ev.data)},
-                maxlen=EVENT_STREAM_MAXLEN,
-                approximate=True,
-            ),
-        )
-
-    def events(self, run_id: str, *, after: str = "-", count: int | None = None) -> list[Event]:
-        """Events oldest first, after stream id ``after`` (exclusive when not '-')."""
-        start = f"({after}" if after != "-" else "-"
-        rows = self.r.xrange(keys.run_events(run_id), min=start, max="+", count=count)
-        return [
-            Event(id=i, ts=float(f["ts"]), type=f["type"], data=json.loads(f["data"]))
-            for i, f in rows
-        ]
-
-    def tail_events(self, run_id: str, count: int = 20) -> list[Event]:
-        """Last ``count`` events, oldest first."""
-        rows = self.r.xrevrange(keys.run_events(run_id), count=count)
-        return [
-            Event(id=i, ts=float(f["ts"]), type=f["type"], data=json.loads(f["data"]))
-            for i, f in reversed(rows)
-        ]
 
     # ------------------------------------------------------------------ related records
     @property
@@ -465,7 +211,7 @@ class RunStore:
         return NotificationStore(self.r)
 
     def collector(self, run_id: str) -> SourceCollector:
-        """The run's seed 000 source collector on this Redis."""
+        """The run's source collector (docs/design.md § Source collector) on this Redis."""
         return SourceCollector(self.r, run_id)
 
     def evidence(self, run_id: str) -> EvidenceStore:
@@ -512,7 +258,7 @@ class RunStore:
         return json.loads(stored)
 
     def source_counts(self, run_ids: Sequence[str]) -> dict[str, int]:
-        """``run_id → number of sources`` saved by the collector (seed 000 list
+        """``run_id → number of sources`` saved by the collector (docs/design.md § Source collector: list
         ``source_collection:{run_id}:sources``), in one pipelined round trip; 0 when unreadable."""
         pipe = self.r.pipeline(transaction=False)
         for run_id in run_ids:

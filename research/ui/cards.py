@@ -1,4 +1,4 @@
-"""Summary cards and raw artifacts for the Artifacts page (seed 001 §4–§6).
+"""Summary cards and raw artifacts for the Artifacts page (docs/design.md § Tool-result compression).
 
 Cards are ``ArtifactRecord`` s from ``RunStore.get_cards``; raw files are read only through
 ``research.artifacts.artifact_path`` so a stored name can never reach outside the run's

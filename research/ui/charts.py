@@ -1,4 +1,4 @@
-"""Coverage data and figures (seed 000: per-question source counts vs ``min_sources``).
+"""Coverage data and figures (docs/design.md § Source collector: per-question source counts vs ``min_sources``).
 
 Input everywhere is the collector's ``finalize_sources()`` dict::
 

@@ -1,7 +1,7 @@
 """Comparing 2–4 runs: configs, coverage, sources, cost/time, outlines and report diffs.
 
 Everything here returns plain data or a plotly figure; ``app_pages/compare.py`` draws it.
-Sources are matched across runs by the collector's dedup identity (seed 000: source type +
+Sources are matched across runs by the collector's dedup identity (docs/design.md § Source collector: source type +
 external id when present, else the canonical URL), so the same paper found by two runs counts
 once in "common".
 """

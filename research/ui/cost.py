@@ -1,6 +1,6 @@
 """Cost page helpers: plotly figures and tables of a run's LLM usage report
 (``research.llm.usage.usage_report``): tokens and USD by phase, role and model, and the
-context reduction (seed 001 §10). Pure functions of the report dict; the page only renders."""
+context reduction (docs/design.md § Context reduction). Pure functions of the report dict; the page only renders."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The Coverage page's evidence view: per syllabus question, the passages that count for it
-(DESIGN.md, Terms: evidence) with their source, score and links, and why research on the
+(docs/design.md § Terms: evidence) with their source, score and links, and why research on the
 question stopped. Pure data → safe Markdown; the page only renders."""
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 The dashboard takes a lease on the data dir's embedded Redis as ``dashboard`` (``set_role``;
 ``research.store.holders``), so a ``research`` command that ends while the dashboard runs leaves
-the server up, and ``research server stop`` refuses without ``--force``. Every page load asks for
+the server up, and ``research redis stop`` refuses without ``--force``. Every page load asks for
 the server (``redis_url``), which starts it again if it was stopped by hand; the dashboard stops it
 when it exits, unless another process still uses it.
 """

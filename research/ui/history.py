@@ -75,7 +75,7 @@ def run_label(state: RunState, max_topic: int = 60) -> str:
 
 
 def source_counts(store, run_ids: Sequence[str]) -> dict[str, int]:
-    """``run_id → number of sources`` saved by the collector (seed 000 list
+    """``run_id → number of sources`` saved by the collector (docs/design.md § Source collector: list
     ``source_collection:{run_id}:sources``), in one pipelined round trip; 0 when unreadable.
 
     Args:
@@ -87,7 +87,7 @@ def source_counts(store, run_ids: Sequence[str]) -> dict[str, int]:
 def run_stats(store, run_ids: Sequence[str]) -> dict[str, dict]:
     """``run_id → {sources, citations, cost_usd}`` in one pipelined round trip.
 
-    ``sources``: collector list length (seed 000); ``citations``: references of the stored
+    ``sources``: collector list length (docs/design.md § Source collector); ``citations``: references of the stored
     report (0 without one); ``cost_usd``: the run's usage hash (USD, 0.0 when absent).
     """
 

@@ -29,7 +29,7 @@ SEARCH_BACKENDS = (
 )
 TEMPLATE_LABELS: dict[TemplateName, str] = {
     "auto": "auto (fitted to the question)",
-    "drug": "drug (seed 000)",
+    "drug": "drug (six drug questions)",
     "general": "general",
 }
 MODE_LABELS = {"storm": "STORM", "costorm": "Co-STORM"}
@@ -38,7 +38,8 @@ MODE_HELP = (
     "Co-STORM: a moderated round-table of experts that builds a mind map (N, K, L, α below)."
 )
 
-# Help texts for the Co-STORM fields, named as in the Co-STORM paper (Jiang et al. 2024, §3–4; seed 004).
+# Help texts for the Co-STORM fields, named as in the Co-STORM paper (Jiang et al. 2024, §3–4;
+# docs/design.md § Co-STORM round-table).
 COSTORM_HELP = {
     "experts": "N — number of LLM experts generated at the warm start from the background search "
     "(paper default N = 3); they take turns in round robin.",

@@ -35,7 +35,7 @@ class ProgressInfo:
             ``todo`` or, for the phase a stopped run ended in, ``failed``/``cancelled``/``interrupted``.
         turns_done / turns_planned: dialogue turns stored vs planned (STORM: perspectives ×
             max_turns; Co-STORM: the round-table turn cap).
-        questions: rows ``{key, label, sources, target}`` (seed 000 ``min_sources``).
+        questions: rows ``{key, label, sources, target}`` (docs/design.md § Question syllabus: ``min_sources``).
         usage: LLM calls, tokens and USD so far. elapsed_s: seconds since creation.
         costorm: Co-STORM runs only (else None): ``warm_start`` turns (not counted by the turn
             cap), ``queries_used`` / ``query_budget`` (search queries) and ``stop`` (the line

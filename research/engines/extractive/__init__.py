@@ -1,5 +1,5 @@
 """The offline extractive engine: every pipeline step from embeddings and text statistics,
-no language model and no key (DESIGN.md, Engines). Labelled "offline extractive mode".
+no language model and no key (docs/design.md § Engines). Labelled "offline extractive mode".
 
 ``ExtractiveEngine`` is loaded on first access (PEP 562): its modules import scikit-learn
 (~3 s on 2 cores), and the package's light modules (``text``, ``vectors``) are read by every

@@ -1,4 +1,4 @@
-"""Analysis agent without a model (seed 002, "What we're keeping": cross-validation and
+"""Analysis agent without a model (docs/design.md § Analysis: cross-validation and
 contradiction detection).
 
 Heuristics (simple and stated, not a substitute for reading the sources):

@@ -1,4 +1,4 @@
-"""Extractive tool-result compression (seed 001 §4.3–4.4) into a summary card
+"""Extractive tool-result compression (docs/design.md § Tool-result compression) into a summary card
 ``{summary_title, summary, extraction, is_useful}``.
 
 The raw output is read as JSON when it parses (any nesting of dicts/lists: the text fields of
@@ -7,7 +7,7 @@ else as plain text. Sentences are ranked by cosine similarity to the step (title
 the summary takes the best 3–10, the extraction the best remaining sentences that carry a number
 or a named entity. ``is_useful`` is false for empty output, output with no records, or output
 whose best sentence is below ``USEFUL_SIM``. The card is kept within ~8 % of the raw characters
-(seed 001 §10: context reduction > 80 %).
+(docs/design.md § Context reduction: context reduction > 80 %).
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
-"""Co-STORM steps without a model (seed 004; ``research.engines.costorm_steps.CoStormSteps``), from
-sentence embeddings and text statistics. Deterministic: the same input gives the same output.
+"""Co-STORM steps without a model (docs/design.md § Co-STORM round-table;
+``research.engines.costorm_steps.CoStormSteps``), from sentence embeddings and text statistics.
+Deterministic: the same input gives the same output.
 
 - experts: '<phrase> Expert' personas from the key phrases of the background results, after a
   'General Background Expert';

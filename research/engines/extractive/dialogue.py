@@ -1,11 +1,12 @@
-"""WikiWriter ↔ TopicExpert steps without a model (seed 002 Phase 2; STORM paper §3.2) and
-seed 000's question assignment.
+"""WikiWriter ↔ TopicExpert steps without a model (docs/design.md § Simulated conversations; STORM paper §3.2) and
+the question assignment (docs/design.md § Source collector).
 
 - ``ask``: AskQuestionWithPersona → template questions, steered by the collector's
   ``next_focus``; ``THANKS`` when the turn cap is reached or nothing new is left to ask.
 - ``to_queries``: QuestionToQuery → 1–3 keyword queries.
 - ``answer``: AnswerQuestion → the most relevant retrieved sentences, each cited ``[n]``.
-- ``assign``: seed 000 ``save_source(relevant_questions=...)`` assignment by embedding similarity.
+- ``assign``: docs/design.md § Collector tools: ``save_source(relevant_questions=...)`` assignment
+by embedding similarity.
 """
 
 from __future__ import annotations
@@ -94,9 +95,9 @@ def ask(
     targeted yet: the persona's own syllabus question if it is a gap (a '<Label> Specialist'
     persona), else the first in ``next_focus`` order; ``focus_question`` is set to its key.
     On the first turn only the persona's own key steers: STORM's writer opens "based on your
-    perspective" (seed 002 §2.1), so each persona asks its own first question unless that is a
-    gap. (2) the persona's next unasked template question (or questions built from its focus);
-    (3) a follow-up on the last answer's top key phrase (at most ``MAX_FOLLOW_UPS`` per
+    perspective" (docs/design.md § Simulated conversations), so each persona asks its own first
+    question unless that is a gap. (2) the persona's next unasked template question (or questions
+    built from its focus); (3) a follow-up on the last answer's top key phrase (at most ``MAX_FOLLOW_UPS`` per
     conversation). Never repeats a question of
     ``history``. Returns ``THANKS`` when ``len(history) >= max_turns`` or nothing new is left.
     """
@@ -237,9 +238,9 @@ def assign(
 ) -> AssignOutput:
     """Seed 000 question assignment for each result.
 
-    Per result, with its sentences S (title + full text, as seed 000's agent reads the page):
-    nothing is assigned unless max cos(S, question) ≥ ``FOCUS_RELEVANCE`` (the result bears on
-    the turn's question, which names the topic). Then key k is assigned when
+    Per result, with its sentences S (title + full text, as the agent (docs/design.md § Source
+    collector) reads the page): nothing is assigned unless max cos(S, question) ≥
+    ``FOCUS_RELEVANCE`` (the result bears on the turn's question, which names the topic). Then key k is assigned when
     max cos(S, label_k + description_k) ≥ ``ASSIGN_SIM`` and k is among the result's 2 best keys;
     the turn's ``focus`` keys are added when max cos(S, label_k + description_k) ≥
     ``FOCUS_KEY_SIM``.

@@ -1,11 +1,13 @@
 """``ExtractiveEngine``: every pipeline step with no language model and no key, from sentence
-embeddings (all-MiniLM-L6-v2) and text statistics (DESIGN.md, Engines).
+embeddings (all-MiniLM-L6-v2) and text statistics (docs/design.md § Engines).
 
 Each method takes and returns the step models of ``research.engines.base`` and is deterministic
-for the same input. Algorithms live in the sibling modules: ``planning`` (seed 001 §3.2 plan,
-seed 002 Phase 1 survey + personas), ``dialogue`` (seed 002 Phase 2 conversation steps, seed
-000 question assignment), ``compress`` (seed 001 §4.4 summary cards), ``analysis`` (seed 002
-analysis agent), ``writing`` (seed 002 Phase 3 outline, STORM §3.4 article writing).
+for the same input. Algorithms live in the sibling modules: ``planning`` (docs/design.md §
+Coordinator and planner: plan, docs/design.md § Perspective discovery: survey + personas),
+``dialogue`` (docs/design.md § Simulated conversations: conversation steps, docs/design.md § Source
+collector: question assignment), ``compress`` (docs/design.md § Summary card: summary cards),
+``analysis`` (docs/design.md § STORM pipeline analysis agent), ``writing`` (docs/design.md §
+Two-phase outline: outline, STORM §3.4 article writing).
 """
 
 from __future__ import annotations

@@ -1,9 +1,10 @@
 """A question syllabus fitted to the query, without a model.
 
 Input: the topic, the template of its kind (``research.planning.syllabus.base_template``: a drug topic
-gets seed 000's ``STORM_QUESTIONS``, anything else the general template) and the related-topic
-survey (seed 002 §1.1: ``TopicOutline`` per survey query, whose ``sections`` are section names
-and key phrases of what the corpus says about the topic). Output: 4–8 questions.
+gets the ``STORM_QUESTIONS`` (docs/design.md § Question syllabus), anything else the general
+template) and the related-topic survey (docs/design.md § Perspective discovery: ``TopicOutline``
+per survey query, whose ``sections`` are section names and key phrases of what the corpus says
+about the topic). Output: 4–8 questions.
 
 1. **Focus.** ``research.text.entities.split_topic`` reads the topic as ``subject [focus] [in context]``: for a drug
    topic the subject is the medicine (WHO INN stem), the focus the other words of the head
@@ -22,7 +23,8 @@ and key phrases of what the corpus says about the topic). Output: 4–8 question
    relevant to the topic (cosine to the topic ≥ ``PHRASE_MIN_SIM``), e.g. "Maximum Sustained
    Winds" for a hurricane. The personas (made from the first questions) stay the template's;
    the added questions get their own coverage and conversation focus.
-   A drug topic keeps every drug question (seed 000's syllabus is what the drug desk needs).
+   A drug topic keeps every drug question (the syllabus (docs/design.md § Question syllabus) is
+   what the drug desk needs).
 4. **Grounding.** Every question's description ends with the survey phrases closest to it
    ("corpus: Left Ventricular Ejection Fraction, Echocardiography"), so the analyst sees what
    the corpus offers for it.

@@ -1,10 +1,11 @@
 """Planner and perspective discovery without a model.
 
-- ``make_plan``: seed 001 §3.2 schema ``{plan_title, steps}``; one step per syllabus question
+- ``make_plan``: docs/design.md § Coordinator and planner: schema ``{plan_title, steps}``; one step
+per syllabus question
   between a survey step and a cross-check/report step.
-- ``survey_queries`` / ``related_outline``: seed 002 Phase 1.1 (STORM FindRelatedTopic, paper
+- ``survey_queries`` / ``related_outline``: docs/design.md § Perspective discovery (STORM FindRelatedTopic, paper
   §3.1): keyword queries on different angles, and a related topic's structure from its results.
-- ``make_personas``: seed 002 Phase 1.2 (STORM GenPersona): Basic Fact Writer first, then one
+- ``make_personas``: docs/design.md § Perspective discovery (STORM GenPersona): Basic Fact Writer first, then one
   specialist per syllabus question, then survey-derived researchers.
 """
 
@@ -82,8 +83,8 @@ def make_plan(topic: str, syllabus: Syllabus) -> Plan:
 
 
 def survey_queries(topic: str) -> QueryList:
-    """3–5 keyword queries (seed 002 §1.1 angles): the topic itself, then the topic's keywords
-    (at most 4) with each generic angle the topic does not already mention."""
+    """3–5 keyword queries (docs/design.md § Perspective discovery: angles): the topic itself, then
+    the topic's keywords (at most 4) with each generic angle the topic does not already mention."""
     t = require_topic(topic)
     words = content_words(t)
     core = " ".join(words[:4]) or subject_of(t)
@@ -111,7 +112,7 @@ def _short_title(title: str) -> str:
 def related_outline(
     topic: str, query: str, results: list[SearchResult], max_sections: int = 8
 ) -> TopicOutline:
-    """A related topic's structure from its search results (seed 002 §1.1 step 3).
+    """A related topic's structure from its search results (docs/design.md § Perspective discovery).
 
     ``topic`` = the top result's (shortened) title, or the query; ``sections`` = section names
     found in result titles (``Page — Section > Subsection``) then the results' top key phrases
@@ -185,7 +186,7 @@ def question_persona(q: Question, subject: str, related_phrase: str | None = Non
 
 
 def basic_persona(subject: str) -> Perspective:
-    """The always-present Basic Fact Writer (seed 002 §1.2)."""
+    """The always-present Basic Fact Writer (docs/design.md § Perspective discovery)."""
     return Perspective(
         name=BASIC_NAME,
         focus=BASIC_FOCUS,
@@ -208,7 +209,7 @@ def make_personas(
     then '<Phrase> Researcher' personas from survey sections, up to ``max_perspectives``.
 
     Each specialist gets one extra question on the survey section most similar (cosine ≥ 0.35)
-    to its label + description, so the survey informs the questions (seed 002 §1.2).
+    to its label + description, so the survey informs the questions (docs/design.md § Perspective discovery).
     """
     subject = subject_of(require_topic(topic))
     out = [basic_persona(subject)]

@@ -1,4 +1,4 @@
-"""Outline and report writing without a model (seed 002 Phase 3; STORM paper §3.3–3.4).
+"""Outline and report writing without a model (docs/design.md § Two-phase outline; STORM paper §3.3–3.4).
 
 - ``draft_outline`` (WritePageOutline): a generic 5–6 section outline picked by the topic's
   kind (biomedical, event, technology, general) from keyword lists.
@@ -13,6 +13,9 @@
   its nearest, near-duplicates (cosine ≥ 0.9) removed across the whole report; ``write_lead``
   takes the key finding per syllabus question (``question_lead``) and the reporter removes it
   from its section (``reporter.dedupe_report``).
+
+Size: the outline and the section writer share the tuning constants and helpers below; they
+are one writer.
 """
 
 from __future__ import annotations
@@ -90,6 +93,22 @@ SUPPORT_MIN = 3  # answer sentences (at least) that must vote for a draft sectio
 SAME_HEADING = 0.75  # cosine at which a cluster phrase repeats a heading already taken
 MIN_SENTENCES = 8  # distinct sentences refine_outline needs to cluster
 SECTION_MIN_SIM = 0.15  # snippet sentence vs heading to be written into the section
+# A draft section is kept only when this share of the answer sentences votes for it: below that
+# it is the draft's guess about the topic, not something the research found.
+SUPPORT_SHARE = 0.15
+MAX_DRAFT_KEPT = 3  # draft sections kept at most, so the research's own clusters still get room
+# Clusters (sections) of the refined outline: STORM's outlines hold a handful of top-level
+# sections; fewer reads as a summary, more splits thin material into one-sentence sections.
+MIN_CLUSTERS, MAX_CLUSTERS = 4, 7
+TOP_PHRASES = 10  # c-TF-IDF phrases per cluster considered for its heading and subsections
+WORD_BONUS = 0.05  # per extra word of a heading phrase, so names beat single words
+# A section sentence's score: mostly how well it fits the heading, partly how on-topic it is,
+# so a sentence that matches the heading's words about another subject ranks lower.
+HEADING_WEIGHT, TOPIC_WEIGHT = 0.7, 0.3
+CUT_SHORT_FACTOR = 0.8  # a sentence cut short ("…") says less: ranked after whole ones
+NEAR_DUPLICATE = 0.9  # cosine at which two sentences say the same thing (one is dropped)
+SECTION_MAX_SENTENCES, SECTION_MIN_SENTENCES = 9, 2  # a section's sentences when available
+LEAD_MAX_SENTENCES, LEAD_MIN_SENTENCES = 4, 2  # the lead summarises, it does not retell
 
 
 def draft_outline(topic: str) -> Outline:
@@ -146,8 +165,8 @@ def _supported(
         return []
     sims = vectors.sim([f"{subject}: {s.heading}" for s in candidates], sents)
     votes = np.bincount(sims.argmax(axis=0), minlength=len(candidates))
-    need = max(SUPPORT_MIN, math.ceil(0.15 * len(sents)))
-    return [sec for sec, v in zip(candidates, votes, strict=True) if v >= need][:3]
+    need = max(SUPPORT_MIN, math.ceil(SUPPORT_SHARE * len(sents)))
+    return [sec for sec, v in zip(candidates, votes, strict=True) if v >= need][:MAX_DRAFT_KEPT]
 
 
 def _heading(
@@ -161,7 +180,7 @@ def _heading(
     low = [g.lower() for g in group]
     count = [sum(c.lower() in g for g in low) for c in cands]
     cos = vectors.encode(cands) @ centroid
-    score = [float(cos[i]) + 0.05 * (len(c.split()) - 1) for i, c in enumerate(cands)]
+    score = [float(cos[i]) + WORD_BONUS * (len(c.split()) - 1) for i, c in enumerate(cands)]
     single_ok = [count[i] >= 2 or len(c.split()) > 1 for i, c in enumerate(cands)]
     topical = [bool(set(map(word_key, c.split())) & topic_keys) for c in cands]
     order = sorted(
@@ -191,13 +210,13 @@ def refine_outline(
         return draft
     subject = subject_of(topic)
     vecs = vectors.encode(sents)
-    k = max(4, min(7, round(math.sqrt(len(sents) / 2)), len(sents) // 2))
+    k = max(MIN_CLUSTERS, min(MAX_CLUSTERS, round(math.sqrt(len(sents) / 2)), len(sents) // 2))
     from sklearn.cluster import KMeans  # noqa: PLC0415 - scikit-learn takes seconds to import; only the extractive outline clusters
 
     labels = KMeans(n_clusters=k, random_state=0, n_init=10).fit_predict(vecs.astype(np.float64))
     groups = [[s for s, lab in zip(sents, labels, strict=True) if lab == c] for c in range(k)]
     exclude = topic_keys(subject)
-    phrases = ranked_phrases([" ".join(g) for g in groups], top=10, exclude=exclude)
+    phrases = ranked_phrases([" ".join(g) for g in groups], top=TOP_PHRASES, exclude=exclude)
     kept = _supported(vectors, subject, draft, sents)
     heads = [s.heading for s in kept]
     weak = exclude | WEAK_HEAD  # a heading needs a word beyond the topic's and generic nouns
@@ -304,13 +323,16 @@ def write_section(
         return ""
     subject = subject_of(topic)
     query = f"{subject}: {heading}" + (f". {', '.join(subsections)}" if subsections else "")
-    sims = 0.7 * vectors.sim([query], sents)[0] + 0.3 * vectors.sim([subject], sents)[0]
-    sims = np.where([s.endswith("…") for s in sents], sims * 0.8, sims)  # cut-short sentences last
+    sims = (
+        HEADING_WEIGHT * vectors.sim([query], sents)[0]
+        + TOPIC_WEIGHT * vectors.sim([subject], sents)[0]
+    )
+    sims = np.where([s.endswith("…") for s in sents], sims * CUT_SHORT_FACTOR, sims)
     order = rank(np.round(sims, 4))
-    good = [i for i in order if sims[i] >= SECTION_MIN_SIM] or order[:2]
-    chosen = pick_diverse(good, vectors.encode(sents), 9, 0.9)
-    if len(chosen) < 2:
-        chosen = pick_diverse(order, vectors.encode(sents), 2, 0.9)
+    good = [i for i in order if sims[i] >= SECTION_MIN_SIM] or order[:SECTION_MIN_SENTENCES]
+    chosen = pick_diverse(good, vectors.encode(sents), SECTION_MAX_SENTENCES, NEAR_DUPLICATE)
+    if len(chosen) < SECTION_MIN_SENTENCES:
+        chosen = pick_diverse(order, vectors.encode(sents), SECTION_MIN_SENTENCES, NEAR_DUPLICATE)
     size = 3 if len(chosen) <= 6 else 4
     paras = [sorted(chosen[i : i + size]) for i in range(0, len(chosen), size)][:3]
     return "\n\n".join(" ".join(f"{ensure_period(sents[i])}[{owner[i]}]" for i in p) for p in paras)
@@ -360,9 +382,9 @@ def write_lead(
         return ""
     plain = [strip_citations(u) for _, _, u in pool]
     sims = vectors.sim([subject], plain)[0]
-    chosen = pick_diverse(rank(sims), vectors.encode(plain), 4, 0.9)
-    if len(chosen) < 2:
-        chosen = list(range(min(2, len(pool))))
+    chosen = pick_diverse(rank(sims), vectors.encode(plain), LEAD_MAX_SENTENCES, NEAR_DUPLICATE)
+    if len(chosen) < LEAD_MIN_SENTENCES:
+        chosen = list(range(min(LEAD_MIN_SENTENCES, len(pool))))
     return " ".join(pool[i][2] for i in sorted(chosen, key=lambda i: pool[i][:2]))
 
 

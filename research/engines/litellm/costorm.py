@@ -1,5 +1,6 @@
-"""``LiteLLMCoStorm``: the Co-STORM steps (``research.engines.costorm_steps.CoStormSteps``, seed 004;
-Co-STORM paper §3 and appendix B) through litellm, for runs with ``--engine litellm``.
+"""``LiteLLMCoStorm``: the Co-STORM steps (``research.engines.costorm_steps.CoStormSteps``,
+docs/design.md § Co-STORM round-table; Co-STORM paper §3 and appendix B) through litellm, for runs
+with ``--engine litellm``.
 
 One prompt template per step in ``prompts/costorm_*.md`` (our wording, the paper's intent);
 structured output, ``<think>`` stripping and the one re-ask come from ``structured.py``; calls,
@@ -15,6 +16,9 @@ or a provider failing after retries → that step is answered by ``ExtractiveCoS
 ``llm.fallback`` event says so); auth errors and replay misses are raised. Replies are
 sanitised: citation numbers outside the material dropped, list lengths fixed, placements
 mapped back to the offered candidates, intents kept consistent with the discourse.
+
+Size: one method per Co-STORM step, each a prompt, its reply model and its fallback, like
+``LiteLLMEngine``.
 """
 
 from __future__ import annotations
@@ -250,7 +254,7 @@ class LiteLLMCoStorm:
 
     def expert_answer(self, inp: ExpertAnswerInput) -> AnswerOutput:
         """A cited answer from the numbered results (+ their summary cards and the
-        ``read_artifact`` tool, seed 001); only numbers 1..len(results) survive."""
+        ``read_artifact`` tool, docs/design.md § Tool-result compression); only numbers 1..len(results) survive."""
         cards = self.engine._cards_for({r.query for r in inp.results if r.query})
         base = mat.answer(
             AnswerInput(topic=inp.topic, question=inp.question, results=inp.results), cards

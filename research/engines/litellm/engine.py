@@ -1,15 +1,19 @@
 """``LiteLLMEngine``: every ``research.engines.base.Engine`` step through litellm.
 
-Prompts: ``prompts/{step}.md`` (our wording with STORM's intent, seed 002; seed 001 planner and
-compression schemas). Structured output and re-ask: ``structured.py``. Calls, accounting,
-budget and record/replay: ``research.llm.session.LLMSession``. Each step's role, reply model,
-prompt file and cassette key: its declaration in ``research.engines.steps``.
+Prompts: ``prompts/{step}.md`` (our wording with STORM's intent, docs/design.md § STORM pipeline;
+docs/design.md § Tool-result compression: planner and compression schemas). Structured output and
+re-ask: ``structured.py``. Calls, accounting, budget and record/replay:
+``research.llm.session.LLMSession``. Each step's role, reply model, prompt file and cassette key:
+its declaration in ``research.engines.steps``.
 
 Fallbacks: when the run's budget is exhausted, or a step's reply is still invalid after a
 re-ask, or the provider keeps failing after retries, that step is answered by the offline
 extractive engine (so the run still ends with a report) and an event says so. Auth errors and
 replay misses are raised (the run fails with their code). Replies are sanitised: citation
 markers outside the material's numbers are dropped, syllabus keys filtered, list lengths fixed.
+
+Size: one method per Engine step, each a prompt, its reply model and its fallback; they share the
+material and fallback helpers, so splitting them would scatter one protocol's implementation.
 """
 
 from __future__ import annotations
@@ -416,7 +420,7 @@ class LiteLLMEngine:
         )
 
     def answer_and_assign(self, inp: AnswerAssignInput) -> AnswerAssignOutput:
-        """Answer + seed 000 assignment in ONE call over one copy of the numbered
+        """Answer + question assignment (docs/design.md § Collector tools) in ONE call over one copy of the numbered
         results (``prompts/answer_and_assign.md``, ``material.answer_assign``: the turn's cards stand
         in for long snippets); sanitised as ``answer_question`` and ``assign_questions`` are.
         No results → ``answer_question`` alone (nothing to assign)."""

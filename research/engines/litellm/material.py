@@ -1,7 +1,7 @@
-"""Step material: the compact JSON each prompt carries (seed 001 §6–§7: tool outputs reach the
-model only as short snippets and summary cards, never raw). Sizes in characters.
+"""Step material: the compact JSON each prompt carries (docs/design.md § Tool-result compression:
+tool outputs reach the model only as short snippets and summary cards, never raw). Sizes in characters.
 
-Working memory (seed 001 §6; context economy): the asker sees the questions
+Working memory (docs/design.md § Working memory; context economy): the asker sees the questions
 already asked and the last answer only (≤ ``ASK_ANSWER_CHARS``, citation markers removed); the
 answerer gets each result once as one line and a search's card clipped to its summary and
 ≤ ``NOTE_FACTS`` facts (``read_artifact`` fetches more). Every clip is word-bounded (``clip``)."""
@@ -112,7 +112,7 @@ def related(res: list[SearchResult]) -> list[str]:
 
 
 def answer(inp: AnswerInput, cards: list[ArtifactRecord]) -> dict:
-    """Numbered snippets + the working-memory cards (seed 001 §6.1 message fields) of the
+    """Numbered snippets + the working-memory cards (docs/design.md § Working memory: message fields) of the
     searches that produced them."""
     notes = [
         {
@@ -144,7 +144,7 @@ def answer_assign(inp: AnswerAssignInput, cards: list[ArtifactRecord]) -> dict:
     """One prompt for answer + assignment over one copy of the numbered results, each
     result once as one line ``"[n] title: snippet"`` (title ≤ ``RESULT_TITLE_CHARS``; snippet
     word-bounded, ≤ ``CARDED_CHARS`` when a useful card of its search is among the notes (the
-    card stands in for the rest, seed 001 §6), else ≤ ``UNCARDED_CHARS``). Notes: the turn's
+    card stands in for the rest, docs/design.md § Working memory), else ≤ ``UNCARDED_CHARS``). Notes: the turn's
     cards, then the stored cards of the same searches (with their ``file`` for
     ``read_artifact``), at most ``MAX_NOTES``, each its summary (≤ ``NOTE_SUMMARY_CHARS``) and
     ≤ ``NOTE_FACTS`` facts (a fact repeating a result's text is dropped). The syllabus goes as its

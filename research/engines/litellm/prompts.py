@@ -3,7 +3,7 @@
 material). The system prompt starts with the step's marker ``[step: {name}]``
 (``StepSpec.marker``; the loopback test server keys on it).
 
-Context economy (seed 001 §10): the material is serialised compactly (``compact``: no indent,
+Context economy (docs/design.md § Context reduction): the material is serialised compactly (``compact``: no indent,
 no spaces after separators), and the template's closing ``Return {...}`` shape line is sent only
 when the model has no native structured output (with native ``response_format`` the schema
 already travels there, so the prompt repeats neither it nor "Reply with one JSON object only").

@@ -1,4 +1,7 @@
-"""``research server status|stop``: the data dir's embedded Redis, seen and stopped by hand.
+"""``research redis status|stop``: the data dir's embedded Redis, seen and stopped by hand.
+
+``research server`` is the old name of the command, kept one release as an alias that says so on
+stderr; it was too easily mistaken for ``research serve`` (the HTTP API).
 
 Neither action starts the server or takes a lease on it (``research.store.holders``): looking at
 it must not keep it alive, and stopping it must not count this command as one of its users.
@@ -7,18 +10,19 @@ it must not keep it alive, and stopping it must not count this command as one of
 from __future__ import annotations
 
 import argparse
+import sys
 
 from research.cli.common import EXIT_OK, _print_json
 from research.store.connection import embedded_status, stop_embedded
 
 
-def cmd_server(args: argparse.Namespace) -> int:
-    """``research server status [--json]`` / ``research server stop [--force] [--json]``.
+def cmd_redis(args: argparse.Namespace) -> int:
+    """``research redis status [--json]`` / ``research redis stop [--force] [--json]``.
 
     Exit 0; 2 (``server_in_use``, via ``InputError``) when ``stop`` is refused because a live
     dashboard, worker or other command uses the server and ``--force`` was not given.
     """
-    if args.server_command == "stop":
+    if args.redis_command == "stop":
         out = stop_embedded(force=args.force)
         if args.json:
             _print_json(out)
@@ -44,3 +48,14 @@ def cmd_server(args: argparse.Namespace) -> int:
         if srv["running"]:
             print(f"In use by: {srv['in_use_by'] or 'nobody (the next command to end stops it)'}")
     return EXIT_OK
+
+
+def cmd_server(args: argparse.Namespace) -> int:
+    """``research server …``: the deprecated name of ``research redis``; same arguments, same
+    exit codes, plus a note on stderr naming the new command."""
+    print(
+        "research server is deprecated and will be removed: use `research redis "
+        f"{args.redis_command}` (`research serve` is the HTTP API).",
+        file=sys.stderr,
+    )
+    return cmd_redis(args)
