@@ -77,7 +77,11 @@ def test_no_restated_limits_in_the_entry_points():
 def test_templates_are_one_literal():
     """``models.TemplateName`` is the one list: RunConfig, the syllabus module, the CLI and the
     Launch form's labels follow it."""
-    assert models.TEMPLATE_CHOICES == get_args(models.TemplateName) == ("auto", "drug", "general")
+    assert (
+        models.TEMPLATE_CHOICES
+        == get_args(models.TemplateName)
+        == ("auto", "comparison", "device", "drug", "general", "intervention")
+    )
     assert syllabus.template_choices() == list(models.TEMPLATE_CHOICES)
     assert set(syllabus.TEMPLATES) == set(models.TEMPLATE_CHOICES) - {"auto"}
     assert tuple(launch_form.TEMPLATE_LABELS) == models.TEMPLATE_CHOICES

@@ -33,9 +33,11 @@ CARDIO = "Trastuzumab cardiotoxicity in HER2-positive breast cancer"
 
 # ---------------------------------------------------------------- item 1: auto syllabus
 def test_template_choices_and_topic_kind():
-    assert template_choices() == ["auto", "drug", "general"]
+    assert template_choices() == ["auto", "comparison", "device", "drug", "general", "intervention"]
     assert check_template(" AUTO ") == "auto"
-    with pytest.raises(InputError, match="choose one of auto, drug, general"):
+    with pytest.raises(
+        InputError, match="choose one of auto, comparison, device, drug, general, intervention"
+    ):
         check_template("nope")
     assert topic_kind(CARDIO) == "drug" and topic_kind("Imatinib resistance") == "drug"
     assert topic_kind("mRNA vaccines") == "drug"

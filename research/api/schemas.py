@@ -26,7 +26,10 @@ class RunRequest(BaseModel):
         description="a .jsonl file or a folder of documents on the server "
         "(default: RESEARCH_CORPUS or the shared corpus)",
     )
-    template: str = Field("auto", description="question syllabus: auto, drug or general")
+    template: str = Field(
+        "auto",
+        description="question syllabus: auto, comparison, device, drug, general or intervention",
+    )
     review: bool = Field(
         False, description="stop after planning in awaiting_review (then POST /runs/{id}/approve)"
     )

@@ -10,7 +10,9 @@ setting); ``fill`` puts the question's terms in (``research.text.frame``). A lab
 "Aspect: terms", never a fragment of the question glued in front of a template word.
 
 ``FACETS`` widen what the judgement recognises as an answer to a template question, in the
-words sources use; they name no particular medicine, organ or event (a test checks it).
+words sources use. The kinds' templates and their facets name no particular medicine, organ or
+event (a test checks it); the drug template's facets still hold the phrasings its labelled set
+was calibrated with (docs/evidence.md).
 """
 
 from __future__ import annotations
@@ -122,7 +124,7 @@ KIND_TEMPLATES: Mapping[str, Mapping[str, dict]] = {
 FACETS: dict[str, tuple[str, ...]] = {
     "mechanism.moa": (
         "binds the receptor and blocks its signalling",
-        "drug target and pathway inhibition",
+        "monoclonal antibody target and pathway inhibition",
         "antibody-dependent cellular cytotoxicity and receptor internalisation",
         "mechanism of resistance",
     ),
@@ -134,13 +136,13 @@ FACETS: dict[str, tuple[str, ...]] = {
     ),
     "clinical.safety": (
         "adverse events and grade 3 or 4 toxicity",
-        "organ toxicity, serious adverse reactions and decline in organ function",
+        "cardiotoxicity, heart failure and decline in left ventricular ejection fraction",
         "side effects, discontinuation due to toxicity",
     ),
     "competitive.landscape": (
         "compared with another drug or regimen",
         "combination with chemotherapy or another targeted agent",
-        "alternative agents of the same class or biosimilars",
+        "alternative agents such as lapatinib, pertuzumab or biosimilars",
     ),
     "market.status": (
         "approved by the FDA or EMA for this indication",
@@ -245,7 +247,7 @@ def fill(questions: Mapping[str, dict], frame: QuestionFrame) -> dict[str, dict]
 
 def _mid(term: str) -> str:
     """A term as it reads inside a sentence: its first word lower-cased unless it is an acronym or
-    a mixed-case name (``HER2``, ``mRNA``)."""
+    a mixed-case name (``COVID-19``, ``mRNA``)."""
     first, _, rest = term.partition(" ")
     if first[1:] and (any(c.isupper() for c in first[1:]) or any(c.isdigit() for c in first)):
         return term

@@ -16,8 +16,8 @@ about a drug: mechanism,
 Usage::
 
     syllabus = get_template("drug")       # a fresh copy; mutate freely
-    template_names()                      # ["drug", "general"]
-    template_choices()                    # ["auto", "drug", "general"]
+    template_names()                      # ["comparison", "device", "drug", "general", "intervention"]
+    template_choices()                    # ["auto", "comparison", …, "intervention"]
     base_template("auto", "Trastuzumab cardiotoxicity")   # the drug template, named "auto"
 """
 
@@ -118,7 +118,7 @@ TEMPLATES: Mapping[str, Syllabus] = MappingProxyType(
 
 
 def template_names() -> list[str]:
-    """Names of the available templates, sorted (``["drug", "general"]``)."""
+    """Names of the available templates, sorted (``["comparison", "device", "drug", "general", "intervention"]``)."""
     return sorted(TEMPLATES)
 
 
@@ -132,7 +132,7 @@ if TEMPLATE_CHOICES != (AUTO, *template_names()):
 
 
 def template_choices() -> list[str]:
-    """What ``--template`` and the Launch form accept: ``["auto", "drug", "general"]`` (auto first),
+    """What ``--template`` and the Launch form accept: ``["auto", "comparison", …]`` (auto first),
     the values of ``models.TemplateName``."""
     return list(TEMPLATE_CHOICES)
 

@@ -1,19 +1,19 @@
 """What kind of question an analyst typed, and its key terms: the question frame.
 
-``frame_question("Aromatase inhibitors versus tamoxifen as adjuvant therapy for postmenopausal
-early breast cancer")`` → kind ``comparison``, arms ``["Aromatase inhibitors", "tamoxifen"]``,
-setting ``"adjuvant therapy for postmenopausal early breast cancer"``. The syllabus of a run is
+``frame_question("Taxanes versus anthracyclines as adjuvant therapy for early breast cancer")``
+→ kind ``comparison``, arms ``["Taxanes", "anthracyclines"]``, setting ``"adjuvant therapy for
+early breast cancer"``. The syllabus of a run is
 chosen by the kind (``research.planning.syllabus``), and every search query of the run carries the
 frame's ``key_terms`` (both arms and the population), so the research never drifts to one arm's
-head word ("Aromatase Safety Profile").
+head word ("Taxanes Safety Profile").
 
 Kinds (checked in this order; pure text rules, measured on the labelled question sets of
 ``bench/data``, see docs/evidence.md):
 
 * ``comparison`` — two interventions set against each other: "A versus B", "A vs B", "A compared
   with/to B", "A or B for …";
-* ``drug`` — a medicine named by its INN stem, alone or with its setting ("Trastuzumab in
-  HER2-positive breast cancer"); a focused drug topic ("X cardiotoxicity in …") stays ``drug``;
+* ``drug`` — a medicine named by its INN stem, alone or with its setting ("Imatinib in
+  chronic myeloid leukaemia"); a focused drug topic ("X hepatotoxicity in …") stays ``drug``;
 * ``device`` — a device, test or procedure (surgery, biopsy, screening, implant, stent…);
 * ``intervention`` — a treatment, exposure or programme for a condition or an outcome ("exercise
   for cancer-related fatigue", "effect of X on Y");
@@ -37,7 +37,7 @@ _VERSUS = re.compile(
     r"\s+(?:versus|vs\.?|v\.|compared\s+(?:with|to)|in\s+comparison\s+(?:with|to)|against)\s+", re.I
 )
 _OR_ARMS = re.compile(r"^(?:should\s+\w+\s+(?:use|get|take|receive)\s+)?(.+?)\s+or\s+(.+)$", re.I)
-# Where an arm ends and its setting begins ("tamoxifen *as adjuvant therapy for* …").
+# Where an arm ends and its setting begins ("anthracyclines *as adjuvant therapy for* …").
 _SETTING = re.compile(
     r"\s+(?:as|in|for|among|during|after|before|with|within|across|on|at|to\s+(?:treat|prevent)|"
     r"(?:improve|reduce|relieve|prevent|affect|lower|increase|decrease|help|work|change)s?)\s+",
@@ -76,7 +76,7 @@ _ORG = re.compile(
     r"foundation|institute|agency|band|club|team|society|council|ministry)\b\.?",
     re.I,
 )
-# Class words that name what an arm is, not which one: "aromatase *inhibitors*".
+# Class words that name what an arm is, not which one: "kinase *inhibitors*".
 _CLASS_WORDS = frozenset(
     """inhibitor inhibitors therapy therapies treatment treatments drug drugs agent agents
     medication medications regimen regimens use administration""".split()
@@ -120,7 +120,7 @@ class QuestionFrame:
 
     def arm_keys(self) -> list[set[str]]:
         """Per arm, the ``word_key`` forms a text must contain to mention it: the arm's content
-        words without class words ("aromatase inhibitors" → {aromatase})."""
+        words without class words ("kinase inhibitors" → {kinase})."""
         out = []
         for arm in self.arms:
             keys = {word_key(w) for w in content_words(arm)} - {word_key(w) for w in _CLASS_WORDS}
@@ -141,7 +141,7 @@ def _setting_words(setting: str) -> list[str]:
 
 
 def _split_arm(text: str) -> tuple[str, str]:
-    """``(arm, setting)`` of the text after a comparator ("tamoxifen as adjuvant therapy…")."""
+    """``(arm, setting)`` of the text after a comparator ("anthracyclines as adjuvant therapy…")."""
     parts = _SETTING.split(text, maxsplit=1)
     arm = parts[0].strip(" ,;:")
     return arm, (parts[1].strip() if len(parts) > 1 else "")
@@ -193,8 +193,8 @@ MAX_QUERY_WORDS = 12  # a keyword query longer than this stops matching anything
 
 def anchor_query(query: str, frame: QuestionFrame) -> str:
     """``query`` with the frame's key terms it lacks put in front: every arm whose words it does
-    not all contain, then up to two setting words when it has none of them ("Aromatase Safety
-    Profile Adverse" → "tamoxifen Aromatase Safety Profile Adverse postmenopausal"). Queries of
+    not all contain, then up to two setting words when it has none of them ("Taxanes Safety
+    Profile Adverse" → "anthracyclines Taxanes Safety Profile Adverse adjuvant"). Queries of
     a frame that is not ``framed`` come back unchanged; so does a query that already holds them."""
     query = clean(query)
     if not frame.framed or not query:
@@ -223,7 +223,7 @@ def _text_keys(text: str) -> set[str]:
 
 def arms_named(text: str, frame: QuestionFrame) -> int:
     """How many of the frame's arms ``text`` names (every content word of the arm but its class
-    words: "aromatase inhibitors" is named by "aromatase")."""
+    words: "kinase inhibitors" is named by "kinase")."""
     have = _text_keys(text)
     return sum(keys <= have for keys in frame.arm_keys())
 

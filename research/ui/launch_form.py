@@ -28,9 +28,12 @@ SEARCH_BACKENDS = (
     "searxng",
 )
 TEMPLATE_LABELS: dict[TemplateName, str] = {
-    "auto": "auto (fitted to the question)",
+    "auto": "auto (fitted to the kind of question)",
+    "comparison": "comparison (A versus B: efficacy, harms, subgroups…)",
+    "device": "device or procedure",
     "drug": "drug (six drug questions)",
     "general": "general",
+    "intervention": "intervention (for a condition or outcome)",
 }
 MODE_LABELS = {"storm": "STORM", "costorm": "Co-STORM"}
 MODE_HELP = (
