@@ -85,7 +85,10 @@ _DESIGN = re.compile(
     r"\bwe\s+(?:expect|aim|aimed|hypothesi[sz]e|evaluated|assessed|compared)\b|"
     r"\b(?:this|the|in\s+this)\s+(?:[\w-]+[\s,]+){0,6}(?:trial|study)\s+(?:compared|evaluates|"
     r"evaluated|assessed|enrolled|investigated|examined|will|was\s+designed)\b|"
-    r"\bis\s+an?\s+(?:international|multicent(?:er|re)|randomi[sz]ed|open-label|phase)\b",
+    r"\bis\s+an?\s+(?:international|multicent(?:er|re)|randomi[sz]ed|open-label|phase)\b|"
+    # "At a median follow-up of 28 months, we noted a 40% decrease…" is a finding; the follow-up
+    # alone is design
+    r"\bmedian\s+follow-?up\b",
     re.I,
 )
 # A sentence that states an aim, a plan or a question rather than an answer: never a finding.
@@ -93,7 +96,7 @@ _AIM = re.compile(
     r"\b(?:purpose|aims?|objectives?|goals?)\s+(?:of|was|were|is|are|include[sd]?)\b|"
     r"^(?:To|We\s+sought\s+to)\s+[a-z]+\b|\bhypothesi[sz]e[ds]?\b|\bregistered\b|"
     r"\b(?:ISRCTN|NCT)\d{6,}|\bintention[- ]to[- ]treat\b|\bwarranted\b|"
-    r"\bmedian\s+follow-?up\b|\b(?:data|samples)\s+were\s+available\b|"
+    r"\b(?:data|samples)\s+were\s+available\b|"
     r"\b(?:was|were)\s+(?:also\s+)?(?:evaluated|assessed|measured|monitored|recorded)\s*\.?$|"
     r"^(?:To|We\s+sought\s+to)\s+[a-z]+\b|\bto\s+(?:determine|evaluate|assess|investigate|clarify|"
     r"examine|explore)\b|\bwhether\b|\bwill\s+be\b|\bwe\s+(?:report|present|describe)\b|"

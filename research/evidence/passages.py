@@ -22,10 +22,20 @@ from research.models import EvidencePassage, Question, SearchResult
 from research.planning.kinds import BOTH_ARMS
 from research.text import mentions_topic, norm_key, subject_of, topic_words, word_key
 from research.text.entities import drug_names
-from research.text.frame import about_question, arms_named, frame_question
+from research.text.frame import (
+    QuestionFrame,
+    about_question,
+    arms_named,
+    frame_question,
+    setting_share,
+)
 from research.text.vectors import Vectors
 
-TITLE_ON_TOPIC = 0.55  # cosine(title, topic) that makes a result on-topic by itself
+TITLE_ON_TOPIC = 0.55
+# Share of a comparison's setting words (population, role) a source must name before it answers
+# what compares the arms: a first-line metastatic trial of the same two drugs names "breast
+# cancer" and "postmenopausal" but not "adjuvant" or "early" (3 of 5).
+COMPARES_SETTING = 0.75  # cosine(title, topic) that makes a result on-topic by itself
 PER_QUESTION = 3
 MEMO_SIZE = 4096  # documents whose scored passages a process keeps (a run meets ~100)
 
@@ -45,6 +55,15 @@ def about_topic(text: str, topic: str) -> bool:
     if not all(mentions_topic(text, [{word_key(d)}]) for d in drug_names(topic)):
         return False
     return mentions_topic(text, topic_words(topic))
+
+
+def compares(text: str, frame: QuestionFrame) -> bool:
+    """True when a source names every arm of a comparison and ``COMPARES_SETTING`` of its
+    setting: it can answer the questions only such a source answers (``kinds.BOTH_ARMS``)."""
+    return (
+        arms_named(text, frame) >= len(frame.arms)
+        and setting_share(text, frame) >= COMPARES_SETTING
+    )
 
 
 def result_text(result: SearchResult) -> str:
@@ -83,8 +102,8 @@ def result_evidence(
                 _MEMO.move_to_end(key)
         if hit is None:
             hit = _document_evidence(vectors, questions, topic, r.title, text, drugs)
-            if frame.framed and len(frame.arms) > 1 and arms_named(whole, frame) < len(frame.arms):
-                # one arm only: no answer to what compares the two
+            if frame.framed and len(frame.arms) > 1 and not compares(whole, frame):
+                # one arm only, or another setting: no answer to what compares the two here
                 hit = {k: ps for k, ps in hit.items() if k not in BOTH_ARMS}
             with _MEMO_LOCK:
                 _MEMO[key] = hit

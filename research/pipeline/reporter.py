@@ -35,6 +35,7 @@ from research.models import (
 from research.pipeline import answers, material, sections
 from research.pipeline.context import RunContext
 from research.text import artifact_text, norm_key, split_sentences, strip_citations
+from research.text.frame import frame_question
 from research.text.vectors import Vectors
 
 SECTION_WORKERS = 4  # sections written at once (the model client caps calls at once too)
@@ -108,7 +109,12 @@ def write_report(
     if units is None:
         units = report_units(ctx, conversations or [])
     plans = sections.plan_sections(
-        vectors, topic, outline, syllabus, ctx.collector.finalize_sources()
+        vectors,
+        topic,
+        outline,
+        syllabus,
+        ctx.collector.finalize_sources(),
+        questions_only=frame_question(topic).framed,
     )
     sections.allocate(vectors, topic, plans, units)
     counts = ctx.collector.question_counts()

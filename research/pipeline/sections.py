@@ -108,10 +108,17 @@ def load_matcher() -> Callable[..., tuple[np.ndarray, np.ndarray]]:
 
 
 def plan_sections(
-    vectors: Vectors, topic: str, outline: Outline, syllabus: Syllabus | None, finalized: dict
+    vectors: Vectors,
+    topic: str,
+    outline: Outline,
+    syllabus: Syllabus | None,
+    finalized: dict,
+    questions_only: bool = False,
 ) -> list[SectionPlan]:
     """Sections of the report: outline sections (matched questions attached), then one section
-    per unmatched question. ``finalized`` is ``SourceCollector.finalize_sources()``."""
+    per unmatched question. ``finalized`` is ``SourceCollector.finalize_sources()``. With
+    ``questions_only`` (a framed question: its syllabus is what the analyst asked) the report
+    has the questions' sections alone, without the outline's other sections or subsections."""
     plans = [
         SectionPlan(heading=s.heading, subsections=list(s.subsections)) for s in outline.sections
     ]
@@ -134,6 +141,10 @@ def plan_sections(
         entry = finalized.get("questions", {}).get(q.key, {})
         plan.sources = [s["source_id"] for s in entry.get("sources", [])]
         answering.append(plan)
+    if questions_only and answering:
+        for p in answering:
+            p.subsections = []
+        return answering
     taken = set(matched.values())
     return answering + [p for i, p in enumerate(plans) if i not in taken]
 

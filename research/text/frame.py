@@ -243,3 +243,13 @@ def about_question(text: str, frame: QuestionFrame) -> bool:
     have = _text_keys(text)
     hits = sum(word_key(w) in have for w in words)
     return hits > len(words) / 2 if len(words) > 2 else hits == len(words)
+
+
+def setting_share(text: str, frame: QuestionFrame) -> float:
+    """Share of the setting's content words that ``text`` contains (1.0 when the question has no
+    setting): how closely a source matches the population and role the question names."""
+    words = _setting_words(frame.setting)
+    if not words:
+        return 1.0
+    have = _text_keys(text)
+    return sum(word_key(w) in have for w in words) / len(words)
