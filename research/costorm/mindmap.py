@@ -18,6 +18,7 @@ The map is pydantic data, stored as one JSON string in Redis (``research.costorm
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import Protocol
 
@@ -30,6 +31,7 @@ SEP = " > "
 TOP_CANDIDATES = 5
 MAX_SUBTOPICS = 4
 CENTROID_ITEMS = 12  # items per candidate compared with a new item's text
+SAME_CONCEPT = 0.8  # cosine of two concept names that makes them one node (MiniLM)
 
 
 class Similarity(Protocol):
@@ -183,11 +185,15 @@ class MindMap(BaseModel):
         if node is self.root and not new and allow_new:
             new = _fallback_name(question)
         if new:
-            child = node.child(new)
-            if child is None:
-                child = MindNode(name=new[:80])
-                node.children.append(child)
-            node, path = child, f"{path}{SEP}{child.name}"
+            same = self._same_concept(new, vectors)
+            if same is not None:  # "Postmenopausal Patients" joins "Postmenopausal Women"
+                path, node = same
+            else:
+                child = node.child(new)
+                if child is None:
+                    child = MindNode(name=new[:80])
+                    node.children.append(child)
+                node, path = child, f"{path}{SEP}{child.name}"
         node.items.append(item_id)
         return path
 
@@ -244,6 +250,7 @@ class MindMap(BaseModel):
                 name.strip()
                 and node.child(name) is None
                 and name.strip().lower() != node.name.lower()
+                and self._same_concept(name, vectors) is None
             ):
                 node.children.append(MindNode(name=name.strip()[:80]))
         if not node.children or len(names) == 0:
@@ -261,6 +268,21 @@ class MindMap(BaseModel):
         after = self.find(path)
         if after is not None and len(after.items) > k:
             after.hold = len(after.items)
+
+    def _same_concept(self, name: str, vectors: Similarity) -> tuple[str, MindNode] | None:
+        """The node anywhere in the map that names the same concept as ``name``: the same
+        words up to case and plural, or cosine ≥ ``SAME_CONCEPT`` (all-MiniLM-L6-v2); None
+        when there is none. Near-identical concepts are one node, not siblings or cousins."""
+        nodes = [(p, n) for p, n in self.walk() if n is not self.root]
+        if not nodes:
+            return None
+        key = _concept_key(name)
+        for p, n in nodes:
+            if _concept_key(n.name) == key:
+                return p, n
+        sims = vectors.sim([name], [n.name for _, n in nodes])[0]
+        best = max(range(len(nodes)), key=lambda i: float(sims[i]))
+        return nodes[best] if float(sims[best]) >= SAME_CONCEPT else None
 
     def clean(self) -> None:
         """Delete non-root nodes with no information in their subtree; collapse every non-root
@@ -303,6 +325,13 @@ class MindMap(BaseModel):
         if sorted(held) != list(range(len(self.items))):
             out.append("items are not each held by exactly one node")
         return out
+
+
+def _concept_key(name: str) -> frozenset[str]:
+    """A concept name's words, lower case, plural ``s`` off ("Postmenopausal Women" and
+    "postmenopausal woman" differ; "Trials" and "trial" do not)."""
+    words = re.findall(r"[a-z0-9]+", name.lower())
+    return frozenset(w[:-1] if len(w) > 3 and w.endswith("s") else w for w in words)
 
 
 def _fallback_name(question: str) -> str:
