@@ -38,6 +38,7 @@ from bench import (  # noqa: E402 - the offline environment above must be set be
 from bench.common import RESULTS_DIR, Figure, machine, not_measured, table, write_results  # noqa: E402 - the offline environment above must be set before research is imported
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
+ITEM_NAMES = {"questions": "22"}
 
 FULL = {
     "collector": dict(sizes=(10, 1_000, 10_000), reps=200, reps_save=200),
@@ -130,6 +131,14 @@ def _items(cfg: dict, args: argparse.Namespace) -> tuple[list[tuple[int, str, ob
         extra["budget"] = figs[0].extra.get("medians")
         return figs
 
+    def questions() -> list[Figure]:
+        from bench import question_bench  # noqa: PLC0415 - twelve product runs, only when asked
+
+        modes = ("storm", "costorm") if args.costorm else ("storm",)
+        reports = Path(args.question_reports) if args.question_reports else None
+        figs, extra["questions"] = question_bench.run(corpus, modes=modes, reports_dir=reports)
+        return figs
+
     def load() -> list[Figure]:
         from bench import load_bench  # noqa: PLC0415 - API and worker processes, only when asked
 
@@ -160,6 +169,7 @@ def _items(cfg: dict, args: argparse.Namespace) -> tuple[list[tuple[int, str, ob
         (20, "evidence per question: drug, cardiotoxicity, depth", evidence_runs),
         (16, "run budget: calls, tokens, waiting (drug 4×3, litellm, 0 / 0.3 s per call)", budget),
         (21, "load test: runs via the HTTP API on 2 RQ workers, one killed and restarted", load),
+        (22, "questions nobody tuned: cited sources, findings, on-question sentences", questions),
     ], extra
 
 
@@ -174,7 +184,17 @@ def main(argv: list[str] | None = None) -> int:
         default=None,
         help="FreshWiki topics to score (default: all full / 1 quick; 0 = all)",
     )
-    ap.add_argument("--only", help="comma-separated item numbers, e.g. 3,5 (1 also runs 2 and 6)")
+    ap.add_argument(
+        "--only",
+        help="comma-separated item numbers or names, e.g. 3,5 or questions (1 also runs 2 and 6)",
+    )
+    ap.add_argument(
+        "--costorm", action="store_true", help="item 22: also run every question in Co-STORM mode"
+    )
+    ap.add_argument(
+        "--question-reports",
+        help="item 22: folder of <mode>/<qid>.md reports to rescore (missing ones are run and saved)",
+    )
     ap.add_argument(
         "--out", default=str(RESULTS_DIR), help="results folder (default bench/results)"
     )
@@ -187,7 +207,8 @@ def main(argv: list[str] | None = None) -> int:
     cfg = {k: dict(v) for k, v in (QUICK if args.quick else FULL).items()}
     if args.topic_limit is not None:
         cfg["quality"]["limit"] = args.topic_limit or None
-    only = {int(x) for x in args.only.split(",")} if args.only else None
+    only = {ITEM_NAMES.get(x, x) for x in args.only.split(",")} if args.only else None
+    only = {int(x) for x in only} if only else None
     items, extra = _items(cfg, args)
     figures: list[Figure] = []
     timings = {}

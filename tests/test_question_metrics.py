@@ -1,0 +1,150 @@
+"""The question bench's figures can fail, and its labelled question sets are well formed."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from bench.question_metrics import (
+    CorpusIndex,
+    normalize,
+    parse_report,
+    score_ranking,
+    score_report,
+)
+
+DATA = Path(__file__).resolve().parents[1] / "bench" / "data"
+CORPUS = Path(__file__).resolve().parents[2] / "shared" / "data" / "corpus" / "docs.jsonl"
+KINDS = {"comparison", "intervention", "drug", "device", "event", "person", "general"}
+
+DOCS = [
+    {"id": "pubmed:1", "url": "https://pubmed.ncbi.nlm.nih.gov/1/", "title": "Trial A vs B"},
+    {"id": "pubmed:2", "url": "https://pubmed.ncbi.nlm.nih.gov/2/", "title": "Arm A alone"},
+    {"id": "pubmed:3", "url": "https://pubmed.ncbi.nlm.nih.gov/3/", "title": "Tea company"},
+    {"id": "wiki:x#1", "url": "https://en.wikipedia.org/wiki/X#S", "title": "X — One"},
+    {"id": "wiki:x#2", "url": "https://en.wikipedia.org/wiki/X#S", "title": "X — Two"},
+]
+QUESTION = {
+    "qid": "t1",
+    "question": "A versus B",
+    "kind": "comparison",
+    "labels": {"pubmed:1": 2, "pubmed:2": 1, "pubmed:3": 0},
+    "findings": [
+        {"id": "f1", "text": "A beat B", "terms": ["hazard ratio", "0.81"], "docs": ["pubmed:1"]},
+        {"id": "f2", "text": "A harms", "terms": ["fractures"], "docs": ["pubmed:1", "pubmed:2"]},
+    ],
+}
+
+
+def _report(body: str, refs: list[tuple[str, str]]) -> str:
+    lines = [f"{n}. [{t}]({u}) (source: x)" for n, (t, u) in enumerate(refs, 1)]
+    return "# Q\n\n> note\n\n" + body + "\n\n## References\n\n" + "\n".join(lines) + "\n"
+
+
+@pytest.fixture
+def index() -> CorpusIndex:
+    return CorpusIndex.from_docs(DOCS)
+
+
+def test_on_question_report_scores_full_marks(index: CorpusIndex) -> None:
+    md = _report(
+        "## Efficacy\n\nDFS improved, hazard ratio 0·81 vs. 0.92 for B.[1] Fractures rose.[1][2]",
+        [("Trial A vs B", DOCS[0]["url"]), ("Arm A alone", DOCS[1]["url"])],
+    )
+    s = score_report(md, index, QUESTION)
+    assert s["k"] == 2 and s["sentences"] == 2
+    assert s["relevant"] == 1.0 and s["direct"] == 0.5 and s["direct_recall"] == 1.0
+    assert s["findings"] == 1.0 and s["on_question"] == 1.0
+
+
+def test_off_question_report_scores_zero(index: CorpusIndex) -> None:
+    md = _report(
+        "The hazard ratio was 0.81 and fractures were rare.[1]",
+        [("Tea company", DOCS[2]["url"])],
+    )
+    s = score_report(md, index, QUESTION)
+    assert s["relevant"] == 0.0 and s["direct"] == 0.0 and s["direct_recall"] == 0.0
+    # the sentence holds the terms but cites no supporting document
+    assert s["findings"] == 0.0 and s["on_question"] == 0.0
+
+
+def test_unlabelled_and_unresolved_sources_count_off_question(index: CorpusIndex) -> None:
+    md = _report(
+        "One.[1] Two.[2]",
+        [("Elsewhere", "https://example.org/a"), ("X — Two", DOCS[4]["url"])],
+    )
+    s = score_report(md, index, QUESTION)
+    assert s["unresolved"] == 1 and s["unjudged"] == 1
+    assert s["relevant"] == 0.0 and s["on_question"] == 0.0
+
+
+def test_mixed_citation_makes_sentence_off_question(index: CorpusIndex) -> None:
+    md = _report(
+        "Fractures rose with A.[1, 2] Tea sales rose.[3]",
+        [(d["title"], d["url"]) for d in DOCS[:3]],
+    )
+    s = score_report(md, index, QUESTION)
+    assert s["on_question"] == 0.5 and s["findings"] == 0.5
+    assert s["relevant"] == pytest.approx(2 / 3)
+
+
+def test_shared_url_resolved_by_title(index: CorpusIndex) -> None:
+    sentences, cited = parse_report(_report("Text.[1]", [("X — Two", DOCS[4]["url"])]), index)
+    assert cited == ["wiki:x#2"] and sentences[0].docs == ["wiki:x#2"]
+
+
+def test_ranking_anchor_can_fail() -> None:
+    bad = score_ranking(["pubmed:3"], QUESTION)
+    good = score_ranking(["pubmed:1", "pubmed:2"], QUESTION)
+    assert bad["relevant"] == 0.0 and bad["findings"] == 0.0 and bad["direct_recall"] == 0.0
+    assert good["relevant"] == 1.0 and good["findings"] == 1.0 and good["direct"] == 0.5
+
+
+def test_normalize_decimal_dot_and_dash() -> None:
+    assert normalize("HR 0·81 – 5\u00a0years") == "hr 0.81 - 5 years"
+
+
+def _rows(name: str) -> list[dict]:
+    path = DATA / name
+    if not path.is_file():
+        pytest.skip(f"{name} not written yet")
+    return [json.loads(x) for x in path.read_text(encoding="utf-8").split("\n") if x.strip()]
+
+
+@pytest.mark.parametrize(
+    ("name", "need_findings"),
+    [("questions_unseen.jsonl", True), ("questions_calibration.jsonl", False)],
+)
+def test_question_sets_are_well_formed(name: str, need_findings: bool) -> None:
+    if not CORPUS.is_file():
+        pytest.skip("shared corpus not present")
+    ids = {json.loads(x)["id"] for x in CORPUS.read_text(encoding="utf-8").split("\n") if x.strip()}
+    rows = _rows(name)
+    assert len(rows) >= 12
+    assert len({r["qid"] for r in rows}) == len(rows)
+    kinds = [r["kind"] for r in rows]
+    assert set(kinds) <= KINDS and len(set(kinds)) >= 3
+    if need_findings:
+        assert set(kinds) == KINDS and kinds.count("comparison") >= 3
+        assert kinds.count("intervention") >= 3
+    for r in rows:
+        assert r["question"].strip() and r["labels"]
+        assert set(r["labels"]) <= ids, r["qid"]
+        assert set(r["labels"].values()) <= {0, 1, 2}
+        assert any(g == 2 for g in r["labels"].values()), r["qid"]
+        findings = r.get("findings", [])
+        if need_findings:
+            assert 4 <= len(findings) <= 8, r["qid"]
+        for f in findings:
+            assert 1 <= len(f["terms"]) <= 4 and all(t == t.lower() for t in f["terms"])
+            assert f["docs"] and all(r["labels"].get(d, 0) >= 1 for d in f["docs"]), f
+
+
+def test_sets_share_no_question() -> None:
+    unseen = {normalize(r["question"]) for r in _rows("questions_unseen.jsonl")}
+    calib = {normalize(r["question"]) for r in _rows("questions_calibration.jsonl")}
+    assert not unseen & calib
+    banned = ("trastuzumab", "cardiotox", "aromatase inhibitors versus tamoxifen")
+    assert not any(b in q for q in unseen | calib for b in banned)
