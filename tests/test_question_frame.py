@@ -101,3 +101,46 @@ def test_no_topic_vocabulary_in_the_kinds_templates():
     root = Path(__file__).resolve().parents[1]
     texts.append((root / "research/text/frame.py").read_text(encoding="utf-8"))
     assert not [t for t in texts if banned.search(t)]
+
+
+def _doc(title: str, text: str):
+    from research.followup.corpus import EvidenceDoc
+    from research.models import SourceRecord
+
+    src = SourceRecord(
+        source_id="src_001",
+        citation_id="c1",
+        source_type="pubmed",
+        external_id="1",
+        url="https://example.org/1",
+        title=title,
+    )
+    return EvidenceDoc(src, text, True)
+
+
+def test_the_audit_fails_a_citation_of_a_source_off_the_question():
+    from research.followup.audit import on_question, summarize
+    from research.store.followup_models import CitationCheck
+
+    on = _doc(
+        "Letrozole versus tamoxifen as adjuvant therapy",
+        "Postmenopausal women with early breast cancer received an aromatase inhibitor.",
+    )
+    off = _doc(
+        "Duloxetine for arthralgia",
+        "Rates of adverse events were higher with duloxetine in early breast cancer.",
+    )
+    assert on_question(on, AI_TAM) and not on_question(off, AI_TAM)
+    check = CitationCheck(
+        where="report",
+        sentence="Rates of adverse events were higher with duloxetine.",
+        number=1,
+        source_id="src_001",
+        score=0.9,
+        cosine=0.9,
+        overlap=0.9,
+        verdict="supported",
+        on_question=False,
+    )
+    summary = summarize([check])
+    assert summary.off_question == 1 and "1 cite a source off the question" in summary.line()

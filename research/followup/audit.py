@@ -49,10 +49,13 @@ from research.models import Report
 from research.store.followup_models import AuditSummary, CitationCheck, Verdict
 from research.text import (
     content_words,
+    mentions_topic,
     split_sentences,
     strip_citations,
+    topic_words,
     word_key,
 )
+from research.text.frame import about_question, frame_question
 
 W_COSINE = 0.8
 SUPPORTED = 0.63
@@ -167,9 +170,27 @@ def audit_texts(
 
 
 def summarize(checks: list[CitationCheck]) -> AuditSummary:
-    """Counts plus the checks sorted worst first (lowest score)."""
+    """Counts plus the checks sorted worst first (off the question, then lowest score)."""
     counts = {v: sum(c.verdict == v for c in checks) for v in ("supported", "weak", "unsupported")}
-    return AuditSummary(total=len(checks), **counts, checks=sorted(checks, key=lambda c: c.score))
+    return AuditSummary(
+        total=len(checks),
+        **counts,
+        off_question=sum(not c.on_question for c in checks),
+        checks=sorted(checks, key=lambda c: (c.on_question, c.score)),
+    )
+
+
+def on_question(doc: EvidenceDoc, question: str) -> bool:
+    """True when the cited source is about the run's question: for a framed question (a
+    comparison, an intervention, a device) it names an arm and the setting
+    (``research.text.frame.about_question``); otherwise it names more than half of the
+    question's content words (``research.text.mentions_topic``). A sentence can occur verbatim in
+    a source that answers another question; this check fails such a citation."""
+    text = f"{doc.source.title}\n{doc.text}"
+    frame = frame_question(question)
+    if frame.framed:
+        return about_question(text, frame)
+    return mentions_topic(text, topic_words(question))
 
 
 def audit_report(
@@ -177,4 +198,8 @@ def audit_report(
 ) -> AuditSummary:
     """The audit of a report's lead and sections."""
     texts = [report.lead, *[s.text for s in report.sections]]
-    return summarize(audit_texts(scorer or SupportScorer(), "report", texts, number_to_doc))
+    checks = audit_texts(scorer or SupportScorer(), "report", texts, number_to_doc)
+    by_source = {d.source.source_id: d for d in number_to_doc.values()}
+    about = {sid: on_question(d, report.title) for sid, d in by_source.items()}
+    checks = [c.model_copy(update={"on_question": about.get(c.source_id, True)}) for c in checks]
+    return summarize(checks)

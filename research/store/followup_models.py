@@ -34,6 +34,10 @@ class CitationCheck(BaseModel):
     overlap: float
     verdict: Verdict
     passage: str = Field(default="", description="the best-matching passage of the cited source")
+    on_question: bool = Field(
+        default=True,
+        description="the cited source is about the run's question (research.followup.audit)",
+    )
 
 
 class AuditSummary(BaseModel):
@@ -43,6 +47,9 @@ class AuditSummary(BaseModel):
     supported: int = 0
     weak: int = 0
     unsupported: int = 0
+    off_question: int = Field(
+        default=0, description="checks whose cited source is off the question"
+    )
     checks: list[CitationCheck] = Field(default_factory=list)
     created_at: float = Field(default_factory=now)
 
@@ -53,6 +60,8 @@ class AuditSummary(BaseModel):
             parts.append(f"{self.weak} weak")
         if self.unsupported:
             parts.append(f"{self.unsupported} unsupported")
+        if self.off_question:
+            parts.append(f"{self.off_question} cite a source off the question")
         return "; ".join(parts)
 
 
