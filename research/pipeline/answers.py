@@ -27,6 +27,8 @@ from research.pipeline.sections import DUPLICATE_SIM, SectionPlan
 from research.text import norm_key
 from research.text.vectors import Vectors
 
+HOLD_MARGIN = 0.05  # a passage is quoted under a question scoring within this of its best
+
 DEPTH_WORDS = {"brief": 300, "standard": 1000, "deep": 2500}
 QUESTION_SHARE = 0.8
 WORDS_PER_SENTENCE = 24  # words per evidence sentence the budget assumes (shared corpus: ~30)
@@ -172,9 +174,13 @@ def fill(
     # the question with the fewest passages chooses first: a passage that answers two questions
     # goes to the one that has nothing else to quote
     scarce_first = sorted(range(len(questions)), key=lambda i: (len(counted[keys[i]]), i))
+    best = _best_scores(evidence)
     for i in scarce_first:
         # a study's aim or design counts for coverage but is quoted only when nothing else is
         found = [e for e in counted[keys[i]] if not is_design(e.passage)] or counted[keys[i]]
+        # a section quotes what answers its own question best: an incidence figure that answers
+        # "risk" better than "monitoring" is quoted under risk
+        found = [e for e in found if e.score >= best[_pkey(e)] - HOLD_MARGIN] or found
         chosen = reading_order(choose(vectors, found, shares[i], taken))
         questions[i].units = [Unit(p.passage, p.source_id) for p in chosen]
     for plan, key in zip(questions, keys, strict=True):
@@ -198,6 +204,19 @@ def fill(
             and names_focus(u.text, topic)  # a report on a focus quotes nothing off it
         ][:per_o]
     return counted
+
+
+def _pkey(e: EvidencePassage) -> tuple[str, str]:
+    return e.source_id, norm_key(e.passage)
+
+
+def _best_scores(evidence: dict[str, list[EvidencePassage]]) -> dict[tuple[str, str], float]:
+    """Per (source, passage): its best evidence score over the syllabus questions."""
+    best: dict[tuple[str, str], float] = {}
+    for passages in evidence.values():
+        for e in passages:
+            best[_pkey(e)] = max(best.get(_pkey(e), 0.0), e.score)
+    return best
 
 
 def stops_by_key(gaps: GapReport | None) -> dict[str, QuestionStop]:
