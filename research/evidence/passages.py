@@ -4,7 +4,10 @@ and with which of its sentences (docs/design.md § Terms: evidence).
 A result can be evidence only when it is about the topic: its title and text name more than
 half of the topic's content words (``research.text.mentions_topic``) and, for a drug topic,
 the drug itself (a capecitabine trial's efficacy sentence is no evidence about trastuzumab), or
-its title alone is close to the topic. Its full text (the raw artifact's ``text``; the
+its title alone is close to the topic. For a framed question (a comparison, an intervention, a
+device: ``research.text.frame``) it must name an arm and most of the setting whatever its title,
+and it answers the questions that compare the arms (``planning.kinds.BOTH_ARMS``) only when it
+names both arms and ``COMPARES_SETTING`` of the setting. Its full text (the raw artifact's ``text``; the
 snippets when the backend gave no text) is split into whole-sentence passages
 (``judge.split_passages``) and scored against every question (``judge.score_passages``); each
 question gets the result's best ``PER_QUESTION`` passages at or over ``judge.EVIDENCE_MIN``.
