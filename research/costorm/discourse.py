@@ -35,7 +35,7 @@ from research.errors import InvariantError
 from research.models import CoStormTurn, Intent, Perspective, SearchResult, TurnSource, now
 from research.pipeline.context import RunContext
 from research.text import split_sentences
-from research.text.frame import anchor_queries
+from research.text.frame import about_question, anchor_queries, frame_question
 
 MAX_QUERIES_PER_TURN = 3
 POOL_TEXT_CHARS = 600
@@ -76,6 +76,18 @@ def thread_urls(session: Session) -> set[str]:
             break
         urls |= {x.url for x in t.sources}
     return urls
+
+
+def on_question(results: list[SearchResult], topic: str) -> list[SearchResult]:
+    """The results an expert may speak from: for a framed question (a comparison, an
+    intervention, a device) only those that name an arm and the setting, so the mind map's
+    concepts come from information on the question; all of them otherwise."""
+    frame = frame_question(topic)
+    if not frame.framed:
+        return results
+    return [
+        r for r in results if about_question(f"{r.title}\n{r.text or ' '.join(r.snippets)}", frame)
+    ]
 
 
 def _dedupe(results: list[SearchResult]) -> list[SearchResult]:
@@ -223,7 +235,7 @@ def answer_turn(
         results += ctx.search(q, step, perspective=expert.name, exclude=seen)
         seen |= {r.url for r in results}
         s.meta.queries_used += 1
-    results = _dedupe(results)
+    results = on_question(_dedupe(results), table.topic)
     answer = table.steps.expert_answer(
         ExpertAnswerInput(
             topic=table.topic,
