@@ -25,11 +25,15 @@ Kinds (checked in this order; pure text rules, measured on the labelled question
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+
+import Stemmer
 
 from research.text.entities import INN_STEM, topic_kind
 from research.text.words import GENERIC, STOP, clean, content_words, word_key
 
+_STEMMER = Stemmer.Stemmer("english")
 KINDS = ("comparison", "intervention", "drug", "device", "event", "person", "general")
 FRAMED_KINDS = frozenset({"comparison", "intervention", "device"})
 
@@ -81,6 +85,7 @@ _CLASS_WORDS = frozenset(
     """inhibitor inhibitors therapy therapies treatment treatments drug drugs agent agents
     medication medications regimen regimens use administration""".split()
 )
+_CLASS_KEYS = frozenset(word_key(w) for w in _CLASS_WORDS)
 
 
 @dataclass(frozen=True)
@@ -119,12 +124,14 @@ class QuestionFrame:
         return " ".join(words[:max_words]) or self.question
 
     def arm_keys(self) -> list[set[str]]:
-        """Per arm, the ``word_key`` forms a text must contain to mention it: the arm's content
-        words without class words ("kinase inhibitors" → {kinase})."""
+        """Per arm, the word stems (Snowball English) that name it: the arm's content words
+        without class words ("kinase inhibitors" → {kinas}); a text names the arm when it holds
+        most of them (``names_arm``)."""
         out = []
         for arm in self.arms:
-            keys = {word_key(w) for w in content_words(arm)} - {word_key(w) for w in _CLASS_WORDS}
-            out.append(keys or {word_key(w) for w in content_words(arm)})
+            words = content_words(arm)
+            keys = _stems(w for w in words if word_key(w) not in _CLASS_KEYS)
+            out.append(keys or _stems(words))
         return [k for k in out if k]
 
 
@@ -199,13 +206,14 @@ def anchor_query(query: str, frame: QuestionFrame) -> str:
     query = clean(query)
     if not frame.framed or not query:
         return query
-    have = {word_key(w) for w in re.findall(r"[A-Za-z0-9][A-Za-z0-9'’-]*", query)}
-    have |= {word_key(p) for w in list(have) for p in w.split("-")}
+    have = _text_keys(query)
     missing = [
-        arm for arm, keys in zip(frame.arms, frame.arm_keys(), strict=False) if not keys <= have
+        arm
+        for arm, keys in zip(frame.arms, frame.arm_keys(), strict=False)
+        if not names_arm(keys, have)
     ]
     setting = _setting_words(frame.setting)
-    extra = [] if any(word_key(w) in have for w in setting) else setting[:2]
+    extra = [] if _stems(setting) & have else setting[:2]
     words = " ".join([*missing, query, *extra]).split()
     return " ".join(words[: max(MAX_QUERY_WORDS, len(query.split()))])
 
@@ -216,16 +224,31 @@ def anchor_queries(queries: list[str], topic: str) -> list[str]:
     return list(dict.fromkeys(q for q in (anchor_query(x, frame) for x in queries) if q))
 
 
+def _stems(words: Iterable[str]) -> set[str]:
+    """Snowball stems of the words' ``word_key`` forms and of their hyphen parts
+    ("conventionally fractionated" and "conventional fractionation" share theirs)."""
+    keys = set()
+    for w in words:
+        keys.add(word_key(w))
+        keys |= {word_key(p) for p in w.split("-") if len(p) >= 3}
+    return {k for k in _STEMMER.stemWords(sorted(keys - {""})) if k}
+
+
 def _text_keys(text: str) -> set[str]:
-    have = {word_key(w) for w in re.findall(r"[A-Za-z0-9][A-Za-z0-9'’-]*", text)}
-    return have | {word_key(p) for w in list(have) for p in w.split("-")}
+    return _stems(re.findall(r"[A-Za-z0-9][A-Za-z0-9'’-]*", text))
+
+
+def names_arm(keys: set[str], have: set[str]) -> bool:
+    """True when ``have`` (a text's stems) holds most of an arm's stems (all of one or two)."""
+    hits = len(keys & have)
+    return hits > len(keys) / 2 if len(keys) > 2 else hits == len(keys)
 
 
 def arms_named(text: str, frame: QuestionFrame) -> int:
     """How many of the frame's arms ``text`` names (every content word of the arm but its class
     words: "kinase inhibitors" is named by "kinase")."""
     have = _text_keys(text)
-    return sum(keys <= have for keys in frame.arm_keys())
+    return sum(names_arm(keys, have) for keys in frame.arm_keys())
 
 
 def about_question(text: str, frame: QuestionFrame) -> bool:
@@ -241,7 +264,7 @@ def about_question(text: str, frame: QuestionFrame) -> bool:
     if not words:
         return True
     have = _text_keys(text)
-    hits = sum(word_key(w) in have for w in words)
+    hits = sum(bool(_stems([w]) & have) for w in words)
     return hits > len(words) / 2 if len(words) > 2 else hits == len(words)
 
 
@@ -252,4 +275,4 @@ def setting_share(text: str, frame: QuestionFrame) -> float:
     if not words:
         return 1.0
     have = _text_keys(text)
-    return sum(word_key(w) in have for w in words) / len(words)
+    return sum(bool(_stems([w]) & have) for w in words) / len(words)
