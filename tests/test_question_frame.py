@@ -5,8 +5,12 @@ from pathlib import Path
 
 import pytest
 
+from research.followup.audit import on_question, summarize
+from research.followup.corpus import EvidenceDoc
+from research.models import SourceRecord
 from research.planning.kinds import FACETS, KIND_TEMPLATES
 from research.planning.syllabus import base_template
+from research.store.followup_models import CitationCheck
 from research.text.frame import about_question, anchor_queries, arms_named, frame_question
 
 AI_TAM = "Aromatase inhibitors versus tamoxifen as adjuvant therapy for postmenopausal early breast cancer"
@@ -104,9 +108,6 @@ def test_no_topic_vocabulary_in_the_kinds_templates():
 
 
 def _doc(title: str, text: str):
-    from research.followup.corpus import EvidenceDoc
-    from research.models import SourceRecord
-
     src = SourceRecord(
         source_id="src_001",
         citation_id="c1",
@@ -119,9 +120,6 @@ def _doc(title: str, text: str):
 
 
 def test_the_audit_fails_a_citation_of_a_source_off_the_question():
-    from research.followup.audit import on_question, summarize
-    from research.store.followup_models import CitationCheck
-
     on = _doc(
         "Letrozole versus tamoxifen as adjuvant therapy",
         "Postmenopausal women with early breast cancer received an aromatase inhibitor.",
