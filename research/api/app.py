@@ -1,16 +1,20 @@
 """The FastAPI application of ``research serve`` and the uvicorn server that runs it.
 
 ``create_app()`` wires the routers (``research.api.runs``, ``research.api.actions``,
-``research.api.stream``) behind the bearer-token dependency (``research.api.auth``) and maps the
-one exception tree (``research.errors``) to HTTP statuses:
+``research.api.stream``, ``research.api.corpora``) behind the bearer-token dependency and its
+scopes (``research.api.auth``) and maps the one exception tree (``research.errors``) to HTTP
+statuses:
 
 - 422: bad input (``InputError``, ``CorpusError``, and FastAPI's own checks of the body);
+- 403: ``AccessError`` (a corpus not registered on the server) and a token's scope;
 - 409: the run is not in a state for the request (``not_awaiting_review``, ``report_not_ready``…);
 - 404: no such run or report version (``RunNotFoundError``, a malformed run id);
 - 503: Redis unreachable (``StoreError``); 500: the server's own settings are wrong
   (``invalid_config``, ``data_dir_unwritable``) or any other ``ResearchError``.
 
-Every error body is ``{"detail": "<what to fix>", "code": "<stable code>"}``. With the ``thread``
+Every error body is ``research.api.schemas.ErrorBody``: ``{"detail": "<what to fix>", "code":
+"<stable code>", "errors": [...]}`` (``errors``: the field problems of a 422, else empty), and
+every operation documents the statuses it answers with it. With the ``thread``
 job backend this process executes the runs it starts (as the dashboard does), so at start it
 resumes interrupted runs once, in the background, unless told not to.
 """
@@ -31,10 +35,17 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from research import jobs
-from research.api import actions, runs, stream
+from research.api import actions, corpora, runs, stream
 from research.api.auth import require_token
 from research.config import load_settings
-from research.errors import CorpusError, InputError, ResearchError, RunNotFoundError, StoreError
+from research.errors import (
+    AccessError,
+    CorpusError,
+    InputError,
+    ResearchError,
+    RunNotFoundError,
+    StoreError,
+)
 from research.store import open_store
 
 log = logging.getLogger(__name__)
@@ -66,6 +77,8 @@ def status_for(exc: ResearchError) -> int:
     """The HTTP status of a Research Desk error (see the module table)."""
     if isinstance(exc, RunNotFoundError) or exc.code in NOT_FOUND_CODES:
         return 404
+    if isinstance(exc, AccessError):
+        return 403
     if isinstance(exc, StoreError):
         return 503
     if exc.code in SERVER_CODES:
@@ -77,7 +90,9 @@ def status_for(exc: ResearchError) -> int:
 
 async def _research_error(request: Request, exc: Exception) -> JSONResponse:
     err = exc if isinstance(exc, ResearchError) else ResearchError(str(exc))
-    return JSONResponse({"detail": err.message, "code": err.code}, status_code=status_for(err))
+    return JSONResponse(
+        {"detail": err.message, "code": err.code, "errors": []}, status_code=status_for(err)
+    )
 
 
 async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
@@ -99,10 +114,14 @@ async def _http_error(request: Request, exc: Exception) -> JSONResponse:
     status = exc.status_code if isinstance(exc, StarletteHTTPException) else 500
     detail = exc.detail if isinstance(exc, StarletteHTTPException) else "internal error"
     headers = getattr(exc, "headers", None)
-    code = getattr(exc, "code", None) or {401: "unauthorized", 404: "not_found"}.get(
-        status, "http_error"
+    code = getattr(exc, "code", None) or {
+        401: "unauthorized",
+        404: "not_found",
+        405: "method_not_allowed",
+    }.get(status, "http_error")
+    return JSONResponse(
+        {"detail": detail, "code": code, "errors": []}, status_code=status, headers=headers
     )
-    return JSONResponse({"detail": detail, "code": code}, status_code=status, headers=headers)
 
 
 def resume_on_start() -> list[str]:
@@ -146,7 +165,7 @@ def create_app(*, resume: bool = False) -> FastAPI:
         return {"status": "ok"}
 
     guarded = [Depends(require_token)]
-    for router in (runs.router, stream.router, actions.router):
+    for router in (runs.router, stream.router, actions.router, corpora.router):
         app.include_router(router, dependencies=guarded)
     return app
 

@@ -21,7 +21,8 @@ import anyio
 from fastapi import APIRouter, Header, Query
 from sse_starlette import EventSourceResponse
 
-from research.api.runs import RunId, checked_run_id
+from research.api.runs import READ, RunId, checked_run_id
+from research.api.schemas import error_responses
 from research.errors import InputError, RunNotFoundError
 from research.events import event_line
 from research.models import ACTIVE_STATUSES, Event, RunState
@@ -92,7 +93,11 @@ def _end(data: dict[str, Any]) -> dict[str, str]:
     "/runs/{run_id}/events",
     summary="Follow the run's events (server-sent events)",
     response_class=EventSourceResponse,
-    responses={200: {"content": {"text/event-stream": {}}}},
+    dependencies=[READ],
+    responses={
+        200: {"content": {"text/event-stream": {"schema": {"type": "string"}}}},
+        **error_responses(401, 403, 404, 422, 429, 503),
+    },
 )
 async def events(
     run_id: RunId,
