@@ -141,6 +141,7 @@ _LENIENT = (
     "http_timeout_s",
     "http_retries",
     "api_rate_per_min",
+    "api_stream_max_s",
     "notify_timeout_s",
     "notify_attempts",
     "notify_backoff_s",
@@ -174,6 +175,8 @@ class Settings(BaseSettings):
         http_timeout_s, http_retries: [``RESEARCH_HTTP_TIMEOUT``, ``RESEARCH_HTTP_RETRIES``] search APIs.
         api_rate_per_min: [``RESEARCH_API_RATE_PER_MIN``] HTTP API requests per minute per token
             (``research serve``; 0 = no limit).
+        api_stream_max_s: [``RESEARCH_API_STREAM_MAX_S``] the longest a run's event stream stays
+            open (s); then it ends with a ``reconnect`` event (its ``after`` resumes it).
         outbound_allow: [``RESEARCH_OUTBOUND_ALLOW``, or the older ``RESEARCH_SCRAPE_ALLOW_HOSTS``]
             host names, IP addresses or CIDR networks that webhooks, Apprise targets and the
             scraper may reach although internal (``research.net.guard``), separated by commas,
@@ -229,6 +232,7 @@ class Settings(BaseSettings):
     http_timeout_s: float = Field(15.0, validation_alias="RESEARCH_HTTP_TIMEOUT")
     http_retries: int = Field(3, validation_alias="RESEARCH_HTTP_RETRIES")
     api_rate_per_min: float = Field(120.0, validation_alias="RESEARCH_API_RATE_PER_MIN")
+    api_stream_max_s: float = Field(3600.0, validation_alias="RESEARCH_API_STREAM_MAX_S")
     outbound_allow: str = Field(
         "", validation_alias=_var("RESEARCH_OUTBOUND_ALLOW", "RESEARCH_SCRAPE_ALLOW_HOSTS")
     )

@@ -241,7 +241,8 @@ def test_read_scope_lists_shows_downloads_and_nothing_more(served):
         "start": served.client.post("/runs", json={"topic": TOPIC}, headers=read),
         "ask": served.client.post(f"/runs/{run_id}/ask", json={"question": "Why?"}, headers=read),
         "approve": served.client.post(f"/runs/{run_id}/approve", headers=read),
-        "cancel": served.client.delete(f"/runs/{run_id}", headers=read),
+        "cancel": served.client.post(f"/runs/{run_id}/cancel", headers=read),
+        "delete": served.client.delete(f"/runs/{run_id}", headers=read),
         "upload": served.client.put("/corpora/team-x/documents/a.md", content=b"x", headers=read),
     }
     for what, resp in denied.items():
@@ -256,7 +257,7 @@ def test_run_scope_acts_on_its_own_runs_only(served):
     for resp in (
         served.client.post(f"/runs/{theirs}/ask", json={"question": "Why?"}, headers=run),
         served.client.post(f"/runs/{theirs}/approve", headers=run),
-        served.client.delete(f"/runs/{theirs}", headers=run),
+        served.client.post(f"/runs/{theirs}/cancel", headers=run),
     ):
         assert _codes(resp) == (403, "not_your_run"), resp.text
     assert open_store().get_run(theirs).status == "pending"
@@ -266,7 +267,7 @@ def test_run_scope_acts_on_its_own_runs_only(served):
         == 409
     )
     assert served.client.post(f"/runs/{mine}/approve", headers=run).status_code == 409
-    assert served.client.delete(f"/runs/{mine}", headers=run).status_code == 202
+    assert served.client.post(f"/runs/{mine}/cancel", headers=run).status_code == 202
     # deleting an ended run and uploading into a corpus are admin's
     deleted = served.client.delete(f"/runs/{_ended(mine)}", headers=run)
     assert _codes(deleted) == (403, "insufficient_scope") and "scope admin" in deleted.text
@@ -277,7 +278,9 @@ def test_run_scope_acts_on_its_own_runs_only(served):
 def test_admin_scope_deletes_manages_corpora_and_acts_on_any_run(served):
     admin, run = served.token("a-admin", "admin"), served.token("a-run", "run")
     theirs = _start(served, run)
-    assert served.client.delete(f"/runs/{theirs}", headers=admin).status_code == 202
+    assert served.client.post(f"/runs/{theirs}/cancel", headers=admin).status_code == 202
+    active = served.client.delete(f"/runs/{theirs}", headers=admin)
+    assert _codes(active) == (409, "run_active")  # cancel first, delete once it stopped
     gone = served.client.delete(f"/runs/{_ended(theirs)}", headers=admin)
     assert gone.status_code == 200 and gone.json()["action"] == "deleted"
     text = (
@@ -313,7 +316,7 @@ def test_a_token_stored_without_scope_acts_as_run(served):
     record.pop("scope")
     r.hset(store_keys.API_TOKENS, "legacy", json.dumps(record))  # as stored before scopes
     run_id = _start(served, headers)
-    assert served.client.delete(f"/runs/{run_id}", headers=headers).status_code == 202
+    assert served.client.post(f"/runs/{run_id}/cancel", headers=headers).status_code == 202
     denied = served.client.delete(f"/runs/{_ended(run_id)}", headers=headers)
     assert _codes(denied) == (403, "insufficient_scope")
     listed = subprocess.run(

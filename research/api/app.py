@@ -26,13 +26,16 @@ import signal
 import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 
 import uvicorn
 from fastapi import Depends, FastAPI, Request
 from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
+from fastapi.openapi.utils import get_openapi
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Match
 
 from research import jobs
 from research.api import actions, corpora, runs, stream
@@ -61,6 +64,8 @@ CONFLICT_CODES = frozenset(
         "not_resumable",
         "not_askable",
         "no_evidence",
+        "not_active",
+        "run_active",
     }
 )
 NOT_FOUND_CODES = frozenset({"no_such_version"})
@@ -110,10 +115,32 @@ async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
     )
 
 
+def _allowed_methods(request: Request) -> str:
+    """Every method some route serves at the request's path (the ``Allow`` of a 405): a path
+    such as ``/runs`` is served by one route per method, and Starlette names only one."""
+    methods: set[str] = set()
+    for route in request.app.router.routes:
+        match, _ = route.matches({**request.scope, "method": "GET"})
+        if match != Match.NONE and getattr(route, "methods", None):
+            methods |= set(route.methods)
+    return ", ".join(sorted(methods - {"HEAD"}))
+
+
 async def _http_error(request: Request, exc: Exception) -> JSONResponse:
     status = exc.status_code if isinstance(exc, StarletteHTTPException) else 500
     detail = exc.detail if isinstance(exc, StarletteHTTPException) else "internal error"
     headers = getattr(exc, "headers", None)
+    if status == 400:  # a body that is not JSON: bad input, answered as every other (422)
+        return JSONResponse(
+            {
+                "detail": f"The request body is not valid JSON ({detail}).",
+                "code": "invalid_json",
+                "errors": [],
+            },
+            status_code=422,
+        )
+    if status == 405:
+        headers = {**(headers or {}), "Allow": _allowed_methods(request)}
     code = getattr(exc, "code", None) or {
         401: "unauthorized",
         404: "not_found",
@@ -122,6 +149,25 @@ async def _http_error(request: Request, exc: Exception) -> JSONResponse:
     return JSONResponse(
         {"detail": detail, "code": code, "errors": []}, status_code=status, headers=headers
     )
+
+
+def _openapi(app: FastAPI) -> dict[str, Any]:
+    """FastAPI's schema, with optional query and header parameters described as the values they
+    can carry: a query string or a header is text or absent, never JSON ``null``."""
+    if app.openapi_schema is None:
+        spec = get_openapi(
+            title=app.title, version=app.version, description=app.description, routes=app.routes
+        )
+        for path in spec.get("paths", {}).values():
+            for operation in path.values():
+                for param in operation.get("parameters", []):
+                    schema = param.get("schema", {})
+                    options = [o for o in schema.get("anyOf", []) if o.get("type") != "null"]
+                    if not param.get("required") and len(options) == 1 and "anyOf" in schema:
+                        rest = {k: v for k, v in schema.items() if k != "anyOf"}
+                        param["schema"] = {**options[0], **rest}
+        app.openapi_schema = spec
+    return app.openapi_schema
 
 
 def resume_on_start() -> list[str]:
@@ -164,6 +210,7 @@ def create_app(*, resume: bool = False) -> FastAPI:
         """``{"status": "ok"}`` while the server answers (it does not touch Redis)."""
         return {"status": "ok"}
 
+    app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]
     guarded = [Depends(require_token)]
     for router in (runs.router, stream.router, actions.router, corpora.router):
         app.include_router(router, dependencies=guarded)

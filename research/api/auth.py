@@ -126,13 +126,6 @@ def needs(scope: str, what: str) -> object:
     return Depends(dependency)
 
 
-def require_scope(request: Request, scope: str, what: str) -> None:
-    """Raise a 403 (``insufficient_scope``) unless the request's token has ``scope``; for
-    endpoints whose scope depends on the run's state (``DELETE /runs/{id}``)."""
-    if not allows(getattr(request.state, "token_scope", "read"), scope):
-        raise _scope_error(request, scope, what)
-
-
 def check_own(request: Request, run_id: str, what: str) -> None:
     """Let a ``run`` token act only on the runs it started (an ``admin`` token on any).
 

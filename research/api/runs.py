@@ -16,7 +16,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Path, Query, Request, Response
 
 from research import jobs
-from research.api.auth import check_own, needs, require_scope
+from research.api.auth import check_own, needs
 from research.api.schemas import RunCreated, RunRequest, RunRow, error_responses
 from research.config import load_settings
 from research.errors import InputError, RunNotFoundError
@@ -174,27 +174,25 @@ def get_report(
     )
 
 
-@router.delete(
-    "/runs/{run_id}",
-    summary="Cancel an active run, or delete an ended one",
+@router.post(
+    "/runs/{run_id}/cancel",
+    summary="Cancel a run that is active or awaiting review",
     dependencies=[needs("run", "cancelling a run")],
     responses={
-        200: {"description": "cancelled (awaiting review) or deleted (ended)"},
-        202: {"description": "an active run was asked to cancel"},
-        **error_responses(401, 403, 404, 422, 429, 503),
+        200: {"description": "a run awaiting review was cancelled"},
+        202: {"description": "an active run was asked to cancel at its next step"},
+        **error_responses(401, 403, 404, 409, 422, 429, 503),
     },
 )
-def delete_run(run_id: RunId, request: Request, response: Response) -> dict[str, Any]:
+def cancel_run(run_id: RunId, request: Request, response: Response) -> dict[str, Any]:
     """An active run is asked to cancel at its next step (202, ``cancel_requested``; it keeps
-    what it has; DELETE it again once it ended to delete it). A run awaiting plan review is
-    cancelled at once (200, ``cancelled``). Cancelling takes a ``run`` token that started the
-    run (or an ``admin`` token). Any other run is deleted with its Redis state, artifacts and
-    report files (200, ``deleted``), as the run history's Delete does: an ``admin`` token only."""
+    what it has), as the run page's Cancel button does. A run awaiting plan review is cancelled
+    at once (200, ``cancelled``). A run that has ended is a 409 (``not_active``). Takes a
+    ``run`` token that started the run, or an ``admin`` token."""
     run_id = checked_run_id(run_id)
     store = open_store()
     state = store.get_run(run_id)
-    if state.status in ACTIVE_STATUSES or state.status == REVIEW_STATUS:
-        check_own(request, run_id, "cancelling")
+    check_own(request, run_id, "cancelling")
     if state.status in ACTIVE_STATUSES:
         store.request_cancel(run_id, by="api")
         response.status_code = 202
@@ -202,7 +200,33 @@ def delete_run(run_id: RunId, request: Request, response: Response) -> dict[str,
     if state.status == REVIEW_STATUS:
         review.cancel(run_id, by="api", store=store)
         return {"run_id": run_id, "status": "cancelled", "action": "cancelled"}
-    require_scope(request, "admin", "deleting an ended run")
+    raise InputError(
+        f"Run {run_id} has ended ({state.status}); there is nothing to cancel "
+        "(DELETE /runs/{id} deletes it).",
+        code="not_active",
+    )
+
+
+@router.delete(
+    "/runs/{run_id}",
+    summary="Delete an ended run (admin)",
+    dependencies=[needs("admin", "deleting a run")],
+    responses=error_responses(401, 403, 404, 409, 422, 429, 503),
+)
+def delete_run(run_id: RunId) -> dict[str, Any]:
+    """Delete an ended run (complete, failed, cancelled, interrupted) with its Redis state,
+    artifacts and report files, as the run history's Delete does; afterwards the run is a 404.
+    A run that is active or awaiting review is a 409 (``run_active``): cancel it first
+    (``POST /runs/{id}/cancel``)."""
+    run_id = checked_run_id(run_id)
+    store = open_store()
+    state = store.get_run(run_id)
+    if state.status in ACTIVE_STATUSES or state.status == REVIEW_STATUS:
+        raise InputError(
+            f"Run {run_id} is {state.status}: cancel it first (POST /runs/{run_id}/cancel), "
+            "then delete it once it has stopped.",
+            code="run_active",
+        )
     removed = store.delete_run_everywhere(run_id, load_settings())
     store.tokens.forget_run(run_id)
     return {"run_id": run_id, "status": state.status, "action": "deleted", "removed": removed}

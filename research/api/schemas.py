@@ -1,7 +1,7 @@
 """Request and response bodies of the HTTP API, and the one error body.
 
-The request models check JSON types, the numeric bounds and choices a schema can state (so
-``/openapi.json`` publishes them) and reject unknown fields; everything else (the topic's text
+The request models check JSON types and reject unknown fields, and publish in
+``/openapi.json`` the bounds and choices a schema can state; those, and everything else (the topic's text
 rules, that a named corpus exists, a backend's key, a model, dates, languages…) is checked by the
 one input gate the CLI and the dashboard use, ``research.jobs.make_config``
 (``research.jobs.validation``), so the API accepts exactly what ``research run`` accepts and says
@@ -31,6 +31,12 @@ from research.models import (
 
 MAX_TOPIC_CHARS = 500
 MAX_QUESTION_CHARS = 1000
+
+
+def _bounds(lo: int, hi: int) -> dict[str, Any]:
+    """The published bounds of an integer option; the input gate enforces them, with the
+    message ``research run`` prints."""
+    return {"minimum": lo, "maximum": hi}
 
 
 class ErrorBody(BaseModel):
@@ -78,16 +84,15 @@ def error_responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
 class RunRequest(BaseModel):
     """``POST /runs``: the options of ``research run`` as JSON (defaults as the CLI's)."""
 
-    model_config = ConfigDict(extra="forbid")
+    # strict: a JSON string is not a number nor a boolean (the schema says which is which)
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     topic: str = Field(
-        min_length=1,
-        max_length=MAX_TOPIC_CHARS,
         description="the research question, up to 500 characters of plain text",
+        json_schema_extra={"minLength": 1, "maxLength": MAX_TOPIC_CHARS},
     )
     corpus: str | None = Field(
         None,
-        max_length=4096,
         description="a .jsonl file or a folder of documents registered on the server: inside a "
         "folder of RESEARCH_CORPUS_ROOTS (a relative path is taken inside each), else 403 "
         "corpus_not_registered; default: the server's default corpus. Named corpora go in "
@@ -104,15 +109,18 @@ class RunRequest(BaseModel):
         "STORM mode only",
     )
     max_perspectives: int = Field(
-        4, ge=PERSPECTIVES_RANGE[0], le=PERSPECTIVES_RANGE[1], description="personas"
+        4,
+        json_schema_extra=_bounds(PERSPECTIVES_RANGE[0], PERSPECTIVES_RANGE[1]),
+        description="personas",
     )
     max_turns: int = Field(
-        3, ge=TURNS_RANGE[0], le=TURNS_RANGE[1], description="dialogue turns per persona"
+        3,
+        json_schema_extra=_bounds(TURNS_RANGE[0], TURNS_RANGE[1]),
+        description="dialogue turns per persona",
     )
     gap_turns: int = Field(
         2,
-        ge=GAP_TURNS_RANGE[0],
-        le=GAP_TURNS_RANGE[1],
+        json_schema_extra=_bounds(GAP_TURNS_RANGE[0], GAP_TURNS_RANGE[1]),
         description="rounds of gap searches after the turns",
     )
     depth: str = Field(
@@ -137,8 +145,7 @@ class RunRequest(BaseModel):
     corpora: list[str] | str | None = Field(None, description="ingested corpora to search too")
     min_databases: int = Field(
         1,
-        ge=MIN_DATABASES_RANGE[0],
-        le=MIN_DATABASES_RANGE[1],
+        json_schema_extra=_bounds(MIN_DATABASES_RANGE[0], MIN_DATABASES_RANGE[1]),
         description="distinct source types coverage requires",
     )
     model: str | None = Field(None, description="litellm model for every role")
@@ -210,10 +217,11 @@ class RunRow(BaseModel):
 class AskRequest(BaseModel):
     """``POST /runs/{id}/ask``: a follow-up question (as ``research ask``)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     question: str = Field(
-        min_length=1, max_length=MAX_QUESTION_CHARS, description="the question, plain text"
+        description="the question, plain text",
+        json_schema_extra={"minLength": 1, "maxLength": MAX_QUESTION_CHARS},
     )
     research: bool = Field(
         False, description="research more first: one Analyst dialogue turn on the run's backends"
@@ -225,7 +233,7 @@ class ApproveRequest(BaseModel):
     --plan FILE``; the shapes ``research plan --json`` prints). An empty body approves the plan
     as it is."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     plan: dict[str, Any] | None = None
     syllabus: dict[str, Any] | None = None
