@@ -18,7 +18,7 @@ or ``not_your_run``) saying which scope the request needs.
 from __future__ import annotations
 
 import math
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import Depends, HTTPException, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
@@ -109,7 +109,7 @@ def _scope_error(request: Request, needed: str, what: str) -> ApiError:
     )
 
 
-def needs(scope: str, what: str) -> object:
+def needs(scope: str, what: str) -> Any:
     """A dependency that lets the request through only for a token of ``scope`` or above.
 
     Args:
