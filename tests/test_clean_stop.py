@@ -157,3 +157,60 @@ def test_run_json_prints_only_json_while_every_model_call_fails(tmp_path, finish
     assert "Give Feedback" not in out.stdout + out.stderr
     assert "Provider List" not in out.stdout
     assert _no_server_within(data, 15) == []
+
+
+def test_sigterm_to_the_api_with_a_run_in_progress_interrupts_it(tmp_path, finished_corpus):
+    """``research serve`` (thread backend) stopped while its run works: it exits promptly, the
+    run is left interrupted (resumable) instead of holding the process to its end, and the
+    embedded Redis goes with it."""
+    data = tmp_path / "data"
+    env = {**_env(data), "RESEARCH_CORPUS": str(finished_corpus), "RESEARCH_JOB_BACKEND": "thread"}
+    made = subprocess.run(
+        [sys.executable, "-m", "research.cli", "token", "create", "t", "--json"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    auth = {"Authorization": f"Bearer {json.loads(made.stdout)['token']}"}
+    port = _free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "research.cli", "serve", "--port", str(port), "--no-resume"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if httpx.get(f"{base}/health", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            assert proc.poll() is None and time.monotonic() < deadline, "serve did not start"
+            time.sleep(0.2)
+        body = {"topic": TOPIC, "max_perspectives": 4, "max_turns": 6, "gap_turns": 5}
+        run_id = httpx.post(f"{base}/runs", json=body, headers=auth, timeout=60).json()["run_id"]
+        deadline = time.monotonic() + 120
+        while httpx.get(f"{base}/runs/{run_id}", headers=auth, timeout=30).json()["run"][
+            "status"
+        ] in ("pending", "planning"):
+            assert time.monotonic() < deadline, "the run did not get going"
+            time.sleep(0.3)
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=90) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert _no_server_within(data, 15) == []
+    listed = subprocess.run(
+        [sys.executable, "-m", "research.cli", "list", "--json"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    [row] = json.loads(listed.stdout)
+    assert row["run_id"] == run_id and row["status"] == "interrupted", row

@@ -50,6 +50,7 @@ from research.errors import (
     StoreError,
 )
 from research.store import open_store
+from research.store.lease import stop_all
 
 log = logging.getLogger(__name__)
 
@@ -227,7 +228,12 @@ def serve(host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, *, resume: bool = 
     # would die without its exit hooks, leaving its lease and the embedded Redis behind (as
     # `make run` stopping it beside the dashboard did): exit cleanly instead
     signal.signal(signal.SIGTERM, _exit_cleanly)
-    uvicorn.run(create_app(resume=resume), host=host, port=port, log_level="info")
+    try:
+        uvicorn.run(create_app(resume=resume), host=host, port=port, log_level="info")
+    finally:
+        # the runs this process executes stop at their next step (left interrupted, to resume)
+        # instead of keeping it, and the embedded Redis it holds, alive until they end
+        stop_all()
 
 
 def _exit_cleanly(signum: int, frame: object) -> None:
