@@ -138,6 +138,7 @@ _LENIENT = (
     "http_timeout_s",
     "http_retries",
     "api_rate_per_min",
+    "api_stream_max_s",
     "notify_timeout_s",
     "notify_attempts",
     "notify_backoff_s",
@@ -171,8 +172,15 @@ class Settings(BaseSettings):
         http_timeout_s, http_retries: [``RESEARCH_HTTP_TIMEOUT``, ``RESEARCH_HTTP_RETRIES``] search APIs.
         api_rate_per_min: [``RESEARCH_API_RATE_PER_MIN``] HTTP API requests per minute per token
             (``research serve``; 0 = no limit).
-        scrape_allow_hosts: [``RESEARCH_SCRAPE_ALLOW_HOSTS``] comma-separated hosts scrape_url may fetch
-            although private.
+        api_stream_max_s: [``RESEARCH_API_STREAM_MAX_S``] the longest a run's event stream stays
+            open (s); then it ends with a ``reconnect`` event (its ``after`` resumes it).
+        outbound_allow: [``RESEARCH_OUTBOUND_ALLOW``, or the older ``RESEARCH_SCRAPE_ALLOW_HOSTS``]
+            host names, IP addresses or CIDR networks that webhooks, Apprise targets and the
+            scraper may reach although internal (``research.net.guard``), separated by commas,
+            spaces or newlines.
+        corpus_roots: [``RESEARCH_CORPUS_ROOTS``] folders under which the HTTP API and the MCP
+            server may name a local corpus path (``research.jobs.corpus_access``), separated by
+            the path separator ``:`` or newlines; unset: none (named corpora only).
         searxng_url: [``RESEARCH_SEARXNG_URL`` or ``SEARXNG_URL``].
         ncbi_api_key: [``NCBI_API_KEY``] secret.
         dashboard_url: [``RESEARCH_DASHBOARD_URL``] the dashboard's public base URL
@@ -221,7 +229,11 @@ class Settings(BaseSettings):
     http_timeout_s: float = Field(15.0, validation_alias="RESEARCH_HTTP_TIMEOUT")
     http_retries: int = Field(3, validation_alias="RESEARCH_HTTP_RETRIES")
     api_rate_per_min: float = Field(120.0, validation_alias="RESEARCH_API_RATE_PER_MIN")
-    scrape_allow_hosts: str = Field("", validation_alias="RESEARCH_SCRAPE_ALLOW_HOSTS")
+    api_stream_max_s: float = Field(3600.0, validation_alias="RESEARCH_API_STREAM_MAX_S")
+    outbound_allow: str = Field(
+        "", validation_alias=_var("RESEARCH_OUTBOUND_ALLOW", "RESEARCH_SCRAPE_ALLOW_HOSTS")
+    )
+    corpus_roots: str = Field("", validation_alias="RESEARCH_CORPUS_ROOTS")
     searxng_url: str | None = Field(
         None, validation_alias=_var("RESEARCH_SEARXNG_URL", "SEARXNG_URL")
     )

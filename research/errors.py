@@ -79,3 +79,11 @@ class RunCancelled(ResearchError):
     """Raised inside a job when the analyst cancelled the run."""
 
     code = "cancelled"
+
+
+class AccessError(ResearchError):
+    """The caller may not do this here: a served run naming a corpus that is not registered on
+    the server (``corpus_not_registered``), a token whose scope does not allow the request
+    (``insufficient_scope``). The HTTP API answers 403."""
+
+    code = "forbidden"

@@ -65,17 +65,21 @@ class Api:
         return made["token"]
 
 
-def quick_token(name: str) -> str:
+def quick_token(name: str, scope: str = "run") -> str:
     """A new token made in this process (the store ``research token create`` uses)."""
-    return open_store().tokens.create(name)[1]
+    return open_store().tokens.create(name, scope)[1]
 
 
 @pytest.fixture(scope="module")
-def api(tmp_path_factory) -> Iterator[Api]:
+def api(tmp_path_factory, finished_corpus) -> Iterator[Api]:
     server, url, data, mp = private_env(tmp_path_factory, "api", RESEARCH_JOB_BACKEND="thread")
     port = _free_port()
     env = subprocess_env(
-        data, url, RESEARCH_JOB_BACKEND="thread", RESEARCH_API_RATE_PER_MIN=str(RATE_PER_MIN)
+        data,
+        url,
+        RESEARCH_JOB_BACKEND="thread",
+        RESEARCH_API_RATE_PER_MIN=str(RATE_PER_MIN),
+        RESEARCH_CORPUS_ROOTS=str(finished_corpus.parent),  # the corpus is registered
     )
     log = (data / "serve.log").open("w")
     proc = subprocess.Popen(
@@ -105,7 +109,7 @@ def api(tmp_path_factory) -> Iterator[Api]:
 
 @pytest.fixture(scope="module")
 def auth(api) -> dict[str, str]:
-    return {"Authorization": f"Bearer {quick_token('tests')}"}
+    return {"Authorization": f"Bearer {quick_token('tests', 'admin')}"}
 
 
 def follow(api: Api, run_id: str, headers: dict[str, str], **extra: str) -> list[dict]:
@@ -252,8 +256,11 @@ def test_bad_options_are_422_saying_what_to_fix(api, auth, finished_corpus):
     assert typo.status_code == 422 and "max_turn: Extra inputs" in typo.json()["detail"]
     engine = api.client.post("/runs", json={**base, "engine": "gpt"}, headers=auth)
     assert engine.status_code == 422 and engine.json()["code"] == "unknown_engine"
-    corpus = api.client.post("/runs", json={**base, "corpus": "/nope.jsonl"}, headers=auth)
+    missing = str(finished_corpus.parent / "nope.jsonl")
+    corpus = api.client.post("/runs", json={**base, "corpus": missing}, headers=auth)
     assert corpus.status_code == 422 and "does not exist" in corpus.json()["detail"]
+    outside = api.client.post("/runs", json={**base, "corpus": "/nope.jsonl"}, headers=auth)
+    assert outside.status_code == 403 and outside.json()["code"] == "corpus_not_registered"
     notify = api.client.post("/runs", json={**base, "notify": ["nosuch://x"]}, headers=auth)
     assert notify.status_code == 422 and "nosuch" in notify.json()["detail"]
     assert len(api.client.get("/runs", headers=auth).json()) == before  # nothing was created
@@ -265,7 +272,7 @@ def test_bad_options_are_422_saying_what_to_fix(api, auth, finished_corpus):
 def test_cancel_then_delete(api, auth, finished_corpus):
     body = {"topic": "HER2 testing in gastric cancer", "corpus": str(finished_corpus), **TINY}
     run_id = api.client.post("/runs", json=body, headers=auth).json()["run_id"]
-    cancel = api.client.delete(f"/runs/{run_id}", headers=auth)
+    cancel = api.client.post(f"/runs/{run_id}/cancel", headers=auth)
     assert cancel.status_code == 202 and cancel.json()["action"] == "cancel_requested"
     events = follow(api, run_id, auth)
     assert events[-1]["data"]["status"] == "cancelled"

@@ -101,6 +101,8 @@ def notify_env(data_dir, monkeypatch):
         "RESEARCH_NOTIFY_BACKOFF_S": "0.01",
         "RESEARCH_NOTIFY_TIMEOUT_S": "3",
         "RESEARCH_NOTIFY_ATTEMPTS": "3",
+        # the receivers listen on loopback, which the outbound-URL guard refuses unless allowed
+        "RESEARCH_OUTBOUND_ALLOW": "127.0.0.1",
     }.items():
         monkeypatch.setenv(name, value)
     for name in ("RESEARCH_WEBHOOK_URLS", "RESEARCH_APPRISE_URLS", "RESEARCH_NOTIFY_ON"):
@@ -318,6 +320,7 @@ def cli_env(tmp_path, redis_server):
         "RESEARCH_NOTIFY_BACKOFF_S": "0.01",
         "RESEARCH_NOTIFY_TIMEOUT_S": "2",
         "RESEARCH_NOTIFY_ATTEMPTS": "3",
+        "RESEARCH_OUTBOUND_ALLOW": "127.0.0.1",  # the loopback receivers
     }
     for name in ("RESEARCH_WEBHOOK_URLS", "RESEARCH_APPRISE_URLS", "RESEARCH_NOTIFY_ON"):
         env.pop(name, None)

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Body, Path, Response
+from fastapi import APIRouter, Body, Path, Request, Response
 
-from research.api.auth import ApiError
-from research.api.runs import RunId, checked_run_id, links
-from research.api.schemas import ApproveRequest, AskRequest
+from research.api.auth import ApiError, check_own, needs
+from research.api.runs import READ, RunId, checked_run_id, links
+from research.api.schemas import ApproveRequest, AskRequest, error_responses
 from research.jobs import review
 from research.jobs.followups import failures, pending, submit_ask
 from research.store import keys, open_store
@@ -25,20 +25,42 @@ router = APIRouter(tags=["follow-ups and plan review"])
 _ALL_FAILURES = 10_000  # every followup.failed event of a run, when looking one up by id
 
 
-@router.post("/runs/{run_id}/ask", status_code=202, summary="Ask a follow-up question")
-def ask(run_id: RunId, body: AskRequest, response: Response) -> dict[str, Any]:
+@router.post(
+    "/runs/{run_id}/ask",
+    status_code=202,
+    summary="Ask a follow-up question",
+    dependencies=[needs("run", "asking a follow-up question")],
+    responses={
+        202: {
+            "description": "the question was stored; its job answers it",
+            "headers": {
+                "Location": {"description": "the follow-up's URL", "schema": {"type": "string"}}
+            },
+        },
+        **error_responses(401, 403, 404, 409, 422, 429, 503),
+    },
+)
+def ask(run_id: RunId, body: AskRequest, request: Request, response: Response) -> dict[str, Any]:
     """Store the question and start its job (research more first when ``research``); returns at
     once with the follow-up's id. Read the answer at ``/runs/{id}/followups/{followup_id}``; the
     run's events also say ``followup.answered`` or ``followup.failed``. A run without a report
     yet is a 409; a bad question a 422."""
     run_id = checked_run_id(run_id)
-    fid = submit_ask(open_store(), run_id, body.question, research=body.research)
+    store = open_store()
+    store.get_run(run_id)  # 404 before the ownership check
+    check_own(request, run_id, "asking")
+    fid = submit_ask(store, run_id, body.question, research=body.research)
     where = f"/runs/{run_id}/followups/{fid}"
     response.headers["Location"] = where
     return {"run_id": run_id, "followup_id": fid, "status": "pending", "links": {"self": where}}
 
 
-@router.get("/runs/{run_id}/followups/{followup_id}", summary="A follow-up's answer or state")
+@router.get(
+    "/runs/{run_id}/followups/{followup_id}",
+    summary="A follow-up's answer or state",
+    dependencies=[READ],
+    responses=error_responses(401, 403, 404, 422, 429, 503),
+)
 def followup(
     run_id: RunId,
     followup_id: Annotated[str, Path(description="the id POST /runs/{id}/ask returned")],
@@ -65,9 +87,15 @@ def followup(
     raise ApiError(404, f"Run {run_id} has no follow-up '{fid}'.", "not_found")
 
 
-@router.post("/runs/{run_id}/approve", summary="Approve (optionally edit) the plan")
+@router.post(
+    "/runs/{run_id}/approve",
+    summary="Approve (optionally edit) the plan",
+    dependencies=[needs("run", "approving a plan")],
+    responses=error_responses(401, 403, 404, 409, 422, 429, 503),
+)
 def approve(
     run_id: RunId,
+    request: Request,
     body: Annotated[ApproveRequest | None, Body()] = None,
 ) -> dict[str, Any]:
     """For a run in ``awaiting_review`` (started with ``review: true``): store the plan with
@@ -75,6 +103,9 @@ def approve(
     prints them; an empty body approves it as it is) and continue the run in the background.
     A run not awaiting review is a 409; an invalid edit a 422 listing each problem."""
     run_id = checked_run_id(run_id)
+    store = open_store()
+    store.get_run(run_id)  # 404 before the ownership check
+    check_own(request, run_id, "approving")
     edit = body.edit() if body is not None else None
-    status = review.approve(run_id, edit, by="api", run="background", store=open_store())
+    status = review.approve(run_id, edit, by="api", run="background", store=store)
     return {"run_id": run_id, "status": status, "links": links(run_id)}

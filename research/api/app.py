@@ -1,16 +1,20 @@
 """The FastAPI application of ``research serve`` and the uvicorn server that runs it.
 
 ``create_app()`` wires the routers (``research.api.runs``, ``research.api.actions``,
-``research.api.stream``) behind the bearer-token dependency (``research.api.auth``) and maps the
-one exception tree (``research.errors``) to HTTP statuses:
+``research.api.stream``, ``research.api.corpora``) behind the bearer-token dependency and its
+scopes (``research.api.auth``) and maps the one exception tree (``research.errors``) to HTTP
+statuses:
 
 - 422: bad input (``InputError``, ``CorpusError``, and FastAPI's own checks of the body);
+- 403: ``AccessError`` (a corpus not registered on the server) and a token's scope;
 - 409: the run is not in a state for the request (``not_awaiting_review``, ``report_not_ready``…);
 - 404: no such run or report version (``RunNotFoundError``, a malformed run id);
 - 503: Redis unreachable (``StoreError``); 500: the server's own settings are wrong
   (``invalid_config``, ``data_dir_unwritable``) or any other ``ResearchError``.
 
-Every error body is ``{"detail": "<what to fix>", "code": "<stable code>"}``. With the ``thread``
+Every error body is ``research.api.schemas.ErrorBody``: ``{"detail": "<what to fix>", "code":
+"<stable code>", "errors": [...]}`` (``errors``: the field problems of a 422, else empty), and
+every operation documents the statuses it answers with it. With the ``thread``
 job backend this process executes the runs it starts (as the dashboard does), so at start it
 resumes interrupted runs once, in the background, unless told not to.
 """
@@ -22,20 +26,31 @@ import signal
 import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 
 import uvicorn
 from fastapi import Depends, FastAPI, Request
 from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
+from fastapi.openapi.utils import get_openapi
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Match
 
 from research import jobs
-from research.api import actions, runs, stream
+from research.api import actions, corpora, runs, stream
 from research.api.auth import require_token
 from research.config import load_settings
-from research.errors import CorpusError, InputError, ResearchError, RunNotFoundError, StoreError
+from research.errors import (
+    AccessError,
+    CorpusError,
+    InputError,
+    ResearchError,
+    RunNotFoundError,
+    StoreError,
+)
 from research.store import open_store
+from research.store.lease import stop_all
 
 log = logging.getLogger(__name__)
 
@@ -50,6 +65,8 @@ CONFLICT_CODES = frozenset(
         "not_resumable",
         "not_askable",
         "no_evidence",
+        "not_active",
+        "run_active",
     }
 )
 NOT_FOUND_CODES = frozenset({"no_such_version"})
@@ -66,6 +83,8 @@ def status_for(exc: ResearchError) -> int:
     """The HTTP status of a Research Desk error (see the module table)."""
     if isinstance(exc, RunNotFoundError) or exc.code in NOT_FOUND_CODES:
         return 404
+    if isinstance(exc, AccessError):
+        return 403
     if isinstance(exc, StoreError):
         return 503
     if exc.code in SERVER_CODES:
@@ -77,7 +96,9 @@ def status_for(exc: ResearchError) -> int:
 
 async def _research_error(request: Request, exc: Exception) -> JSONResponse:
     err = exc if isinstance(exc, ResearchError) else ResearchError(str(exc))
-    return JSONResponse({"detail": err.message, "code": err.code}, status_code=status_for(err))
+    return JSONResponse(
+        {"detail": err.message, "code": err.code, "errors": []}, status_code=status_for(err)
+    )
 
 
 async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
@@ -95,14 +116,59 @@ async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
     )
 
 
+def _allowed_methods(request: Request) -> str:
+    """Every method some route serves at the request's path (the ``Allow`` of a 405): a path
+    such as ``/runs`` is served by one route per method, and Starlette names only one."""
+    methods: set[str] = set()
+    for route in request.app.router.routes:
+        match, _ = route.matches({**request.scope, "method": "GET"})
+        if match != Match.NONE and getattr(route, "methods", None):
+            methods |= set(route.methods)
+    return ", ".join(sorted(methods - {"HEAD"}))
+
+
 async def _http_error(request: Request, exc: Exception) -> JSONResponse:
     status = exc.status_code if isinstance(exc, StarletteHTTPException) else 500
     detail = exc.detail if isinstance(exc, StarletteHTTPException) else "internal error"
     headers = getattr(exc, "headers", None)
-    code = getattr(exc, "code", None) or {401: "unauthorized", 404: "not_found"}.get(
-        status, "http_error"
+    if status == 400:  # a body that is not JSON: bad input, answered as every other (422)
+        return JSONResponse(
+            {
+                "detail": f"The request body is not valid JSON ({detail}).",
+                "code": "invalid_json",
+                "errors": [],
+            },
+            status_code=422,
+        )
+    if status == 405:
+        headers = {**(headers or {}), "Allow": _allowed_methods(request)}
+    code = getattr(exc, "code", None) or {
+        401: "unauthorized",
+        404: "not_found",
+        405: "method_not_allowed",
+    }.get(status, "http_error")
+    return JSONResponse(
+        {"detail": detail, "code": code, "errors": []}, status_code=status, headers=headers
     )
-    return JSONResponse({"detail": detail, "code": code}, status_code=status, headers=headers)
+
+
+def _openapi(app: FastAPI) -> dict[str, Any]:
+    """FastAPI's schema, with optional query and header parameters described as the values they
+    can carry: a query string or a header is text or absent, never JSON ``null``."""
+    if app.openapi_schema is None:
+        spec = get_openapi(
+            title=app.title, version=app.version, description=app.description, routes=app.routes
+        )
+        for path in spec.get("paths", {}).values():
+            for operation in path.values():
+                for param in operation.get("parameters", []):
+                    schema = param.get("schema", {})
+                    options = [o for o in schema.get("anyOf", []) if o.get("type") != "null"]
+                    if not param.get("required") and len(options) == 1 and "anyOf" in schema:
+                        rest = {k: v for k, v in schema.items() if k != "anyOf"}
+                        param["schema"] = {**options[0], **rest}
+        app.openapi_schema = spec
+    return app.openapi_schema
 
 
 def resume_on_start() -> list[str]:
@@ -145,8 +211,9 @@ def create_app(*, resume: bool = False) -> FastAPI:
         """``{"status": "ok"}`` while the server answers (it does not touch Redis)."""
         return {"status": "ok"}
 
+    app.openapi = lambda: _openapi(app)  # type: ignore[method-assign]
     guarded = [Depends(require_token)]
-    for router in (runs.router, stream.router, actions.router):
+    for router in (runs.router, stream.router, actions.router, corpora.router):
         app.include_router(router, dependencies=guarded)
     return app
 
@@ -161,7 +228,12 @@ def serve(host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, *, resume: bool = 
     # would die without its exit hooks, leaving its lease and the embedded Redis behind (as
     # `make run` stopping it beside the dashboard did): exit cleanly instead
     signal.signal(signal.SIGTERM, _exit_cleanly)
-    uvicorn.run(create_app(resume=resume), host=host, port=port, log_level="info")
+    try:
+        uvicorn.run(create_app(resume=resume), host=host, port=port, log_level="info")
+    finally:
+        # the runs this process executes stop at their next step (left interrupted, to resume)
+        # instead of keeping it, and the embedded Redis it holds, alive until they end
+        stop_all()
 
 
 def _exit_cleanly(signum: int, frame: object) -> None:

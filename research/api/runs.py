@@ -13,14 +13,16 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Path, Query, Response
+from fastapi import APIRouter, Path, Query, Request, Response
 
 from research import jobs
-from research.api.schemas import RunCreated, RunRequest, RunRow
+from research.api.auth import check_own, needs
+from research.api.schemas import RunCreated, RunRequest, RunRow, error_responses
 from research.config import load_settings
 from research.errors import InputError, RunNotFoundError
 from research.export import EXTENSIONS, FORMATS, MIME_TYPES, render_export, safe_filename
 from research.jobs import review
+from research.jobs.corpus_access import served_corpus
 from research.models import ACTIVE_STATUSES, REVIEW_STATUS
 from research.store import keys, open_store
 
@@ -48,18 +50,44 @@ def links(run_id: str) -> dict[str, str]:
     return {"self": base, "events": f"{base}/events", "report": f"{base}/report?format=md"}
 
 
-@router.post("/runs", status_code=201, response_model=RunCreated, summary="Start a run")
-def create_run(body: RunRequest, response: Response) -> dict[str, Any]:
+READ = needs("read", "reading runs")
+
+
+@router.post(
+    "/runs",
+    status_code=201,
+    response_model=RunCreated,
+    summary="Start a run",
+    dependencies=[needs("run", "starting a run")],
+    responses={
+        201: {
+            "description": "the run was created",
+            "headers": {"Location": {"description": "/runs/{id}", "schema": {"type": "string"}}},
+        },
+        **error_responses(401, 403, 422, 429, 500, 503),
+    },
+)
+def create_run(body: RunRequest, request: Request, response: Response) -> dict[str, Any]:
     """Validate the options as ``research run`` does (a 422 says what to fix; nothing is
     written then) and start the run in the background; returns at once with its id. Follow it
-    at ``/runs/{id}/events``."""
-    config = jobs.make_config(body.topic, **body.config_kwargs())
+    at ``/runs/{id}/events``. A ``corpus`` that is not registered on the server is a 403
+    (``corpus_not_registered``), refused before any file is read."""
+    kwargs = body.config_kwargs()
+    kwargs["corpus"] = served_corpus(body.corpus)
+    config = jobs.make_config(body.topic, **kwargs)
     run_id = jobs.start_run(config)
+    open_store().tokens.set_owner(run_id, request.state.token_name)
     response.headers["Location"] = f"/runs/{run_id}"
     return {"run_id": run_id, "status": "pending", "links": links(run_id)}
 
 
-@router.get("/runs", response_model=list[RunRow], summary="List runs, newest first")
+@router.get(
+    "/runs",
+    response_model=list[RunRow],
+    summary="List runs, newest first",
+    dependencies=[READ],
+    responses=error_responses(401, 403, 422, 429, 503),
+)
 def list_runs(
     limit: Annotated[int, Query(ge=1, le=10_000, description="at most this many runs")] = 200,
 ) -> list[dict[str, Any]]:
@@ -83,7 +111,12 @@ def list_runs(
     ]
 
 
-@router.get("/runs/{run_id}", summary="The whole stored run")
+@router.get(
+    "/runs/{run_id}",
+    summary="The whole stored run",
+    dependencies=[READ],
+    responses=error_responses(401, 403, 404, 422, 429, 503),
+)
 def get_run(
     run_id: RunId,
     version: Annotated[
@@ -100,7 +133,16 @@ def get_run(
 @router.get(
     "/runs/{run_id}/report",
     summary="The report as a file",
-    responses={200: {"content": {MIME_TYPES[f]: {} for f in FORMATS}}},
+    dependencies=[READ],
+    responses={
+        200: {
+            "content": {MIME_TYPES[f]: {} for f in FORMATS},
+            "headers": {
+                "Content-Disposition": {"description": "attachment", "schema": {"type": "string"}}
+            },
+        },
+        **error_responses(401, 403, 404, 409, 422, 429, 503),
+    },
 )
 def get_report(
     run_id: RunId,
@@ -132,15 +174,25 @@ def get_report(
     )
 
 
-@router.delete("/runs/{run_id}", summary="Cancel an active run, or delete an ended one")
-def delete_run(run_id: RunId, response: Response) -> dict[str, Any]:
+@router.post(
+    "/runs/{run_id}/cancel",
+    summary="Cancel a run that is active or awaiting review",
+    dependencies=[needs("run", "cancelling a run")],
+    responses={
+        200: {"description": "a run awaiting review was cancelled"},
+        202: {"description": "an active run was asked to cancel at its next step"},
+        **error_responses(401, 403, 404, 409, 422, 429, 503),
+    },
+)
+def cancel_run(run_id: RunId, request: Request, response: Response) -> dict[str, Any]:
     """An active run is asked to cancel at its next step (202, ``cancel_requested``; it keeps
-    what it has; DELETE it again once it ended to delete it). A run awaiting plan review is
-    cancelled at once (200, ``cancelled``). Any other run is deleted with its Redis state,
-    artifacts and report files (200, ``deleted``), as the run history's Delete does."""
+    what it has), as the run page's Cancel button does. A run awaiting plan review is cancelled
+    at once (200, ``cancelled``). A run that has ended is a 409 (``not_active``). Takes a
+    ``run`` token that started the run, or an ``admin`` token."""
     run_id = checked_run_id(run_id)
     store = open_store()
     state = store.get_run(run_id)
+    check_own(request, run_id, "cancelling")
     if state.status in ACTIVE_STATUSES:
         store.request_cancel(run_id, by="api")
         response.status_code = 202
@@ -148,5 +200,33 @@ def delete_run(run_id: RunId, response: Response) -> dict[str, Any]:
     if state.status == REVIEW_STATUS:
         review.cancel(run_id, by="api", store=store)
         return {"run_id": run_id, "status": "cancelled", "action": "cancelled"}
+    raise InputError(
+        f"Run {run_id} has ended ({state.status}); there is nothing to cancel "
+        "(DELETE /runs/{id} deletes it).",
+        code="not_active",
+    )
+
+
+@router.delete(
+    "/runs/{run_id}",
+    summary="Delete an ended run (admin)",
+    dependencies=[needs("admin", "deleting a run")],
+    responses=error_responses(401, 403, 404, 409, 422, 429, 503),
+)
+def delete_run(run_id: RunId) -> dict[str, Any]:
+    """Delete an ended run (complete, failed, cancelled, interrupted) with its Redis state,
+    artifacts and report files, as the run history's Delete does; afterwards the run is a 404.
+    A run that is active or awaiting review is a 409 (``run_active``): cancel it first
+    (``POST /runs/{id}/cancel``)."""
+    run_id = checked_run_id(run_id)
+    store = open_store()
+    state = store.get_run(run_id)
+    if state.status in ACTIVE_STATUSES or state.status == REVIEW_STATUS:
+        raise InputError(
+            f"Run {run_id} is {state.status}: cancel it first (POST /runs/{run_id}/cancel), "
+            "then delete it once it has stopped.",
+            code="run_active",
+        )
     removed = store.delete_run_everywhere(run_id, load_settings())
+    store.tokens.forget_run(run_id)
     return {"run_id": run_id, "status": state.status, "action": "deleted", "removed": removed}

@@ -8,12 +8,17 @@ dashboard shows). The stream ends with an ``end`` event ``{"status", "error"}`` 
 stopped — it is no longer pending or working (complete, failed, cancelled, interrupted, or
 awaiting plan review) and no job holds its lease, so every event its job wrote has been sent.
 A client that reconnects sends ``Last-Event-ID`` (or ``?after=``) and gets only what followed.
+A stream open for ``RESEARCH_API_STREAM_MAX_S`` seconds (default an hour) ends with a
+``reconnect`` event ``{"status", "after"}`` instead: the client reconnects with that ``after``
+(browsers' ``EventSource`` reconnects by itself with ``Last-Event-ID``), so no connection lives
+for ever on a run that waits long (queued behind others, or for plan review).
 """
 
 from __future__ import annotations
 
 import json
 import re
+import time
 from collections.abc import AsyncIterator
 from typing import Annotated, Any
 
@@ -21,7 +26,9 @@ import anyio
 from fastapi import APIRouter, Header, Query
 from sse_starlette import EventSourceResponse
 
-from research.api.runs import RunId, checked_run_id
+from research.api.runs import READ, RunId, checked_run_id
+from research.api.schemas import error_responses
+from research.config import load_settings
 from research.errors import InputError, RunNotFoundError
 from research.events import event_line
 from research.models import ACTIVE_STATUSES, Event, RunState
@@ -31,7 +38,8 @@ from research.store.runs import RunStore
 router = APIRouter(tags=["runs"])
 POLL_S = 0.25  # s between reads of the run's stream (the CLI's progress polls as often)
 PING_S = 15  # s between SSE comments that keep idle proxies from closing the stream
-_STREAM_ID = re.compile(r"^\d{1,20}-\d{1,20}$")
+EVENT_ID = r"^\d{1,19}(-\d{1,19})?$"  # a Redis stream id (1700000000000-0), or its ms part
+_STREAM_ID = re.compile(EVENT_ID)
 
 
 def _position(after: str | None, last_event_id: str | None) -> str:
@@ -40,15 +48,14 @@ def _position(after: str | None, last_event_id: str | None) -> str:
     Raises:
         InputError: not a Redis stream id (``1700000000000-0``).
     """
-    start = (last_event_id or after or "").strip()
-    if not start:
-        return "-"
-    if not _STREAM_ID.fullmatch(start):
-        raise InputError(
-            f"'{start[:40]}' is not an event id: use the id: of an event this stream sent "
-            "(e.g. 1700000000000-0), or leave it out to start from the first event."
-        )
-    return start
+    for given in (after, last_event_id):  # each one given must be an id, even if unused
+        if given is not None and not _STREAM_ID.fullmatch(given):
+            raise InputError(
+                f"'{given[:40]}' is not an event id: use the id: of an event this stream sent "
+                "(e.g. 1700000000000-0), or leave it out to start from the first event."
+            )
+    start = last_event_id if last_event_id is not None else after
+    return "-" if start is None else start
 
 
 def message(ev: Event) -> dict[str, str]:
@@ -68,8 +75,10 @@ def _read(store: RunStore, run_id: str, after: str) -> tuple[RunState | None, bo
 
 
 async def follow(run_id: str, after: str) -> AsyncIterator[dict[str, str]]:
-    """SSE messages of the run's events after ``after`` until the run stopped, then ``end``."""
+    """SSE messages of the run's events after ``after`` until the run stopped, then ``end``
+    (or, past ``RESEARCH_API_STREAM_MAX_S``, ``reconnect``)."""
     store = await anyio.to_thread.run_sync(open_store)
+    deadline = time.monotonic() + load_settings().api_stream_max_s
     while True:
         state, held, events = await anyio.to_thread.run_sync(_read, store, run_id, after)
         for ev in events:
@@ -80,6 +89,10 @@ async def follow(run_id: str, after: str) -> AsyncIterator[dict[str, str]]:
             return
         if state.status not in ACTIVE_STATUSES and not held:
             yield _end({"status": state.status, "error": state.error or None})
+            return
+        if time.monotonic() >= deadline:
+            data = {"status": state.status, "after": after if after != "-" else None}
+            yield {"event": "reconnect", "data": json.dumps(data)}
             return
         await anyio.sleep(POLL_S)
 
@@ -92,13 +105,23 @@ def _end(data: dict[str, Any]) -> dict[str, str]:
     "/runs/{run_id}/events",
     summary="Follow the run's events (server-sent events)",
     response_class=EventSourceResponse,
-    responses={200: {"content": {"text/event-stream": {}}}},
+    dependencies=[READ],
+    responses={
+        200: {"content": {"text/event-stream": {}}},
+        **error_responses(401, 403, 404, 422, 429, 503),
+    },
 )
 async def events(
     run_id: RunId,
-    after: Annotated[str | None, Query(description="start after this event id")] = None,
+    after: Annotated[
+        str | None,
+        Query(description="start after this event id", json_schema_extra={"pattern": EVENT_ID}),
+    ] = None,
     last_event_id: Annotated[
-        str | None, Header(description="as `after`, sent on reconnect")
+        str | None,
+        Header(
+            description="as `after`, sent on reconnect", json_schema_extra={"pattern": EVENT_ID}
+        ),
     ] = None,
 ) -> EventSourceResponse:
     """Every event of the run, oldest first, live until the run stops; then an ``end`` event

@@ -42,7 +42,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     create = tok_sub.add_parser("create", help="create a token and print it (once)")
     create.add_argument("name", metavar="NAME", help="letters, digits, '.', '_' or '-' (≤ 64)")
-    create.add_argument("--json", action="store_true", help="print {name, token, created_at}")
+    create.add_argument(
+        "--scope",
+        choices=("read", "run", "admin"),
+        default="run",
+        help="read: list, show, download; run (default): also start runs and ask, approve and "
+        "cancel its own; admin: also delete runs, act on every run and manage corpora",
+    )
+    create.add_argument(
+        "--json", action="store_true", help="print {name, scope, token, created_at}"
+    )
     revoke = tok_sub.add_parser("revoke", help="revoke a token: requests with it get 401")
     revoke.add_argument("name", metavar="NAME")
     lst = tok_sub.add_parser("list", help="list tokens with their created and last-use times")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 from typing import NoReturn
 
@@ -323,12 +324,20 @@ def _calls_models(args: argparse.Namespace) -> bool:
     return any(getattr(args, k, None) for k in ("model", "models", "record", "replay"))
 
 
+def _terminated(signum: int, frame: object) -> None:
+    raise SystemExit(128 + signum)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of ``research``. Returns the exit code (see module docstring)."""
     for k, v in _OFFLINE_ENV.items():
         os.environ.setdefault(k, v)
     parser = build_parser()
     args = parser.parse_args(argv)
+    # SIGTERM (`timeout`, `kill`, a service manager) ends the process through its exit hooks, as
+    # Ctrl-C does: the embedded Redis is stopped when this was its last user, and a run in
+    # progress is left interrupted (its lease lapses), to resume later
+    signal.signal(signal.SIGTERM, _terminated)
     if _calls_models(args):  # litellm (seconds) loads while the handlers and the run start
         warm("litellm", litellm)
 

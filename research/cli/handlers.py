@@ -261,6 +261,12 @@ def _run_with_progress(jobs, config, *, quiet: bool, index_bar: IndexBar | None 
             sys.stderr.write(
                 f"cancelling run {run_id} at the next step (Ctrl-C again to quit now)...\n"
             )
+        except SystemExit:
+            # SIGTERM (research.cli.commands): this process ends now; the run says so at once
+            # (instead of looking active until its lease lapses) and resumes later
+            store.set_status(run_id, "interrupted", error="stopped by SIGTERM")
+            sys.stderr.write(f"stopped; `research resume {run_id}` continues the run\n")
+            raise
     if worker.exc is not None:
         index_bar.close()
         raise worker.exc

@@ -40,6 +40,7 @@ def litellm() -> ModuleType:
     """The ``litellm`` module (imported on the first call; the one place the product imports it)."""
     import litellm as lib  # noqa: PLC0415 - 4–9 s import, only when a model is called
 
+    lib.suppress_debug_info = True  # its "Give Feedback" banners print on stdout (--json)
     return lib
 
 

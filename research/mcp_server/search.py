@@ -12,6 +12,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
 from research.config import load_settings
+from research.jobs.corpus_access import served_corpus
 from research.jobs.validation import validate_corpus
 from research.mcp_server.tools import tool_errors
 from research.search.index_progress import index_state
@@ -26,7 +27,11 @@ def search_corpus(
     query: Annotated[str, Field(description="words to search for")],
     k: Annotated[int, Field(ge=1, le=20, description="at most this many results")] = 5,
     corpus: Annotated[
-        str | None, Field(description="local corpus path; default: the configured corpus")
+        str | None,
+        Field(
+            description="a local corpus registered on the server (a path under "
+            "RESEARCH_CORPUS_ROOTS); default: the configured corpus"
+        ),
     ] = None,
     corpora: Annotated[
         list[str] | None, Field(description="ingested corpora to search instead of / besides it")
@@ -39,7 +44,8 @@ def search_corpus(
     ``{results: [{title, url, source_type, external_id, published, score, snippets, backend}]}``."""
     settings = load_settings()
     backends, names = validate_search(["local"] if include_local else [], corpora, settings)
-    path = str(validate_corpus(corpus or settings.default_corpus)) if "local" in backends else ""
+    served = served_corpus(corpus, settings)  # refused before any file is read
+    path = str(validate_corpus(served or settings.default_corpus)) if "local" in backends else ""
     if path:
         _wait_for_index(path, settings.index_dir)
     found = build_retriever(backends, path, names, settings).search_all(query, k)

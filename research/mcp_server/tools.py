@@ -22,6 +22,7 @@ from pydantic import Field
 from research import jobs
 from research.errors import InputError, ResearchError
 from research.export import render_export
+from research.jobs.corpus_access import served_corpus
 from research.jobs.followups import followup_status, submit_ask
 from research.jobs.progress import coverage_summary, run_progress
 from research.models import (
@@ -115,7 +116,12 @@ def start_research(
         list[str] | None, Field(description="ingested corpora to search too (by name)")
     ] = None,
     corpus: Annotated[
-        str | None, Field(description="local corpus path (.jsonl or folder); default configured")
+        str | None,
+        Field(
+            description="a local corpus (.jsonl or folder) registered on the server: a path "
+            "under RESEARCH_CORPUS_ROOTS; default: the configured corpus (named corpora go in "
+            "corpora)"
+        ),
     ] = None,
     min_databases: Annotated[
         int,
@@ -133,14 +139,16 @@ def start_research(
     ] = None,
 ) -> dict[str, Any]:
     """Validate (``jobs.make_config``) and start the run in the background
-    (``jobs.start_run``); returns ``{run_id, status, topic, engine, next}`` at once."""
+    (``jobs.start_run``); returns ``{run_id, status, topic, engine, next}`` at once. A ``corpus``
+    that is not registered on the server (``research.jobs.corpus_access``) is refused before any
+    file is read."""
     extra: dict[str, Any] = jobs.engine_options(engine, model)
     for key, value in (("since", since), ("language", language)):
         if value:
             extra[key] = value
     config = jobs.make_config(
         topic,
-        corpus=corpus or None,
+        corpus=served_corpus(corpus),
         template=template,
         max_perspectives=max_perspectives,
         max_turns=max_turns,

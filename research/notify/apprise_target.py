@@ -5,6 +5,12 @@ Apprise is imported here only, on first use (its plugins take ~0.1 s to load), s
 the dashboard start without it. Apprise (and urllib3 under it) log a service's full URL, so
 while a delivery runs their records from its thread are dropped (``research.notify.base.quiet``);
 the warnings among them, scrubbed of the URL's secrets, become the recorded error.
+
+Apprise sends through ``requests``; while a delivery runs, every connection its thread opens
+goes through the outbound-URL guard (``research.net.connect_guard``): each connection — each
+redirect hop — is checked and pinned to the address checked. The host a URL names
+(``json://host/…``, ``mailto://user@host``) is also checked before anything is sent
+(:func:`check_host`), which covers the services Apprise reaches without urllib3 (e-mail).
 """
 
 from __future__ import annotations
@@ -15,6 +21,9 @@ from tenacity import Retrying, retry_if_result, stop_after_attempt, wait_exponen
 
 from research.config import Settings
 from research.errors import InputError
+from research.net.connect_guard import guarded_connections
+from research.net.guard import AllowList, BlockedURL, allow_list
+from research.net.guard import check_host as guard_host
 from research.notify.base import Notification, Outcome, Target, quiet, redact, scrub
 
 MAX_WAIT_S = 30.0
@@ -45,6 +54,37 @@ def service_name(url: str) -> str:
     return str(getattr(plugin, "service_name", "") or type(plugin).__name__)
 
 
+def plugin_host(plugin: Any) -> tuple[str, int] | None:
+    """``(host, port)`` an Apprise plugin will contact, when its URL names one (``json://``,
+    ``mailto://``, self-hosted services); None for services with a fixed API host."""
+    host = str(getattr(plugin, "host", "") or "").strip()
+    if not host:
+        return None
+    port = getattr(plugin, "port", None)
+    secure = bool(getattr(plugin, "secure", False))
+    return host, int(port) if port else (443 if secure else 80)
+
+
+def check_host(url: str, allow: AllowList | None = None) -> None:
+    """Refuse an Apprise URL whose host is or resolves to an internal address (the outbound-URL
+    guard, ``research.net.guard``); a host that does not resolve now is left to delivery.
+
+    Raises:
+        BlockedURL: ``blocked_address`` (the message names the host, not the URL's secrets).
+    """
+    apprise = _apprise()
+    with quiet():
+        plugin = apprise.Apprise.instantiate(url.strip())
+    where = plugin_host(plugin) if plugin is not None else None
+    if where is None:
+        return
+    try:
+        guard_host(*where, allow)
+    except BlockedURL as exc:
+        if exc.reason == "blocked_address":
+            raise
+
+
 def send(target: Target, notification: Notification, settings: Settings) -> Outcome:
     """Deliver ``notification`` (title, text, level) to one Apprise target, retrying
     ``settings.notify_attempts`` times with exponential backoff from
@@ -52,7 +92,8 @@ def send(target: Target, notification: Notification, settings: Settings) -> Outc
     ``settings.notify_timeout_s`` (s, connect and read). Never raises."""
     apprise = _apprise()
     out = Outcome()
-    with quiet() as warnings:
+    allow = allow_list(settings)
+    with quiet() as warnings, guarded_connections(allow):
         try:
             plugin = apprise.Apprise.instantiate(target.url)
         except Exception as exc:  # a plugin that rejects its URL: recorded, never raised
@@ -61,6 +102,14 @@ def send(target: Target, notification: Notification, settings: Settings) -> Outc
         if plugin is None:
             out.error = "Apprise does not understand this URL"
             return out
+        where = plugin_host(plugin)
+        try:
+            if where is not None:
+                guard_host(*where, allow)
+        except BlockedURL as exc:
+            if exc.reason == "blocked_address":
+                out.error = scrub(f"refused by the outbound-URL guard: {exc.message}", target.url)
+                return out
         for attr in ("socket_connect_timeout", "socket_read_timeout"):
             if hasattr(plugin, attr):
                 setattr(plugin, attr, settings.notify_timeout_s)
@@ -77,16 +126,24 @@ def send(target: Target, notification: Notification, settings: Settings) -> Outc
                         title=notification.title, body=notification.text, notify_type=level
                     )
                 )
+            except BlockedURL:
+                raise  # a refused connection (a redirect hop, a changed DNS answer): no retry
             except Exception as exc:  # a plugin bug must not escape the delivery thread
                 warnings.append(f"{type(exc).__name__}: {exc}")
                 return False
 
-        out.ok = Retrying(
-            stop=stop_after_attempt(max(1, settings.notify_attempts)),
-            wait=wait_exponential(multiplier=max(0.0, settings.notify_backoff_s), max=MAX_WAIT_S),
-            retry=retry_if_result(lambda ok: not ok),
-            retry_error_callback=lambda state: False,
-        )(attempt)
+        try:
+            out.ok = Retrying(
+                stop=stop_after_attempt(max(1, settings.notify_attempts)),
+                wait=wait_exponential(
+                    multiplier=max(0.0, settings.notify_backoff_s), max=MAX_WAIT_S
+                ),
+                retry=retry_if_result(lambda ok: not ok),
+                retry_error_callback=lambda state: False,
+            )(attempt)
+        except BlockedURL as exc:
+            out.error = scrub(f"refused by the outbound-URL guard: {exc.message}", target.url)
+            return out
     if not out.ok:
         detail = warnings[-1] if warnings else "Apprise reported a failed delivery"
         out.error = scrub(detail, target.url)

@@ -18,11 +18,13 @@ secret stay in the environment (or secrets.toml) and are read when a notificatio
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from urllib.parse import urlsplit
 
 from research.config import Settings
 from research.errors import InputError
 from research.models import RunConfig
+from research.net.guard import ALLOW_VAR, BlockedURL, check_url
 from research.notify import apprise_target
 from research.notify.base import WEBHOOK_SCHEMES, Origin, Target, redact
 from research.notify.seal import seal, unseal
@@ -39,14 +41,17 @@ EVENTS: tuple[str, ...] = (*RUN_EVENTS.values(), "batch.complete")  # every even
 _SPLIT = re.compile(r"[\s,]+")
 
 
-def parse_target(url: str, origin: Origin = "run") -> Target:
+def parse_target(url: str, origin: Origin = "run", *, guard: bool = False) -> Target:
     """One target from its URL: ``http(s)://`` is a webhook, any other scheme Apprise knows is an
-    Apprise target.
+    Apprise target. ``guard``: also refuse a host that is or resolves to an internal address
+    (the outbound-URL guard; a host that does not resolve now is left to delivery) — done where
+    a target is set; at delivery the guard refuses it again and the record says why.
 
     Raises:
         InputError (code ``invalid_notify_target``): empty, too long, control characters, not a
-            URL, a webhook without a host, or a scheme Apprise does not know. The message shows
-            only the redacted form of the URL.
+            URL, a webhook without a host, or a scheme Apprise does not know; (code
+            ``blocked_notify_target``) an internal address not allow-listed in
+            ``RESEARCH_OUTBOUND_ALLOW``. The message shows only the redacted form of the URL.
     """
     text = (url or "").strip()
     if not text:
@@ -73,9 +78,29 @@ def parse_target(url: str, origin: Origin = "run") -> Target:
             raise InputError(
                 f"The webhook URL '{redact(text)}' has no host.", code="invalid_notify_target"
             )
+        if guard:
+            _guard(text, lambda: check_url(text))
         return Target("webhook", text, origin)
     apprise_target.service_name(text)  # raises InputError for a URL Apprise does not know
+    if guard:
+        _guard(text, lambda: apprise_target.check_host(text))
     return Target("apprise", text, origin)
+
+
+def _guard(url: str, check: Callable[[], object]) -> None:
+    """Run an outbound-URL guard check; a refused address becomes an InputError that names
+    only the redacted URL and the setting that allows it."""
+    try:
+        check()
+    except BlockedURL as exc:
+        if exc.reason != "blocked_address":
+            return  # unresolvable now: delivery tries (and records) it
+        raise InputError(
+            f"The notification target '{redact(url)}' points at an internal address "
+            "(loopback, private, link-local, multicast or reserved), which notifications may "
+            f"not reach; an admin may allow its host or network in {ALLOW_VAR}.",
+            code="blocked_notify_target",
+        ) from None
 
 
 def split_urls(text: str) -> list[str]:
@@ -97,7 +122,7 @@ def check_targets(urls: list[str] | tuple[str, ...] | str | None) -> list[Target
     )
     targets: list[Target] = []
     for url in raw:
-        target = parse_target(url, "run")
+        target = parse_target(url, "run", guard=True)
         if target.url not in {t.url for t in targets}:
             targets.append(target)
     if len(targets) > MAX_TARGETS:
@@ -155,7 +180,7 @@ def settings_targets(settings: Settings, *, strict: bool = False) -> list[Target
     ):
         for url in split_urls(secret.get_secret_value() if secret else ""):
             try:
-                target = parse_target(url, "settings")
+                target = parse_target(url, "settings", guard=strict)
                 if target.kind != kind:
                     raise InputError(
                         f"'{redact(url)}' is not {'an http(s)' if kind == 'webhook' else 'an Apprise'} URL.",

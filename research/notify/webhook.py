@@ -15,6 +15,11 @@ secret the body is sent unsigned (no signature header) and the record says ``sig
 
 Retries (tenacity): connection errors, timeouts, 408, 429 and 5xx answers are retried with
 exponential backoff; any other 4xx is final (the receiver refused this body).
+
+The POST goes through the outbound-URL guard (``research.net.guard``): a host that is or
+resolves to an internal address (unless allow-listed in ``RESEARCH_OUTBOUND_ALLOW``) is a failed
+delivery with the reason, never retried, and nothing is sent; the connection goes to the address
+that was checked. Redirects are not followed.
 """
 
 from __future__ import annotations
@@ -35,6 +40,7 @@ from tenacity import (
 )
 
 from research.config import Settings
+from research.net.guard import BlockedURL, allow_list, guarded_client
 from research.notify.base import Notification, Outcome, Target, quiet, scrub
 
 SIGNATURE_HEADER = "X-Research-Signature"
@@ -87,8 +93,9 @@ def send(target: Target, notification: Notification, settings: Settings) -> Outc
     """POST ``notification.body`` to ``target.url``, signed when ``settings.webhook_secret`` is
     set; ``settings.notify_attempts`` attempts with exponential backoff from
     ``settings.notify_backoff_s`` (s), each timing out after ``settings.notify_timeout_s`` (s).
-    Redirects are not followed (a 3xx is a failure). Never raises: the outcome says what
-    happened, with any secret of the URL scrubbed from the error."""
+    Redirects are not followed (a 3xx is a failure); a target the outbound-URL guard refuses
+    is a failure at once (``error`` says why). Never raises: the outcome says what happened,
+    with any secret of the URL scrubbed from the error."""
     body = encode(notification.body)
     secret = settings.webhook_secret.get_secret_value() if settings.webhook_secret else ""
     out = Outcome(signed=bool(secret), delivery_id=uuid.uuid4().hex)
@@ -120,9 +127,12 @@ def send(target: Target, notification: Notification, settings: Settings) -> Outc
     try:
         with (
             quiet(),
-            httpx.Client(timeout=settings.notify_timeout_s, follow_redirects=False) as client,
+            guarded_client(allow=allow_list(settings), timeout=settings.notify_timeout_s) as client,
         ):
             response = retrying(attempt, client)
+    except BlockedURL as exc:  # not retried: the address will not become public
+        out.error = scrub(f"refused by the outbound-URL guard: {exc.message}", target.url)
+        return out
     except Exception as exc:  # transport errors after the last attempt, or a bad URL
         detail = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
         out.error = scrub(detail, target.url)

@@ -1,34 +1,28 @@
 """``scrape_url``: fetch a web page and extract its main text (trafilatura, Barbaresi 2021),
-with an SSRF guard (OWASP SSRF Prevention Cheat Sheet: allow only http(s); resolve the host and
-refuse private, loopback, link-local, reserved, multicast and unspecified addresses; re-check
-every redirect hop).
+through the outbound-URL guard (``research.net.guard``: http(s) only, every address of the host
+public or allow-listed in ``RESEARCH_OUTBOUND_ALLOW``, the connection pinned to the checked
+address, every redirect hop checked again).
 
 * Size cap: ``MAX_BYTES`` (5 MB) of body, streamed; larger pages are cut there.
 * Timeout: the shared HTTP timeout (``RESEARCH_HTTP_TIMEOUT``, default 15 s).
-* Redirects: followed by hand, at most ``MAX_REDIRECTS`` (5), each target re-checked.
-* Allow-list: ``RESEARCH_SCRAPE_ALLOW_HOSTS`` (comma-separated host names or IPs) are fetched
-  even when they resolve to internal addresses (an analyst's intranet wiki, a test server).
-
-Known limit: the address is checked at resolution time; a DNS answer that changes between the
-check and httpx's own lookup (DNS rebinding) is not pinned.
+* Redirects: followed by hand, at most ``MAX_REDIRECTS`` (5), each hop through the guard.
 """
 
 from __future__ import annotations
 
-import ipaddress
-import socket
 from dataclasses import dataclass
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import urljoin
 
 import httpx
 
-from research.config import load_settings
 from research.errors import ResearchError
+from research.net.guard import ALLOW_VAR, AllowList, BlockedURL, allow_list, guarded_client
+from research.net.guard import check_url as guard_check
 from research.search.http import USER_AGENT, timeout
 
 MAX_BYTES = 5_000_000
 MAX_REDIRECTS = 5
-ALLOW_VAR = "RESEARCH_SCRAPE_ALLOW_HOSTS"
+__all__ = ["ALLOW_VAR", "MAX_BYTES", "ScrapeError", "ScrapeResult", "check_url", "scrape_url"]
 
 
 class ScrapeError(ResearchError):
@@ -59,63 +53,23 @@ class ScrapeResult:
     truncated: bool = False
 
 
-def allowed_hosts() -> set[str]:
-    """Lowercase host names/IPs from ``RESEARCH_SCRAPE_ALLOW_HOSTS``."""
-    return {
-        h.strip().lower().strip("[]")
-        for h in load_settings().scrape_allow_hosts.split(",")
-        if h.strip()
-    }
-
-
-def _blocked(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped:
-        ip = ip.ipv4_mapped
-    return (
-        ip.is_private
-        or ip.is_loopback
-        or ip.is_link_local
-        or ip.is_reserved
-        or ip.is_multicast
-        or ip.is_unspecified
-        or not ip.is_global
-    )
-
-
-def check_url(url: str, allow: set[str] | None = None) -> str:
+def check_url(url: str, allow: AllowList | None = None) -> str:
     """Raise ScrapeError unless ``url`` is http(s) and every address its host resolves to is
-    public (or the host is allow-listed). Returns the host.
+    public (or allow-listed in ``RESEARCH_OUTBOUND_ALLOW``). Returns the host.
 
     Raises:
         ScrapeError: ``bad_scheme`` (file:, ftp:, data:...), ``blocked_address`` (private,
             loopback, link-local such as 169.254.169.254, reserved...), ``unresolvable``.
     """
-    allow = allowed_hosts() if allow is None else allow
-    parts = urlsplit(url.strip())
-    if parts.scheme.lower() not in ("http", "https"):
-        raise ScrapeError(
-            "bad_scheme", f"only http(s) pages can be scraped, not {parts.scheme or 'a bare path'}:"
-        )
-    host = (parts.hostname or "").lower()
-    if not host:
-        raise ScrapeError("bad_scheme", f"the URL {url[:100]!r} has no host name")
-    if host in allow:
-        return host
     try:
-        infos = socket.getaddrinfo(
-            host, parts.port or (443 if parts.scheme == "https" else 80), type=socket.SOCK_STREAM
-        )
-    except (socket.gaierror, UnicodeError) as exc:
-        raise ScrapeError("unresolvable", f"cannot resolve {host}: {exc}") from None
-    for info in infos:
-        ip = ipaddress.ip_address(str(info[4][0]).split("%")[0])
-        if _blocked(ip):
-            raise ScrapeError(
-                "blocked_address",
-                f"refusing {host}: it resolves to the internal address {ip} "
-                f"(add the host to {ALLOW_VAR} to allow it)",
-            )
-    return host
+        return guard_check(url, allow).host
+    except BlockedURL as exc:
+        raise _scrape_error(exc) from None
+
+
+def _scrape_error(exc: BlockedURL) -> ScrapeError:
+    reason = "bad_scheme" if exc.reason in ("bad_scheme", "no_host") else exc.reason
+    return ScrapeError(reason, exc.message)
 
 
 def _extract(html: str) -> tuple[str, str]:
@@ -129,23 +83,18 @@ def _extract(html: str) -> tuple[str, str]:
     return text, (meta.title if meta and meta.title else "")
 
 
-def scrape_url(
-    url: str, *, max_bytes: int = MAX_BYTES, client: httpx.Client | None = None
-) -> ScrapeResult:
+def scrape_url(url: str, *, max_bytes: int = MAX_BYTES) -> ScrapeResult:
     """Fetch ``url`` (SSRF-guarded, size-capped, redirects re-checked) and extract its main text.
 
     Raises:
         ScrapeError: see ``ScrapeError.reason``; nothing is fetched from a refused address.
     """
-    allow = allowed_hosts()
-    own = client is None
-    client = client or httpx.Client(
-        timeout=timeout(), follow_redirects=False, headers={"User-Agent": USER_AGENT}
+    client = guarded_client(
+        allow=allow_list(), timeout=timeout(), headers={"User-Agent": USER_AGENT}
     )
     current = url.strip()
     try:
         for _ in range(MAX_REDIRECTS + 1):
-            check_url(current, allow)
             try:
                 with client.stream(
                     "GET", current, headers={"Accept": "text/html,application/xhtml+xml,*/*;q=0.5"}
@@ -166,6 +115,8 @@ def scrape_url(
                     ctype = resp.headers.get("content-type", "")
                     encoding = resp.encoding or "utf-8"
                     status = resp.status_code
+            except BlockedURL as exc:  # the guard refused this hop: nothing was sent
+                raise _scrape_error(exc) from None
             except httpx.TimeoutException:
                 raise ScrapeError("timeout", f"{current[:200]} did not answer in time") from None
             except httpx.TransportError as exc:
@@ -194,5 +145,4 @@ def scrape_url(
             "too_many_redirects", f"more than {MAX_REDIRECTS} redirects from {url[:200]}"
         )
     finally:
-        if own:
-            client.close()
+        client.close()

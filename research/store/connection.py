@@ -186,7 +186,7 @@ def _leave(key: str, keep: bool) -> None:
                 return
             probe = redis.Redis(unix_socket_path=str(server.socket), socket_timeout=2)
             try:
-                if holders.other_connections(probe):
+                if holders.foreign(holders.other_connections(probe)):
                     return
             finally:
                 probe.close()

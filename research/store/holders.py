@@ -175,6 +175,15 @@ def other_connections(client: Any, *, pid: int | None = None) -> list[dict[str, 
     ]
 
 
+def foreign(connections: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The connections that keep a server up for a process leaving it: all but those of our
+    clients (``research:<role>:<pid>``). Asked under the lifecycle lock when no live lease is
+    left, so a connection of ours belongs to a process that has removed its lease and is
+    leaving too (a dashboard and an API stopped by the same Ctrl-C): counting it would leave
+    the server to nobody."""
+    return [c for c in connections if not str(c.get("name") or "").startswith(f"{CLIENT_PREFIX}:")]
+
+
 def describe(leases: list[Lease], connections: list[dict[str, Any]]) -> str:
     """One phrase naming the users, e.g. ``dashboard (pid 12), 1 other connection``."""
     parts = [f"{x.role} (pid {x.pid})" for x in leases]

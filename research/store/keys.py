@@ -242,6 +242,7 @@ COSTORM_PARTS = ("turns", "mindmap", "pool", "state", "inbox")
 API_TOKENS = "api:tokens"  # hash token name → JSON {name, digest, created_at}
 API_TOKEN_DIGESTS = "api:tokens:digests"  # hash SHA-256 hex digest → token name
 API_TOKEN_USED = "api:tokens:used"  # hash token name → last use (Unix s)
+API_RUN_OWNERS = "api:runs:owner"  # hash run id → name of the token that started it
 
 
 def check_token_name(name: str) -> str:

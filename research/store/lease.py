@@ -27,6 +27,9 @@ from research.store import keys
 from research.store.connection import TextRedis
 
 log = logging.getLogger(__name__)
+_held: set[Lease] = set()  # leases this process holds now
+_held_lock = threading.Lock()
+_leaving = threading.Event()  # set by stop_all: this process takes no new lease
 
 DEFAULT_TTL_MS = 15_000
 PENDING_GRACE_S = 120.0  # s a pending run may wait for its job before it counts as interrupted
@@ -85,9 +88,12 @@ class Lease:
         self._release = r.register_script(_RELEASE_LUA)
 
     def acquire(self) -> bool:
-        """Take the lease (SET NX PX) and start the heartbeat. False when another job holds it."""
-        if not self.r.set(self.key, self.token, nx=True, px=self.ttl_ms):
+        """Take the lease (SET NX PX) and start the heartbeat. False when another job holds it,
+        or when this process is leaving (:func:`stop_all`)."""
+        if _leaving.is_set() or not self.r.set(self.key, self.token, nx=True, px=self.ttl_ms):
             return False
+        with _held_lock:
+            _held.add(self)
         self._thread = threading.Thread(target=self._beat, name=f"lease-{self.key}", daemon=True)
         self._thread.start()
         return True
@@ -105,6 +111,8 @@ class Lease:
 
     def release(self) -> None:
         """Stop the heartbeat and delete the lease if it is still ours."""
+        with _held_lock:
+            _held.discard(self)
         self._stop.set()
         if self._thread is not None:
             self._thread.join(timeout=5)
@@ -118,6 +126,19 @@ class Lease:
 
     def __exit__(self, *exc: object) -> None:
         self.release()
+
+
+def stop_all() -> int:
+    """Ask every job of this process to stop at its next step, as if its lease were lost, and
+    take no new lease: for a server that is shutting down (``research serve``), whose runs are
+    then left ``interrupted`` and resume later instead of holding the process until they end.
+    Returns the number of leases that were held."""
+    _leaving.set()
+    with _held_lock:
+        held = list(_held)
+    for lease in held:
+        lease.lost.set()
+    return len(held)
 
 
 def is_held(r: redis.Redis, run_id: str) -> bool:
