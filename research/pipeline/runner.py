@@ -275,6 +275,8 @@ def _execute(store: RunStore, run_id: str, settings: Settings, lease: Lease) -> 
         )
         return "cancelled"
     except ResearchError as exc:
+        if _stopped(store, run_id):
+            return "interrupted"
         store.set_status(
             run_id,
             "failed",
@@ -284,6 +286,8 @@ def _execute(store: RunStore, run_id: str, settings: Settings, lease: Lease) -> 
         )
         return "failed"
     except Exception as exc:
+        if _stopped(store, run_id):
+            return "interrupted"
         log.exception("run %s failed", run_id)
         store.set_status(
             run_id,
@@ -294,3 +298,14 @@ def _execute(store: RunStore, run_id: str, settings: Settings, lease: Lease) -> 
         )
         store.emit(run_id, "error.traceback", {"traceback": traceback.format_exc()[-4000:]})
         return "failed"
+
+
+def _stopped(store: RunStore, run_id: str) -> bool:
+    """True when the process running the run marked it ``interrupted`` while it was stopping
+    (SIGTERM: ``research.cli.handlers``): the error that ends the run's thread then comes from
+    the process going away (its Redis and files closing), and the run stays resumable instead
+    of turning ``failed``."""
+    try:
+        return store.get_run(run_id).status == "interrupted"
+    except (redis.RedisError, ResearchError):
+        return True  # the store is gone with the process: nothing to mark, resume will read it
