@@ -10,8 +10,9 @@ setting); ``fill`` puts the question's terms in (``research.text.frame``). A lab
 "Aspect: terms", never a fragment of the question glued in front of a template word.
 
 ``FACETS`` widen what the judgement recognises as an answer to a template question, in the
-words sources use. No template and no facet names a particular medicine, organ or event (a
-test checks it).
+words sources use. The kinds' templates and their facets name no particular medicine, organ or
+event (a test checks it); the drug template's facets still hold the phrasings its labelled set
+was calibrated with (docs/evidence.md).
 """
 
 from __future__ import annotations
@@ -135,13 +136,13 @@ FACETS: dict[str, tuple[str, ...]] = {
     ),
     "clinical.safety": (
         "adverse events and grade 3 or 4 toxicity",
-        "organ failure or damage, a serious adverse reaction and a decline in organ function",
+        "cardiotoxicity, heart failure and decline in left ventricular ejection fraction",
         "side effects, discontinuation due to toxicity",
     ),
     "competitive.landscape": (
         "compared with another drug or regimen",
         "combination with chemotherapy or another targeted agent",
-        "alternative agents of the same class, newer agents or biosimilars",
+        "alternative agents such as lapatinib, pertuzumab or biosimilars",
     ),
     "market.status": (
         "approved by the FDA or EMA for this indication",
