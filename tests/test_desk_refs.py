@@ -13,8 +13,16 @@ from bibtexparser.middlewares import LatexDecodingMiddleware
 
 from research.export import render_export
 from research.export.bundle import load_bundle
-from research.export.references import reference_meta
+from research.export.references import RefMeta, bibtex, reference_meta
 from research.store.runs import RunStore
+
+
+def test_bibtex_titles_with_dashes_and_specials_read_back_as_written():
+    """LaTeX reads ``--`` as an en dash: a title's own hyphens and specials must survive."""
+    titles = ["TICORE 101--Breast", "A---B", "50% of C&D_e {x}", "en – dash"]
+    metas = [RefMeta(number=i, title=t, url="", source_type="web") for i, t in enumerate(titles, 1)]
+    lib = bibtexparser.parse_string(bibtex(metas), append_middleware=[LatexDecodingMiddleware()])
+    assert [e["title"] for e in lib.entries] == titles
 
 
 def _store(run) -> RunStore:

@@ -102,6 +102,7 @@ def test_no_topic_vocabulary_in_the_kinds_templates():
         for questions in KIND_TEMPLATES.values()
         for key, q in questions.items()
     ]
+    texts += [" ".join(facets) for facets in FACETS.values()]
     root = Path(__file__).resolve().parents[1]
     texts.append((root / "research/text/frame.py").read_text(encoding="utf-8"))
     assert not [t for t in texts if banned.search(t)]

@@ -152,9 +152,12 @@ def ris(metas: list[RefMeta]) -> str:
 
 # ---------------------------------------------------------------------------------- BibTeX
 def _bib_text(text: str) -> str:
-    """Escape BibTeX/LaTeX specials of a text field (UTF-8 letters are kept as they are)."""
+    """Escape BibTeX/LaTeX specials of a text field (UTF-8 letters are kept as they are).
+
+    Runs of hyphens are split with ``{}`` because LaTeX reads ``--`` as an en dash and ``---`` as
+    an em dash: a title that has two hyphens must read back with two hyphens."""
     text = " ".join(str(text).replace("\\", "/").split())
-    return "".join(_BIB_SPECIAL.get(c, c) for c in text)
+    return "".join(_BIB_SPECIAL.get(c, c) for c in text).replace("--", "-{}-").replace("--", "-{}-")
 
 
 def _bib_url(url: str) -> str:

@@ -10,9 +10,8 @@ setting); ``fill`` puts the question's terms in (``research.text.frame``). A lab
 "Aspect: terms", never a fragment of the question glued in front of a template word.
 
 ``FACETS`` widen what the judgement recognises as an answer to a template question, in the
-words sources use. The kinds' templates and their facets name no particular medicine, organ or
-event (a test checks it); the drug template's facets still hold the phrasings its labelled set
-was calibrated with (docs/evidence.md).
+words sources use. No template and no facet names a particular medicine, organ or event (a
+test checks it).
 """
 
 from __future__ import annotations
@@ -136,13 +135,13 @@ FACETS: dict[str, tuple[str, ...]] = {
     ),
     "clinical.safety": (
         "adverse events and grade 3 or 4 toxicity",
-        "cardiotoxicity, heart failure and decline in left ventricular ejection fraction",
+        "organ failure or damage, a serious adverse reaction and a decline in organ function",
         "side effects, discontinuation due to toxicity",
     ),
     "competitive.landscape": (
         "compared with another drug or regimen",
         "combination with chemotherapy or another targeted agent",
-        "alternative agents such as lapatinib, pertuzumab or biosimilars",
+        "alternative agents of the same class, newer agents or biosimilars",
     ),
     "market.status": (
         "approved by the FDA or EMA for this indication",

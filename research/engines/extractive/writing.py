@@ -50,7 +50,7 @@ _KINDS = (
     (
         "biomedical",
         "drug drugs therapy therapies cancer tumor tumour trial trials treatment disease vaccine "
-        "clinical patients antibody inhibitor syndrome infection virus covid gene protein her2 "
+        "clinical patients antibody inhibitor syndrome infection virus covid gene protein "
         "diabetes dose medicine medical health mab nib",
         [
             "Overview",
