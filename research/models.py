@@ -408,7 +408,9 @@ class CoStormSettings(BaseModel):
     max_turns: int = Field(default=20, ge=1, le=200, description="turn cap of the round-table")
 
 
-TemplateName = Literal["auto", "comparison", "device", "drug", "general", "intervention"]
+TemplateName = Literal[
+    "auto", "comparison", "device", "drug", "event", "general", "intervention", "person"
+]
 """The question-syllabus templates a run may start from: ``auto`` first (the default,
 fitted to the topic), then the named templates of ``research.planning.syllabus.TEMPLATES``."""
 

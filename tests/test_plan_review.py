@@ -33,10 +33,20 @@ CARDIO = "Trastuzumab cardiotoxicity in HER2-positive breast cancer"
 
 # ---------------------------------------------------------------- item 1: auto syllabus
 def test_template_choices_and_topic_kind():
-    assert template_choices() == ["auto", "comparison", "device", "drug", "general", "intervention"]
+    assert template_choices() == [
+        "auto",
+        "comparison",
+        "device",
+        "drug",
+        "event",
+        "general",
+        "intervention",
+        "person",
+    ]
     assert check_template(" AUTO ") == "auto"
     with pytest.raises(
-        InputError, match="choose one of auto, comparison, device, drug, general, intervention"
+        InputError,
+        match="choose one of auto, comparison, device, drug, event, general, intervention, person",
     ):
         check_template("nope")
     assert topic_kind(CARDIO) == "drug" and topic_kind("Imatinib resistance") == "drug"
@@ -46,7 +56,9 @@ def test_template_choices_and_topic_kind():
         and topic_kind("Large language model") == "general"
     )
     assert base_template("auto", CARDIO).keys() == base_template("drug", "x").keys()
-    assert base_template("auto", "2022 Winter Olympics").name == "auto (general)"
+    assert base_template("auto", "2022 Winter Olympics").name == "auto (event)"
+    assert base_template("auto", "Silicon Valley Bank").name == "auto (person)"
+    assert base_template("auto", "Zoledronic acid in early breast cancer").name == "auto (drug)"
 
 
 def test_split_topic():

@@ -11,6 +11,8 @@ from research.models import SourceRecord
 from research.planning.kinds import FACETS, KIND_TEMPLATES
 from research.planning.syllabus import base_template
 from research.store.followup_models import CitationCheck
+from research.text.entities import split_topic
+from research.text.findings import CONDUCT, FURNITURE, PLAIN, finding_weight
 from research.text.frame import about_question, anchor_queries, arms_named, frame_question
 
 AI_TAM = "Aromatase inhibitors versus tamoxifen as adjuvant therapy for postmenopausal early breast cancer"
@@ -48,11 +50,51 @@ AI_TAM = "Aromatase inhibitors versus tamoxifen as adjuvant therapy for postmeno
         ),
         ("Hurricane Hilary", "event", ()),
         ("Taylor Hawkins", "person", ()),
+        # what is done *to prevent* or *for* something, or given to people the question names
+        ("Melatonin to prevent delirium in older inpatients", "intervention", ("Melatonin",)),
+        ("Femoral nerve block for hip fracture surgery", "intervention", ("Femoral nerve block",)),
+        ("Ivermectin for patients with malaria", "intervention", ("Ivermectin",)),
+        ("Alendronic acid in postmenopausal osteoporosis", "drug", ("Alendronic acid",)),
     ],
 )
 def test_kinds_and_arms(question, kind, arms):
     frame = frame_question(question)
     assert (frame.kind, frame.arms) == (kind, arms)
+
+
+def test_a_medicines_salt_or_acid_is_part_of_its_name_not_a_focus():
+    assert split_topic("Alendronic acid in postmenopausal osteoporosis")[1] == ""
+    assert split_topic("Trastuzumab cardiotoxicity in HER2-positive breast cancer")[1] == (
+        "cardiotoxicity"
+    )
+
+
+def test_events_and_people_get_their_own_questions_under_the_general_keys():
+    event = base_template("auto", "2021 Suez Canal obstruction")
+    person = base_template("auto", "Ada Lovelace")
+    general = base_template("general", "x")
+    assert event.name == "auto (event)" and person.name == "auto (person)"
+    # the judgement's answer cues are keyed by the general questions: every one is kept
+    assert set(event.keys()) == set(person.keys()) == set(general.keys())
+    assert "Key Actors" not in [q.label for q in person.questions]
+    assert "What happened" in [q.label for q in event.questions]
+
+
+@pytest.mark.parametrize(
+    ("sentence", "weight"),
+    [
+        ("Overall accuracy of the test was 93.0% against the reference standard.", 0.7),
+        ("Survival did not differ between the two arms (95.6% vs 94.9%, P = 0.4).", 1.0),
+        ("In group one, mean age of patients was 54.1 years.", CONDUCT),
+        ("The study was approved by the National Research Ethics Service.", CONDUCT),
+        ("Archived from the original on 11 June 2023.", FURNITURE),
+        ("Why was an attempt made to feed the conspiracy theory angle?", FURNITURE),
+        ("The focus is presently on the rescue and relief operations.", PLAIN),
+        ("At least 41 people died and 112 were injured.", 1.0),
+    ],
+)
+def test_finding_weight_puts_results_before_conduct_and_furniture(sentence, weight):
+    assert finding_weight(sentence) == pytest.approx(weight)
 
 
 def test_comparison_syllabus_is_named_in_the_questions_terms():

@@ -32,7 +32,15 @@ SEED_000_STORM_QUESTIONS = {  # copied from the seed text, "STORM_QUESTIONS"
 
 
 def test_names():
-    assert template_names() == ["comparison", "device", "drug", "general", "intervention"]
+    assert template_names() == [
+        "comparison",
+        "device",
+        "drug",
+        "event",
+        "general",
+        "intervention",
+        "person",
+    ]
     assert sorted(TEMPLATES) == template_names()
 
 
@@ -83,7 +91,7 @@ def test_unknown_template_lists_valid_names(bad):
     with pytest.raises(InputError) as exc:
         get_template(bad)
     assert exc.value.code == "unknown_template"
-    assert "comparison, device, drug, general, intervention" in str(exc.value)
+    assert "comparison, device, drug, event, general, intervention, person" in str(exc.value)
 
 
 def test_templates_mapping_is_read_only():

@@ -47,6 +47,7 @@ from research.models import Question
 from research.planning.kinds import FACETS
 from research.text import STUDY_DESIGN, content_words, is_whole_form, split_sentences, word_key
 from research.text.entities import drug_names, split_topic
+from research.text.findings import states_result
 from research.text.vectors import Vectors
 
 EVIDENCE_MIN = 0.30
@@ -341,7 +342,7 @@ def is_design(passage: str) -> bool:
     if _AIM.search(passage):
         return True
     designed = bool(_DESIGN.search(passage) or STUDY_DESIGN.search(passage))
-    return designed and not _FINDING.search(passage)
+    return designed and not (_FINDING.search(passage) or states_result(passage))
 
 
 def evidence_score(

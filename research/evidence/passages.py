@@ -10,7 +10,8 @@ and it answers the questions that compare the arms (``planning.kinds.BOTH_ARMS``
 names both arms and ``COMPARES_SETTING`` of the setting. Its full text (the raw artifact's ``text``; the
 snippets when the backend gave no text) is split into whole-sentence passages
 (``judge.split_passages``) and scored against every question (``judge.score_passages``); each
-question gets the result's best ``PER_QUESTION`` passages at or over ``judge.EVIDENCE_MIN``.
+question gets the result's best ``PER_QUESTION`` passages at or over ``judge.EVIDENCE_MIN``, best
+by ``research.text.findings.quote_rank`` (a result before a sentence on the study's conduct).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from research.models import EvidencePassage, Question, SearchResult
 from research.planning.kinds import BOTH_ARMS
 from research.text import mentions_topic, norm_key, subject_of, topic_words, word_key
 from research.text.entities import drug_names
+from research.text.findings import quote_rank
 from research.text.frame import (
     QuestionFrame,
     about_question,
@@ -157,5 +159,6 @@ def _document_evidence(
                     )
                 )
     return {
-        k: sorted(ps, key=lambda p: (-p.score, p.start))[:PER_QUESTION] for k, ps in found.items()
+        k: sorted(ps, key=lambda p: (-quote_rank(p.score, p.passage), p.start))[:PER_QUESTION]
+        for k, ps in found.items()
     }

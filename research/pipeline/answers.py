@@ -25,6 +25,7 @@ from research.models import EvidencePassage, GapReport, Question, QuestionStop
 from research.pipeline.material import Unit
 from research.pipeline.sections import DUPLICATE_SIM, SectionPlan
 from research.text import norm_key
+from research.text.findings import quote_rank
 from research.text.vectors import Vectors
 
 HOLD_MARGIN = 0.05  # a passage is quoted under a question scoring within this of its best
@@ -65,10 +66,11 @@ def share_budget(available: list[int], per_question: int) -> list[int]:
 def choose(
     vectors: Vectors, passages: list[EvidencePassage], n: int, taken: list[str]
 ) -> list[EvidencePassage]:
-    """Up to ``n`` passages, best score first, one per source before any source's second, none
+    """Up to ``n`` passages, best first (``quote_rank``: a stated result before a study's conduct),
+    one per source before any source's second, none
     a near-duplicate (same words, or cosine ≥ ``DUPLICATE_SIM``) of a chosen one or of ``taken``
     (texts already quoted elsewhere in the report); appends the chosen texts to ``taken``."""
-    ranked = sorted(passages, key=lambda p: (-p.score, p.source_id, p.start))
+    ranked = sorted(passages, key=lambda p: (-quote_rank(p.score, p.passage), p.source_id, p.start))
     firsts: list[EvidencePassage] = []
     seen: set[str] = set()
     for p in ranked:

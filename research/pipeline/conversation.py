@@ -62,6 +62,7 @@ from research.models import (
 )
 from research.pipeline.context import RunContext
 from research.pipeline.recorders import DeferredRecorder, useful_messages
+from research.text.findings import quote_rank
 from research.text.frame import anchor_queries
 
 
@@ -136,6 +137,7 @@ def _save_sources(ctx: RunContext, pending: PendingTurn) -> list[TurnSource]:
                     for k in qkeys
                     for p in ev[k]
                 ],
+                rank=lambda p: quote_rank(p.score, p.passage),
             )
         if unsupported:
             ctx.emit(

@@ -23,8 +23,8 @@ from research.text.frame import QuestionFrame
 COMPARISON_QUESTIONS: dict[str, dict] = {
     "efficacy.comparison": {
         "label": "Efficacy: {a} vs {b}",
-        "description": "Survival, recurrence, response and other primary outcomes with {a} "
-        "compared with {b}{in_s}: which arm did better, by how much, in which trials",
+        "description": "Survival, recurrence, response, accuracy and other primary outcomes with "
+        "{a} compared with {b}{in_s}: which arm did better, by how much, in which trials",
         "min_sources": 5,
     },
     "harms.comparison": {
@@ -110,6 +110,76 @@ DEVICE_QUESTIONS: dict[str, dict] = {
     "guidance.open": INTERVENTION_QUESTIONS["guidance.open"],
 }
 
+# An event and a person or organisation keep the general template's question keys (the judgement's
+# answer cues, ``research.evidence.judge.CUES``, are keyed by them) under the headings an article
+# on such a subject has: what happened and why for an event, who and what they did for a person.
+EVENT_QUESTIONS: dict[str, dict] = {
+    "background.overview": {
+        "label": "What happened",
+        "description": "What happened, where and when, and who took part",
+        "min_sources": 5,
+    },
+    "history.timeline": {
+        "label": "Timeline",
+        "description": "The sequence of events in order, with dates and times",
+        "min_sources": 4,
+    },
+    "impact.effects": {
+        "label": "Impact and outcomes",
+        "description": "Deaths, injuries, damage, results, costs and other measurable consequences",
+        "min_sources": 4,
+    },
+    "key.actors": {
+        "label": "Response and reactions",
+        "description": "How officials, agencies, participants and the public responded",
+        "min_sources": 4,
+    },
+    "debate.controversies": {
+        "label": "Causes, disputes and investigations",
+        "description": "What caused or shaped it, investigations and their findings, blame, "
+        "criticism and disputes",
+        "min_sources": 3,
+    },
+    "outlook.future": {
+        "label": "Aftermath and legacy",
+        "description": "Aftermath: compensation, reforms, recovery, legacy and what comes next",
+        "min_sources": 3,
+    },
+}
+
+PERSON_QUESTIONS: dict[str, dict] = {
+    "background.overview": {
+        "label": "Who they are",
+        "description": "Who or what it is: role, field, origin and why it is known",
+        "min_sources": 5,
+    },
+    "history.timeline": {
+        "label": "Life and career",
+        "description": "Early life or founding, career and key dates in order",
+        "min_sources": 4,
+    },
+    "impact.effects": {
+        "label": "Work and achievements",
+        "description": "Works, products, achievements, awards, records and influence",
+        "min_sources": 4,
+    },
+    "key.actors": {
+        "label": "Associates",
+        "description": "Members, partners, colleagues, owners and groups associated with it",
+        "min_sources": 3,
+    },
+    "debate.controversies": {
+        "label": "Controversies",
+        "description": "Criticism, disputes, legal cases, failures and controversies",
+        "min_sources": 3,
+    },
+    "outlook.future": {
+        "label": "Legacy and current status",
+        "description": "Death, collapse or current status, tributes, legacy and what comes next",
+        "min_sources": 3,
+    },
+}
+
 # Questions only a source that names both arms of a comparison can answer.
 BOTH_ARMS = frozenset({"efficacy.comparison", "harms.comparison", "qol.adherence"})
 
@@ -117,6 +187,8 @@ KIND_TEMPLATES: Mapping[str, Mapping[str, dict]] = {
     "comparison": COMPARISON_QUESTIONS,
     "intervention": INTERVENTION_QUESTIONS,
     "device": DEVICE_QUESTIONS,
+    "event": EVENT_QUESTIONS,
+    "person": PERSON_QUESTIONS,
 }
 
 # Facet phrasings of template questions, keyed by question key (module doc).

@@ -16,8 +16,8 @@ about a drug: mechanism,
 Usage::
 
     syllabus = get_template("drug")       # a fresh copy; mutate freely
-    template_names()                      # ["comparison", "device", "drug", "general", "intervention"]
-    template_choices()                    # ["auto", "comparison", …, "intervention"]
+    template_names()                      # ["comparison", "device", "drug", "event", …]
+    template_choices()                    # ["auto", "comparison", …, "person"]
     base_template("auto", "Trastuzumab cardiotoxicity")   # the drug template, named "auto"
 """
 
@@ -118,7 +118,7 @@ TEMPLATES: Mapping[str, Syllabus] = MappingProxyType(
 
 
 def template_names() -> list[str]:
-    """Names of the available templates, sorted (``["comparison", "device", "drug", "general", "intervention"]``)."""
+    """Names of the available templates, sorted (``["comparison", "device", "drug", "event", …]``)."""
     return sorted(TEMPLATES)
 
 
@@ -156,8 +156,9 @@ def check_template(name: str) -> str:
 def base_template(name: str, topic: str) -> Syllabus:
     """The syllabus a run starts from: the named template, or for ``auto`` the template of the
     question's kind (``research.text.frame``: a comparison, an intervention or a device gets its
-    PICO-shaped template named with the question's own terms, a drug the drug template, an
-    event, a person or any other topic the general one), renamed ``auto (kind)``. The kinds'
+    PICO-shaped template named with the question's own terms, a drug the drug template, an event
+    and a person or organisation their own, any other topic the general one), renamed
+    ``auto (kind)``. The kinds'
     templates are filled with the question's terms whichever way they are chosen.
 
     Raises:

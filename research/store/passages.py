@@ -9,6 +9,7 @@ stored evidence is the same whatever the order the searches found it in.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 
 import redis
 
@@ -16,17 +17,26 @@ from research.models import EvidencePassage
 from research.store import keys
 
 PER_QUESTION = 3
+Rank = Callable[[EvidencePassage], float]
 
 
-def merge(old: list[EvidencePassage], new: list[EvidencePassage]) -> list[EvidencePassage]:
-    """``old`` ∪ ``new`` without repeats, best ``PER_QUESTION`` per question (score, then offset);
-    questions in first-seen order."""
+def by_score(p: EvidencePassage) -> float:
+    """The default order of a question's passages: the evidence score."""
+    return p.score
+
+
+def merge(
+    old: list[EvidencePassage], new: list[EvidencePassage], rank: Rank = by_score
+) -> list[EvidencePassage]:
+    """``old`` ∪ ``new`` without repeats, best ``PER_QUESTION`` per question (``rank``, then
+    offset); questions in first-seen order. The caller that chose the new passages gives the
+    order it chose them by, so a source found again keeps the same best ones."""
     by_q: dict[str, dict[tuple[int, str], EvidencePassage]] = {}
     for p in [*old, *new]:
         by_q.setdefault(p.question, {})[(p.start, p.passage)] = p
     out: list[EvidencePassage] = []
     for passages in by_q.values():
-        best = sorted(passages.values(), key=lambda p: (-p.score, p.start, p.passage))
+        best = sorted(passages.values(), key=lambda p: (-rank(p), p.start, p.passage))
         out += best[:PER_QUESTION]
     return out
 
@@ -38,10 +48,13 @@ class EvidenceStore:
         self.r = r
         self.key = keys.run_evidence(run_id)
 
-    def add(self, source_id: str, passages: list[EvidencePassage]) -> list[EvidencePassage]:
-        """Merge ``passages`` into the source's stored evidence (``merge``); returns the stored
-        list. Called by the one committing thread of a run, so read-merge-write is safe."""
-        merged = merge(self.get(source_id), passages)
+    def add(
+        self, source_id: str, passages: list[EvidencePassage], rank: Rank = by_score
+    ) -> list[EvidencePassage]:
+        """Merge ``passages`` into the source's stored evidence (``merge`` by ``rank``); returns
+        the stored list. Called by the one committing thread of a run, so read-merge-write is
+        safe."""
+        merged = merge(self.get(source_id), passages, rank)
         self.r.hset(self.key, source_id, json.dumps([p.model_dump(mode="json") for p in merged]))
         return merged
 

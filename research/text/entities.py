@@ -14,12 +14,15 @@ from research.text.words import clean
 # names: -mab antibodies, -tinib/-anib kinase inhibitors, -parib, -ciclib, -platin, -taxel,
 # -rubicin, -statin, -pril, -sartan, -olol, -prazole, -floxacin, -cillin, -mycin, -cycline,
 # -vir antivirals, -tide peptides, -lukast, -gliptin, -gliflozin, -dronate, -azole antifungals,
-# -trozole and -mestane aromatase inhibitors, -xifen(e) and -strant anti-oestrogens.
+# -trozole and -mestane aromatase inhibitors, -xifen(e) and -strant anti-oestrogens, -dronic acid
+# bisphosphonates, -setron and -pitant antiemetics, -caine anaesthetics, -parin heparins, -dipine
+# calcium-channel blockers, -triptan, -afil, -glinide, -formin, -tidine, -zepam, -oxetine, -relin.
 INN_STEM = re.compile(
     r"\b[a-z]{3,}(?:mab|tinib|anib|rafenib|parib|ciclib|platin|taxel|rubicin|statin|pril|"
     r"sartan|olol|prazole|floxacin|cillin|mycin|cycline|vir|tide|lukast|gliptin|gliflozin|"
-    r"dronate|conazole|tecan|lisib|degib|zomib|limus|vastatin|ximab|zumab|umab|trozole|"
-    r"xifen|xifene|mestane|strant)\b",
+    r"dronate|dronic|conazole|tecan|lisib|degib|zomib|limus|vastatin|ximab|zumab|umab|trozole|"
+    r"xifen|xifene|mestane|strant|setron|pitant|caine|parin|dipine|triptan|afil|glinide|"
+    r"formin|tidine|zepam|oxetine|relin)\b",
     re.I,
 )
 # words that make a topic about a medicine even without an INN-stemmed name
@@ -27,6 +30,11 @@ _DRUG_WORDS = re.compile(
     r"\b(drugs?|medicines?|medications?|pharmacotherapy|chemotherapy|inhibitors?|"
     r"antibod(?:y|ies)|vaccines?|dosing|dosage|biosimilars?|pharmaceuticals?)\b",
     re.I,
+)
+# Words that complete a medicine's name rather than add a focus ("zoledronic acid", "X sodium").
+_SALT = re.compile(
+    r"(?i:acid|sodium|potassium|calcium|magnesium|hydrochloride|mesylate|maleate|citrate|"
+    r"sulfate|sulphate|phosphate|acetate|tartrate|succinate|besylate|tosylate)"
 )
 _CONTEXT = re.compile(r"\s+(?:in|for|among|during|with|after|versus|vs\.?|within|across)\s+", re.I)
 
@@ -63,6 +71,8 @@ def split_topic(topic: str) -> tuple[str, str, str]:
     if not drugs or topic_kind(topic) != "drug":
         return t, "", ""
     focus = " ".join(
-        w for w in words if w not in drugs and w.lower() not in ("and", "of", "the", "&")
+        w
+        for w in words
+        if w not in drugs and w.lower() not in ("and", "of", "the", "&") and not _SALT.fullmatch(w)
     )
     return " ".join(drugs), focus, context

@@ -16,7 +16,9 @@ Kinds (checked in this order; pure text rules, measured on the labelled question
   chronic myeloid leukaemia"); a focused drug topic ("X hepatotoxicity in …") stays ``drug``;
 * ``device`` — a device, test or procedure (surgery, biopsy, screening, implant, stent…);
 * ``intervention`` — a treatment, exposure or programme for a condition or an outcome ("exercise
-  for cancer-related fatigue", "effect of X on Y");
+  for cancer-related fatigue", "effect of X on Y"), anything done *for* or *to prevent* or treat
+  something ("scalp cooling to prevent alopecia", "paravertebral block for breast surgery") or
+  given to people the question names ("convalescent plasma for patients with COVID-19");
 * ``event`` — something that happened (a storm, an election, a war, a tournament, a year);
 * ``person`` — a person, band or organisation named in capitals ("Taylor Hawkins");
 * ``general`` — anything else.
@@ -73,6 +75,18 @@ _EVENT = re.compile(
     r"protests?|strike|summit|olympics|championship|cup|tournament|festival|ceremony|awards?|"
     r"pandemic|epidemic|outbreak|scandal|crisis|disaster|launch|season|concert|tour)\b|"
     r"\b(?:19|20)\d{2}\b",
+    re.I,
+)
+# "X to prevent Y", "X for Y": X is done or given for an outcome or a condition.
+_GIVEN = re.compile(
+    r"\s+(?:for|to\s+(?:treat|prevent|reduce|relieve|improve|manage|control|lower|increase))\s+",
+    re.I,
+)
+# A setting that names the people treated: "X for patients with Y", "X in women with Y" asks what
+# X does for them, whatever X is called ("convalescent plasma", "a low-FODMAP diet").
+_POPULATION = re.compile(
+    r"\b(?:patients?|women|men|children|adolescents|adults|infants|neonates|newborns|people|"
+    r"participants|survivors|smokers|persons?|individuals|residents|workers|pregnan\w+)\b",
     re.I,
 )
 _ORG = re.compile(
@@ -184,7 +198,12 @@ def frame_question(question: str) -> QuestionFrame:
         return _framed(q, "drug", [head], setting)
     if _DEVICE.search(head):
         return _framed(q, "device", [head], setting)
-    if _INTERVENTION.search(head) or topic_kind(head) == "drug":
+    if (
+        _INTERVENTION.search(head)
+        or topic_kind(head) == "drug"
+        or (setting and len(head.split()) <= 5 and _GIVEN.match(body[len(head) :]))
+        or (setting and _POPULATION.search(setting) and len(head.split()) <= 5)
+    ):
         return _framed(q, "intervention", [head], setting)
     if _EVENT.search(q):
         return _framed(q, "event", [], q)

@@ -32,8 +32,10 @@ TEMPLATE_LABELS: dict[TemplateName, str] = {
     "comparison": "comparison (A versus B: efficacy, harms, subgroups…)",
     "device": "device or procedure",
     "drug": "drug (six drug questions)",
+    "event": "event (what happened, casualties, causes, aftermath)",
     "general": "general",
     "intervention": "intervention (for a condition or outcome)",
+    "person": "person or organisation (life, work, controversies)",
 }
 MODE_LABELS = {"storm": "STORM", "costorm": "Co-STORM"}
 MODE_HELP = (

@@ -43,6 +43,7 @@ from research.text import (
     topic_keys,
     word_key,
 )
+from research.text.findings import PLAIN, finding_weight
 from research.text.frame import arms_named, frame_question
 from research.text.vectors import Vectors, pick_diverse, rank
 
@@ -403,7 +404,10 @@ def question_lead(
     """Key finding per question: for each answered question, in syllabus order, the
     cited sentence of its section closest to ``"topic: label. description"`` (a sentence that
     describes study design rather than a result, ``text.STUDY_DESIGN``, scores ``DESIGN_PENALTY`` less, one that
-    points back at what it does not name, ``text.ANAPHORA``, ``ANAPHORA_PENALTY`` less; citations
+    points back at what it does not name, ``text.ANAPHORA``, ``ANAPHORA_PENALTY`` less; the
+    closeness is weighted by how much the sentence states a finding
+    (``research.text.findings.finding_weight``), and a question whose every sentence is about a
+    study's conduct or a page's furniture puts none in the lead; citations
     verbatim; a sentence already taken is not repeated); then one sentence naming the questions
     the evidence leaves open, with their source counts. The reporter removes the chosen
     sentences from their sections (no sentence twice in a report)."""
@@ -432,6 +436,9 @@ def question_lead(
                 for u in cited
             ]
         )
+        # the lead states findings: a sentence on who took part or how a study was run is no answer
+        weights = np.array([finding_weight(strip_citations(u)) for u in cited])
+        sims = sims * weights
         if frame.framed and frame.arms:  # the lead answers: the arms compared, with a figure
             sims = sims + np.array(
                 [
@@ -440,6 +447,9 @@ def question_lead(
                     for u in cited
                 ]
             )
+        if weights.max() < PLAIN:
+            continue
+        sims = np.where(weights >= PLAIN, sims, -np.inf)
         parts.append(cited[rank(sims)[0]])
     open_qs = [q for q in questions if q.status != "answered"]
     if open_qs:

@@ -1,0 +1,103 @@
+"""How much a sentence states a finding: the weight a report gives it when it chooses what to quote.
+
+A report that answers a question quotes what the sources *found* — "Overall accuracy of SLNB was
+93.0%.", "296 people died." — not how a study was run ("This parallel, non-blinded, randomised
+study was approved by the National Research Ethics Service."), who took part ("In group one,
+mean age of patients was 54.1"), or a web page's furniture ("Archived from the original on 11 June
+2023."). The evidence judgement (``research.evidence.judge``) decides *whether* a passage answers
+a syllabus question; this weight decides *which* of the passages that answer it a report quotes
+first and which a source keeps.
+
+``finding_weight(sentence) → [FURNITURE, 1]``:
+
+* web furniture (archive notes, tweet links, bylines, navigation runs) and questions → ``FURNITURE``;
+* a sentence about the participants or the conduct of a study that states no result (baseline,
+  age, withdrawals, ethics approval, allocation) → ``CONDUCT``;
+* otherwise ``PLAIN + (1 − PLAIN) · min(1, signals / SIGNALS_FULL)``, where the signals are: a
+  quantity (a percentage, a ratio, a p-value, a count of people or events, a dose), a comparison
+  ("vs", "compared with", "than", "between the two arms"), and a result verb or outcome statement
+  ("reduced", "improved", "no significant difference", "died", "was arrested"), each counted once.
+
+No word list names a particular medicine, organ, event or field: the cues are those of any
+report of a result (CONSORT's "results" items; Schulz et al., BMJ 2010;340:c332) or of a fact.
+"""
+
+from __future__ import annotations
+
+import re
+
+# A weight multiplies the evidence score (quote_rank): with these, a result scored 0.45 by the
+# judgement is quoted before a sentence on the study's end points scored 0.9.
+FURNITURE = 0.1  # what a page's furniture keeps: quoted only when nothing else is left
+CONDUCT = 0.3  # a sentence on how a study was run or who took part, with no result
+PLAIN = 0.4  # a sentence with no signal of a finding: still quotable, after those that state one
+SIGNALS_FULL = 2  # signals at which a sentence weighs fully
+
+_FURNITURE = re.compile(
+    r"\barchived\s+from\b|\bpic\.twitter\b|\bretrieved\s+(?:on\s+)?\d|\bhttps?://|\bwww\.|"
+    r"\b(?:click|tap)\s+here\b|\bcookies?\b|\ball\s+rights\s+reserved\b|\bnewsletter\b|"
+    r"\b(?:live\s+updates?|latest\s+news|photos?\s+about|videos?\s+about)\b|"
+    r"\b(?:read|see)\s+(?:more|also)\b|\bfollow\s+us\b|@\w+",
+    re.I,
+)
+_CONDUCT = re.compile(
+    r"\b(?:mean|median|average)\s+age\b|\bbaseline\b|\bdemographic|\bwithdr[eaw]w?n?\b|"
+    r"\bdropped\s+out\b|\blost\s+to\s+follow-?up\b|\bethic(?:s|al)\b|\bapproved\s+by\s+the\b|"
+    r"\binformed\s+consent\b|\binclusion\s+criteria\b|\bexclusion\s+criteria\b|"
+    r"\b(?:were|was)\s+(?:excluded|included|enrolled|recruited|screened|allocated|stratified|"
+    r"prospectively\s+randomi[sz]ed|randomi[sz]ed|randomly\s+assigned|put\s+into)\b|"
+    r"\b(?:were|was)\s+followed\s+up\b|\bgroups?\s+(?:are|were)\s+comparable\b",
+    re.I,
+)
+_QUANTITY = re.compile(
+    r"\d+(?:\.\d+)?\s?%|\b(?:p|P)\s?[<=>≤]\s?0?\.\d|\b(?:HR|OR|RR|CI|IQR)\b|"
+    r"\bhazard\s+ratio\b|\bodds\s+ratio\b|\brelative\s+risk\b|"
+    r"\b\d[\d,.]*\s+(?:of\s+\d[\d,.]*\s+)?(?:people|persons|patients|women|men|children|cases|"
+    r"deaths?|events?|participants|subjects|times|fold)\b|\b\d+(?:\.\d+)?\s?(?:mg|g|Gy|ml|mmHg)\b|"
+    r"\b(?:[1-9]\d*(?:\.\d+)?)\s?-?(?:point|fold|times)\b"
+)
+_COMPARISON = re.compile(
+    r"\bvs\.?\b|\bversus\b|\bcompared\s+(?:with|to)\b|\bthan\b|\bbetween\s+the\s+(?:two\s+)?"
+    r"(?:arms|groups)\b|\bin\s+(?:both|either)\s+(?:arms?|groups?)\b|\brelative\s+to\b",
+    re.I,
+)
+_RESULT = re.compile(
+    r"\b(?:improv|reduc|increas|decreas|prolong|lower|rais|prevent|relieved?|cut|halv|doubl|"
+    r"shorten|extend|favou?r)(?:ed|es|ing|s)?\b|\bsignifican(?:t|tly|ce)\b|\bno\s+(?:significant\s+)?"
+    r"(?:difference|differences|benefit|effect|increase|reduction)\b|\bdid\s+not\s+(?:differ|"
+    r"improve|reduce|increase|change|affect|predict)\b|\bnot\s+(?:statistically\s+|significantly\s+)?"
+    r"different\b|\b(?:was|were)\s+(?:observed|found|"
+    r"associated|superior|inferior|similar|higher|lower|better|worse)\b|"
+    r"\b(?:died|killed|injured|arrested|charged|convicted|announced|won|awarded|elected|"
+    r"founded|collapsed|caused|resulted\s+in|led\s+to)\b",
+    re.I,
+)
+
+
+def states_result(sentence: str) -> bool:
+    """True when ``sentence`` has a result verb or outcome statement ("was observed", "did not
+    differ", "no significant difference", "died"), or a quantity beside a comparison."""
+    return bool(
+        _RESULT.search(sentence) or (_QUANTITY.search(sentence) and _COMPARISON.search(sentence))
+    )
+
+
+def finding_weight(sentence: str) -> float:
+    """How much ``sentence`` states a finding, in ``[FURNITURE, 1]`` (module docstring).
+
+    Example: "Overall accuracy of SLNB was 93.0%." → 0.7 (a quantity); "OS was not
+    significantly different between the two arms (95.6% vs 94.9%)." → 1.0; "Archived from the
+    original on 11 June 2023." → 0.2."""
+    text = sentence.strip()
+    if not text or text.endswith("?") or _FURNITURE.search(text):
+        return FURNITURE
+    signals = sum(1 for pattern in (_QUANTITY, _COMPARISON, _RESULT) if pattern.search(text))
+    if _CONDUCT.search(text) and not _RESULT.search(text):
+        return CONDUCT
+    return PLAIN + (1 - PLAIN) * min(1.0, signals / SIGNALS_FULL)
+
+
+def quote_rank(score: float, sentence: str) -> float:
+    """The order in which a report quotes evidence: its evidence score (``research.evidence.judge``,
+    [0, 1]) times ``finding_weight``, rounded to 4 places so ties break on text order."""
+    return round(score * finding_weight(sentence), 4)
