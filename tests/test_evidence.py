@@ -125,7 +125,7 @@ def test_evidence_store_round_trips_through_redis(r):
 CARDIO = "Trastuzumab cardiotoxicity in HER2-positive breast cancer"
 RISK = Question(
     key="risk.cardiotoxicity",
-    label="Cardiotoxicity Risk Factors",
+    label="Risk factors: cardiotoxicity",
     description="How often does cardiotoxicity occur with Trastuzumab, and which patients are at "
     "higher risk?",
     min_sources=3,

@@ -32,7 +32,7 @@ def test_html_is_self_contained_with_linked_citations(small_run):
         and "<script" not in html
         and "onerror=" not in html.replace("onerror=&quot;", "")
     )
-    assert re.search(r'<a href="#ref-1" title="\[1\] Trastuzumab study 1[^"]*“In cohort 1', html)
+    assert re.search(r'<a href="#ref-1" title="\[1\] Examplimab study 1[^"]*“In cohort 1', html)
     assert '<li id="ref-1" value="1"><a href="https://' in html
     assert "&lt;script&gt;" in html  # the payload is shown as text
     assert "http://" not in html.split("<body>")[0] and "<link" not in html  # no external assets
@@ -43,10 +43,10 @@ def test_pdf_docx_and_zip(small_run):
 
     pdf = PdfReader(io.BytesIO(render_export(store, rid, "pdf")))
     text = " ".join(p.extract_text() for p in pdf.pages)
-    assert "References" in text and "Trastuzumab study 1" in text
+    assert "References" in text and "Examplimab study 1" in text
     doc = Document(io.BytesIO(render_export(store, rid, "docx")))
     paras = [p.text for p in doc.paragraphs]
-    assert any(t.startswith("[1] Trastuzumab study 1") for t in paras)
+    assert any(t.startswith("[1] Examplimab study 1") for t in paras)
     xml = doc.element.xml
     assert 'w:anchor="ref_1"' in xml and 'w:name="ref_1"' in xml  # citation → bookmark
     z = zipfile.ZipFile(io.BytesIO(render_export(store, rid, "zip")))

@@ -119,8 +119,15 @@ def test_auto_syllabus_for_a_focused_drug_topic_names_its_subjects(engine):
         PersonaInput(topic=CARDIO, related=CARDIO_SURVEY, syllabus=s, max_perspectives=4)
     )
     assert [p.name for p in personas.perspectives][1:] == [
-        f"{q.label} Specialist" for q in s.questions[:3]
+        f"{q.label.split(':')[0]} Specialist" for q in s.questions[:3]
     ]
+    # a label says its aspect, then the focus: never the focus glued before a template word
+    assert all(
+        q.label.lower().startswith(("mechanism", "risk", "monitoring", "prevention", "outcomes"))
+        or ":" in q.label
+        for q in s.questions
+    ), labels
+    assert not any(q.label.lower().startswith("cardiotoxicity ") for q in s.questions), labels
 
 
 def test_auto_syllabus_for_a_general_topic_adds_survey_subjects(engine):

@@ -150,6 +150,35 @@ def test_no_topic_vocabulary_in_the_kinds_templates():
     assert not [t for t in texts if banned.search(t)]
 
 
+# The medicines, organs and subjects of the runs the team tuned on and of the question bench
+# (bench/data/questions_*.jsonl): none may appear anywhere in the product's code, prompts or
+# docstrings, so that nothing the judgement or the writer does is fitted to them.
+TUNED_VOCABULARY = re.compile(
+    r"\b(?:trastuzumab|pertuzumab|lapatinib|capecitabine|her2|lvef|ejection\s+fraction|"
+    r"cardiotox\w*|cardiac|cardio\w*|heart|breast|tamoxifen|aromatase|letrozole|anastrozole|"
+    r"exemestane|zoledronic|palbociclib|fulvestrant|docetaxel|paclitaxel|venlafaxine|gabapentin|"
+    r"sentinel|axillary|lymph\w*|scalp|alopecia|hot\s+flash\w*|convalescent|odisha|"
+    r"antiemetic|paravertebral)\b",
+    re.I,
+)
+# The one table that names organs: a language resource that maps every organ system's combining
+# form to its plain word, like a stemmer's rules, not a topic's vocabulary.
+LANGUAGE_TABLES = {"research/text/roots.py"}
+
+
+def test_no_tuned_vocabulary_anywhere_in_the_product():
+    root = Path(__file__).resolve().parents[1]
+    hits = []
+    for path in sorted((root / "research").rglob("*")):
+        rel = path.relative_to(root).as_posix()
+        if path.suffix not in {".py", ".md", ".txt", ".json"} or rel in LANGUAGE_TABLES:
+            continue
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if TUNED_VOCABULARY.search(line):
+                hits.append(f"{rel}:{n}: {line.strip()[:90]}")
+    assert not hits, "\n".join(hits)
+
+
 def _doc(title: str, text: str):
     src = SourceRecord(
         source_id="src_001",

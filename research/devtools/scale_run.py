@@ -55,7 +55,7 @@ from research.models import (
 from research.planning.syllabus import get_template
 from research.store.runs import RunStore
 
-TOPIC = "Trastuzumab in HER2-positive breast cancer (scale test)"
+TOPIC = "Examplimab in a solid tumour (scale test)"
 _TYPES = ("pubmed", "clinicaltrials.gov", "web", "wikipedia")
 _MAX_REFS = 300
 HOSTILE = '<script>window.__pwned=1</script><img src=x onerror="window.__pwned=2">'
@@ -75,9 +75,9 @@ def _source_fields(i: int) -> dict:
         "source_type": stype,
         "external_id": ext,
         "url": url,
-        "title": f"Trastuzumab study {i}: HER2-positive outcomes (cohort {i % 37})",
-        "key_excerpts": f"In cohort {i % 37}, trastuzumab plus chemotherapy improved disease-free survival "
-        f"(HR 0.{50 + i % 40}) with cardiotoxicity in {i % 9 + 1}% of patients.",
+        "title": f"Examplimab study {i}: biomarker-positive outcomes (cohort {i % 37})",
+        "key_excerpts": f"In cohort {i % 37}, examplimab plus chemotherapy improved disease-free survival "
+        f"(HR 0.{50 + i % 40}) with infusion reactions in {i % 9 + 1}% of patients.",
     }
 
 
@@ -131,7 +131,7 @@ def build_scale_run(
         qs = [keys_[i % len(keys_)], keys_[(i * 7) % len(keys_)]]
         saved.append(collector.save_source(relevant_questions=sorted(set(qs)), **f)["source_id"])
     plan = Plan(
-        plan_title="Trastuzumab scale plan",
+        plan_title="Examplimab scale plan",
         steps=[
             Step(step_id=i, title=f"Step {i}", description=f"Research aspect {i} of the topic")
             for i in range(1, 6)
@@ -161,13 +161,13 @@ def build_scale_run(
         ],
     )
 
-    root = data_dir / "research_artifacts" / rid / "trastuzumab_scale_plan"
+    root = data_dir / "research_artifacts" / rid / "examplimab_scale_plan"
     root.mkdir(parents=True, exist_ok=True)
     store.set_status(rid, "conversations")
     files, records, payloads = [], [], []
     for a in range(1, artifacts + 1):
-        name = f"trastuzumab_scale_plan__step{a % 5 + 1}_step_{a % 5 + 1}__search__{a}.json"
-        files.append(f"trastuzumab_scale_plan/{name}")
+        name = f"examplimab_scale_plan__step{a % 5 + 1}_step_{a % 5 + 1}__search__{a}.json"
+        files.append(f"examplimab_scale_plan/{name}")
         payload = [_source_fields((a * 3 + k) % sources + 1) for k in range(3)]
         (root / name).write_text(json.dumps(payload, indent=1), encoding="utf-8")
         rec = ArtifactRecord(
@@ -176,13 +176,13 @@ def build_scale_run(
             step_id=a % 5 + 1,
             step_title=f"Step {a % 5 + 1}",
             perspective=persp[a % n_persp].name,
-            tool_input=f"trastuzumab query {a}",
+            tool_input=f"examplimab query {a}",
             raw_chars=1500,
             raw_tokens=380,
             card_tokens=60,
             card=SummaryCard(
-                summary_title=f"Search {a}: trastuzumab results",
-                summary=f"Three documents about trastuzumab outcomes (call {a}).{evil}",
+                summary_title=f"Search {a}: examplimab results",
+                summary=f"Three documents about examplimab outcomes (call {a}).{evil}",
                 extraction=[f"Finding {a}.1", f"Finding {a}.2"],
                 is_useful=a % 3 != 0,
             ),
@@ -200,7 +200,7 @@ def build_scale_run(
                 title=f"Source {(t * 5 + k) % sources + 1}",
                 url=_source_fields((t * 5 + k) % sources + 1)["url"],
                 source_type="pubmed",
-                snippet="trastuzumab improved survival",
+                snippet="examplimab improved survival",
             )
             for k in range(5)
         ]
@@ -210,8 +210,8 @@ def build_scale_run(
                 perspective=persp[t % n_persp].name,
                 turn_number=t // n_persp + 1,
                 question=f"What does the evidence say about aspect {t}?",
-                answer=f"Trastuzumab improved outcomes [1] with manageable cardiotoxicity [2]; see also [3].{evil}",
-                search_queries=[f"trastuzumab aspect {t}"],
+                answer=f"Examplimab improved outcomes [1] with manageable infusion reactions [2]; see also [3].{evil}",
+                search_queries=[f"examplimab aspect {t}"],
                 sources=srcs,
                 artifact_files=[files[t % len(files)]],
             ),
@@ -227,14 +227,14 @@ def build_scale_run(
             single_source=sources,
             cross_validated=[
                 Claim(
-                    text=f"Claim {i} about trastuzumab efficacy",
+                    text=f"Claim {i} about examplimab efficacy",
                     source_ids=[saved[i], saved[i + 1]],
                 )
                 for i in range(min(40, len(saved) - 1))
             ],
             contradictions=[
                 Contradiction(
-                    subject=f"Cardiotoxicity rate {i}",
+                    subject=f"Infusion reaction rate {i}",
                     statement_a="3% of patients",
                     source_a=saved[i],
                     statement_b="7% of patients",
@@ -269,11 +269,13 @@ def build_scale_run(
     for s in range(8):
         cites = range(s * per + 1, min(n_refs, (s + 1) * per) + 1)
         text = (
-            " ".join(f"Finding {c} on trastuzumab in HER2-positive disease [{c}]." for c in cites)
+            " ".join(
+                f"Finding {c} on examplimab in biomarker-positive disease [{c}]." for c in cites
+            )
             or "No findings."
         )
         sections.append(ReportSection(heading=f"Section {s + 1}{evil}", text=text))
-    lead = f"Trastuzumab transformed HER2-positive breast cancer care [1].{evil}"
+    lead = f"Examplimab transformed the care of the disease [1].{evil}"
     md = "\n\n".join(
         [f"# {TOPIC}", lead]
         + [f"## {x.heading}\n\n{x.text}" for x in sections]

@@ -27,7 +27,7 @@ without any of the question's own words keeps only ``LEX_BASE`` of it; ``design`
 ``DESIGN_FACTOR`` for a sentence that describes how a study was run and reports no finding
 (``is_design``), else 1; a passage that names other medicines but not the topic's
 (``OTHER_DRUG_FACTOR``) keeps half, unless the question is about the competition; on a focused
-topic ("Trastuzumab cardiotoxicity in …") a passage that never names the focus keeps
+topic ("Imatinib hepatotoxicity in …") a passage that never names the focus keeps
 ``OFF_FOCUS_FACTOR`` (``names_focus``). Words every
 study report uses ("trial", "patients", "phase",
 "administration"…) are not question terms. The weights and ``EVIDENCE_MIN`` were chosen on the labelled set of
@@ -48,6 +48,7 @@ from research.planning.kinds import FACETS
 from research.text import STUDY_DESIGN, content_words, is_whole_form, split_sentences, word_key
 from research.text.entities import drug_names, split_topic
 from research.text.findings import states_result
+from research.text.roots import VERNACULAR
 from research.text.vectors import Vectors
 
 EVIDENCE_MIN = 0.30
@@ -74,7 +75,7 @@ _DOMAIN_GENERIC = frozenset(
     """trial trials phase patient patients clinical effect effects develop development end
     administration administered rate rates outcome outcomes stage agent agents target targeted
     result results study studies treatment treatments therapy therapies chemotherapy cancer
-    breast disease free such new year years available availability data ii iii iv""".split()
+    disease free such new year years available availability data ii iii iv""".split()
 )
 # A sentence that describes how a study was run, not what it found.
 _DESIGN = re.compile(
@@ -114,14 +115,6 @@ _AIM = re.compile(
 _COMPARATIVE = re.compile(r"compet|landscape|alternativ|comparis|versus|combination|rival", re.I)
 OTHER_DRUG_FACTOR = 0.5
 OFF_FOCUS_FACTOR = 0.4  # what a passage keeps that never names a focused topic's focus
-# Words that name a focus without sharing its root: a sentence on "heart failure" or "LVEF"
-# speaks of cardiotoxicity. Keyed by the focus root (``focus_roots``).
-FOCUS_ALIASES: dict[str, tuple[str, ...]] = {
-    "cardi": ("heart", "lvef", "ejection fraction", "chf", "myocard"),
-    "hepat": ("liver",),
-    "nephr": ("kidney", "renal"),
-    "neuro": ("nerve", "neuropath"),
-}
 # Cues of the general template's questions: what their answers look like in any article.
 CUES: dict[str, re.Pattern[str]] = {
     "background.overview": re.compile(
@@ -180,9 +173,9 @@ def _stems(text: str) -> set[str]:
 
 
 def topic_stems(topic: str) -> frozenset[str]:
-    """Stems of the topic's words and their hyphen parts (``HER2-positive`` → her2, posit…),
-    except a focused topic's focus: in "Trastuzumab cardiotoxicity in HER2-positive breast
-    cancer" every question is about cardiotoxicity, so a passage must still speak of it, while
+    """Stems of the topic's words and their hyphen parts (``EGFR-mutant`` → egfr, mutant…),
+    except a focused topic's focus: in "Imatinib hepatotoxicity in chronic myeloid leukaemia"
+    every question is about hepatotoxicity, so a passage must still speak of it, while
     the subject and its context are what every passage shares (``research.text.entities.split_topic``)."""
     subject, focus, context = split_topic(topic)
     if not focus:
@@ -193,17 +186,18 @@ def topic_stems(topic: str) -> frozenset[str]:
 @lru_cache(maxsize=256)
 def focus_roots(topic: str) -> tuple[str, ...]:
     """The roots a passage must use to speak of a focused topic's focus: the first five letters
-    of each focus word's stem ("cardiotoxicity" → "cardi": cardiac, cardiovascular…), plus its
-    ``FOCUS_ALIASES``; () for a topic without a focus (``research.text.entities.split_topic``)."""
+    of each focus word's stem ("hepatotoxicity" → "hepat": hepatic, hepatitis…), plus the plain
+    words of those roots (``research.text.roots.VERNACULAR``: "liver"); () for a topic without
+    a focus (``research.text.entities.split_topic``)."""
     _, focus, _ = split_topic(topic)
     roots = [stem[:5] for stem in sorted(_stems(focus)) if len(stem) >= 4]
-    return tuple(dict.fromkeys([*roots, *(a for r in roots for a in FOCUS_ALIASES.get(r, ()))]))
+    return tuple(dict.fromkeys([*roots, *(a for r in roots for a in VERNACULAR.get(r, ()))]))
 
 
 def names_focus(passage: str, topic: str) -> bool:
     """True when ``passage`` speaks of the topic's focus (a word starting with one of its
     ``focus_roots``, or one of their aliases), or when the topic has no focus. In a report on
-    "Trastuzumab cardiotoxicity…" a relapse hazard ratio answers no question, however close its
+    "Imatinib hepatotoxicity…" a relapse hazard ratio answers no question, however close its
     words come to "which patients are at higher risk"."""
     roots = focus_roots(topic)
     if not roots:

@@ -3,7 +3,7 @@ and with which of its sentences (docs/design.md § Terms: evidence).
 
 A result can be evidence only when it is about the topic: its title and text name more than
 half of the topic's content words (``research.text.mentions_topic``) and, for a drug topic,
-the drug itself (a capecitabine trial's efficacy sentence is no evidence about trastuzumab), or
+the drug itself (another medicine's efficacy sentence is no evidence about the topic's), or
 its title alone is close to the topic. For a framed question (a comparison, an intervention, a
 device: ``research.text.frame``) it must name an arm and most of the setting whatever its title,
 and it answers the questions that compare the arms (``planning.kinds.BOTH_ARMS``) only when it
@@ -38,8 +38,8 @@ from research.text.vectors import Vectors
 
 TITLE_ON_TOPIC = 0.55
 # Share of a comparison's setting words (population, role) a source must name before it answers
-# what compares the arms: a first-line metastatic trial of the same two drugs names "breast
-# cancer" and "postmenopausal" but not "adjuvant" or "early" (3 of 5).
+# what compares the arms: a first-line metastatic trial of the same two drugs names the
+# disease and the population but not "adjuvant" or "early" (3 of 5).
 COMPARES_SETTING = 0.75  # cosine(title, topic) that makes a result on-topic by itself
 PER_QUESTION = 3
 MEMO_SIZE = 4096  # documents whose scored passages a process keeps (a run meets ~100)

@@ -29,7 +29,7 @@ al. 2020; result file ``bench/results/audit_calibration.json``):
       sources); 97.3 % of wrong-source citations are flagged weak or unsupported;
     - limitation: 66.3 % of CONTRADICT pairs score ``supported`` -- the audit measures whether
       the source talks about what the sentence says, not whether it agrees (no entailment model).
-  On the trastuzumab extractive report every citation scores ``supported`` (its sentences are
+  On the shared corpus's drug extractive report every citation scores ``supported`` (its sentences are
   quoted from their sources; tests/test_followup.py).
 
 A cited number that does not resolve is impossible by construction (``research.pipeline

@@ -71,7 +71,7 @@ def validate_topic(topic: str) -> str:
     if not cleaned:
         raise InputError(
             "The topic is empty; type a research question, e.g. "
-            "'Trastuzumab in HER2-positive breast cancer'."
+            "'Imatinib in chronic myeloid leukaemia'."
         )
     if len(cleaned) > MAX_TOPIC_CHARS:
         raise InputError(

@@ -115,7 +115,7 @@ def what_it_asks(q: Question) -> str:
 
 def unmet_statement(q: Question, found: int, stop: QuestionStop | None) -> str:
     """The plain statement for an unmet question: what was searched and what was found, e.g.
-    "Intellectual Property is not answered: 6 gap searches (such as “trastuzumab patent
+    "Intellectual Property is not answered: 6 gap searches (such as “imatinib patent
     expiry”) after the planned conversations found 1 of the 3 sources needed that state patent
     coverage, exclusivity, formulations."."""
     queries = stop.gap_queries if stop else []
@@ -140,7 +140,7 @@ def unmet_statement(q: Question, found: int, stop: QuestionStop | None) -> str:
 def quoted_under(q: Question, elsewhere: list[str], source_ids: list[str]) -> str:
     """The text of an answered question's section whose every passage another question's
     section already quotes (a passage answers both), e.g. "Its evidence on reversibility is
-    quoted under “Heart failure” [@src_…]." (draft citations)."""
+    quoted under “Liver injury” [@src_…]." (draft citations)."""
     names = " and ".join(f"“{h}”" for h in elsewhere[:2])
     cites = "".join(f"[@{sid}]" for sid in dict.fromkeys(source_ids))
     return f"The evidence on {what_it_asks(q)} is quoted under {names} {cites}."

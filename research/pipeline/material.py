@@ -8,11 +8,11 @@ What a usable sentence is (``clean_sentences``):
 - **whole** (``research.text.is_whole``): a capitalised start, terminal ``.!?``, no ``…`` cut,
   6–80 words, balanced brackets, no web-page furniture;
 - **on the topic** (``on_topic_sources`` + ``TOPIC_SENT_MIN``): its source mentions more than
-  half of the topic's content words (hyphen parts count as the word: ``HER2`` for
-  ``HER2-positive``) or its title has cosine ≥ ``TOPIC_TITLE_MIN`` to the topic, and the sentence
+  half of the topic's content words (hyphen parts count as the word: ``EGFR`` for
+  ``EGFR-mutant``) or its title has cosine ≥ ``TOPIC_TITLE_MIN`` to the topic, and the sentence
   itself has cosine ≥ ``TOPIC_SENT_MIN`` to the topic (``TITLED_SENT_MIN`` when its source's
-  title is about the topic: such a page's sentences need not name it). This keeps out e.g. a sentinel-lymph-node
-  (methylene blue) study that a breast-cancer query found for a trastuzumab topic.
+  title is about the topic: such a page's sentences need not name it). This keeps out e.g. a surgical-technique
+  study that a query on the disease found for a drug topic.
 
 Similarity is cosine of all-MiniLM-L6-v2 embeddings (``research.search.embeddings``).
 """

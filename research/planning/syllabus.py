@@ -18,7 +18,7 @@ Usage::
     syllabus = get_template("drug")       # a fresh copy; mutate freely
     template_names()                      # ["comparison", "device", "drug", "event", …]
     template_choices()                    # ["auto", "comparison", …, "person"]
-    base_template("auto", "Trastuzumab cardiotoxicity")   # the drug template, named "auto"
+    base_template("auto", "Imatinib hepatotoxicity")   # the drug template, named "auto"
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ from research.text.words import clean
 # names: -mab antibodies, -tinib/-anib kinase inhibitors, -parib, -ciclib, -platin, -taxel,
 # -rubicin, -statin, -pril, -sartan, -olol, -prazole, -floxacin, -cillin, -mycin, -cycline,
 # -vir antivirals, -tide peptides, -lukast, -gliptin, -gliflozin, -dronate, -azole antifungals,
-# -trozole and -mestane aromatase inhibitors, -xifen(e) and -strant anti-oestrogens, -dronic acid
+# -trozole and -mestane enzyme inhibitors, -xifen(e) and -strant anti-oestrogens, -dronic acid
 # bisphosphonates, -setron and -pitant antiemetics, -caine anaesthetics, -parin heparins, -dipine
 # calcium-channel blockers, -triptan, -afil, -glinide, -formin, -tidine, -zepam, -oxetine, -relin.
 INN_STEM = re.compile(
@@ -31,7 +31,7 @@ _DRUG_WORDS = re.compile(
     r"antibod(?:y|ies)|vaccines?|dosing|dosage|biosimilars?|pharmaceuticals?)\b",
     re.I,
 )
-# Words that complete a medicine's name rather than add a focus ("zoledronic acid", "X sodium").
+# Words that complete a medicine's name rather than add a focus ("alendronic acid", "X sodium").
 _SALT = re.compile(
     r"(?i:acid|sodium|potassium|calcium|magnesium|hydrochloride|mesylate|maleate|citrate|"
     r"sulfate|sulphate|phosphate|acetate|tartrate|succinate|besylate|tosylate)"
@@ -42,7 +42,7 @@ _CONTEXT = re.compile(r"\s+(?:in|for|among|during|with|after|versus|vs\.?|within
 def topic_kind(topic: str) -> str:
     """``"drug"`` when the topic names a medicine, else ``"general"``.
 
-    A medicine is recognised by a word ending in a WHO INN stem (``trastuzumab``, ``imatinib``,
+    A medicine is recognised by a word ending in a WHO INN stem (``rituximab``, ``imatinib``,
     ``olaparib``…) or a medicine word (drug, vaccine, inhibitor, chemotherapy…).
     """
     text = topic if isinstance(topic, str) else ""
@@ -50,8 +50,8 @@ def topic_kind(topic: str) -> str:
 
 
 def drug_names(topic: str) -> list[str]:
-    """The medicines a topic names by their WHO INN stem (``"Trastuzumab cardiotoxicity"`` →
-    ``["Trastuzumab"]``), in order, without repeats; [] for a topic that names none."""
+    """The medicines a topic names by their WHO INN stem (``"Imatinib hepatotoxicity"`` →
+    ``["Imatinib"]``), in order, without repeats; [] for a topic that names none."""
     text = topic if isinstance(topic, str) else ""
     return list(dict.fromkeys(m.group(0) for m in INN_STEM.finditer(text)))
 
@@ -59,8 +59,8 @@ def drug_names(topic: str) -> list[str]:
 def split_topic(topic: str) -> tuple[str, str, str]:
     """``(subject, focus, context)`` of a topic read as ``subject [focus] [in context]``.
 
-    ``Trastuzumab cardiotoxicity in HER2-positive breast cancer`` → ``("Trastuzumab",
-    "cardiotoxicity", "HER2-positive breast cancer")``; a topic without a medicine name or
+    ``Imatinib hepatotoxicity in chronic myeloid leukaemia`` → ``("Imatinib",
+    "hepatotoxicity", "chronic myeloid leukaemia")``; a topic without a medicine name or
     without other head words has no focus (``("Large language model", "", "")``).
     """
     t = clean(topic).rstrip("?.! ")

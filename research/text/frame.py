@@ -1,8 +1,8 @@
 """What kind of question an analyst typed, and its key terms: the question frame.
 
-``frame_question("Taxanes versus anthracyclines as adjuvant therapy for early breast cancer")``
-→ kind ``comparison``, arms ``["Taxanes", "anthracyclines"]``, setting ``"adjuvant therapy for
-early breast cancer"``. The syllabus of a run is
+``frame_question("Statins versus fibrates as primary prevention in older adults")``
+→ kind ``comparison``, arms ``["Statins", "fibrates"]``, setting ``"primary prevention in older
+adults"``. The syllabus of a run is
 chosen by the kind (``research.planning.syllabus``), and every search query of the run carries the
 frame's ``key_terms`` (both arms and the population), so the research never drifts to one arm's
 head word ("Taxanes Safety Profile").
@@ -17,10 +17,10 @@ Kinds (checked in this order; pure text rules, measured on the labelled question
 * ``device`` — a device, test or procedure (surgery, biopsy, screening, implant, stent…);
 * ``intervention`` — a treatment, exposure or programme for a condition or an outcome ("exercise
   for cancer-related fatigue", "effect of X on Y"), anything done *for* or *to prevent* or treat
-  something ("scalp cooling to prevent alopecia", "paravertebral block for breast surgery") or
-  given to people the question names ("convalescent plasma for patients with COVID-19");
+  something ("compression stockings to prevent thrombosis", "a nerve block for hip surgery") or
+  given to people the question names ("ivermectin for patients with malaria");
 * ``event`` — something that happened (a storm, an election, a war, a tournament, a year);
-* ``person`` — a person, band or organisation named in capitals ("Taylor Hawkins");
+* ``person`` — a person, band or organisation named in capitals ("Ada Lovelace");
 * ``general`` — anything else.
 """
 
@@ -83,7 +83,7 @@ _GIVEN = re.compile(
     re.I,
 )
 # A setting that names the people treated: "X for patients with Y", "X in women with Y" asks what
-# X does for them, whatever X is called ("convalescent plasma", "a low-FODMAP diet").
+# X does for them, whatever X is called ("ivermectin", "a low-FODMAP diet").
 _POPULATION = re.compile(
     r"\b(?:patients?|women|men|children|adolescents|adults|infants|neonates|newborns|people|"
     r"participants|survivors|smokers|persons?|individuals|residents|workers|pregnan\w+)\b",

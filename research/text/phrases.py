@@ -44,11 +44,11 @@ def candidate_phrases(text: str, max_words: int = 4) -> list[tuple[str, str]]:
             if run:
                 for g in [run] if len(run) <= max_words else []:
                     while len(g) > 1 and (_VERBISH.search(g[-1]) or g[-1].lower().endswith("ly")):
-                        g = g[:-1]  # "breast cancer treated" -> "breast cancer"
+                        g = g[:-1]  # "kidney disease treated" -> "kidney disease"
                     while (
                         len(g) > 2 and _VERBISH.search(g[0]) or len(g) > 1 and g[0].endswith("ing")
                     ):
-                        g = g[1:]  # "assessed cardiac safety" -> "cardiac safety"
+                        g = g[1:]  # "assessed renal safety" -> "renal safety"
                     if all(w.lower() in WEAK_HEAD for w in g) or (
                         len(g) == 1 and _VERBISH.search(g[0])
                     ):

@@ -101,7 +101,7 @@ def content_words(text: str) -> list[str]:
     """Content words of ``text`` in first-appearance order, original case, no duplicates.
 
     A content word is not a stop word (sklearn list + ``GENERIC``), and has ≥ 3 characters or
-    mixes letters and digits (``HER2``).
+    mixes letters and digits (``EGFR2``).
     """
     seen: set[str] = set()
     out = []
@@ -118,13 +118,13 @@ def content_words(text: str) -> list[str]:
 
 
 def word_key(word: str) -> str:
-    """A word with case, hyphens and a possessive 's removed (``HER-2`` = ``her2``,
+    """A word with case, hyphens and a possessive 's removed (``IL-6`` = ``il6``,
     ``Hawkins's`` = ``hawkins``)."""
     return re.sub(r"[^a-z0-9]", "", re.sub(r"['’]s$", "", word.lower()))
 
 
 def title_case(phrase: str) -> str:
-    """Heading case: capitalise each word (hyphen parts too), keep acronyms/mixed case (HER2,
+    """Heading case: capitalise each word (hyphen parts too), keep acronyms/mixed case (EGFR,
     mRNA) and lower-case small words inside the phrase."""
     words = clean(phrase).split(" ")
     out = []
@@ -171,13 +171,13 @@ def overlap(a: str, b: str) -> float:
 
 def topic_keys(*texts: str) -> set[str]:
     """``word_key`` forms of the texts' content words and of their hyphen parts (for
-    ``ranked_phrases(exclude=...)``: 'HER2-positive' gives her2positive, her2, positive)."""
+    ``ranked_phrases(exclude=...)``: 'EGFR-mutant' gives egfrmutant, egfr, mutant)."""
     return {word_key(p) for t in texts for w in content_words(t) for p in [w, *w.split("-")]} - {""}
 
 
 def topic_words(topic: str) -> list[set[str]]:
     """The topic's content words, each as the set of ``word_key`` forms that count as a mention
-    (the word and its hyphen parts of ≥ 3 characters: ``HER2-positive`` → her2positive, her2,
+    (the word and its hyphen parts of ≥ 3 characters: ``EGFR-mutant`` → egfrmutant, egfr,
     positive)."""
     out = []
     for w in content_words(subject_of(topic)):

@@ -88,11 +88,11 @@ def _form(settings: Settings, engine: str, mode: str) -> None:
         topics = left.text_area(
             "Topics, one per line",
             height=230,
-            placeholder="Trastuzumab in HER2-positive breast cancer\nPertuzumab cardiotoxicity",
+            placeholder="Imatinib in chronic myeloid leukaemia\nStatins versus fibrates in older adults",
             help=f"Up to {MAX_BATCH_RUNS} topics; blank lines and lines starting with # are "
             "skipped. Every topic gets its own run with the options beside.",
         )
-        name = right.text_input("Batch name", placeholder="e.g. HER2 landscape, May")
+        name = right.text_input("Batch name", placeholder="e.g. Kinase inhibitor landscape, May")
         corpus = right.text_input("Corpus of every run", value=str(settings.default_corpus))
         r1, r2 = right.columns(2)
         templates: list[str] = list(TEMPLATE_LABELS)

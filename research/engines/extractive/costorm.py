@@ -401,7 +401,7 @@ GENERIC_NAME_WORDS = frozenset(
 
 def _good_name(phrase: str) -> bool:
     """A concept name an analyst would accept: nameable, and not only generic words ('Action',
-    'Phase III', 'Market Status'); a single word needs ≥ 6 letters ('Cardiotoxicity')."""
+    'Phase III', 'Market Status'); a single word needs ≥ 6 letters ('Nephrotoxicity')."""
     words = [w.lower() for w in phrase.split()]
     if not words or not _nameable(phrase) or all(w in GENERIC_NAME_WORDS for w in words):
         return False

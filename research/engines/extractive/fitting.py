@@ -8,11 +8,11 @@ about the topic). Output: 4–8 questions.
 
 1. **Focus.** ``research.text.entities.split_topic`` reads the topic as ``subject [focus] [in context]``: for a drug
    topic the subject is the medicine (WHO INN stem), the focus the other words of the head
-   ("Trastuzumab *cardiotoxicity* in HER2-positive breast cancer").
+   ("Imatinib *hepatotoxicity* in chronic myeloid leukaemia").
 2. **Focused topic** (a focus is named): the questions come from research facets of the focus
    (mechanism, incidence and risk factors, monitoring and detection, prevention and management,
    outcomes, trial evidence, guidelines) — the axes along which reviews of an adverse effect,
-   outcome or problem are organised (e.g. the ESC 2022 cardio-oncology guideline's chapters).
+   outcome or problem are organised (e.g. the chapters of an organ-toxicity guideline in oncology).
    Risk factors, monitoring and prevention/management are always asked (``CORE_FACETS``); the
    other facets are scored by their support in the survey (best cosine of the facet text to a
    survey phrase, all-MiniLM-L6-v2) and the best fill up to ``MAX_FACETS``, in facet order.
@@ -26,10 +26,10 @@ about the topic). Output: 4–8 questions.
    A drug topic keeps every drug question (the syllabus (docs/design.md § Question syllabus) is
    what the drug desk needs).
 4. **Grounding.** Every question's description ends with the survey phrases closest to it
-   ("corpus: Left Ventricular Ejection Fraction, Echocardiography"), so the analyst sees what
+   ("corpus: Liver Function Tests, Serum Transaminases"), so the analyst sees what
    the corpus offers for it.
 
-Deterministic for the same input; keys are ``area.name`` (``monitoring.cardiotoxicity``).
+Deterministic for the same input; keys are ``area.name`` (``monitoring.hepatotoxicity``).
 """
 
 from __future__ import annotations
@@ -51,31 +51,36 @@ GROUND_MIN_SIM = (
     0.35  # cosine of a survey phrase to a question before it is named in its description
 )
 
-# (area, label template, description template) with {F} = focus in title case, {f} = focus, {s} = subject
+# (area, label template, description template) with {f} = focus, {s} = subject. A label is
+# "Aspect: focus", never the focus glued in front of a template word ("Hepatotoxicity Monitoring").
 FACETS: tuple[tuple[str, str, str], ...] = (
-    ("mechanism", "{F} Mechanism", "How does {s} lead to {f}? Causes and biological pathways"),
+    ("mechanism", "Mechanism: {f}", "How does {s} lead to {f}? Causes and biological pathways"),
     (
         "risk",
-        "{F} Risk Factors",
+        "Risk factors: {f}",
         "How often does {f} occur with {s}, and which patients are at higher risk?",
     ),
     (
         "monitoring",
-        "{F} Monitoring",
+        "Monitoring: {f}",
         "How is {f} monitored and detected: tests, schedules, thresholds",
     ),
     (
         "prevention",
-        "{F} Prevention and Management",
+        "Prevention and management: {f}",
         "How is {f} prevented, treated and managed, including dose interruption or discontinuation",
     ),
-    ("outcomes", "{F} Outcomes", "Course, recovery and long-term outcomes of {f}"),
+    ("outcomes", "Outcomes: {f}", "Course, recovery and long-term outcomes of {f}"),
     (
         "evidence",
-        "Trial Evidence on {F}",
+        "Trial evidence: {f}",
         "Trial results, patient numbers and rates of {f} with {s}",
     ),
-    ("guidelines", "{F} Guidelines", "What guidelines and regulators recommend about {f} with {s}"),
+    (
+        "guidelines",
+        "Guidelines: {f}",
+        "What guidelines and regulators recommend about {f} with {s}",
+    ),
 )
 CORE_FACETS = (
     "risk",

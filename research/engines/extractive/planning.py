@@ -166,20 +166,21 @@ def _aspect_question(aspect: str, subject: str) -> str:
 
 
 def question_persona(q: Question, subject: str, related_phrase: str | None = None) -> Perspective:
-    """A specialist for one syllabus question: '<Label> Specialist', 3–4 template questions."""
+    """A specialist for one syllabus question: '<Aspect> Specialist' (the label's part before a
+    colon: "Risk factors: hepatotoxicity" gives "Risk factors Specialist"), 3–4 template
+    questions."""
+    aspect = q.label.split(":", 1)[0].strip() or q.label
     questions = [_aspect_question(a, subject) for a in _aspects(q.description)[:3]]
     if related_phrase:
         questions.append(
-            f"What does the related topic '{related_phrase}' add to the {q.label.lower()} of {subject}?"
+            f"What does the related topic '{related_phrase}' add to the {aspect.lower()} of {subject}?"
         )
     if len(questions) < 3:
-        questions.append(f"Where do sources disagree about the {q.label.lower()} of {subject}?")
+        questions.append(f"Where do sources disagree about the {aspect.lower()} of {subject}?")
     if len(questions) < 3:
-        questions.append(
-            f"What are the most recent findings on the {q.label.lower()} of {subject}?"
-        )
+        questions.append(f"What are the most recent findings on the {aspect.lower()} of {subject}?")
     return Perspective(
-        name=f"{q.label} Specialist",
+        name=f"{aspect} Specialist",
         focus=f"{q.label}: {clean(q.description)}",
         questions=questions[:4],
     )

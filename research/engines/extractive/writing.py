@@ -267,13 +267,13 @@ undergo undergoes achieve achieves include includes given give gives use uses re
 
 def names_subject(heading: str, sentences: list[str]) -> bool:
     """A heading names a subject: it does not open with a verb (``_VERB_START``:
-    "Receive Trastuzumab"), and has two or more words, or one word that is a name —
-    an acronym or mixed-case word (``HER2``, ``mRNA``) or a word the sentences capitalise where
-    a sentence does not start (``Herceptin``, ``Zelensky``). A lone common noun ("Cycles") is no
+    "Receive Imatinib"), and has two or more words, or one word that is a name —
+    an acronym or mixed-case word (``EGFR``, ``mRNA``) or a word the sentences capitalise where
+    a sentence does not start (``Gleevec``, ``Zelensky``). A lone common noun ("Cycles") is no
     heading."""
     words = heading.split()
     if words and words[0].lower() in _VERB_START:
-        return False  # "Receive Trastuzumab" is an action, not a subject
+        return False  # "Receive Imatinib" is an action, not a subject
     if len(words) != 1:
         return bool(words)
     w = words[0]
