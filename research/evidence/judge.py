@@ -47,7 +47,7 @@ from research.models import Question
 from research.planning.kinds import FACETS
 from research.text import STUDY_DESIGN, content_words, is_whole_form, split_sentences, word_key
 from research.text.entities import drug_names, split_topic
-from research.text.findings import states_result
+from research.text.findings import RESULT_CUES, states_result
 from research.text.roots import VERNACULAR
 from research.text.vectors import Vectors
 
@@ -147,6 +147,15 @@ CUES: dict[str, re.Pattern[str]] = {
         re.I,
     ),
 }
+# The questions of the kinds' templates that ask for results ("which arm did better, by how
+# much"): abstract beside the outcome a trial names ("hair preservation 50.5% vs 0%"), like the
+# general template's questions, so their answers are read by the same cues.
+CUES.update(
+    {
+        key: RESULT_CUES
+        for key in ("efficacy.comparison", "efficacy.intervention", "accuracy.outcomes")
+    }
+)
 # What a finding says: a number with a unit of effect, a comparison or an effect verb.
 _FINDING = re.compile(
     r"\d+(?:\.\d+)?\s?%|\bhazard\s+ratio\b|(?-i:\b(?:HR|OR|RR|CI)\b)|\bP\s?[<=>]|"

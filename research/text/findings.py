@@ -73,6 +73,10 @@ _RESULT = re.compile(
     re.I,
 )
 
+# Every signal of a finding as one pattern: what a result's answer looks like in any trial report
+# (the judgement reads it as the answer cues of the questions that ask for results).
+RESULT_CUES = re.compile(f"(?-i:{_QUANTITY.pattern})|{_COMPARISON.pattern}|{_RESULT.pattern}", re.I)
+
 
 def states_result(sentence: str) -> bool:
     """True when ``sentence`` has a result verb or outcome statement ("was observed", "did not
