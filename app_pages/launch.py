@@ -1,5 +1,6 @@
-"""Launch: start a run (every RunConfig field → jobs.make_config → jobs.start_run), or a batch of
-runs (the Batch tab, ``research.ui.batch_tab``), and the run history."""
+"""Launch: start a run (every RunConfig field → the input gate, ``launch_config`` →
+jobs.start_run), or a batch of runs (the Batch tab, ``research.ui.batch_tab``), and the run
+history."""
 
 import streamlit as st
 
@@ -34,9 +35,9 @@ from research.ui.launch_form import (
     SEARCH_BACKENDS,
     TEMPLATE_LABELS,
     TURNS_RANGE,
-    config_kwargs,
     default_models,
     form_values,
+    launch_config,
     named_corpora,
 )
 from research.ui.notifications import settings_target_count
@@ -269,11 +270,8 @@ with single_tab:
             notify=notify,
         )
         values.update(since=since.strip() or None, language=language)
-        kwargs, dropped = config_kwargs(values, jobs.make_config)
         try:
-            st.session_state["launched_run"] = jobs.start_run(jobs.make_config(topic, **kwargs))
-            if dropped:
-                st.session_state["launch_dropped"] = dropped
+            st.session_state["launched_run"] = jobs.start_run(launch_config(topic, values))
         except ResearchError as exc:
             st.error(exc.message, icon=":material/error:")
         else:
@@ -286,8 +284,6 @@ with single_tab:
             f"Run `{launched}` started. It keeps running if you close this tab; follow it here:",
             icon=":material/check_circle:",
         )
-        if dropped := st.session_state.get("launch_dropped"):
-            st.caption("Not supported by this build yet, so not applied: " + ", ".join(dropped))
         nav.run_page_links(launched)
 
 polling = any(is_active(r.status) for r in store.list_runs(limit=HISTORY_LIMIT))

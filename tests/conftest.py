@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from contextlib import ExitStack
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,8 @@ import redis
 from filelock import FileLock
 from fixture_server import FIXTURES, FixtureServer
 from private_runs import private_env
+from resilience_helpers import subprocess_env
+from served_api import ServedApi, own_redis_env, serving
 
 from research import jobs
 from research.devtools.loopback_llm import LoopbackLLM
@@ -248,6 +251,33 @@ def _build_finished_run(build: Path, corpus: Path) -> None:
         server.stop()
     assert state.status == "complete", f"{state.error_code}: {state.error}"
     (build / "run_id").write_text(state.run_id)
+
+
+@pytest.fixture(scope="module")
+def serve_api(tmp_path_factory):
+    """Start ``research serve`` over real HTTP: ``serve_api(prefix, **env) -> ServedApi``
+    (``tests/served_api.py``); every server it started, and its Redis, stops at the end of the
+    module.
+
+    By default the server runs on a private redis-server and data dir (``private_env``), and
+    this process's ``RESEARCH_DATA_DIR``/``REDIS_URL`` (and ``env``) point at them for the
+    module, so a test can read the store the server writes. ``own_redis=True``: a fresh data
+    dir with no ``REDIS_URL``, so the server starts the embedded Redis of that data dir itself
+    (as ``make run`` does); this process's environment is left alone. ``env``: settings for the
+    server (``RESEARCH_JOB_BACKEND``, ``RESEARCH_CORPUS_ROOTS``...)."""
+
+    with ExitStack() as stack:
+
+        def start(prefix: str, *, own_redis: bool = False, **env: str) -> ServedApi:
+            if own_redis:
+                data = tmp_path_factory.mktemp(f"{prefix}_served") / "data"
+                return stack.enter_context(serving(own_redis_env(data, **env), data, None))
+            server, url, data, mp = private_env(tmp_path_factory, prefix, **env)
+            stack.callback(server.stop)
+            stack.callback(mp.undo)
+            return stack.enter_context(serving(subprocess_env(data, url, **env), data, url))
+
+        yield start
 
 
 @pytest.fixture(scope="session")

@@ -12,10 +12,7 @@ import hashlib
 import html.parser
 import io
 import json
-import socket
-import subprocess
 import time
-from collections.abc import Iterator
 
 import bibtexparser
 import httpx
@@ -23,9 +20,8 @@ import pytest
 import redis
 import rispy
 from docx import Document
-from private_runs import private_env
 from pypdf import PdfReader
-from resilience_helpers import research_cmd, subprocess_env
+from served_api import ServedApi
 
 from research.cli import main
 from research.errors import InputError
@@ -38,73 +34,19 @@ RATE_PER_MIN = 200  # per token; the burst test goes past it, the other tests st
 TINY = {"template": "drug", "max_perspectives": 1, "max_turns": 1, "gap_turns": 0}
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-class Api:
-    """The served API: ``base`` URL, ``client`` (httpx), ``token(name)`` via the CLI."""
-
-    def __init__(self, base: str, env: dict[str, str], redis_url: str) -> None:
-        self.base, self.env, self.redis_url = base, env, redis_url
-        self.client = httpx.Client(base_url=base, timeout=60)
-
-    def cli(self, *args: str) -> subprocess.CompletedProcess:
-        return subprocess.run(
-            research_cmd(*args), env=self.env, capture_output=True, text=True, timeout=120
-        )
-
-    def token(self, name: str) -> str:
-        """A new token made by ``research token create NAME --json``."""
-        out = self.cli("token", "create", name, "--json")
-        assert out.returncode == 0, out.stderr
-        made = json.loads(out.stdout)
-        assert made["name"] == name and made["token"].startswith("rdk_")
-        return made["token"]
-
-
 def quick_token(name: str, scope: str = "run") -> str:
     """A new token made in this process (the store ``research token create`` uses)."""
     return open_store().tokens.create(name, scope)[1]
 
 
 @pytest.fixture(scope="module")
-def api(tmp_path_factory, finished_corpus) -> Iterator[Api]:
-    server, url, data, mp = private_env(tmp_path_factory, "api", RESEARCH_JOB_BACKEND="thread")
-    port = _free_port()
-    env = subprocess_env(
-        data,
-        url,
+def api(serve_api, finished_corpus) -> ServedApi:
+    return serve_api(
+        "api",
         RESEARCH_JOB_BACKEND="thread",
         RESEARCH_API_RATE_PER_MIN=str(RATE_PER_MIN),
         RESEARCH_CORPUS_ROOTS=str(finished_corpus.parent),  # the corpus is registered
     )
-    log = (data / "serve.log").open("w")
-    proc = subprocess.Popen(
-        research_cmd("serve", "--port", str(port), "--no-resume"),
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            if httpx.get(f"{base}/health", timeout=2).json() == {"status": "ok"}:
-                break
-        except httpx.HTTPError:
-            pass
-        assert proc.poll() is None, (data / "serve.log").read_text()
-        assert time.monotonic() < deadline, "research serve did not answer within 60 s"
-        time.sleep(0.2)
-    yield Api(base, env, url)
-    proc.terminate()
-    proc.wait(timeout=30)
-    log.close()
-    mp.undo()
-    server.stop()
 
 
 @pytest.fixture(scope="module")
@@ -112,7 +54,7 @@ def auth(api) -> dict[str, str]:
     return {"Authorization": f"Bearer {quick_token('tests', 'admin')}"}
 
 
-def follow(api: Api, run_id: str, headers: dict[str, str], **extra: str) -> list[dict]:
+def follow(api: ServedApi, run_id: str, headers: dict[str, str], **extra: str) -> list[dict]:
     """The SSE messages of ``/runs/{id}/events`` up to and including ``end``, parsed
     (``{"id", "event", "data"}``; data decoded from JSON)."""
     out: list[dict] = []

@@ -15,17 +15,14 @@ import json
 import os
 import subprocess
 import sys
-import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
 import redis
 from mcp import Client, StdioServerParameters
-from private_runs import private_env
-from resilience_helpers import research_cmd, subprocess_env
-from test_api import _free_port
+from resilience_helpers import research_cmd
+from served_api import ServedApi
 
 from research.store import keys as store_keys
 from research.store import open_store
@@ -37,31 +34,21 @@ TOPIC = "Trastuzumab in HER2-positive breast cancer"
 
 
 class Served:
-    """The served API and the folders around it: ``root`` (RESEARCH_CORPUS_ROOTS) holds
-    ``team/docs.jsonl``; ``outside`` holds the canary; ``data`` is the data dir."""
+    """The served API (``api``: ``tests/served_api.ServedApi``) and the folders around it:
+    ``root`` (RESEARCH_CORPUS_ROOTS) holds ``team/docs.jsonl``; ``outside`` holds the canary;
+    ``data`` is the data dir."""
 
-    def __init__(self, base: str, env: dict[str, str], root: Path, outside: Path, data: Path):
-        self.base, self.env, self.root, self.outside, self.data = base, env, root, outside, data
-        self.client = httpx.Client(base_url=base, timeout=60)
+    def __init__(self, api: ServedApi, root: Path, outside: Path) -> None:
+        self.api, self.root, self.outside = api, root, outside
+        self.base, self.env, self.data, self.client = api.base, api.env, api.data, api.client
 
     def token(self, name: str, scope: str) -> dict[str, str]:
         """Headers with a new token of ``scope``, made by ``research token create``."""
-        out = subprocess.run(
-            research_cmd("token", "create", name, "--scope", scope, "--json"),
-            env=self.env,
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
-        assert out.returncode == 0, out.stderr
-        made = json.loads(out.stdout)
-        assert made["scope"] == scope
-        return {"Authorization": f"Bearer {made['token']}"}
+        return self.api.auth(name, scope)
 
 
 @pytest.fixture(scope="module")
-def served(tmp_path_factory, finished_corpus) -> Iterator[Served]:
-    server, url, data, mp = private_env(tmp_path_factory, "access", RESEARCH_JOB_BACKEND="rq")
+def served(serve_api, tmp_path_factory, finished_corpus) -> Served:
     base_dir = tmp_path_factory.mktemp("access_files")
     root, outside = base_dir / "registered", base_dir / "outside"
     (root / "team").mkdir(parents=True)
@@ -73,40 +60,14 @@ def served(tmp_path_factory, finished_corpus) -> Iterator[Served]:
     )
     (root / "link").symlink_to(outside / "secret", target_is_directory=True)
     (root / "team" / "escape.jsonl").symlink_to(outside / "secret.jsonl")
-    mp.setenv("RESEARCH_CORPUS_ROOTS", str(root))
-    port = _free_port()
-    env = subprocess_env(
-        data,
-        url,
+    api = serve_api(
+        "access",
         RESEARCH_JOB_BACKEND="rq",
         RESEARCH_API_RATE_PER_MIN="0",
         RESEARCH_CORPUS_ROOTS=str(root),
         RESEARCH_CORPUS=str(finished_corpus),
     )
-    log = (data / "serve.log").open("w")
-    proc = subprocess.Popen(
-        research_cmd("serve", "--port", str(port), "--no-resume"),
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            if httpx.get(f"{base}/health", timeout=2).status_code == 200:
-                break
-        except httpx.HTTPError:
-            pass
-        assert proc.poll() is None, (data / "serve.log").read_text()
-        assert time.monotonic() < deadline, "research serve did not answer within 60 s"
-        time.sleep(0.2)
-    yield Served(base, env, root, outside, data)
-    proc.terminate()
-    proc.wait(timeout=30)
-    log.close()
-    mp.undo()
-    server.stop()
+    return Served(api, root, outside)
 
 
 def _redis_text(url: str) -> str:

@@ -19,11 +19,7 @@ import sys
 import time
 from pathlib import Path
 
-import httpx
 import pytest
-from private_runs import private_env
-from resilience_helpers import research_cmd, subprocess_env
-from test_api import _free_port
 
 from research.store import open_store
 
@@ -34,88 +30,59 @@ SEED = 1
 
 
 def test_schemathesis_all_checks_pass_on_every_operation(
-    tmp_path_factory, finished_corpus, record_property
+    serve_api, finished_corpus, record_property
 ):
-    server, url, data, mp = private_env(tmp_path_factory, "contract", RESEARCH_JOB_BACKEND="rq")
-    root = finished_corpus.parent
-    port = _free_port()
-    env = subprocess_env(
-        data,
-        url,
+    api = serve_api(
+        "contract",
         RESEARCH_JOB_BACKEND="rq",
         RESEARCH_API_RATE_PER_MIN="0",
         RESEARCH_API_STREAM_MAX_S="1",
-        RESEARCH_CORPUS_ROOTS=str(root),
+        RESEARCH_CORPUS_ROOTS=str(finished_corpus.parent),
         RESEARCH_CORPUS=str(finished_corpus),
     )
     token = open_store().tokens.create("contract", "admin")[1]
     auth = {"Authorization": f"Bearer {token}"}
-    log = (data / "serve.log").open("w")
-    proc = subprocess.Popen(
-        research_cmd("serve", "--port", str(port), "--no-resume"),
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
+    warm = api.client.put(
+        "/corpora/team/documents/her2.md",
+        content=b"# HER2\n\nTrastuzumab targets HER2-positive breast cancer.\n",
+        headers=auth,
+        timeout=300,
     )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if httpx.get(f"{base}/health", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            assert proc.poll() is None, (data / "serve.log").read_text()
-            assert time.monotonic() < deadline, "research serve did not answer within 60 s"
-            time.sleep(0.2)
-        warm = httpx.put(
-            f"{base}/corpora/team/documents/her2.md",
-            content=b"# HER2\n\nTrastuzumab targets HER2-positive breast cancer.\n",
-            headers=auth,
-            timeout=300,
-        )
-        assert warm.status_code == 201, warm.text
-        st = Path(sys.executable).parent / "st"
-        started = time.monotonic()
-        out = subprocess.run(
-            [
-                str(st),
-                "--config-file",
-                str(CONFIG),
-                "run",
-                f"{base}/openapi.json",
-                "--wait-for-schema",
-                "30",
-                "-H",
-                f"Authorization: Bearer {token}",
-                "--checks",
-                "all",
-                "--mode",
-                "all",
-                "--max-examples",
-                str(MAX_EXAMPLES),
-                "--phases",
-                "examples,coverage,fuzzing,stateful",
-                "--request-timeout",
-                "60",
-                "--generation-database",
-                "none",
-                "--seed",
-                str(SEED),
-                "--no-color",
-            ],  # fmt: skip
-            capture_output=True,
-            text=True,
-            timeout=800,
-        )
-        took = time.monotonic() - started
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
-        log.close()
-        mp.undo()
-        server.stop()
+    assert warm.status_code == 201, warm.text
+    st = Path(sys.executable).parent / "st"
+    started = time.monotonic()
+    out = subprocess.run(
+        [
+            str(st),
+            "--config-file",
+            str(CONFIG),
+            "run",
+            f"{api.base}/openapi.json",
+            "--wait-for-schema",
+            "30",
+            "-H",
+            f"Authorization: Bearer {token}",
+            "--checks",
+            "all",
+            "--mode",
+            "all",
+            "--max-examples",
+            str(MAX_EXAMPLES),
+            "--phases",
+            "examples,coverage,fuzzing,stateful",
+            "--request-timeout",
+            "60",
+            "--generation-database",
+            "none",
+            "--seed",
+            str(SEED),
+            "--no-color",
+        ],  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=800,
+    )
+    took = time.monotonic() - started
     report = out.stdout + out.stderr
     assert out.returncode == 0, report[-6000:]
     cases = re.search(r"(\d+) generated, (\d+) passed", report)

@@ -129,7 +129,7 @@ def test_a_bad_row_queues_nothing(cli, r, tiny):
     assert out.returncode == 2, out.stderr
     assert "error [invalid_batch]: The batch was not queued" in out.stderr
     assert "line 3, field max_turns: max turns must be a whole number from 1 to 10" in out.stderr
-    assert "line 3, field depth: depth must be one of brief, standard, deep" in out.stderr
+    assert "line 3, field depth: Unknown report depth 'huge': choose one of brief" in out.stderr
     assert "line 4, field topic: The topic is empty" in out.stderr
     assert "line 2" not in out.stderr and "line 5" not in out.stderr
     shared = cli("batch", "bad.csv", "--max-perspectives", "99")

@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -21,6 +20,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from served_api import free_port
 from test_server_lifecycle import _env, _servers
 
 from research.devtools.loopback_llm import Faults, LoopbackLLM
@@ -29,12 +29,6 @@ from research.jobs import RESUMABLE
 pytestmark = pytest.mark.timeout(600)
 REPO = Path(__file__).resolve().parents[1]
 TOPIC = "Trastuzumab in HER2-positive breast cancer"
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _no_server_within(data: Path, seconds: float) -> list:
@@ -96,7 +90,7 @@ def test_timeout_ending_a_run_leaves_no_server_and_the_run_resumable(tmp_path, f
 
 def test_sigterm_to_make_runs_group_leaves_no_server(tmp_path):
     data = tmp_path / "data"
-    api, ui = _free_port(), _free_port()
+    api, ui = free_port(), free_port()
     env = {**_env(data), "STREAMLIT_SERVER_PORT": str(ui), "STREAMLIT_SERVER_HEADLESS": "true"}
     proc = subprocess.Popen(
         ["make", "-s", "run", f"API_PORT={api}"],
@@ -172,51 +166,28 @@ def test_run_json_prints_only_json_while_every_model_call_fails(tmp_path, finish
     assert _no_server_within(data, 15) == []
 
 
-def test_sigterm_to_the_api_with_a_run_in_progress_interrupts_it(tmp_path, finished_corpus):
+def test_sigterm_to_the_api_with_a_run_in_progress_interrupts_it(serve_api, finished_corpus):
     """``research serve`` (thread backend) stopped while its run works: it exits promptly, the
     run is left resumable instead of holding the process to its end, and the embedded Redis
     goes with it."""
-    data = tmp_path / "data"
-    env = {**_env(data), "RESEARCH_CORPUS": str(finished_corpus), "RESEARCH_JOB_BACKEND": "thread"}
-    made = subprocess.run(
-        [sys.executable, "-m", "research.cli", "token", "create", "t", "--json"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
+    api = serve_api(
+        "sigterm",
+        own_redis=True,
+        RESEARCH_CORPUS=str(finished_corpus),
+        RESEARCH_JOB_BACKEND="thread",
+        RESEARCH_PREINDEX="0",
     )
-    auth = {"Authorization": f"Bearer {json.loads(made.stdout)['token']}"}
-    port = _free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "research.cli", "serve", "--port", str(port), "--no-resume"],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if httpx.get(f"{base}/health", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            assert proc.poll() is None and time.monotonic() < deadline, "serve did not start"
-            time.sleep(0.2)
-        body = {"topic": TOPIC, "max_perspectives": 4, "max_turns": 6, "gap_turns": 5}
-        run_id = httpx.post(f"{base}/runs", json=body, headers=auth, timeout=60).json()["run_id"]
-        deadline = time.monotonic() + 120
-        while httpx.get(f"{base}/runs/{run_id}", headers=auth, timeout=30).json()["run"][
-            "status"
-        ] in ("pending", "planning"):
-            assert time.monotonic() < deadline, "the run did not get going"
-            time.sleep(0.3)
-        proc.send_signal(signal.SIGTERM)
-        assert proc.wait(timeout=90) == 0
-    finally:
-        if proc.poll() is None:
-            proc.kill()
+    data, env, auth = api.data, api.env, api.auth("t")
+    body = {"topic": TOPIC, "max_perspectives": 4, "max_turns": 6, "gap_turns": 5}
+    run_id = api.client.post("/runs", json=body, headers=auth).json()["run_id"]
+    deadline = time.monotonic() + 120
+    while api.client.get(f"/runs/{run_id}", headers=auth).json()["run"]["status"] in (
+        "pending",
+        "planning",
+    ):
+        assert time.monotonic() < deadline, "the run did not get going"
+        time.sleep(0.3)
+    assert api.stop(signal.SIGTERM) == 0
     assert _no_server_within(data, 15) == []
     listed = subprocess.run(
         [sys.executable, "-m", "research.cli", "list", "--json"],

@@ -116,7 +116,7 @@ def test_redis_command_and_its_old_name(cli):
         (
             ["run", "mRNA vaccines", "--max-turns", "abc"],
             "invalid_input",
-            "--max-turns must be a whole number from 1 to 10",
+            "max turns must be a whole number from 1 to 10",
         ),
         (
             ["run", "mRNA vaccines", "--max-perspectives", "0"],

@@ -180,6 +180,9 @@ def test_replay_reproduces_report_byte_for_byte_offline(
     cassette = tmp_path / "run.cassette.jsonl"
     with LoopbackLLM() as srv:
         monkeypatch.setenv("OPENAI_API_BASE", srv.url)
+        # no fault is injected here: a long call timeout keeps a loaded machine's slow reply from
+        # being abandoned by the client (and retried) after the server counted it delivered
+        monkeypatch.setenv("RESEARCH_LLM_TIMEOUT_S", "10")
         first = _run(capsys, finished_corpus, "--record", str(cassette))
         recorded = srv.stats()["ok"]
     assert first["status"] == "complete"

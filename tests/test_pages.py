@@ -14,14 +14,13 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from research import jobs
 from research.devtools.scale_run import build_scale_run
 from research.models import ACTIVE_STATUSES, Perspective, Plan, Report, RunConfig
 from research.store.connection import get_redis
 from research.store.lease import Lease
 from research.store.runs import RunStore
 from research.ui.history import delete_run_everywhere
-from research.ui.launch_form import config_kwargs, form_values
+from research.ui.launch_form import form_values, launch_config
 from research.ui.nav import RUN_PAGES as SPECS
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -323,21 +322,35 @@ def test_launch_form_offers_every_config_field(run):
     assert {"mode", "citations", "cost_usd", "duration_s"} <= set(hist.columns)
 
 
-def test_launch_passes_only_accepted_fields():
-
-    def gate(
-        topic,
-        *,
-        corpus=None,
-        template="general",
-        max_perspectives=4,
-        max_turns=3,
-        engine="extractive",
-        search=None,
-    ):
-        return None
-
+def test_launch_form_values_go_to_the_gate_whole(data_dir, finished_corpus):
     values = form_values(
+        corpus=str(finished_corpus),
+        template="general",
+        max_perspectives=2,
+        max_turns=1,
+        engine="extractive",
+        mode="storm",
+        search=["local"],
+        corpora=[],
+        min_databases=2,
+        review=True,
+        gap_turns=0,
+        depth="brief",
+    )
+    config = launch_config("HER2 testing in gastric cancer", {**values, "since": "2020"})
+    assert (config.template, config.max_perspectives, config.max_turns, config.gap_turns) == (
+        "general",
+        2,
+        1,
+        0,
+    )
+    assert (config.min_databases, config.review, config.depth, config.since) == (
+        2,
+        True,
+        "brief",
+        "2020",
+    )
+    litellm = form_values(
         corpus="c",
         template="general",
         max_perspectives=2,
@@ -346,28 +359,13 @@ def test_launch_passes_only_accepted_fields():
         mode="costorm",
         search=["local", "pubmed"],
         corpora=[],
-        models={"writer": "m"},
+        models={"writer": "m", "expert": " "},
         budget_usd=1.5,
         budget_tokens=0,
         costorm={"experts": 3},
     )
-    kwargs, dropped = config_kwargs(values, gate)
-    assert kwargs["search"] == ["local", "pubmed"] and "mode" not in kwargs
-    assert set(dropped) == {
-        "mode",
-        "models",
-        "budget_usd",
-        "budget_tokens",
-        "corpora",
-        "costorm",
-        "min_databases",
-        "review",
-        "gap_turns",
-        "depth",
-    }
-    assert values["budget_tokens"] is None and values["models"] == {"writer": "m"}
-
-    assert config_kwargs(values, jobs.make_config)[1] == []  # the real gate takes every form field
+    assert litellm["budget_tokens"] is None and litellm["models"] == {"writer": "m"}
+    assert litellm["costorm"] == {"experts": 3} and litellm["budget_usd"] == 1.5
 
 
 def test_history_search_and_delete(run, page_env):

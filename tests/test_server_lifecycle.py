@@ -7,20 +7,16 @@ process (the dashboard, a worker) holds it; ``research redis status|stop`` shows
 from __future__ import annotations
 
 import json
-import os
 import signal
-import socket
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-import httpx
 import psutil
+from served_api import own_redis_env
 
 from research.store.server import socket_path
-
-REPO = Path(__file__).resolve().parents[1]
 
 # What the dashboard does (streamlit_app.py: set_role, then research.ui.health on every page
 # load): one health line per line read from stdin; exits (and leaves the server) at EOF.
@@ -36,17 +32,8 @@ for _ in sys.stdin:
 
 
 def _env(data_dir: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "RESEARCH_LLM_MODEL")}
-    env.update(
-        RESEARCH_DATA_DIR=str(data_dir),
-        PYTHONPATH=os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")]).rstrip(os.pathsep),
-        HF_HUB_OFFLINE="1",
-        TRANSFORMERS_OFFLINE="1",
-        LITELLM_LOCAL_MODEL_COST_MAP="True",
-        TOKENIZERS_PARALLELISM="false",
-        RESEARCH_PREINDEX="0",
-    )
-    return env
+    """A ``research`` command's environment on ``data_dir``'s own embedded Redis."""
+    return own_redis_env(data_dir, RESEARCH_PREINDEX="0")
 
 
 def _research(data_dir: Path, *args: str) -> subprocess.CompletedProcess:
@@ -161,35 +148,13 @@ def test_dashboard_keeps_its_server_and_stop_refuses(tmp_path):
     assert "deprecated" in gone.stderr and "research redis stop" in gone.stderr
 
 
-def test_api_server_stopped_with_sigterm_leaves_no_server(tmp_path):
+def test_api_server_stopped_with_sigterm_leaves_no_server(serve_api):
     """`make run` stops `research serve` with SIGTERM: it exits 0 through its exit hooks, so the
     embedded server it held is stopped (uvicorn re-raises the signal after its shutdown)."""
-    data = tmp_path / "data"
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "research.cli", "serve", "--port", str(port), "--no-resume"],
-        env=_env(data),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if httpx.get(f"http://127.0.0.1:{port}/health", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            assert proc.poll() is None and time.monotonic() < deadline, "serve did not start"
-            time.sleep(0.2)
-        assert len(_servers([data])) == 1
-        proc.send_signal(signal.SIGTERM)
-        assert proc.wait(timeout=60) == 0
-    finally:
-        if proc.poll() is None:
-            proc.kill()
+    api = serve_api("lifecycle", own_redis=True, RESEARCH_PREINDEX="0")
+    data = api.data
+    assert len(_servers([data])) == 1
+    assert api.stop(signal.SIGTERM, timeout=60) == 0
     deadline = time.monotonic() + 10
     while _servers([data]) and time.monotonic() < deadline:
         time.sleep(0.1)

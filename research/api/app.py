@@ -40,7 +40,7 @@ from starlette.routing import Match
 from research import jobs
 from research.api import actions, corpora, runs, stream
 from research.api.auth import require_token
-from research.config import load_settings
+from research.config import job_backend, load_settings
 from research.errors import (
     AccessError,
     CorpusError,
@@ -176,7 +176,7 @@ def resume_on_start() -> list[str]:
     executes runs, as the dashboard does). Never raises: a failure is logged. Returns the ids."""
     try:
         open_store().reconcile_dead_runs()
-        if not load_settings().auto_resume or jobs.job_backend() != "thread":
+        if not load_settings().auto_resume or job_backend() != "thread":
             return []
         return jobs.resume_interrupted(by="api")
     except Exception as exc:

@@ -18,6 +18,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from research.jobs import engine_options
+from research.jobs.validation import MAX_TOPIC_CHARS
 from research.models import (
     DEPTHS,
     ENGINES,
@@ -29,7 +30,6 @@ from research.models import (
     TURNS_RANGE,
 )
 
-MAX_TOPIC_CHARS = 500
 MAX_QUESTION_CHARS = 1000
 
 
@@ -88,7 +88,7 @@ class RunRequest(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
     topic: str = Field(
-        description="the research question, up to 500 characters of plain text",
+        description=f"the research question, up to {MAX_TOPIC_CHARS} characters of plain text",
         json_schema_extra={"minLength": 1, "maxLength": MAX_TOPIC_CHARS},
     )
     corpus: str | None = Field(

@@ -97,21 +97,22 @@ def build_parser() -> _Parser:
         help="rounds of gap searches for questions still unanswered after the turns, "
         "{}–{} (default 2; 0 stops at the turn cap)".format(*GAP_TURNS_RANGE),
     )
+    # the names are checked by the input gate (jobs.make_config), in the words the API uses
     run.add_argument(
         "--depth",
-        choices=list(DEPTHS),
+        metavar="|".join(DEPTHS),
         default="standard",
         help="report length: brief (~300 words), standard (~1,000, default) or deep (~2,500)",
     )
     run.add_argument(
         "--engine",
-        choices=list(ENGINES),
+        metavar="|".join(ENGINES),
         default=None,
         help="engine (default: extractive, which needs no model or key)",
     )
     run.add_argument(
         "--mode",
-        choices=list(MODES),
+        metavar="|".join(MODES),
         default="storm",
         help="storm (perspective conversations) or costorm (round-table with moderator and mind map)",
     )

@@ -33,22 +33,15 @@ from research.cli.regenerate import cmd_regenerate
 from research.cli.review import cmd_approve, cmd_plan
 from research.cli.serve import cmd_serve
 from research.cli.tokens import cmd_token
-from research.config import load_settings
+from research.config import job_backend, load_settings
 from research.engines.labels import offline_label
 from research.errors import InputError
 from research.export import EXTENSIONS, export_markdown, export_run, safe_filename
 from research.followup.ask import ask, audit_run, validate_question
 from research.ingest import ingest, validate_corpus_name
 from research.jobs import workers
-from research.jobs.validation import validate_corpus, validate_int, validate_topic
+from research.jobs.validation import validate_int
 from research.llm.validate import parse_models
-from research.models import (
-    GAP_TURNS_RANGE,
-    MIN_DATABASES_RANGE,
-    PERSPECTIVES_RANGE,
-    TURNS_RANGE,
-)
-from research.planning.syllabus import check_template
 from research.search.index_progress import index_state
 from research.store.comments import CommentStore
 from research.store.connection import set_role
@@ -81,58 +74,33 @@ _POLL_S = 0.25  # s between progress polls
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    """``research run``: validate (cheaply, before any heavy import), run in this process, report."""
+    """``research run``: the flags as typed go through the one input gate
+    (``jobs.make_config``, the messages the API, MCP and the dashboard give), then the run
+    executes in this process and its outcome is reported."""
 
-    topic = validate_topic(args.topic)
-    max_p = validate_int("--max-perspectives", args.max_perspectives, *PERSPECTIVES_RANGE)
-    max_t = validate_int("--max-turns", args.max_turns, *TURNS_RANGE)
-    gap_t = validate_int("--gap-turns", args.gap_turns, *GAP_TURNS_RANGE)
-
-    check_template(args.template)  # a bad template name is reported before any corpus problem
-    backends = [b.strip().lower() for b in (args.search or "").split(",") if b.strip()]
-    uses_local = "local" in backends or not (
-        backends or args.corpora
-    )  # else no default corpus needed
-    corpus = (
-        validate_corpus(args.corpus or load_settings().default_corpus)
-        if args.corpus or uses_local
-        else None
-    )
-    index_bar = IndexBar()  # stderr only: --json stdout stays pure JSON
-    if (
-        corpus and uses_local
-    ):  # say at once that the index must be built, before the heavy imports below
-        if index_state(corpus, load_settings().index_dir)["state"] == "missing":
-            index_bar.update({"state": "loading_model", "done": 0, "total": 0})
-
-    extra = {"engine": args.engine} if args.engine else {}
-    if args.review:
-        extra["review"] = True
+    options: dict = {
+        "corpus": args.corpus,
+        "template": args.template,
+        "review": args.review,
+        "max_perspectives": args.max_perspectives,
+        "max_turns": args.max_turns,
+        "gap_turns": args.gap_turns,
+        "depth": args.depth,
+        "engine": args.engine,
+        "mode": args.mode,
+    }
     if args.mode == "costorm":
-        extra.update(mode="costorm", costorm=_costorm_options(args))
-    if args.search or args.corpora:
-        extra.update(search=args.search, corpora=args.corpora)
-    if args.min_databases:
-        extra["min_databases"] = validate_int(
-            "--min-databases", args.min_databases, *MIN_DATABASES_RANGE
-        )
-    extra.update(_llm_options(args))
-    if args.since:
-        extra["since"] = args.since
-    if args.language:
-        extra["language"] = args.language
-    if args.notify:
-        extra["notify"] = args.notify
-    config = jobs.make_config(
-        topic,
-        corpus=str(corpus) if corpus else None,
-        template=args.template,
-        max_perspectives=max_p,
-        max_turns=max_t,
-        gap_turns=gap_t,
-        depth=args.depth,
-        **extra,
-    )
+        options["costorm"] = _costorm_options(args)
+    for option in ("search", "corpora", "min_databases", "since", "language", "notify"):
+        if getattr(args, option):
+            options[option] = getattr(args, option)
+    options.update(_llm_options(args))
+    config = jobs.make_config(args.topic, **options)
+    index_bar = IndexBar()  # stderr only: --json stdout stays pure JSON
+    # say at once that the index must be built, before the run (and the pipeline) starts
+    if config.corpus and "local" in config.search:
+        if index_state(config.corpus, load_settings().index_dir)["state"] == "missing":
+            index_bar.update({"state": "loading_model", "done": 0, "total": 0})
     t0 = time.monotonic()
     state = _run_with_progress(jobs, config, quiet=args.json, index_bar=index_bar)
     summary = jobs.run_summary(state.run_id)
@@ -177,28 +145,22 @@ def _llm_options(args: argparse.Namespace) -> dict:
 
 def _costorm_options(args: argparse.Namespace) -> dict:
     """Co-STORM settings from ``--experts/--max-node-items/--moderator-after/--alpha/
-    --query-budget/--costorm-turns`` (unset → defaults). Raises InputError for non-numbers."""
+    --query-budget/--costorm-turns`` as typed (unset → defaults); the input gate checks them
+    (``research.costorm.settings.validate_costorm``)."""
 
-    out: dict = {}
-    for field, flag, kind in (
-        ("experts", "experts", int),
-        ("max_node_items", "max_node_items", int),
-        ("moderator_after", "moderator_after", int),
-        ("alpha", "alpha", float),
-        ("query_budget", "query_budget", int),
-        ("max_turns", "costorm_turns", int),
-    ):
-        raw = getattr(args, flag)
-        if raw is None:
-            continue
-        try:
-            out[field] = kind(raw)
-        except ValueError:
-            raise InputError(
-                f"--{flag.replace('_', '-')} must be a {'number' if kind is float else 'whole number'} "
-                f"(got {raw!r})."
-            ) from None
-    return out
+    flags = {
+        "experts": "experts",
+        "max_node_items": "max_node_items",
+        "moderator_after": "moderator_after",
+        "alpha": "alpha",
+        "query_budget": "query_budget",
+        "max_turns": "costorm_turns",
+    }
+    return {
+        field: getattr(args, flag)
+        for field, flag in flags.items()
+        if getattr(args, flag) is not None
+    }
 
 
 class _Worker(threading.Thread):
@@ -229,7 +191,7 @@ def _run_with_progress(jobs, config, *, quiet: bool, index_bar: IndexBar | None 
     """
     store = _store()
     t0 = time.time()
-    backend = jobs.job_backend()  # a bad backend fails before anything is written
+    backend = job_backend()  # a bad backend fails before anything is written
     run_id = jobs.create_run(config)
     if not quiet:
         print(f"run {run_id}: {config.topic}", flush=True)

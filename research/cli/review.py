@@ -18,6 +18,7 @@ from pathlib import Path
 from research import jobs
 from research.cli.common import EXIT_OK, _print_json
 from research.cli.outcome import _store, report_run_outcome
+from research.config import job_backend
 from research.errors import InputError
 from research.jobs import review
 from research.planning.edit import load_edit
@@ -76,7 +77,7 @@ def cmd_approve(args: argparse.Namespace) -> int:
             _print_json(jobs.run_summary(run_id))
         return EXIT_OK
     edit = _read_edit(args.plan)
-    if jobs.job_backend() == "rq":
+    if job_backend() == "rq":
         review.approve(run_id, edit, by="cli", run="background", store=store)
         status: str = jobs.wait_for(run_id).status
     else:

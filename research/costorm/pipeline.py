@@ -32,7 +32,9 @@ STOP_COVERAGE, STOP_BUDGET, STOP_TURNS = "coverage_complete", "query_budget", "t
 def run_costorm(ctx: RunContext) -> Report:
     """Run (or resume) a Co-STORM run; sets the phase statuses; returns the stored report."""
     topic = planning.coordinate(ctx)
-    planning.plan_or_restore(ctx, topic)  # a resumed run keeps its plan (no second planner call)
+    ctx = planning.plan_or_restore(
+        ctx, topic
+    )  # a resumed run keeps its plan (no second planner call)
     steps = costorm_steps(ctx.engine)
     vectors = getattr(steps, "vectors", None) or Vectors()
     session = state.load(ctx.store, ctx.run_id, topic)

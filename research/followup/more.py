@@ -22,11 +22,8 @@ again and deduplicated, not skipped), and the turn number it reserved; a turn it
 
 from __future__ import annotations
 
-from typing import cast
-
 import numpy as np
 
-from research.artifacts import ArtifactStore
 from research.engines.base import AnswerAssignInput, AnswerInput, QueryInput
 from research.errors import InputError
 from research.evidence.passages import result_evidence
@@ -103,8 +100,8 @@ def research_more(
         InputError: the run has no plan/syllabus yet (it is still planning).
     """
 
-    ctx = build_context(state.run_id, settings)
-    if not restore_plan(ctx):
+    ctx = restore_plan(build_context(state.run_id, settings))
+    if ctx is None:
         raise InputError(
             f"Run {state.run_id} is still planning; research more once its conversations started.",
             code="not_askable",
@@ -120,8 +117,8 @@ def research_more(
     queries = ctx.engine.question_to_queries(
         QueryInput(topic=state.topic, question=question, perspective=perspective)
     ).queries[:MAX_QUERIES]
-    recorder = DeferredRecorder(ctx._need_artifacts(), f"followup.{followup_id}")
-    ctx.artifacts = cast(ArtifactStore, recorder)  # records like an ArtifactStore, commits later
+    recorder = DeferredRecorder(ctx.need_artifacts(), f"followup.{followup_id}")
+    ctx = ctx.recording(recorder)  # the turn's tool calls: compressed now, written on commit
     seen = {s.url for s in saved[:before_sources]}
     results: list = []
     memory: list = []

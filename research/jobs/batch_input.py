@@ -9,9 +9,9 @@ Two file kinds:
 * **Text** (any other name): one topic per line; blank lines and lines starting with ``#`` are
   skipped.
 
-Every value is checked by the validator ``research.jobs.make_config`` uses for it, so an error
-names the line and the field (``line 4, field max_turns: ...``); then each row goes through
-``make_config`` itself (the one input gate). All errors are reported together and nothing is
+Every value is checked by the check ``research.jobs.make_config`` uses for it, with its message,
+so an error names the line and the field (``line 4, field max_turns: ...``); then each row goes
+through ``make_config`` itself (the one input gate). All errors are reported together and nothing is
 queued while any remains.
 """
 
@@ -24,32 +24,25 @@ from pathlib import Path
 from typing import Any
 
 from research.errors import InputError, ResearchError
-from research.jobs.launch import check_language, make_config, parse_since
-from research.jobs.validation import validate_corpus, validate_int, validate_topic
-from research.llm.validate import parse_models
-from research.models import (
-    DEPTHS,
-    ENGINES,
-    GAP_TURNS_RANGE,
-    MIN_DATABASES_RANGE,
-    MODES,
-    PERSPECTIVES_RANGE,
-    TURNS_RANGE,
-    RunConfig,
+from research.jobs.run_config import (
+    INT_OPTIONS,
+    check_depth,
+    check_engine_name,
+    check_language,
+    check_option_int,
+    make_config,
+    parse_since,
 )
+from research.jobs.validation import validate_corpus, validate_topic
+from research.llm.validate import parse_models
+from research.models import RunConfig
 from research.planning.syllabus import check_template
 from research.search.multi import validate_backends
 
 MAX_BATCH_RUNS = 200  # one batch; more is a mistake more often than a plan
 MAX_FILE_BYTES = 2 * 1024 * 1024
 MAX_ERRORS_SHOWN = 20
-INTS = {
-    "max_perspectives": PERSPECTIVES_RANGE,
-    "max_turns": TURNS_RANGE,
-    "gap_turns": GAP_TURNS_RANGE,
-    "min_databases": MIN_DATABASES_RANGE,
-}
-CHOICES = {"depth": DEPTHS, "engine": ENGINES, "mode": MODES}
+CHOICES = ("depth", "engine", "mode")
 COSTORM = {  # batch column → Co-STORM setting (``research run`` flag names)
     "experts": "experts",
     "max_node_items": "max_node_items",
@@ -60,7 +53,7 @@ COSTORM = {  # batch column → Co-STORM setting (``research run`` flag names)
 }
 TEXT = ("corpus", "template", "search", "corpora", "since", "language", "model", "models")
 NUMBERS = ("budget_usd", "budget_tokens")
-FIELDS = (*INTS, *CHOICES, *TEXT, *NUMBERS, "review", *COSTORM)
+FIELDS = (*INT_OPTIONS, *CHOICES, *TEXT, *NUMBERS, "review", *COSTORM)
 _TRUE, _FALSE = {"1", "true", "yes", "y", "on"}, {"0", "false", "no", "n", "off", ""}
 
 
@@ -160,13 +153,18 @@ def check_option(name: str, value: Any) -> Any:
     Raises:
         InputError / CorpusError: the value is not valid (the message says why).
     """
+    # the costorm package imports the round-table pipeline: only its mode check is needed here
+    from research.costorm.settings import validate_mode  # noqa: PLC0415 - see above
+
     label = name.replace("_", " ")
-    if name in INTS:
-        return validate_int(label, value, *INTS[name])
-    if name in CHOICES:
-        if str(value) not in CHOICES[name]:
-            raise InputError(f"{label} must be one of {', '.join(CHOICES[name])}; got {value!r}.")
-        return str(value)
+    if name in INT_OPTIONS:
+        return check_option_int(name, value)
+    if name == "depth":
+        return check_depth(value)
+    if name == "engine":
+        return check_engine_name(value)
+    if name == "mode":
+        return validate_mode(value)
     if name == "corpus":
         return str(validate_corpus(str(value)))
     if name == "template":

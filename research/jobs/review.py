@@ -13,8 +13,9 @@ before anything is written.
 
 from __future__ import annotations
 
-from research import jobs
+from research.config import job_backend
 from research.errors import InputError
+from research.jobs.launch import submit
 from research.models import REVIEW_STATUS, Perspective, Plan, RunState, Syllabus
 from research.pipeline import runner
 from research.planning.edit import PlanBundle, apply_edit, diff
@@ -104,7 +105,7 @@ def approve(
 
     store = _store(store)
     backend = (
-        jobs.job_backend() if run != "foreground" else "thread"
+        job_backend() if run != "foreground" else "thread"
     )  # a bad backend fails before writing
     new, changes = validate(run_id, edit, store)
     run_id = keys.check_run_id(run_id.strip())
@@ -127,7 +128,7 @@ def approve(
     store.set_status(run_id, "pending")
     if run == "foreground":
         return runner.execute(run_id)
-    jobs.submit(run_id, backend)
+    submit(run_id, backend)
     return "pending"
 
 

@@ -1,8 +1,9 @@
 """The gate for user input: topics, corpus paths and integer options.
 
 Every check raises :class:`research.errors.InputError` or :class:`research.errors.CorpusError`
-with a message that says what to fix; none of them writes anything. ``research.jobs.make_config``
-calls these for the dashboard and the CLI alike.
+with a message that says what to fix; none of them writes anything. A run's options reach them
+through the one input gate, ``research.jobs.run_config.make_config``; other commands (``research
+list --limit``, ``research serve --port``...) use them directly.
 
 Topic rules (documented choices):
 

@@ -32,8 +32,8 @@ from research.models import (
     MIN_DATABASES_RANGE,
     MODES,
     PERSPECTIVES_RANGE,
+    TEMPLATE_CHOICES,
     TURNS_RANGE,
-    TemplateName,
 )
 from research.store import open_store
 from research.store.keys import check_run_id
@@ -59,6 +59,13 @@ def tool_errors(fn: _F) -> _F:
 RunId = Annotated[str, Field(description="a run id (16–32 hex characters) from start_research")]
 
 
+def _bounds(bounds: tuple[int, int]) -> dict[str, Any]:
+    """The published bounds of an integer option. The schema states them and the input gate
+    (``jobs.make_config``) enforces them, so an out-of-range value gets the message
+    ``research run``, the HTTP API and the dashboard give."""
+    return {"minimum": bounds[0], "maximum": bounds[1]}
+
+
 def _iso(ts: float | None) -> str | None:
     return datetime.fromtimestamp(ts, tz=UTC).isoformat(timespec="seconds") if ts else None
 
@@ -67,16 +74,16 @@ def _iso(ts: float | None) -> str | None:
 def start_research(
     topic: Annotated[str, Field(description="the research question, up to 500 characters")],
     max_perspectives: Annotated[
-        int, Field(ge=PERSPECTIVES_RANGE[0], le=PERSPECTIVES_RANGE[1], description="personas")
+        int, Field(json_schema_extra=_bounds(PERSPECTIVES_RANGE), description="personas")
     ] = 4,
     max_turns: Annotated[
-        int, Field(ge=TURNS_RANGE[0], le=TURNS_RANGE[1], description="dialogue turns per persona")
+        int,
+        Field(json_schema_extra=_bounds(TURNS_RANGE), description="dialogue turns per persona"),
     ] = 3,
     gap_turns: Annotated[
         int,
         Field(
-            ge=GAP_TURNS_RANGE[0],
-            le=GAP_TURNS_RANGE[1],
+            json_schema_extra=_bounds(GAP_TURNS_RANGE),
             description="rounds of gap searches for unanswered questions (0 = none)",
         ),
     ] = 2,
@@ -88,7 +95,11 @@ def start_research(
         ),
     ] = "standard",
     template: Annotated[
-        TemplateName, Field(description="question syllabus; auto fits it to the topic")
+        str,
+        Field(
+            description="question syllabus; auto fits it to the topic",
+            json_schema_extra={"enum": list(TEMPLATE_CHOICES)},
+        ),
     ] = "auto",
     engine: Annotated[
         str | None,
@@ -126,8 +137,7 @@ def start_research(
     min_databases: Annotated[
         int,
         Field(
-            ge=MIN_DATABASES_RANGE[0],
-            le=MIN_DATABASES_RANGE[1],
+            json_schema_extra=_bounds(MIN_DATABASES_RANGE),
             description="distinct source types a question needs to count as covered",
         ),
     ] = 1,
@@ -138,10 +148,11 @@ def start_research(
         str | None, Field(description="ISO 639-1 report language, e.g. de (litellm engine)")
     ] = None,
 ) -> dict[str, Any]:
-    """Validate (``jobs.make_config``) and start the run in the background
-    (``jobs.start_run``); returns ``{run_id, status, topic, engine, next}`` at once. A ``corpus``
-    that is not registered on the server (``research.jobs.corpus_access``) is refused before any
-    file is read."""
+    """Validate (``jobs.make_config``, the one input gate: the same message as ``research
+    run`` for the same bad value) and start the run in the background (``jobs.start_run``);
+    returns ``{run_id, status, topic, engine, next}`` at once. A ``corpus`` that is not
+    registered on the server (``research.jobs.corpus_access``) is refused before any file is
+    read."""
     extra: dict[str, Any] = jobs.engine_options(engine, model)
     for key, value in (("since", since), ("language", language)):
         if value:

@@ -1,5 +1,10 @@
 """RunContext: everything one run's steps share (store, collector, engine, retriever, artifacts).
 
+A context is built whole and never changed: a phase that produces the plan and syllabus, or that
+records its tool calls its own way, makes a new context with :func:`dataclasses.replace`
+(:meth:`RunContext.planned`, :meth:`RunContext.recording`) and passes it on. So a context that a
+thread of parallel conversations holds means the same thing for the whole of that thread.
+
 Also the search tool: every search is a tool call that goes through the compression (docs/design.md
 § Tool-result compression) and offload (``ArtifactStore.record``).
 """
@@ -8,14 +13,16 @@ from __future__ import annotations
 
 import re
 import threading
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import Any, Protocol
 
 from research.artifacts import ArtifactStore
 from research.config import Settings
 from research.engines.base import Engine
 from research.errors import InvariantError, RunCancelled
 from research.events import EventType
-from research.models import Plan, RunConfig, SearchResult, Step, Syllabus
+from research.models import ArtifactRecord, Plan, RunConfig, SearchResult, Step, Syllabus
 from research.search.base import Retriever
 from research.search.scrape import ScrapeError, scrape_url
 from research.store.collector import SourceCollector
@@ -27,9 +34,33 @@ SCRAPE_TOOL = "scrape_url"
 _WORD = re.compile(r"[a-z0-9]+")
 
 
-@dataclass
+class ToolRecorder(Protocol):
+    """What records a tool call: the ``ArtifactStore`` itself, or a recorder over it
+    (``research.pipeline.recorders``: numbered or deferred calls). Returns the stored record
+    (None while deferred) and the working-memory message of a useful card (else None)."""
+
+    def record(
+        self,
+        step: Step,
+        tool_name: str,
+        raw_output: Any,
+        *,
+        tool_input: str = "",
+        perspective: str = "",
+    ) -> tuple[ArtifactRecord | None, dict | None]: ...
+
+
+@dataclass(frozen=True, eq=False)
 class RunContext:
-    """Shared state of one executing run (not persisted; Redis + artifacts are)."""
+    """Shared state of one executing run (not persisted; Redis + artifacts are). Frozen: see the
+    module docstring.
+
+    ``plan``, ``syllabus`` and ``artifacts`` are None until planning (``research.pipeline.
+    planning``) makes the context that carries them. ``recorder``: where this context's tool
+    calls are recorded (None: straight into ``artifacts``). ``stop_check``: called first by
+    :meth:`check_cancel`; it raises to stop the job (the runner's lease check). Contexts made
+    from one another share ``search_issues`` (the same list, under the same lock).
+    """
 
     run_id: str
     config: RunConfig
@@ -41,8 +72,19 @@ class RunContext:
     plan: Plan | None = None
     syllabus: Syllabus | None = None
     artifacts: ArtifactStore | None = None
+    recorder: ToolRecorder | None = None
+    stop_check: Callable[[], None] | None = None
     search_issues: list = field(default_factory=list)  # BackendIssue of every failed/empty search
     _issue_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def planned(self, plan: Plan, syllabus: Syllabus, artifacts: ArtifactStore) -> RunContext:
+        """This context with the run's plan, syllabus and artifact store."""
+        return replace(self, plan=plan, syllabus=syllabus, artifacts=artifacts)
+
+    def recording(self, recorder: ToolRecorder | None) -> RunContext:
+        """This context with its tool calls recorded by ``recorder`` (None: by the artifact
+        store)."""
+        return replace(self, recorder=recorder)
 
     def emit(self, type_: EventType, data: dict | None = None) -> None:
         """Append a declared event (``research/events.py``) to the run's stream; see
@@ -55,7 +97,10 @@ class RunContext:
         return self.engine.vectors
 
     def check_cancel(self) -> None:
-        """Raise RunCancelled at a step boundary when the analyst asked to cancel."""
+        """Raise RunCancelled at a step boundary when the analyst asked to cancel (after
+        ``stop_check``, which raises what it raises)."""
+        if self.stop_check is not None:
+            self.stop_check()
         if self.store.cancel_requested(self.run_id):
             raise RunCancelled("The run was cancelled by the analyst; everything so far is kept.")
 
@@ -80,12 +125,16 @@ class RunContext:
             raise InvariantError("The run has no syllabus yet: call planning.plan first.")
         return self.syllabus
 
-    def _need_artifacts(self) -> ArtifactStore:
+    def need_artifacts(self) -> ArtifactStore:
+        """The run's artifact store. Raises InvariantError before planning made it."""
         if self.artifacts is None:
             raise InvariantError(
                 "Tool calls need the run's artifact store: call planning.plan first."
             )
         return self.artifacts
+
+    def _tool_recorder(self) -> ToolRecorder:
+        return self.recorder if self.recorder is not None else self.need_artifacts()
 
     def search_tool_name(self) -> str:
         """Artifact tool name of a search: ``search_<backend>`` with one backend (``search_local``
@@ -120,7 +169,7 @@ class RunContext:
         event ``search.failed`` / ``search.empty`` ``{backend, query, reason, message}``, is kept
         in ``search_issues`` (the report header lists failed backends) and the run goes on.
         """
-        self._need_artifacts()
+        self._tool_recorder()
         k = k or self.config.results_per_query
         want = 3 * k if exclude else k
         issues, counts = [], {}
@@ -156,7 +205,7 @@ class RunContext:
                 }
                 for name, n in counts.items()
             }
-        _, message = self._need_artifacts().record(
+        _, message = self._tool_recorder().record(
             step, self.search_tool_name(), raw, tool_input=query, perspective=perspective
         )
         if message is not None and memory is not None:
@@ -188,7 +237,7 @@ class RunContext:
         Returns the ``ScrapeResult``.
         """
 
-        self._need_artifacts()
+        self._tool_recorder()
         try:
             page = scrape_url(url)
         except ScrapeError as exc:
@@ -197,10 +246,10 @@ class RunContext:
                 {"url": url[:300], "reason": exc.reason, "message": exc.message[:300]},
             )
             raise
-        self._need_artifacts().record(
+        self._tool_recorder().record(
             step, f"{SCRAPE_TOOL}_html", page.html, tool_input=url, perspective=perspective
         )
-        _, message = self._need_artifacts().record(
+        _, message = self._tool_recorder().record(
             step,
             SCRAPE_TOOL,
             {"url": page.url, "final_url": page.final_url, "title": page.title, "text": page.text},

@@ -33,13 +33,10 @@ records; split, each part would need the others' invariants restated.
 
 from __future__ import annotations
 
-import copy
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import cast
 
-from research.artifacts import ArtifactStore
 from research.engines.base import (
     THANKS,
     AnswerAssignInput,
@@ -220,7 +217,7 @@ def compute_turn(
     """
     started = now()
     turn_number = len(history) + 1
-    recorder = DeferredRecorder(ctx._need_artifacts(), f"conv{slot}.t{turn_number}")
+    recorder = DeferredRecorder(ctx.need_artifacts(), f"conv{slot}.t{turn_number}")
     ask = ctx.engine.ask_question(
         AskInput(
             topic=ctx.config.topic,
@@ -268,8 +265,7 @@ def research_turn(
     """The expert's half of a turn: search each query (tool calls deferred on ``recorder``;
     ``exclude``: URLs not to return), judge each result's evidence passages, answer with
     citations and assign questions. Writes nothing."""
-    tctx = copy.copy(ctx)
-    tctx.artifacts = cast(ArtifactStore, recorder)  # records like an ArtifactStore, commits later
+    tctx = ctx.recording(recorder)  # the turn's tool calls: compressed now, written on commit
     step = ctx.step_for(" ".join([question, *focus]))
     results: list[SearchResult] = []
     memory: list[dict] = []

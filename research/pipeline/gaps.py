@@ -141,7 +141,7 @@ def _compute(
     question: str | None = None,
 ) -> PendingTurn:
     q = _question(ctx.need_syllabus(), key)
-    recorder = DeferredRecorder(ctx._need_artifacts(), f"gap.r{round_no}.{key}")
+    recorder = DeferredRecorder(ctx.need_artifacts(), f"gap.r{round_no}.{key}")
     return research_turn(
         ctx,
         GAP_PERSPECTIVE,

@@ -17,6 +17,7 @@ documents still skip their phases on resume.
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 
 from research.artifacts import ArtifactStore
 from research.engines.base import (
@@ -50,48 +51,46 @@ def coordinate(ctx: RunContext) -> str:
     return ctx.config.topic
 
 
-def plan(ctx: RunContext, topic: str) -> Plan:
-    """Make the plan and syllabus, store both, initialise the collector and artifact store.
-    The syllabus is ``research.planning.syllabus.base_template`` (for ``auto``: the topic kind's template,
+def plan(ctx: RunContext, topic: str) -> RunContext:
+    """Make the plan and syllabus, store both, initialise the collector; returns the context
+    with the plan, the syllabus and the run's artifact store. The syllabus is
+    ``research.planning.syllabus.base_template`` (for ``auto``: the topic kind's template,
     fitted after the survey by ``fit_syllabus``)."""
     syllabus = base_template(ctx.config.template, topic)
     result = ctx.engine.plan(PlanInput(topic=topic, syllabus=syllabus))
     if not result.steps:
         raise ValueError("the planner returned no steps")
-    ctx.plan, ctx.syllabus = result, syllabus
     ctx.store.put_doc(ctx.run_id, "plan", result)
     ctx.store.put_doc(ctx.run_id, "syllabus", syllabus)
     ctx.collector.init(syllabus)
-    ctx.artifacts = ArtifactStore(
-        ctx.run_id, result.plan_title, ctx.engine, ctx.store, ctx.settings
-    )
+    planned = ctx.planned(result, syllabus, _artifact_store(ctx, result))
     ctx.emit(
         "plan.ready",
         {"plan_title": result.plan_title, "steps": len(result.steps), "questions": syllabus.keys()},
     )
-    return result
+    return planned
 
 
-def restore_plan(ctx: RunContext) -> bool:
-    """Put a stored plan + syllabus back on ``ctx`` (collector and artifact store included) so a
-    resumed run (STORM or Co-STORM) never calls the planner again. False when the run has none yet."""
+def _artifact_store(ctx: RunContext, plan: Plan) -> ArtifactStore:
+    return ArtifactStore(ctx.run_id, plan.plan_title, ctx.engine, ctx.store, ctx.settings)
+
+
+def restore_plan(ctx: RunContext) -> RunContext | None:
+    """The context with the stored plan + syllabus (collector initialised, artifact store made)
+    so a resumed run (STORM or Co-STORM) never calls the planner again; None when the run has
+    none yet."""
     plan = ctx.store.get_doc(ctx.run_id, "plan", Plan)
     syllabus = ctx.store.get_doc(ctx.run_id, "syllabus", Syllabus)
     if plan is None or syllabus is None:
-        return False
-    ctx.plan, ctx.syllabus = plan, syllabus
+        return None
     ctx.collector.init(syllabus)  # idempotent
-    ctx.artifacts = ArtifactStore(ctx.run_id, plan.plan_title, ctx.engine, ctx.store, ctx.settings)
-    return True
+    return ctx.planned(plan, syllabus, _artifact_store(ctx, plan))
 
 
-def plan_or_restore(ctx: RunContext, topic: str) -> Plan:
-    """The run's plan: the stored one when there is one (a resumed run), else a new one."""
-    if restore_plan(ctx):
-        if ctx.plan is None:
-            raise InvariantError("Restored just now")
-        return ctx.plan
-    return plan(ctx, topic)
+def plan_or_restore(ctx: RunContext, topic: str) -> RunContext:
+    """The context with the run's plan: the stored one when there is one (a resumed run), else
+    a new one."""
+    return restore_plan(ctx) or plan(ctx, topic)
 
 
 def survey_queries(ctx: RunContext, topic: str) -> QueryList:
@@ -99,9 +98,14 @@ def survey_queries(ctx: RunContext, topic: str) -> QueryList:
     return ctx.engine.survey_queries(SurveyInput(topic=topic))
 
 
-def survey(ctx: RunContext, topic: str, queries: QueryList | None = None) -> list[TopicOutline]:
+def survey(
+    ctx: RunContext, topic: str, queries: QueryList | None = None
+) -> tuple[list[TopicOutline], RunContext]:
     """Seed 002 §1.1: related-topic queries → searches (tool calls) → topic outlines.
-    ``queries``: the survey's queries when already asked (:func:`survey_queries`)."""
+    ``queries``: the survey's queries when already asked (:func:`survey_queries`).
+
+    Returns the outlines and the context the run goes on with: for the ``auto`` template the
+    one with the fitted syllabus and plan (:func:`fit_syllabus`), else ``ctx``."""
     if ctx.plan is None:
         raise InvariantError("Planning.plan ran first")
     step = ctx.plan.steps[0]
@@ -119,22 +123,24 @@ def survey(ctx: RunContext, topic: str, queries: QueryList | None = None) -> lis
         max_workers=max(1, min(SURVEY_WORKERS, len(found))), thread_name_prefix="survey"
     ) as pool:
         outlines: list[TopicOutline] = list(pool.map(ctx.engine.related_outline, found))
-    if ctx.config.template.strip().lower() == AUTO:
-        fit_syllabus(ctx, topic, outlines)
-    if isinstance(ctx.artifacts, DeferredRecorder):  # cards made in the background: stored now
-        ctx.artifacts.commit()
+    fitted = (
+        fit_syllabus(ctx, topic, outlines) if ctx.config.template.strip().lower() == AUTO else ctx
+    )
+    if isinstance(ctx.recorder, DeferredRecorder):  # cards made in the background: stored now
+        ctx.recorder.commit()
     ctx.store.put_doc(ctx.run_id, "survey", outlines)
     ctx.emit("survey.done", {"queries": len(outlines)})
-    return outlines
+    return outlines, fitted
 
 
-def fit_syllabus(ctx: RunContext, topic: str, related: list[TopicOutline]) -> Syllabus:
+def fit_syllabus(ctx: RunContext, topic: str, related: list[TopicOutline]) -> RunContext:
     """The syllabus fitted to the query from the survey (engine ``fit_syllabus``), then
     the plan's steps made again for it (same plan title, so artifact paths do not move); both are
     stored and the collector re-initialised. Emits ``syllabus.fitted`` with the question keys.
+    Returns the context with the fitted plan and syllabus.
 
     An engine answer the collector cannot use (``research.planning.edit`` rules) keeps the template
-    and emits ``syllabus.fallback`` with the reason.
+    (``ctx`` is returned) and emits ``syllabus.fallback`` with the reason.
     """
 
     if ctx.plan is None or ctx.syllabus is None:
@@ -151,16 +157,16 @@ def fit_syllabus(ctx: RunContext, topic: str, related: list[TopicOutline]) -> Sy
                 "template": base.name,
             },
         )
-        return ctx.syllabus
+        return ctx
     syllabus = Syllabus(name=base.name, questions=questions)
     steps = ctx.engine.plan(PlanInput(topic=topic, syllabus=syllabus)).steps or ctx.plan.steps
     try:
         ctx.collector.init(syllabus)
     except InputError as exc:  # sources already saved under the template: keep it
         ctx.emit("syllabus.fallback", {"reason": exc.message[:500], "template": base.name})
-        return ctx.syllabus
-    ctx.plan, ctx.syllabus = Plan(plan_title=ctx.plan.plan_title, steps=steps), syllabus
-    ctx.store.put_doc(ctx.run_id, "plan", ctx.plan)
+        return ctx
+    plan = Plan(plan_title=ctx.plan.plan_title, steps=steps)
+    ctx.store.put_doc(ctx.run_id, "plan", plan)
     ctx.store.put_doc(ctx.run_id, "syllabus", syllabus)
     ctx.emit(
         "syllabus.fitted",
@@ -170,7 +176,7 @@ def fit_syllabus(ctx: RunContext, topic: str, related: list[TopicOutline]) -> Sy
             "labels": [q.label for q in syllabus.questions],
         },
     )
-    return syllabus
+    return replace(ctx, plan=plan, syllabus=syllabus)
 
 
 def discover_perspectives(

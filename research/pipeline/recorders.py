@@ -1,7 +1,7 @@
 """Tool-call recorders that make a run's artifacts deterministic and resumable.
 
-``RunContext.search`` calls ``ctx.artifacts.record(step, tool, raw, tool_input=, perspective=)``.
-These stand in for the ``ArtifactStore`` there:
+``RunContext.search`` calls ``record(step, tool, raw, tool_input=, perspective=)`` on the context's
+``recorder`` (``RunContext.recording``), else on its ``ArtifactStore``. These recorders:
 
 * ``KeyedRecorder`` gives every call an id ``{prefix}.{n}`` (n = 1, 2… in call order), so a
   call repeated after a crash reuses its stored record and file instead of writing ``__2``.

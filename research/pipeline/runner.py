@@ -20,11 +20,10 @@ import time
 import traceback
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any, TypeVar, cast
+from typing import Any, TypeVar
 
 import redis
 
-from research.artifacts import ArtifactStore
 from research.config import Settings, load_settings
 from research.costorm.pipeline import run_costorm
 from research.engines.base import QueryList
@@ -62,8 +61,14 @@ def report_path(settings: Settings, run_id: str):
     return settings.reports_dir / run_id / "report.md"
 
 
-def build_context(run_id: str, settings: Settings | None = None) -> RunContext:
-    """Everything the steps need, from the stored run config."""
+def build_context(
+    run_id: str,
+    settings: Settings | None = None,
+    *,
+    stop_check: Callable[[], None] | None = None,
+) -> RunContext:
+    """Everything the steps need, from the stored run config (``stop_check``: see
+    ``RunContext``). Planning adds the plan, syllabus and artifact store to a new context."""
     settings = settings or load_settings()
     store = open_store(settings)
     state = store.get_run(run_id)
@@ -91,6 +96,7 @@ def build_context(run_id: str, settings: Settings | None = None) -> RunContext:
         collector=store.collector(run_id),
         engine=make_engine(config, run_id, store, settings),
         retriever=retriever,
+        stop_check=stop_check,
     )
 
 
@@ -108,18 +114,18 @@ def _stored(ctx: RunContext, name: str) -> bool:
 
 def _survey(
     ctx: RunContext, topic: str, queries: Future[QueryList] | None = None
-) -> list[TopicOutline]:
+) -> tuple[list[TopicOutline], RunContext]:
     """The survey with keyed tool calls (``survey.n``): a redone survey reuses its artifacts.
     An engine that compresses in the background makes the survey's cards while it goes on;
-    they are committed, in call order, before the survey is stored."""
-    store = ctx._need_artifacts()
+    they are committed, in call order, before the survey is stored. Returns the outlines and
+    the context the run goes on with (``planning.survey``)."""
+    store = ctx.need_artifacts()
     deferred = DeferredRecorder(store, "survey")
     recorder = deferred if deferred.background else KeyedRecorder(store, "survey")
-    ctx.artifacts = cast(ArtifactStore, recorder)  # records like an ArtifactStore
-    try:
-        return planning.survey(ctx, topic, queries.result() if queries else None)
-    finally:
-        ctx.artifacts = store
+    related, surveyed = planning.survey(
+        ctx.recording(recorder), topic, queries.result() if queries else None
+    )
+    return related, surveyed.recording(None)
 
 
 def run_storm(ctx: RunContext) -> Report:
@@ -131,11 +137,11 @@ def run_storm(ctx: RunContext) -> Report:
     surveyed = _stored(ctx, "survey")
     # the survey's queries depend on the topic alone: asked while the planner works
     queries = None if surveyed else _ahead(planning.survey_queries, ctx, topic)
-    planning.plan_or_restore(ctx, topic)
+    ctx = planning.plan_or_restore(ctx, topic)
     if surveyed:
         related = store.get_doc_list(run_id, "survey", TopicOutline)
     else:
-        related = _survey(ctx, topic, queries)
+        related, ctx = _survey(ctx, topic, queries)
     if _stored(ctx, "perspectives"):
         perspectives = store.get_doc_list(run_id, "perspectives", Perspective)
     else:
@@ -178,16 +184,15 @@ def run_storm(ctx: RunContext) -> Report:
     return reporter.write_report(ctx, outline, convs, units=units.result())
 
 
-def _guard(ctx: RunContext, lease: Lease) -> None:
-    """Make ``ctx.check_cancel`` also stop the job when its lease was lost."""
-    check = ctx.check_cancel
+def _lease_check(run_id: str, lease: Lease) -> Callable[[], None]:
+    """The run context's ``stop_check``: every cancel check also stops the job when its lease
+    was lost (raises ``LeaseLost``)."""
 
-    def check_cancel() -> None:
+    def check() -> None:
         if lease.lost.is_set():
-            raise LeaseLost(f"run {ctx.run_id} was taken over by another job")
-        check()
+            raise LeaseLost(f"run {run_id} was taken over by another job")
 
-    ctx.check_cancel = check_cancel  # type: ignore[method-assign]  # this run's cancel check
+    return check
 
 
 def execute(run_id: str, settings: Settings | None = None) -> str:
@@ -241,8 +246,8 @@ def _execute(store: RunStore, run_id: str, settings: Settings, lease: Lease) -> 
     try:
         store.set_status(run_id, "planning")
         with index_progress_events(store, run_id, store.get_run(run_id).config, settings.index_dir):
-            ctx = build_context(run_id, settings)  # builds the local index on a fresh index dir
-        _guard(ctx, lease)
+            # builds the local index on a fresh index dir
+            ctx = build_context(run_id, settings, stop_check=_lease_check(run_id, lease))
         if ctx.config.mode == "costorm":
             report = run_costorm(ctx)
         else:

@@ -1,20 +1,23 @@
-"""Launch-form logic: choices offered for every ``RunConfig`` field and the call into
-``jobs.make_config`` (the one input gate).
-
-``make_config`` grows keyword arguments as other issues land (models, budgets, search backends,
-corpora, mode, Co-STORM settings); :func:`config_kwargs` passes only those its signature
-accepts, so the form works whichever of them exist, and reports which fields it passed.
+"""Launch-form logic: choices offered for every ``RunConfig`` field, the form's values as
+keyword arguments of the input gate (:func:`form_values`) and its validator
+(:func:`launch_config`), which is ``jobs.make_config``: the form says what to fix in the words
+``research run``, the HTTP API and MCP use.
 """
 
 from __future__ import annotations
 
-import inspect
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from research import jobs
 from research.llm.models import resolve_models
-from research.models import MODES, PERSPECTIVES_RANGE, TURNS_RANGE, TemplateName  # noqa: F401 - the form's limits (RunConfig)
+from research.models import (  # noqa: F401 - MODES and the ranges: the form's limits (RunConfig)
+    MODES,
+    PERSPECTIVES_RANGE,
+    TURNS_RANGE,
+    RunConfig,
+    TemplateName,
+)
 
 ROLES = ("planner", "question_asker", "expert", "compressor", "outline", "writer", "polish")
 SEARCH_BACKENDS = (
@@ -78,25 +81,16 @@ def default_models(llm_model: str | None) -> dict[str, str]:
         return {r: llm_model or "" for r in ROLES}
 
 
-def accepted_params(fn: Callable) -> set[str]:
-    """Names of the keyword parameters ``fn`` accepts (all of them when it takes ``**kwargs``)."""
-    params = inspect.signature(fn).parameters.values()
-    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
-        return {"*"}
-    return {p.name for p in params}
+def launch_config(topic: str, values: dict[str, Any]) -> RunConfig:
+    """The Launch form's validator: the run's config from the typed ``topic`` and the form's
+    ``values`` (:func:`form_values`, plus ``since`` and ``language``), through the one input
+    gate, ``jobs.make_config``. Nothing is written.
 
-
-def config_kwargs(values: dict[str, Any], fn: Callable) -> tuple[dict[str, Any], list[str]]:
-    """``(kwargs, dropped)``: the form ``values`` that ``fn`` accepts, and the names it does not.
-
-    ``values`` keys are ``make_config`` keyword names (``corpus``, ``template``,
-    ``max_perspectives``, ``max_turns``, ``engine``, ``mode``, ``models``, ``budget_usd``,
-    ``budget_tokens``, ``search``, ``corpora``, ``costorm``...). ``None`` values are passed as
-    they are (None = no cap / default).
+    Raises:
+        InputError / CorpusError: the message the page shows, the same as ``research run``
+            and the HTTP API give for the same value.
     """
-    accepted = accepted_params(fn)
-    kwargs = {k: v for k, v in values.items() if "*" in accepted or k in accepted}
-    return kwargs, sorted(set(values) - set(kwargs))
+    return jobs.make_config(topic, **values)
 
 
 def form_values(

@@ -13,7 +13,7 @@ import logging
 import streamlit as st
 
 from research import jobs
-from research.config import load_settings
+from research.config import job_backend, load_settings
 from research.errors import ResearchError
 from research.models import RunState
 from research.store import open_store
@@ -29,7 +29,7 @@ def _resume_interrupted_once() -> list[str]:
     is not cached by ``st.cache_resource``, so the next page load tries again)."""
 
     open_store().reconcile_dead_runs()  # reads are pure: dead runs are stored interrupted here
-    if not load_settings().auto_resume or jobs.job_backend() != "thread":
+    if not load_settings().auto_resume or job_backend() != "thread":
         return []
     return jobs.resume_interrupted(by="dashboard")
 

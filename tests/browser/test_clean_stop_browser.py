@@ -12,7 +12,8 @@ from pathlib import Path
 
 import httpx
 import pytest
-from test_clean_stop import _free_port, _no_server_within
+from served_api import free_port
+from test_clean_stop import _no_server_within
 from test_server_lifecycle import _env, _servers
 
 pytestmark = pytest.mark.timeout(600)
@@ -21,7 +22,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 def test_sigint_to_make_run_with_a_browser_open_leaves_no_server(tmp_path, page):
     data = tmp_path / "data"
-    api, ui = _free_port(), _free_port()
+    api, ui = free_port(), free_port()
     env = {**_env(data), "STREAMLIT_SERVER_PORT": str(ui), "STREAMLIT_SERVER_HEADLESS": "true"}
     proc = subprocess.Popen(
         ["make", "-s", "run", f"API_PORT={api}"],
