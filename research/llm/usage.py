@@ -11,9 +11,22 @@ their ratio. Units: tokens, USD.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
+from research.models import Event
 from research.store.runs import RunStore
+
+
+def fallbacks_by_step(events: Iterable[Event]) -> dict[str, int]:
+    """``{step: n}``: how many times each step was answered offline (``llm.fallback`` events:
+    a reply still invalid or weak after its re-ask, or a provider failing after its retries)."""
+    out: dict[str, int] = {}
+    for ev in events:
+        if ev.type == "llm.fallback":
+            step = str(ev.data.get("step") or "?")
+            out[step] = out.get(step, 0) + 1
+    return out
 
 
 def models_by_role(role_model: dict[str, dict[str, Any]]) -> dict[str, list[str]]:
@@ -25,11 +38,26 @@ def models_by_role(role_model: dict[str, dict[str, Any]]) -> dict[str, list[str]
     return {role: [m for _, m in sorted(rows)] for role, rows in out.items()}
 
 
+def fallback_line(counts: dict[str, int]) -> str:
+    """The sentence that says which steps the offline engine answered, e.g. ``"The offline
+    extractive engine answered 3 steps the model could not: write_section 2×, plan 1×."``;
+    "" when none did (the report's note, the run page)."""
+    if not counts:
+        return ""
+    total = sum(counts.values())
+    parts = ", ".join(f"{step} {n}×" for step, n in sorted(counts.items(), key=lambda x: -x[1]))
+    noun = "step" if total == 1 else "steps"
+    return f"The offline extractive engine answered {total} {noun} the model could not: {parts}."
+
+
 def usage_report(store: RunStore, run_id: str) -> dict[str, Any]:
     """``{llm_calls, prompt_tokens, completion_tokens, cached_prompt_tokens (of prompt_tokens,
     from the provider's prompt cache), total_tokens, cost_usd, retries,
     by_phase, by_role, by_model, by_step, models_by_role ({role: [model, …]}: e.g. which model
-    made the cards), budget_exhausted, context: {...}}`` (module doc)."""
+    made the cards), budget_exhausted, fallbacks ({step: n} answered offline,
+    ``fallbacks_by_step``), local_models (models served locally and priced at zero: "local
+    model, no charge"), queued (calls of the run's model waiting for a slot now),
+    context: {...}}`` (module doc)."""
     t = store.usage_totals(run_id)
     by = store.usage_breakdown(run_id)
     cards = store.get_cards(run_id)
@@ -55,6 +83,9 @@ def usage_report(store: RunStore, run_id: str) -> dict[str, Any]:
         "by_step": by.get("step", {}),
         "models_by_role": models_by_role(by.get("role_model", {})),
         "budget_exhausted": state.budget_exhausted,
+        "fallbacks": fallbacks_by_step(store.events(run_id)),
+        "local_models": sorted(m for m, row in by.get("model", {}).items() if row.get("local")),
+        "queued": state.llm_queued,
         "budget_usd": state.config.budget_usd,
         "budget_tokens": state.config.budget_tokens,
         "context": {

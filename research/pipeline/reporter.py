@@ -20,6 +20,7 @@ from research.engines.base import (
     Snippet,
 )
 from research.errors import EngineError, InvariantError
+from research.llm.usage import fallback_line
 from research.models import (
     ConversationResult,
     EvidencePassage,
@@ -415,6 +416,9 @@ def _assemble(
             "missing from this report.",
             "",
         ]
+    fell_back = fallback_line(ctx.engine.fallbacks()) if hasattr(ctx.engine, "fallbacks") else ""
+    if fell_back:  # which parts a weak model did not write
+        parts += [f"> {fell_back}", ""]
     parts += [lead, ""]
     for s in sections:
         parts += [f"{'#' * (s.level + 1)} {s.heading}", "", s.text, ""]

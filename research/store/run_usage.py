@@ -57,13 +57,15 @@ class RunUsage:
         tool_tokens: int = 0,
         context_tokens: int = 0,
         cached_prompt_tokens: int = 0,
+        local: bool = False,
     ) -> None:
         """Account one LLM call: run totals in ``run:{id}:usage`` (llm_calls,
         prompt_tokens, completion_tokens, cost_usd USD, retries, tool_tokens = tokens of tool
         output placed in prompts, context_tokens = prompt tokens of in-context (non-compressor)
         calls, cached_prompt_tokens = prompt tokens served from the provider's prompt cache)
         and the breakdown by phase, role, model, step and ``role:model`` (which model answered
-        each role, e.g. which one made the cards) in ``run:{id}:usage_by``."""
+        each role, e.g. which one made the cards) in ``run:{id}:usage_by``; ``local``: the model
+        is served locally at no charge (``model|{model}|local`` = 1, the Cost page's note)."""
         pipe = self.r.pipeline()
         k, kb = keys.run_usage(run_id), keys.run_usage_by(run_id)
         for field, n in (
@@ -93,6 +95,8 @@ class RunUsage:
             ):
                 pipe.hincrby(kb, f"{dim}|{value}|{field}", int(n))
             pipe.hincrbyfloat(kb, f"{dim}|{value}|cost_usd", cost_usd)
+        if local:
+            pipe.hset(kb, f"model|{model}|local", 1)
         pipe.execute()
 
     def usage_totals(self, run_id: str) -> dict[str, float]:

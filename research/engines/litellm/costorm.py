@@ -53,6 +53,7 @@ from research.engines.litellm.engine import (
     _keep_cites,
 )
 from research.engines.litellm.structured import call_structured
+from research.engines.litellm.weak import usable_queries
 from research.engines.replies import PlacementReply
 from research.engines.steps import step as declared
 from research.llm.errors import BudgetExhausted, InvalidOutput, LLMError
@@ -127,10 +128,10 @@ class LiteLLMCoStorm:
         run_tool=None,
     ) -> Any:
         """Call the declared step's model (``research.engines.steps``; ``inp`` gives the cassette
-        key) and post-process (``post`` may raise InvalidOutput), or answer with ``fallback()``
-        (module doc). Raises LLMError for auth errors and replay misses."""
+        key) and post-process (``post`` raising InvalidOutput re-asks once with its reason), or
+        answer with ``fallback()`` (module doc). Raises LLMError for auth errors and replay misses."""
         try:
-            reply: Any = call_structured(
+            return call_structured(
                 self.engine.session,
                 declared(step),
                 material,
@@ -138,8 +139,8 @@ class LiteLLMCoStorm:
                 tool_tokens=tool_tokens,
                 tools=tools,
                 run_tool=run_tool,
+                post=post,
             )
-            return post(reply)
         except BudgetExhausted:
             return fallback()
         except LLMError as exc:  # InvalidOutput included
@@ -245,10 +246,7 @@ class LiteLLMCoStorm:
             "costorm_queries",
             m,
             lambda: self._fallback().turn_queries(inp),
-            lambda q: QueryList(
-                queries=[x.strip()[:200] for x in q.queries if x.strip()][:3]
-                or [inp.question[:200]]
-            ),
+            lambda q: QueryList(queries=usable_queries(q.queries, 3)),
             inp=inp,
         )
 

@@ -12,7 +12,7 @@ import functools
 import json
 import re
 from collections.abc import Callable
-from typing import TypeVar, cast
+from typing import Any, TypeVar, cast
 
 from pydantic import BaseModel, ValidationError
 
@@ -76,12 +76,16 @@ def call_structured(
     tool_tokens: int = 0,
     tools: list[dict] | None = None,
     run_tool: Callable[[str, dict], str] | None = None,
-) -> M:
-    """Render the step's prompt, call its role's model, return the validated reply.
+    post: Callable[[M], Any] | None = None,
+) -> Any:
+    """Render the step's prompt, call its role's model, return the validated reply, or
+    ``post(reply)`` when ``post`` is given.
 
     ``spec``: the step's declaration (``research.engines.steps``): role, reply model (``reply``
-    overrides it with a stricter one), cassette key (``spec.cassette_key(inp)``, + the tool
-    round and re-ask count).
+    overrides it with a stricter one), reply bound (``spec.max_tokens``), cassette key
+    (``spec.cassette_key(inp)``, + the tool round and re-ask count). ``post``: the caller's
+    clean-up; raising ``InvalidOutput`` or ``ValueError`` there (a weak reply) re-asks as a
+    validation error does.
 
     Raises:
         InvalidOutput: still invalid after one re-ask. LLMError / BudgetExhausted from the session.
@@ -141,10 +145,11 @@ def call_structured(
         try:
             if result.finish_reason == "length":
                 raise ValueError(
-                    "the reply was cut off (finish_reason=length); answer more briefly"
+                    f"the reply was cut off at {spec.max_tokens} tokens; answer more briefly"
                 )
-            return cast(M, reply_model.model_validate_json(extract_json(result.content)))
-        except (ValidationError, ValueError) as exc:
+            parsed = cast(M, reply_model.model_validate_json(extract_json(result.content)))
+            return post(parsed) if post is not None else parsed
+        except (ValidationError, ValueError, InvalidOutput) as exc:
             if reasked:
                 raise InvalidOutput(
                     f"{step}: the model's reply did not validate after a re-ask: {str(exc)[:300]}"
