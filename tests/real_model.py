@@ -12,6 +12,7 @@ no C++ compiler or CMake when ``make install`` ran; no model file) as a pytest s
 from __future__ import annotations
 
 import importlib.util
+import os
 import socket
 import subprocess
 import sys
@@ -84,7 +85,10 @@ class LlamaServer:
 
     def start(self) -> LlamaServer:
         log = self.log_path.open("wb")
-        self.proc = subprocess.Popen(self.command(), stdout=log, stderr=subprocess.STDOUT)
+        # OpenMP threads that spin while they wait starve on a busy machine (the test workers
+        # share its cores): a 60-token reply took 158 s spinning, 1 s passive
+        env = {**os.environ, "OMP_WAIT_POLICY": "PASSIVE"}
+        self.proc = subprocess.Popen(self.command(), stdout=log, stderr=subprocess.STDOUT, env=env)
         end = time.monotonic() + START_TIMEOUT_S
         while time.monotonic() < end:
             if self.proc.poll() is not None:

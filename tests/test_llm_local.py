@@ -81,7 +81,7 @@ def test_a_run_against_a_never_ending_server_completes_offline(
     assert rep["fallbacks"] and set(rep["fallbacks"]) <= {c["step"] for c in calls}
     assert rep["cost_usd"] == 0 and rep["local_models"] == [MODEL]
     report = store.get_doc(state.run_id, "report", Report)
-    assert "offline extractive engine answered" in report.markdown
+    assert "answered in offline extractive mode, the model's reply" in report.markdown
 
 
 def llm_env_redis():
@@ -173,5 +173,5 @@ def test_weak_replies_are_reasked_with_the_reason_then_fall_back(
     rep = usage_report(RunStore(llm_env_redis()), state.run_id)
     assert {"survey_queries", "ask_question", "answer_and_assign"} <= set(rep["fallbacks"])
     report = RunStore(llm_env_redis()).get_doc(state.run_id, "report", Report)
-    assert "offline extractive engine answered" in report.markdown
+    assert "answered in offline extractive mode, the model's reply" in report.markdown
     assert "survey_queries" in report.markdown

@@ -17,8 +17,8 @@ from research import citations
 from research.costorm.discourse import Table
 from research.costorm.mindmap import SEP
 from research.engines.base import LeadInput, PolishInput, SectionInput, Snippet
+from research.engines.labels import fallback_line
 from research.errors import InputError
-from research.llm.usage import fallback_line
 from research.models import OutlineSection, Reference, Report, ReportQuestion, ReportSection
 from research.pipeline.context import RunContext
 from research.pipeline.sections import insufficient_sentence

@@ -38,18 +38,6 @@ def models_by_role(role_model: dict[str, dict[str, Any]]) -> dict[str, list[str]
     return {role: [m for _, m in sorted(rows)] for role, rows in out.items()}
 
 
-def fallback_line(counts: dict[str, int]) -> str:
-    """The sentence that says which steps the offline engine answered, e.g. ``"The offline
-    extractive engine answered 3 steps the model could not: write_section 2×, plan 1×."``;
-    "" when none did (the report's note, the run page)."""
-    if not counts:
-        return ""
-    total = sum(counts.values())
-    parts = ", ".join(f"{step} {n}×" for step, n in sorted(counts.items(), key=lambda x: -x[1]))
-    noun = "step" if total == 1 else "steps"
-    return f"The offline extractive engine answered {total} {noun} the model could not: {parts}."
-
-
 def usage_report(store: RunStore, run_id: str) -> dict[str, Any]:
     """``{llm_calls, prompt_tokens, completion_tokens, cached_prompt_tokens (of prompt_tokens,
     from the provider's prompt cache), total_tokens, cost_usd, retries,

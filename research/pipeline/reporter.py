@@ -19,8 +19,8 @@ from research.engines.base import (
     SectionInput,
     Snippet,
 )
+from research.engines.labels import fallback_line
 from research.errors import EngineError, InvariantError
-from research.llm.usage import fallback_line
 from research.models import (
     ConversationResult,
     EvidencePassage,

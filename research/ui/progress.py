@@ -15,9 +15,10 @@ import streamlit as st
 
 from research.costorm import get_meta, get_turns
 from research.costorm.summary import stop_line
+from research.engines.labels import fallback_line
 from research.errors import InputError
 from research.jobs.progress import reached_phase
-from research.llm.usage import fallback_line, fallbacks_by_step
+from research.llm.usage import fallbacks_by_step
 from research.models import PHASES, REVIEW_STATUS, Perspective, RunState, Syllabus, Usage
 from research.store.runs import RunStore
 from research.ui.citations import plain
