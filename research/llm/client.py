@@ -36,7 +36,6 @@ from tenacity import (
     RetryCallState,
     Retrying,
     retry_if_exception,
-    stop_after_attempt,
 )
 
 from research.config import load_settings
@@ -298,12 +297,13 @@ def complete(
         result.queued_s = round(queued[0], 4)
         return result
 
-    def out_of_time(state: RetryCallState) -> bool:
-        return time.monotonic() >= deadline()
+    def stop(state: RetryCallState) -> bool:
+        """Out of attempts, or past the deadline (queued time excluded)."""
+        return state.attempt_number >= max(1, attempts) or time.monotonic() >= deadline()
 
     retrying = Retrying(
         retry=retry_if_exception(lambda e: isinstance(e, LLMError) and e.retryable),
-        stop=stop_after_attempt(max(1, attempts)) | out_of_time,
+        stop=stop,
         wait=_wait,
         reraise=True,
     )
