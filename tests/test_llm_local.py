@@ -1,8 +1,9 @@
 """Calls that fit a local server, against the loopback server as a stand-in with exact
 behaviour: every reply read no further than its step's bound (a server that never stops
 streaming), four runs at once sharing one slot of a slow one-slot server with no call timing
-out for its turn, a free local model with no key, and weak replies re-asked with their reason
-then answered offline with the fallback shown."""
+out for its turn, a free local model with no key, weak replies re-asked with their reason
+then answered offline with the fallback shown, and the reply's schema sent as ``json_object``
+(asked again without it where the server refuses it)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ from collections import Counter
 from research import jobs
 from research.devtools.loopback_llm import LoopbackLLM, Reply
 from research.devtools.loopback_responder import default_responder, step_of
+from research.engines import base as b
+from research.engines.litellm.engine import LiteLLMEngine
 from research.engines.steps import STEPS
 from research.llm import slots
 from research.llm.session import LLMSession
@@ -51,8 +54,9 @@ def test_a_server_that_never_stops_is_cut_at_every_steps_bound(llm_env, monkeypa
                 spec.name,
                 result.completion_tokens,
             )
-        sent = [b.get("max_tokens") for b in srv.bodies]
-        assert sent == [s.max_tokens for s in STEPS.values()]  # the bound is sent, too
+        # the bound is sent, too, on every request (a retry on a loaded machine included)
+        sent = {(step_of(body), body.get("max_tokens")) for body in srv.bodies}
+        assert sent == {(s.name, s.max_tokens) for s in STEPS.values()}
 
 
 def test_a_run_against_a_never_ending_server_completes_offline(
@@ -175,3 +179,34 @@ def test_weak_replies_are_reasked_with_the_reason_then_fall_back(
     report = RunStore(llm_env_redis()).get_doc(state.run_id, "report", Report)
     assert "answered in offline extractive mode, the model's reply" in report.markdown
     assert "survey_queries" in report.markdown
+
+
+def test_a_local_server_gets_the_schema_as_json_object(llm_env, monkeypatch):
+    """llama.cpp's servers turn ``json_object`` with a schema into a grammar: the schema goes
+    there as well as in the prompt."""
+    with LoopbackLLM() as srv:
+        _local(monkeypatch, srv)
+        eng = LiteLLMEngine(RunConfig(topic=TOPIC, engine="litellm", models={"*": MODEL}))
+        out = eng.survey_queries(b.SurveyInput(topic=TOPIC))
+    assert out.queries
+    (body,) = srv.bodies
+    assert body["response_format"] == {
+        "type": "json_object",
+        "schema": b.QueryList.model_json_schema(),
+    }
+    assert "It must validate against this JSON schema" in body["messages"][0]["content"]
+
+
+def test_a_server_that_refuses_json_object_is_asked_without_it(llm_env, monkeypatch):
+    """A 400 for the format costs one request: the same call goes again without it, and later
+    calls to that server do not send it."""
+    with LoopbackLLM(refuse_formats=("json_object",)) as srv:
+        _local(monkeypatch, srv)
+        eng = LiteLLMEngine(RunConfig(topic=TOPIC, engine="litellm", models={"*": MODEL}))
+        first = eng.survey_queries(b.SurveyInput(topic=TOPIC))
+        second = eng.question_to_queries(
+            b.QueryInput(topic=TOPIC, question="How well does it work?")
+        )
+    assert srv.refused == 1
+    assert len(srv.bodies) == 2 and all("response_format" not in x for x in srv.bodies)
+    assert first.queries and second.queries  # both from the model: two bodies delivered

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from research.engines.base import QueryList
+from research.engines.litellm.structured import JSON_OBJECT_PROVIDERS, native_schema, reply_format
 from research.llm import local, slots
 from research.llm.models import api_key_for, check_model, free_local, price_per_token
 from tests.real_model import SERVER_FLAGS
@@ -66,6 +68,16 @@ def test_each_server_settings_make_a_free_local_model(server, clean_env):
     assert api_key_for(model) == "no-key"
     expected = int(env.get("RESEARCH_LLM_CONCURRENCY", slots.LOCAL_CONCURRENCY))
     assert slots.limit(model) == expected
+    fmt = reply_format(model, QueryList, QueryList.model_json_schema())
+    if local.provider_prefix(model) in JSON_OBJECT_PROVIDERS and not native_schema(model):
+        assert fmt == {"type": "json_object", "schema": QueryList.model_json_schema()}
+
+
+def test_the_json_object_providers_are_the_pages():
+    text = sections()["What changes for a local model"]
+    para = text[text.index("**JSON held to the schema.**") :].split("\n- ")[0]
+    named = set(re.findall(r"`([a-z_]+)/`", para))
+    assert named == set(JSON_OBJECT_PROVIDERS)
 
 
 def test_llama_cpp_command_is_the_one_the_tests_run():

@@ -125,7 +125,8 @@ def test_storm_run_on_a_real_local_model(local_env, capsys, finished_corpus, dat
     )
     fallbacks = _check(summary["run_id"], data_dir)
     print(
-        f"\nreal model STORM 2x2: {wall_s:.0f} s, {summary['llm_calls']} calls, fallbacks {fallbacks}"
+        f"\nreal model STORM, 1 perspective x 1 turn: {wall_s:.0f} s, "
+        f"{summary['llm_calls']} calls, fallbacks {fallbacks}"
     )
 
 

@@ -194,7 +194,7 @@ def assemble(
             "cited source; no language model was used.",
             "",
         ]
-    fell_back = fallback_line(ctx.engine.fallbacks()) if hasattr(ctx.engine, "fallbacks") else ""
+    fell_back = fallback_line(ctx.engine.fallbacks())
     if fell_back:  # which parts a weak model did not write
         parts += [f"> {fell_back}", ""]
     parts += [lead, ""]

@@ -35,7 +35,9 @@ A request with ``"stream": true`` is answered as server-sent events
 (``research.devtools.loopback_stream``). ``slots=N`` answers at most N requests at once, the
 others waiting in the server's queue before any byte is sent (llama.cpp's server with one slot);
 ``endless=True`` never ends a streamed reply (it ignores ``max_tokens``), so only the client
-can bound it.
+can bound it. ``refuse_formats=("json_object",)`` answers a request whose ``response_format``
+has one of those types with HTTP 400 and OpenAI's error body (a server that takes only
+``json_schema``), and counts it in ``refused``.
 """
 
 from __future__ import annotations
@@ -213,8 +215,11 @@ class LoopbackLLM:
         cache_block_tokens: int = 128,
         slots: int | None = None,
         endless: bool = False,
+        refuse_formats: tuple[str, ...] = (),
     ) -> None:
         self.responder = responder or default_responder
+        self.refuse_formats = refuse_formats
+        self.refused = 0  # requests answered 400 for their response_format
         self.latency_ms = latency_ms
         self.latency_sigma = latency_sigma
         self.latency_seed = latency_seed
@@ -365,10 +370,24 @@ class LoopbackLLM:
 
     def handle(self, body: dict) -> tuple[int, dict[str, str], bytes]:
         """(status, headers, payload) for one request body (a plain ``chat.completion``)."""
+        json_h = {"Content-Type": "application/json"}
+        fmt = body.get("response_format")
+        if isinstance(fmt, dict) and fmt.get("type") in self.refuse_formats:
+            with self._lock:
+                self.refused += 1
+            err = {
+                "error": {
+                    "message": f"'response_format.type' must be 'json_schema' or 'text', not "
+                    f"{fmt.get('type')!r}",
+                    "type": "invalid_request_error",
+                    "param": "response_format",
+                    "code": None,
+                }
+            }
+            return 400, json_h, json.dumps(err).encode()
         fault = self._draw_fault()
         if self.latency_ms:
             time.sleep(self.delay_s(body))
-        json_h = {"Content-Type": "application/json"}
         if fault == "429":
             return (
                 429,

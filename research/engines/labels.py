@@ -23,7 +23,7 @@ def offline_label(*, with_note: bool = False) -> str:
 
 def fallback_line(counts: dict[str, int]) -> str:
     """The sentence naming the steps the offline engine answered for a model (``{step: n}``,
-    ``research.llm.usage.fallbacks_by_step``), e.g. ``"3 steps answered in offline extractive
+    ``research.store.run_usage.RunUsage.fallbacks``), e.g. ``"3 steps answered in offline extractive
     mode, the model's reply being unusable: write_section 2×, plan 1×."``; "" for none (the
     report's note, the run page)."""
     if not counts:

@@ -207,7 +207,7 @@ def api_key_for(model: str) -> str | None:
         key = PROVIDER_KEYS.get(prefix, f"{prefix.upper()}_API_KEY")
         if in_environment(key):
             return None
-        return _get(key) or NO_KEY
+        return env_value(key) or NO_KEY
     provider = provider_of(model) if model_info(model) else None
     if provider in PROVIDER_KEYS:
         key = PROVIDER_KEYS[provider]

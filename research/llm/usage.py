@@ -11,22 +11,9 @@ their ratio. Units: tokens, USD.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import Any
 
-from research.models import Event
 from research.store.runs import RunStore
-
-
-def fallbacks_by_step(events: Iterable[Event]) -> dict[str, int]:
-    """``{step: n}``: how many times each step was answered offline (``llm.fallback`` events:
-    a reply still invalid or weak after its re-ask, or a provider failing after its retries)."""
-    out: dict[str, int] = {}
-    for ev in events:
-        if ev.type == "llm.fallback":
-            step = str(ev.data.get("step") or "?")
-            out[step] = out.get(step, 0) + 1
-    return out
 
 
 def models_by_role(role_model: dict[str, dict[str, Any]]) -> dict[str, list[str]]:
@@ -42,10 +29,10 @@ def usage_report(store: RunStore, run_id: str) -> dict[str, Any]:
     """``{llm_calls, prompt_tokens, completion_tokens, cached_prompt_tokens (of prompt_tokens,
     from the provider's prompt cache), total_tokens, cost_usd, retries,
     by_phase, by_role, by_model, by_step, models_by_role ({role: [model, …]}: e.g. which model
-    made the cards), budget_exhausted, fallbacks ({step: n} answered offline,
-    ``fallbacks_by_step``), local_models (models served locally and priced at zero: "local
-    model, no charge"), queued (calls of the run's model waiting for a slot now),
-    context: {...}}`` (module doc)."""
+    made the cards), budget_exhausted, fallbacks ({step: n} answered offline: a reply still
+    invalid or weak after its re-ask, or a provider failing after its retries), local_models
+    (models served locally and priced at zero: "local model, no charge"), queued (calls of the
+    run's model waiting for a slot now), context: {...}}`` (module doc)."""
     t = store.usage_totals(run_id)
     by = store.usage_breakdown(run_id)
     cards = store.get_cards(run_id)
@@ -71,7 +58,9 @@ def usage_report(store: RunStore, run_id: str) -> dict[str, Any]:
         "by_step": by.get("step", {}),
         "models_by_role": models_by_role(by.get("role_model", {})),
         "budget_exhausted": state.budget_exhausted,
-        "fallbacks": fallbacks_by_step(store.events(run_id)),
+        "fallbacks": {
+            step: int(row.get("calls", 0)) for step, row in by.get("fallback", {}).items()
+        },
         "local_models": sorted(m for m, row in by.get("model", {}).items() if row.get("local")),
         "queued": state.llm_queued,
         "budget_usd": state.config.budget_usd,

@@ -416,7 +416,7 @@ def _assemble(
             "missing from this report.",
             "",
         ]
-    fell_back = fallback_line(ctx.engine.fallbacks()) if hasattr(ctx.engine, "fallbacks") else ""
+    fell_back = fallback_line(ctx.engine.fallbacks())
     if fell_back:  # which parts a weak model did not write
         parts += [f"> {fell_back}", ""]
     parts += [lead, ""]

@@ -1,5 +1,6 @@
 """A run's LLM usage accounting in Redis: totals in ``run:{id}:usage`` and the breakdown by
-phase, role, model and step in ``run:{id}:usage_by``.
+phase, role, model and step in ``run:{id}:usage_by``, with the steps the offline engine answered
+for the model (``fallback|{step}|calls``).
 """
 
 from __future__ import annotations
@@ -106,9 +107,19 @@ class RunUsage:
             for f, v in self.r.hgetall(keys.run_usage(run_id)).items()
         }
 
+    def add_fallback(self, run_id: str, step: str) -> None:
+        """Count one step the offline engine answered for the model (``fallback|{step}|calls``
+        in ``run:{id}:usage_by``; the ``llm.fallback`` event says why)."""
+        self.r.hincrby(keys.run_usage_by(run_id), f"fallback|{step}|calls", 1)
+
+    def fallbacks(self, run_id: str) -> dict[str, int]:
+        """``{step: n}``: how many times each step was answered offline (``add_fallback``)."""
+        rows = self.usage_breakdown(run_id).get("fallback", {})
+        return {step: int(row.get("calls", 0)) for step, row in rows.items()}
+
     def usage_breakdown(self, run_id: str) -> dict[str, dict[str, dict[str, float]]]:
         """``{dim: {value: {calls, prompt_tokens, completion_tokens, cost_usd, retries}}}`` for dim
-        in phase/role/model/step."""
+        in phase/role/model/step/role_model, plus ``{"fallback": {step: {"calls": n}}}``."""
         out: dict[str, dict[str, dict[str, float]]] = {}
         for field, v in self.r.hgetall(keys.run_usage_by(run_id)).items():
             dim, rest = field.split("|", 1)

@@ -18,7 +18,6 @@ from research.costorm.summary import stop_line
 from research.engines.labels import fallback_line
 from research.errors import InputError
 from research.jobs.progress import reached_phase
-from research.llm.usage import fallbacks_by_step
 from research.models import PHASES, REVIEW_STATUS, Perspective, RunState, Syllabus, Usage
 from research.store.runs import RunStore
 from research.ui.citations import plain
@@ -115,7 +114,7 @@ def progress_info(store: RunStore, state: RunState) -> ProgressInfo:
         elapsed_s=duration_s(state),
         costorm=costorm,
         queued=state.llm_queued if is_active(state.status) else 0,
-        fallbacks=fallbacks_by_step(store.events(state.run_id)) if cfg.engine == "litellm" else {},
+        fallbacks=store.fallbacks(state.run_id) if cfg.engine == "litellm" else {},
     )
 
 

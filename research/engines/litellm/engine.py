@@ -73,7 +73,6 @@ from research.events import EventType
 from research.llm.errors import BudgetExhausted, InvalidOutput, LLMError
 from research.llm.session import LLMSession
 from research.llm.tokens import count_tokens
-from research.llm.usage import fallbacks_by_step
 from research.models import (
     Analysis,
     Claim,
@@ -244,6 +243,8 @@ class LiteLLMEngine:
         except LLMError as exc:  # InvalidOutput included
             if exc.code in RAISE_CODES:
                 raise
+            if self.store and self.run_id:
+                self.store.add_fallback(self.run_id, step)
             self._emit("llm.fallback", {"step": step, "code": exc.code, "error": exc.message[:300]})
             return fallback()
 
@@ -617,11 +618,11 @@ class LiteLLMEngine:
         return self._run(step, material, fallback, post)
 
     def fallbacks(self) -> dict[str, int]:
-        """The run's steps answered offline so far: ``{step: count}`` from its ``llm.fallback``
-        events ({} without a run)."""
+        """The run's steps answered offline so far: ``{step: count}`` (``RunStore.fallbacks``;
+        {} without a run)."""
         if not (self.store and self.run_id):
             return {}
-        return fallbacks_by_step(self.store.events(self.run_id))
+        return self.store.fallbacks(self.run_id)
 
 
 def _assignment(
