@@ -594,14 +594,18 @@ class LiteLLMEngine:
 
     def write_lead(self, inp: LeadInput) -> TextOutput:
         """Lead: the key finding per answered syllabus question with its citations, and the
-        questions the evidence leaves open (``material.lead``); only citation numbers present in
-        the sections survive."""
+        questions the evidence leaves open (``material.lead``); a lead that cites a number absent
+        from the sections, or nothing, is re-asked like a section. When no section cites a source
+        the offline engine writes the lead (the open questions) with no call."""
         valid = {int(n) for s in inp.sections for n in CITE_RE.findall(s.text)}
+        if not valid:  # nothing to cite: a model's lead would state claims no source supports
+            return self._fallback().write_lead(inp)
         return self._run(
             "write_lead",
             mat.lead(inp),
             lambda: self._fallback().write_lead(inp),
             lambda t: TextOutput(text=nonempty(_keep_cites(t.text, valid), "write_lead")),
+            reply=cited_only(valid),
         )
 
     def polish(self, inp: PolishInput) -> TextOutput:
