@@ -12,6 +12,7 @@ from research.ui.cost import (
     column_config,
     context_figure,
     cost_figure,
+    local_caption,
     tokens_figure,
 )
 
@@ -43,6 +44,9 @@ def render(state: RunState) -> None:
     c[4].metric("Retries", rep["retries"])
     pct = rep["context"]["context_reduction_pct"]
     c[5].metric("Context reduction", f"{pct}%" if pct is not None else "–")
+    local = local_caption(rep)
+    if local:
+        st.caption(f":material/computer: {local}")
     cards = cards_caption(rep)
     if cards:
         st.caption(cards)

@@ -132,6 +132,7 @@ _LENIENT = (
     "llm_concurrency",
     "llm_timeout_s",
     "llm_deadline_s",
+    "llm_queue_s",
     "llm_max_attempts",
     "llm_backoff_s",
     "llm_rpm",
@@ -164,9 +165,14 @@ class Settings(BaseSettings):
         vector_cache: [``RESEARCH_VECTOR_CACHE``] keep sentence vectors in
             ``{index_dir}/vectors.sqlite`` for every run and process (``research.search.vector_cache``).
         llm_concurrency, llm_rpm: [``RESEARCH_LLM_CONCURRENCY``, ``RESEARCH_LLM_RPM``] calls at once
-            per run; requests per minute per model.
+            per model, shared by every run of the process (None: 1 for a local endpoint, else 4;
+            ``research.llm.slots``); requests per minute per model.
         llm_timeout_s, llm_deadline_s, llm_backoff_s, llm_max_attempts: [``RESEARCH_LLM_TIMEOUT_S``,
-            ``…_DEADLINE_S``, ``…_BACKOFF_S``, ``…_MAX_ATTEMPTS``] per-call retry policy (s).
+            ``…_DEADLINE_S``, ``…_BACKOFF_S``, ``…_MAX_ATTEMPTS``] per-call retry policy (s): the
+            timeout bounds each wait for the server's next bytes once a request is sent; the
+            deadline bounds a call's attempts and backoffs, not its wait for a free slot.
+        llm_queue_s: [``RESEARCH_LLM_QUEUE_S``] how long a call may wait for a free slot of its
+            model (s) before it fails with ``queue_timeout``.
         llm_record, llm_replay: [``RESEARCH_LLM_RECORD`` / ``…_REPLAY``] process-wide cassette
             path (a run's own ``RunConfig.cassette`` takes precedence).
         http_timeout_s, http_retries: [``RESEARCH_HTTP_TIMEOUT``, ``RESEARCH_HTTP_RETRIES``] search APIs.
@@ -218,10 +224,11 @@ class Settings(BaseSettings):
     lease_ttl_ms: int = Field(15_000, validation_alias="RESEARCH_LEASE_TTL_MS")
     embed_precision: str = Field("auto", validation_alias="RESEARCH_EMBED_PRECISION")
     vector_cache: bool = Field(True, validation_alias="RESEARCH_VECTOR_CACHE")
-    llm_concurrency: int = Field(4, validation_alias="RESEARCH_LLM_CONCURRENCY")
+    llm_concurrency: int | None = Field(None, validation_alias="RESEARCH_LLM_CONCURRENCY")
     llm_rpm: float = Field(500.0, validation_alias="RESEARCH_LLM_RPM")
     llm_timeout_s: float = Field(60.0, validation_alias="RESEARCH_LLM_TIMEOUT_S")
     llm_deadline_s: float = Field(600.0, validation_alias="RESEARCH_LLM_DEADLINE_S")
+    llm_queue_s: float = Field(3600.0, validation_alias="RESEARCH_LLM_QUEUE_S")
     llm_backoff_s: float = Field(1.0, validation_alias="RESEARCH_LLM_BACKOFF_S")
     llm_max_attempts: int = Field(6, validation_alias="RESEARCH_LLM_MAX_ATTEMPTS")
     llm_record: str | None = Field(None, validation_alias="RESEARCH_LLM_RECORD")

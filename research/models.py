@@ -571,6 +571,11 @@ class RunState(BaseModel):
     review_state: str = Field(
         default="", description="plan review: '' (none), 'awaiting', 'approved'"
     )
+    llm_queued: int = Field(
+        default=0,
+        description="calls of the run's model waiting for a free slot while the run has one "
+        "waiting (research.llm.slots); 0 when none of the run's calls waits",
+    )
 
 
 class Event(BaseModel):

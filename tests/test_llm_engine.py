@@ -179,6 +179,7 @@ def test_every_step_parses(engine, llm_env):
     assert engine.polish(b.PolishInput(topic=TOPIC, text=twice)).text.strip() == sec.text.strip()
     assert engine.session.accountant.totals["calls"] == llm_env.stats()["ok"] == 16
     steps = {n for n in vars(b.Engine) if not n.startswith("_") and callable(getattr(b.Engine, n))}
+    steps -= {"fallbacks"}  # the engine's count of steps answered offline, not a step
     assert set(llm_env.stats()["by_step"]) == steps - {"polish"} and len(steps) == 17
 
 
@@ -276,3 +277,22 @@ def test_asker_sees_a_bounded_history_and_writes_the_queries(engine, llm_env):
         b.AskInput(topic=TOPIC, perspective=p, history=history + [history[0]], max_turns=3)
     )
     assert b.THANKS in done.question and done.queries == []
+
+
+def test_a_lead_must_cite_the_sections_and_none_is_asked_for_with_nothing_to_cite(
+    llm_env, monkeypatch
+):
+    """A small model's lead can be a confident invention ("a discovery changes everything")
+    with no citation: it is re-asked, then written offline; when no section cites a source
+    there is no finding to state, so the offline engine writes the lead without a call."""
+    invented = '{"text": "Our team discovered a new disease that changes everything."}'
+    with LoopbackLLM(lambda body: Reply(content=invented)) as srv:
+        monkeypatch.setenv("OPENAI_API_BASE", srv.url)
+        eng = LiteLLMEngine(RunConfig(topic=TOPIC, engine="litellm", models={"*": MODEL}))
+        cited = [ReportSection(heading="Efficacy", text="Trastuzumab improved survival [1].")]
+        lead = eng.write_lead(b.LeadInput(topic=TOPIC, sections=cited))
+        assert srv.stats()["ok"] == 2  # the call and its re-ask
+        assert "discovered" not in lead.text
+        uncited = [ReportSection(heading="Efficacy", text="No source states the efficacy.")]
+        eng.write_lead(b.LeadInput(topic=TOPIC, sections=uncited))
+        assert srv.stats()["ok"] == 2  # no call

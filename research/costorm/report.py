@@ -17,6 +17,7 @@ from research import citations
 from research.costorm.discourse import Table
 from research.costorm.mindmap import SEP
 from research.engines.base import LeadInput, PolishInput, SectionInput, Snippet
+from research.engines.labels import fallback_line
 from research.errors import InputError
 from research.models import OutlineSection, Reference, Report, ReportQuestion, ReportSection
 from research.pipeline.context import RunContext
@@ -193,6 +194,9 @@ def assemble(
             "cited source; no language model was used.",
             "",
         ]
+    fell_back = fallback_line(ctx.engine.fallbacks())
+    if fell_back:  # which parts a weak model did not write
+        parts += [f"> {fell_back}", ""]
     parts += [lead, ""]
     for depth, s in sections:
         parts += [f"{'#' * min(depth + 1, 4)} {s.heading}", ""]

@@ -30,10 +30,19 @@ Fault kinds (``Faults.kinds``), drawn per request with a seeded ``random.Random`
 ``hang_s`` seconds before answering; clients must time out), ``"malformed"`` (HTTP 200 with a
 body that is not JSON), ``"bad_json"`` (a valid completion whose content is not JSON),
 ``"truncated"`` (content cut in half, ``finish_reason: "length"``).
+
+A request with ``"stream": true`` is answered as server-sent events
+(``research.devtools.loopback_stream``). ``slots=N`` answers at most N requests at once, the
+others waiting in the server's queue before any byte is sent (llama.cpp's server with one slot);
+``endless=True`` never ends a streamed reply (it ignores ``max_tokens``), so only the client
+can bound it. ``refuse_formats=("json_object",)`` answers a request whose ``response_format``
+has one of those types with HTTP 400 and OpenAI's error body (a server that takes only
+``json_schema``), and counts it in ``refused``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import math
@@ -41,12 +50,13 @@ import random
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 from research.devtools.loopback_responder import Reply, default_responder, step_of
+from research.devtools.loopback_stream import endless_chunks, stream_events
 from research.llm.tokens import count_tokens
 
 __all__ = [
@@ -203,8 +213,13 @@ class LoopbackLLM:
         model: str | None = None,
         cache_min_tokens: int | None = None,
         cache_block_tokens: int = 128,
+        slots: int | None = None,
+        endless: bool = False,
+        refuse_formats: tuple[str, ...] = (),
     ) -> None:
         self.responder = responder or default_responder
+        self.refuse_formats = refuse_formats
+        self.refused = 0  # requests answered 400 for their response_format
         self.latency_ms = latency_ms
         self.latency_sigma = latency_sigma
         self.latency_seed = latency_seed
@@ -212,6 +227,10 @@ class LoopbackLLM:
         self.model = model
         self.cache_min_tokens = cache_min_tokens
         self.cache_block_tokens = cache_block_tokens
+        self.slots = threading.Semaphore(slots) if slots else None
+        self.endless = endless
+        self.busy = 0  # requests being answered now
+        self.max_busy = 0  # the most answered at once
         self.cached_tokens = 0
         self._seen: dict[str, list[str]] = {}  # step → earlier prompts (for prompt caching)
         self._rng = random.Random(self.faults.seed)
@@ -318,12 +337,57 @@ class LoopbackLLM:
                 return kind
         return None
 
+    @contextlib.contextmanager
+    def slot(self) -> Iterator[None]:
+        """Hold one of the server's slots while a request is answered and sent (class doc)."""
+        if self.slots is not None:
+            self.slots.acquire()
+        with self._lock:
+            self.busy += 1
+            self.max_busy = max(self.max_busy, self.busy)
+        try:
+            yield
+        finally:
+            with self._lock:
+                self.busy -= 1
+            if self.slots is not None:
+                self.slots.release()
+
+    def answer(self, body: dict) -> tuple[int, dict[str, str], bytes | Iterator[bytes]]:
+        """``handle``, as server-sent events when the request asked for ``"stream": true``
+        (an endless stream is an iterator, the others whole bytes); used by the HTTP handler."""
+        status, headers, payload = self.handle(body)
+        if status != 200 or not body.get("stream"):
+            return status, headers, payload
+        sse = {"Content-Type": "text/event-stream"}
+        try:
+            completion = json.loads(payload)
+        except ValueError:  # the "malformed" fault: a broken event, then the end
+            return 200, sse, b"data: " + payload + b"\n\n"
+        if self.endless:
+            return 200, sse, endless_chunks(completion, self._stopping.is_set)
+        return 200, sse, b"".join(stream_events(body, completion))
+
     def handle(self, body: dict) -> tuple[int, dict[str, str], bytes]:
-        """(status, headers, payload) for one request body; used by the HTTP handler."""
+        """(status, headers, payload) for one request body (a plain ``chat.completion``)."""
+        json_h = {"Content-Type": "application/json"}
+        fmt = body.get("response_format")
+        if isinstance(fmt, dict) and fmt.get("type") in self.refuse_formats:
+            with self._lock:
+                self.refused += 1
+            err = {
+                "error": {
+                    "message": f"'response_format.type' must be 'json_schema' or 'text', not "
+                    f"{fmt.get('type')!r}",
+                    "type": "invalid_request_error",
+                    "param": "response_format",
+                    "code": None,
+                }
+            }
+            return 400, json_h, json.dumps(err).encode()
         fault = self._draw_fault()
         if self.latency_ms:
             time.sleep(self.delay_s(body))
-        json_h = {"Content-Type": "application/json"}
         if fault == "429":
             return (
                 429,
@@ -394,17 +458,28 @@ def _handler_for(server: LoopbackLLM) -> type[BaseHTTPRequestHandler]:
                     b'{"error": {"message": "request body is not JSON", "type": "invalid_request_error"}}',
                 )
                 return
-            status, headers, payload = server.handle(body)
-            self._send(status, headers, payload)
+            with server.slot():
+                status, headers, payload = server.answer(body)
+                self._send(status, headers, payload)
 
-        def _send(self, status: int, headers: dict[str, str], payload: bytes) -> None:
+        def _send(
+            self, status: int, headers: dict[str, str], payload: bytes | Iterator[bytes]
+        ) -> None:
             try:
                 self.send_response(status)
                 for k, v in headers.items():
                     self.send_header(k, v)
-                self.send_header("Content-Length", str(len(payload)))
+                if isinstance(payload, bytes):
+                    self.send_header("Content-Length", str(len(payload)))
+                    self.end_headers()
+                    self.wfile.write(payload)
+                    return
+                self.send_header("Connection", "close")  # the end of the stream ends the body
+                self.close_connection = True
                 self.end_headers()
-                self.wfile.write(payload)
+                for part in payload:
+                    self.wfile.write(part)
+                    self.wfile.flush()
             except (BrokenPipeError, ConnectionResetError):  # the client gave up (timeout fault)
                 pass
 

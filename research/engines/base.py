@@ -275,7 +275,8 @@ class Engine(Protocol):
     True when the engine writes by quoting source sentences, with no language model (its answers'
     question keys are exactly the evidence judgement's, and reports carry its label);
     ``vectors`` is the run's sentence-vector cache, which the report's material, allocation and
-    dedupe share with the engine's own steps."""
+    dedupe share with the engine's own steps; ``fallbacks()`` is ``{step: n}``, the steps the
+    offline engine answered for a model that failed them ({} for an engine with no model)."""
 
     name: str
     label: str
@@ -283,6 +284,8 @@ class Engine(Protocol):
 
     @property
     def vectors(self) -> Vectors: ...
+
+    def fallbacks(self) -> dict[str, int]: ...
 
     def plan(self, inp: PlanInput) -> Plan: ...
     def survey_queries(self, inp: SurveyInput) -> QueryList: ...

@@ -19,3 +19,16 @@ def offline_label(*, with_note: bool = False) -> str:
     """``"offline extractive mode"``, or with ``with_note`` ``"offline extractive mode — sentences
     quoted from the run's sources, no language model"``."""
     return f"{OFFLINE_LABEL} — {OFFLINE_NOTE}" if with_note else OFFLINE_LABEL
+
+
+def fallback_line(counts: dict[str, int]) -> str:
+    """The sentence naming the steps the offline engine answered for a model (``{step: n}``,
+    ``research.store.run_usage.RunUsage.fallbacks``), e.g. ``"3 steps answered in offline extractive
+    mode, the model's reply being unusable: write_section 2×, plan 1×."``; "" for none (the
+    report's note, the run page)."""
+    if not counts:
+        return ""
+    total = sum(counts.values())
+    parts = ", ".join(f"{step} {n}×" for step, n in sorted(counts.items(), key=lambda x: -x[1]))
+    noun = "step" if total == 1 else "steps"
+    return f"{total} {noun} answered in {OFFLINE_LABEL}, the model's reply being unusable: {parts}."

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from research.llm.client import CallResult
-from research.llm.models import cost_usd
+from research.llm.models import cost_usd, free_local
 from research.llm.steps import StepSpec
 
 if TYPE_CHECKING:
@@ -117,6 +117,7 @@ class Accountant:
                     retries=retries,
                     tool_tokens=tool_tokens,
                     context_tokens=prompt if spec.in_context else 0,
+                    local=free_local(model),
                 )
             elif retries:
                 self.store.add_retries(self.run_id, retries)
@@ -132,6 +133,9 @@ class Accountant:
                 "cached_prompt_tokens": cached,
                 "cost_usd": cost,
                 "latency_s": result.latency_s if result else None,
+                "queued_s": result.queued_s if result else None,
+                "max_tokens": spec.max_tokens,
+                "finish_reason": result.finish_reason if result else None,
                 "retries": retries,
                 "tool_tokens": tool_tokens,
                 "replayed": replayed,

@@ -12,9 +12,13 @@ Values are litellm model strings (``openai/gpt-4o-mini``, ``anthropic/claude-3-5
 ``ollama/llama3``...). Keys are never resolved here: litellm reads the provider's env var
 (``OPENAI_API_KEY``, ``OPENAI_API_BASE``...) at call time.
 
-Prices: litellm's price table; for models it does not price, ``RESEARCH_MODEL_PRICES`` (env or
-secrets), JSON ``{"model": {"input_cost_per_token": USD, "output_cost_per_token": USD}}`` or
-``{"model": [USD per 1M input tokens, USD per 1M output tokens]}``. No price → PriceError.
+Prices: ``RESEARCH_MODEL_PRICES`` (env or secrets) when it names the model, JSON
+``{"model": {"input_cost_per_token": USD, "output_cost_per_token": USD}}`` or
+``{"model": [USD per 1M input tokens, USD per 1M output tokens]}``; else litellm's price table;
+else, for a local model (``research.llm.local.is_local``: a local provider prefix or an endpoint
+on this machine or a private network), zero. No price for a hosted model → PriceError. A name
+litellm prices keeps its price on a local address (a local proxy to a hosted model still bills).
+Keys: a local model needs none (``api_key_for`` hands litellm a placeholder when none is set).
 """
 
 from __future__ import annotations
@@ -24,8 +28,12 @@ from typing import Any
 
 from research.config import env_value, in_environment
 from research.errors import InputError
+from research.llm.local import is_local, provider_prefix
 from research.llm.model_map import PROVIDER_KEYS, cheaper_sibling, litellm, model_info, provider_of
 
+NO_KEY = "no-key"
+"""The key sent to a local server when none is set: OpenAI-compatible clients refuse to send a
+request without one, and local servers ignore it (not a secret)."""
 ROLES = ("planner", "question_asker", "expert", "compressor", "outline", "writer", "polish")
 CHEAP_ROLES = ("question_asker", "expert", "compressor")
 
@@ -88,7 +96,8 @@ def price_per_token(model: str) -> tuple[float, float]:
     """(USD per input token, USD per output token) for ``model``.
 
     Source: ``RESEARCH_MODEL_PRICES`` when it names the model (an explicit override), else
-    litellm's price table (``litellm.model_cost``). Raises PriceError when neither has it.
+    litellm's price table (``litellm.model_cost``), else (0, 0) for a local model
+    (``research.llm.local.is_local``). Raises PriceError when none applies.
     """
     cfg = _config_prices()
     entry = cfg.get(model) or cfg.get(model.split("/", 1)[-1])
@@ -112,10 +121,20 @@ def price_per_token(model: str) -> tuple[float, float]:
         return p_in / 1e6, p_out / 1e6
     except Exception:
         pass
+    if is_local(model):
+        return 0.0, 0.0
     raise PriceError(
         f"No price known for model '{model}'. Set RESEARCH_MODEL_PRICES, e.g. "
-        f"'{{\"{model}\": [0.15, 0.60]}}' (USD per 1M input, output tokens; [0, 0] for a free local model)."
+        f"'{{\"{model}\": [0.15, 0.60]}}' (USD per 1M input, output tokens). A model served on "
+        "this machine or a private network is free with no setting: point OPENAI_API_BASE (or "
+        "the provider's *_API_BASE) at it, see docs/local-models.md."
     )
+
+
+def free_local(model: str) -> bool:
+    """True when ``model`` is local (``research.llm.local.is_local``) and priced at zero (no
+    price set for it): the Cost page says "local model, no charge"."""
+    return is_local(model) and price_per_token(model) == (0.0, 0.0)
 
 
 def cost_usd(
@@ -151,6 +170,8 @@ def check_model(model: str, *, need_key: bool = True) -> None:
             (names the env var litellm wants), or PriceError.
     """
     provider = provider_of(model) if model_info(model) else None
+    if is_local(model):  # a local server needs no key (api_key_for sends a placeholder)
+        need_key = False
     if provider in PROVIDER_KEYS:  # a mapped model of a known provider: no litellm import
         price_per_token(model)
         key = PROVIDER_KEYS[provider]
@@ -179,7 +200,14 @@ def check_model(model: str, *, need_key: bool = True) -> None:
 
 
 def api_key_for(model: str) -> str | None:
-    """The provider key from ``.streamlit/secrets.toml`` when the env lacks it (call time only)."""
+    """The provider key from ``.streamlit/secrets.toml`` when the env lacks it (call time only);
+    ``NO_KEY`` for a local model with no key set anywhere; else None (litellm reads the env)."""
+    if is_local(model):
+        prefix = provider_prefix(model)
+        key = PROVIDER_KEYS.get(prefix, f"{prefix.upper()}_API_KEY")
+        if in_environment(key):
+            return None
+        return env_value(key) or NO_KEY
     provider = provider_of(model) if model_info(model) else None
     if provider in PROVIDER_KEYS:
         key = PROVIDER_KEYS[provider]

@@ -4,8 +4,11 @@ budget, accounting, and record/replay — around ``client.complete``.
 Record/replay: the run's ``RunConfig.cassette`` (``research run --record/--replay``), else the
 process-wide ``Settings.cassette`` (``RESEARCH_LLM_RECORD=PATH`` appends every call to a
 cassette; ``RESEARCH_LLM_REPLAY=PATH`` answers every call from one, with no network and no key).
-Concurrency: at most ``Settings.llm_concurrency`` (``RESEARCH_LLM_CONCURRENCY``, default 4)
-requests of the run in flight.
+Concurrency: the model's process-wide slots (``research.llm.slots``: ``RESEARCH_LLM_CONCURRENCY``
+per model, 1 for a local endpoint, else 4), shared with every other run of the process; while
+the run's calls wait for one, the run's ``llm_queued`` field says how many calls of the model
+are queued (the run page's "waiting for the model"). Reply bound: each call sends its step's
+``max_tokens`` (``StepSpec.max_tokens``) and is read no further (``client.complete``).
 """
 
 from __future__ import annotations
@@ -55,7 +58,9 @@ class LLMSession:
         self.accountant = Accountant(run_id, store, settings.artifacts_root if settings else None)
         self.budget = Budget(self.accountant, config.budget_usd, config.budget_tokens, on_budget)
         settings = settings or load_settings()
-        self.semaphore = threading.Semaphore(max(1, settings.llm_concurrency))
+        self.store, self.run_id = store, run_id
+        self._queued = 0  # the run's calls waiting for a slot of their model
+        self._queue_lock = threading.Lock()
         cassette = config.cassette or settings.cassette  # the run's own, else the process-wide one
         self.cassette = Cassette(cassette[1], cassette[0]) if cassette else None
         self.language = config.language
@@ -70,6 +75,15 @@ class LLMSession:
                 m["content"] = f"{m['content']}\n\n{lines}"
                 return out
         return [{"role": "system", "content": lines}, *out]
+
+    def _on_wait(self, waiting: int, change: int) -> None:
+        """Publish the model's queue on the run (``llm_queued``: calls of the model waiting
+        for a slot while this run has one waiting, else 0)."""
+        with self._queue_lock:
+            self._queued += change
+            shown = waiting if self._queued > 0 else 0
+            if self.store is not None and self.run_id:
+                self.store.set_fields(self.run_id, llm_queued=shown)
 
     @property
     def replaying(self) -> bool:
@@ -87,7 +101,9 @@ class LLMSession:
         max_tokens: int | None = None,
     ) -> client.CallResult:
         """One accounted call of the step ``spec`` (``research.engines.steps``) to its role's
-        model. ``semantic``: the cassette key (``spec.cassette_key``; default the step name).
+        model, its reply bounded by ``max_tokens`` (tokens; default the step's
+        ``spec.max_tokens``). ``semantic``: the cassette key (``spec.cassette_key``; default the
+        step name).
 
         Raises:
             BudgetExhausted: a cap is reached (no request was sent).
@@ -121,8 +137,8 @@ class LLMSession:
                 messages,
                 response_format=response_format,
                 tools=tools,
-                max_tokens=max_tokens,
-                semaphore=self.semaphore,
+                max_tokens=max_tokens or spec.max_tokens,
+                on_wait=self._on_wait,
                 api_key=api_key_for(model),
             )
         except LLMError as exc:

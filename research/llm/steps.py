@@ -46,9 +46,15 @@ class StepSpec:
         in_context: False for out-of-band steps (the compressor): their prompt tokens are not
             counted as context (docs/design.md § Context reduction).
         family: ``"storm"`` or ``"costorm"`` (which engine object exposes it).
+        max_tokens: the reply's bound (tokens), sent as ``max_tokens`` on every call of the step
+            and enforced by the client (``research.llm.client``): a reply cut there is handled
+            as any bad reply (re-asked once, then the step's fallback).
+        why: the reason for that bound (what the reply holds; STORM's own bounds where it has
+            one: 500 conversation, 400 outline, 700 section, 4000 polish).
 
     Raises:
-        ValueError: at declaration, for a role outside ``ROLES`` or a bad family.
+        ValueError: at declaration, for a role outside ``ROLES``, a bad family, or a bound
+            that is not positive or has no reason.
     """
 
     name: str
@@ -58,6 +64,8 @@ class StepSpec:
     key: Callable[[Any], tuple[Any, ...]] = field(default=_no_key, compare=False)
     in_context: bool = True
     family: str = "storm"
+    max_tokens: int = 0
+    why: str = ""
 
     def __post_init__(self) -> None:
         if self.role not in ROLES:
@@ -66,6 +74,10 @@ class StepSpec:
             )
         if self.family not in ("storm", "costorm"):
             raise ValueError(f"step {self.name}: family must be 'storm' or 'costorm'")
+        if self.max_tokens <= 0 or not self.why.strip():
+            raise ValueError(
+                f"step {self.name}: declare max_tokens (> 0, tokens) and why (the reason)"
+            )
 
     @property
     def prompt(self) -> str:

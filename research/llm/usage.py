@@ -29,7 +29,10 @@ def usage_report(store: RunStore, run_id: str) -> dict[str, Any]:
     """``{llm_calls, prompt_tokens, completion_tokens, cached_prompt_tokens (of prompt_tokens,
     from the provider's prompt cache), total_tokens, cost_usd, retries,
     by_phase, by_role, by_model, by_step, models_by_role ({role: [model, …]}: e.g. which model
-    made the cards), budget_exhausted, context: {...}}`` (module doc)."""
+    made the cards), budget_exhausted, fallbacks ({step: n} answered offline: a reply still
+    invalid or weak after its re-ask, or a provider failing after its retries), local_models
+    (models served locally and priced at zero: "local model, no charge"), queued (calls of the
+    run's model waiting for a slot now), context: {...}}`` (module doc)."""
     t = store.usage_totals(run_id)
     by = store.usage_breakdown(run_id)
     cards = store.get_cards(run_id)
@@ -55,6 +58,11 @@ def usage_report(store: RunStore, run_id: str) -> dict[str, Any]:
         "by_step": by.get("step", {}),
         "models_by_role": models_by_role(by.get("role_model", {})),
         "budget_exhausted": state.budget_exhausted,
+        "fallbacks": {
+            step: int(row.get("calls", 0)) for step, row in by.get("fallback", {}).items()
+        },
+        "local_models": sorted(m for m, row in by.get("model", {}).items() if row.get("local")),
+        "queued": state.llm_queued,
         "budget_usd": state.config.budget_usd,
         "budget_tokens": state.config.budget_tokens,
         "context": {

@@ -19,6 +19,7 @@ from research.engines.base import (
     SectionInput,
     Snippet,
 )
+from research.engines.labels import fallback_line
 from research.errors import EngineError, InvariantError
 from research.models import (
     ConversationResult,
@@ -415,6 +416,9 @@ def _assemble(
             "missing from this report.",
             "",
         ]
+    fell_back = fallback_line(ctx.engine.fallbacks())
+    if fell_back:  # which parts a weak model did not write
+        parts += [f"> {fell_back}", ""]
     parts += [lead, ""]
     for s in sections:
         parts += [f"{'#' * (s.level + 1)} {s.heading}", "", s.text, ""]

@@ -109,7 +109,8 @@ def run_usage(run_id: str) -> str:
 
 def run_usage_by(run_id: str) -> str:
     """Hash of LLM accounting broken down: field ``{dim}|{value}|{metric}`` with dim in
-    phase/role/model/step and metric in calls/prompt_tokens/completion_tokens/cost_usd/retries."""
+    phase/role/model/step and metric in calls/prompt_tokens/completion_tokens/cost_usd/retries;
+    ``fallback|{step}|calls`` counts the steps the offline engine answered."""
     return f"run:{check_run_id(run_id)}:usage_by"
 
 

@@ -1,5 +1,6 @@
 """A run's LLM usage accounting in Redis: totals in ``run:{id}:usage`` and the breakdown by
-phase, role, model and step in ``run:{id}:usage_by``.
+phase, role, model and step in ``run:{id}:usage_by``, with the steps the offline engine answered
+for the model (``fallback|{step}|calls``).
 """
 
 from __future__ import annotations
@@ -57,13 +58,15 @@ class RunUsage:
         tool_tokens: int = 0,
         context_tokens: int = 0,
         cached_prompt_tokens: int = 0,
+        local: bool = False,
     ) -> None:
         """Account one LLM call: run totals in ``run:{id}:usage`` (llm_calls,
         prompt_tokens, completion_tokens, cost_usd USD, retries, tool_tokens = tokens of tool
         output placed in prompts, context_tokens = prompt tokens of in-context (non-compressor)
         calls, cached_prompt_tokens = prompt tokens served from the provider's prompt cache)
         and the breakdown by phase, role, model, step and ``role:model`` (which model answered
-        each role, e.g. which one made the cards) in ``run:{id}:usage_by``."""
+        each role, e.g. which one made the cards) in ``run:{id}:usage_by``; ``local``: the model
+        is served locally at no charge (``model|{model}|local`` = 1, the Cost page's note)."""
         pipe = self.r.pipeline()
         k, kb = keys.run_usage(run_id), keys.run_usage_by(run_id)
         for field, n in (
@@ -93,6 +96,8 @@ class RunUsage:
             ):
                 pipe.hincrby(kb, f"{dim}|{value}|{field}", int(n))
             pipe.hincrbyfloat(kb, f"{dim}|{value}|cost_usd", cost_usd)
+        if local:
+            pipe.hset(kb, f"model|{model}|local", 1)
         pipe.execute()
 
     def usage_totals(self, run_id: str) -> dict[str, float]:
@@ -102,9 +107,19 @@ class RunUsage:
             for f, v in self.r.hgetall(keys.run_usage(run_id)).items()
         }
 
+    def add_fallback(self, run_id: str, step: str) -> None:
+        """Count one step the offline engine answered for the model (``fallback|{step}|calls``
+        in ``run:{id}:usage_by``; the ``llm.fallback`` event says why)."""
+        self.r.hincrby(keys.run_usage_by(run_id), f"fallback|{step}|calls", 1)
+
+    def fallbacks(self, run_id: str) -> dict[str, int]:
+        """``{step: n}``: how many times each step was answered offline (``add_fallback``)."""
+        rows = self.usage_breakdown(run_id).get("fallback", {})
+        return {step: int(row.get("calls", 0)) for step, row in rows.items()}
+
     def usage_breakdown(self, run_id: str) -> dict[str, dict[str, dict[str, float]]]:
         """``{dim: {value: {calls, prompt_tokens, completion_tokens, cost_usd, retries}}}`` for dim
-        in phase/role/model/step."""
+        in phase/role/model/step/role_model, plus ``{"fallback": {step: {"calls": n}}}``."""
         out: dict[str, dict[str, dict[str, float]]] = {}
         for field, v in self.r.hgetall(keys.run_usage_by(run_id)).items():
             dim, rest = field.split("|", 1)

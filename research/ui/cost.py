@@ -42,6 +42,15 @@ def cards_caption(report: dict) -> str | None:
     return f"Summary cards made by {', '.join(models)} ({calls} calls)."
 
 
+def local_caption(report: dict) -> str | None:
+    """``"openai/smollm2: local model, no charge."`` for the models served locally at no price
+    (``usage_report``'s ``local_models``); None when there are none."""
+    models = report.get("local_models") or []
+    if not models:
+        return None
+    return " ".join(f"{m}: local model, no charge." for m in models)
+
+
 def tokens_figure(report: dict, dim: str) -> go.Figure:
     """Stacked bars of prompt and completion tokens per ``dim`` value."""
     rows = breakdown_rows(report, dim)

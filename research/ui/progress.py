@@ -15,6 +15,7 @@ import streamlit as st
 
 from research.costorm import get_meta, get_turns
 from research.costorm.summary import stop_line
+from research.engines.labels import fallback_line
 from research.errors import InputError
 from research.jobs.progress import reached_phase
 from research.models import PHASES, REVIEW_STATUS, Perspective, RunState, Syllabus, Usage
@@ -42,6 +43,9 @@ class ProgressInfo:
             from ``research.costorm.summary.stop_line``, '' while running).
         index: the newest ``index.progress`` event's data (``{state, done, total, corpus}``)
             while the run waits for its local corpus index; None when it is not waiting.
+        queued: calls of the run's model waiting for a free slot while the run has one waiting
+            (``RunState.llm_queued``): the model is the bottleneck.
+        fallbacks: ``{step: n}`` steps the offline engine answered (``llm.fallback``).
     """
 
     steps: list[tuple[str, str]]
@@ -52,6 +56,8 @@ class ProgressInfo:
     elapsed_s: float = 0.0
     costorm: dict | None = None
     index: dict | None = None
+    queued: int = 0
+    fallbacks: dict[str, int] = field(default_factory=dict)
 
 
 def phase_steps(status: str, reached: str) -> list[tuple[str, str]]:
@@ -107,7 +113,16 @@ def progress_info(store: RunStore, state: RunState) -> ProgressInfo:
         usage=store.get_usage(state.run_id),
         elapsed_s=duration_s(state),
         costorm=costorm,
+        queued=state.llm_queued if is_active(state.status) else 0,
+        fallbacks=store.fallbacks(state.run_id) if cfg.engine == "litellm" else {},
     )
+
+
+def model_wait_line(queued: int) -> str:
+    """``"Waiting for the model: 3 calls queued"`` (the model is the bottleneck); "" for 0."""
+    if queued <= 0:
+        return ""
+    return f"Waiting for the model: {queued} call{'s' if queued != 1 else ''} queued."
 
 
 def index_wait(store: RunStore, state: RunState) -> dict | None:
@@ -228,9 +243,17 @@ def progress_panel(store: RunStore, state: RunState) -> None:
     info = progress_info(store, state)
     st.markdown(stepper_markdown(info.steps))
     tokens = info.usage.prompt_tokens + info.usage.completion_tokens
+    if info.fallbacks:
+        st.info(fallback_line(info.fallbacks), icon=":material/model_training:")
     if not is_active(state.status):
         st.caption(totals_caption(info))
         return
+    if info.queued:
+        st.caption(
+            f":material/hourglass_top: {model_wait_line(info.queued)} The model server answers "
+            "one request at a time per slot (RESEARCH_LLM_CONCURRENCY); the others wait, they "
+            "do not time out."
+        )
     if info.index:
         frac, label = index_label(info.index)
         st.progress(frac, text=label)

@@ -65,6 +65,10 @@ class ExtractiveEngine:
     def __init__(self, embedder: Any | None = None) -> None:
         self.vectors = Vectors(embedder)
 
+    def fallbacks(self) -> dict[str, int]:
+        """{}: no step here has a model to fall back from."""
+        return {}
+
     # ------------------------------------------------------------------ planning
     def plan(self, inp: PlanInput) -> Plan:
         """Seed 001 §3.2 plan: survey step, one step per syllabus question, cross-check step."""

@@ -47,15 +47,13 @@ from research.engines.costorm_steps import (
 from research.engines.litellm import material as mat
 from research.engines.litellm.engine import (
     CITE_RE,
-    RAISE_CODES,
     READ_ARTIFACT_TOOL,
     LiteLLMEngine,
     _keep_cites,
 )
-from research.engines.litellm.structured import call_structured
+from research.engines.litellm.weak import usable_queries
 from research.engines.replies import PlacementReply
-from research.engines.steps import step as declared
-from research.llm.errors import BudgetExhausted, InvalidOutput, LLMError
+from research.llm.errors import InvalidOutput
 from research.llm.tokens import count_tokens
 from research.models import QUESTION_INTENTS, CoStormTurn, Perspective
 
@@ -126,29 +124,18 @@ class LiteLLMCoStorm:
         tools: list[dict] | None = None,
         run_tool=None,
     ) -> Any:
-        """Call the declared step's model (``research.engines.steps``; ``inp`` gives the cassette
-        key) and post-process (``post`` may raise InvalidOutput), or answer with ``fallback()``
-        (module doc). Raises LLMError for auth errors and replay misses."""
-        try:
-            reply: Any = call_structured(
-                self.engine.session,
-                declared(step),
-                material,
-                inp,
-                tool_tokens=tool_tokens,
-                tools=tools,
-                run_tool=run_tool,
-            )
-            return post(reply)
-        except BudgetExhausted:
-            return fallback()
-        except LLMError as exc:  # InvalidOutput included
-            if exc.code in RAISE_CODES:
-                raise
-            self.engine._emit(
-                "llm.fallback", {"step": step, "code": exc.code, "error": exc.message[:300]}
-            )
-            return fallback()
+        """The engine's ``_run`` (one place that calls a step's model, re-asks, and falls back
+        with ``llm.fallback``). Raises LLMError for auth errors and replay misses."""
+        return self.engine._run(
+            step,
+            material,
+            fallback,
+            post,
+            inp=inp,
+            tool_tokens=tool_tokens,
+            tools=tools,
+            run_tool=run_tool,
+        )
 
     # ------------------------------------------------------------------ warm start
     def generate_experts(self, inp: ExpertsInput) -> PersonaList:
@@ -245,10 +232,7 @@ class LiteLLMCoStorm:
             "costorm_queries",
             m,
             lambda: self._fallback().turn_queries(inp),
-            lambda q: QueryList(
-                queries=[x.strip()[:200] for x in q.queries if x.strip()][:3]
-                or [inp.question[:200]]
-            ),
+            lambda q: QueryList(queries=usable_queries(q.queries, 3)),
             inp=inp,
         )
 

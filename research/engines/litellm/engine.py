@@ -7,8 +7,12 @@ re-ask: ``structured.py``. Calls, accounting, budget and record/replay:
 its declaration in ``research.engines.steps``.
 
 Fallbacks: when the run's budget is exhausted, or a step's reply is still invalid after a
-re-ask, or the provider keeps failing after retries, that step is answered by the offline
-extractive engine (so the run still ends with a report) and an event says so. Auth errors and
+re-ask (bad JSON, cut at the step's bound, or weak: an empty answer, an empty or repeated query
+list, a plan, syllabus or outline with no usable entry — each ``post`` below raises
+``InvalidOutput`` with the reason the re-ask carries), or the provider keeps failing after
+retries, that step is answered by the offline extractive engine (so the run still ends with a
+report) and an ``llm.fallback`` event says so (``fallbacks()``: the run's count by step, for
+``research show --json``, the report's note and the run page). Auth errors and
 replay misses are raised (the run fails with their code). Replies are sanitised: citation
 markers outside the material's numbers are dropped, syllabus keys filtered, list lengths fixed.
 
@@ -58,6 +62,12 @@ from research.engines.extractive.writing import polish as polish_text
 from research.engines.litellm import material as mat
 from research.engines.litellm.prompts import compact
 from research.engines.litellm.structured import call_structured
+from research.engines.litellm.weak import (
+    nonempty,
+    usable_headings,
+    usable_personas,
+    usable_queries,
+)
 from research.engines.steps import step as declared
 from research.events import EventType
 from research.llm.errors import BudgetExhausted, InvalidOutput, LLMError
@@ -213,10 +223,11 @@ class LiteLLMEngine:
         reply: type | None = None,
     ) -> Any:
         """Call the declared step's model (``research.engines.steps``; ``inp`` gives the cassette
-        key) and post-process, or answer with ``fallback()`` (module doc). ``reply``: a stricter
-        reply model than the declared one (its validation errors re-ask)."""
+        key) and post-process (``post`` raising InvalidOutput re-asks once with its reason), or
+        answer with ``fallback()`` (module doc). ``reply``: a stricter reply model than the
+        declared one (its validation errors re-ask)."""
         try:
-            reply = call_structured(
+            return call_structured(
                 self.session,
                 declared(step),
                 material,
@@ -225,19 +236,16 @@ class LiteLLMEngine:
                 tool_tokens=tool_tokens,
                 tools=tools,
                 run_tool=run_tool,
+                post=post,
             )
-            return post(reply)
         except BudgetExhausted:
             return fallback()
-        except LLMError as exc:
+        except LLMError as exc:  # InvalidOutput included
             if exc.code in RAISE_CODES:
                 raise
+            if self.store and self.run_id:
+                self.store.add_fallback(self.run_id, step)
             self._emit("llm.fallback", {"step": step, "code": exc.code, "error": exc.message[:300]})
-            return fallback()
-        except (
-            InvalidOutput
-        ) as exc:  # pragma: no cover - InvalidOutput is an LLMError; kept explicit
-            self._emit("llm.fallback", {"step": step, "code": exc.code})
             return fallback()
 
     def _emit(self, type_: EventType, data: dict) -> None:
@@ -295,7 +303,7 @@ class LiteLLMEngine:
             "survey_queries",
             {"topic": inp.topic},
             lambda: self._fallback().survey_queries(inp),
-            lambda q: QueryList(queries=[x.strip() for x in q.queries if x.strip()][:5]),
+            lambda q: QueryList(queries=usable_queries(q.queries, 5)),
         )
 
     def related_outline(self, inp: RelatedInput) -> TopicOutline:
@@ -306,7 +314,9 @@ class LiteLLMEngine:
             "related_outline",
             m,
             lambda: self._fallback().related_outline(inp),
-            lambda r: TopicOutline(topic=r.topic, sections=r.sections[:8], source=src),
+            lambda r: TopicOutline(
+                topic=r.topic, sections=usable_headings(r.sections)[:8], source=src
+            ),
             inp=inp,
             tool_tokens=count_tokens(compact(m["titles"])),
         )
@@ -339,7 +349,7 @@ class LiteLLMEngine:
             "personas",
             m,
             lambda: self._fallback().personas(inp),
-            lambda p: PersonaList(perspectives=p.perspectives[: inp.max_perspectives]),
+            lambda p: PersonaList(perspectives=usable_personas(p)[: inp.max_perspectives]),
         )
 
     # ------------------------------------------------------------------ conversations
@@ -350,7 +360,9 @@ class LiteLLMEngine:
         keys = {q.key for q in inp.next_focus}
 
         def post(a: AskOutput) -> AskOutput:
-            queries = [x.strip() for x in a.queries if x.strip()][:3]
+            if not a.question.strip():
+                raise InvalidOutput("ask_question: the question is empty")
+            queries = usable_queries(a.queries, 3) if any(q.strip() for q in a.queries) else []
             return AskOutput(
                 question=a.question.strip(),
                 focus_question=a.focus_question if a.focus_question in keys else "",
@@ -372,9 +384,7 @@ class LiteLLMEngine:
             "question_to_queries",
             m,
             lambda: self._fallback().question_to_queries(inp),
-            lambda q: QueryList(
-                queries=[x.strip() for x in q.queries if x.strip()][:3] or [inp.question[:200]]
-            ),
+            lambda q: QueryList(queries=usable_queries(q.queries, 3)),
             inp=inp,
         )
 
@@ -386,6 +396,8 @@ class LiteLLMEngine:
 
         def post(a: AnswerOutput) -> AnswerOutput:
             text = _keep_cites(a.answer, valid)
+            if not text:
+                raise InvalidOutput("answer_question: the answer is empty")
             cited = sorted({int(n) for n in CITE_RE.findall(text)})
             return AnswerOutput(answer=text, cited=cited)
 
@@ -434,6 +446,8 @@ class LiteLLMEngine:
 
         def post(r) -> AnswerAssignOutput:
             text = _keep_cites(r.answer, valid)
+            if not text:
+                raise InvalidOutput("answer_and_assign: the answer is empty")
             answer = AnswerOutput(
                 answer=text, cited=sorted({int(n) for n in CITE_RE.findall(text)})
             )
@@ -463,8 +477,14 @@ class LiteLLMEngine:
         """Seed 001 §4.4 card (out of band: not counted as context) from ``material.compress``:
         a search's results as passages around the query's terms, results carded earlier in the
         run as references to their cards."""
+
+        def post(card: SummaryCard) -> SummaryCard:
+            if not card.summary.strip():
+                raise InvalidOutput("compress: the summary is empty")
+            return card
+
         return self._run(
-            "compress", mat.compress(inp), lambda: self._fallback().compress(inp), inp=inp
+            "compress", mat.compress(inp), lambda: self._fallback().compress(inp), post, inp=inp
         )
 
     def analyze(self, inp: AnalysisInput) -> Analysis:
@@ -550,7 +570,7 @@ class LiteLLMEngine:
             "write_section",
             mat.section(inp),
             lambda: self._fallback().write_section(inp),
-            lambda t: TextOutput(text=_keep_cites(t.text, valid)),
+            lambda t: TextOutput(text=nonempty(_keep_cites(t.text, valid), "write_section")),
             inp=inp,
             reply=cited_only(valid),
         )
@@ -574,14 +594,18 @@ class LiteLLMEngine:
 
     def write_lead(self, inp: LeadInput) -> TextOutput:
         """Lead: the key finding per answered syllabus question with its citations, and the
-        questions the evidence leaves open (``material.lead``); only citation numbers present in
-        the sections survive."""
+        questions the evidence leaves open (``material.lead``); a lead that cites a number absent
+        from the sections, or nothing, is re-asked like a section. When no section cites a source
+        the offline engine writes the lead (the open questions) with no call."""
         valid = {int(n) for s in inp.sections for n in CITE_RE.findall(s.text)}
+        if not valid:  # nothing to cite: a model's lead would state claims no source supports
+            return self._fallback().write_lead(inp)
         return self._run(
             "write_lead",
             mat.lead(inp),
             lambda: self._fallback().write_lead(inp),
-            lambda t: TextOutput(text=_keep_cites(t.text, valid)),
+            lambda t: TextOutput(text=nonempty(_keep_cites(t.text, valid), "write_lead")),
+            reply=cited_only(valid),
         )
 
     def polish(self, inp: PolishInput) -> TextOutput:
@@ -594,16 +618,15 @@ class LiteLLMEngine:
         return TextOutput(text=polish_text(inp.text))
 
     def _guard(self, step: str, material: dict, fallback, post) -> Any:
-        """``_run`` where a semantically empty reply (post raises InvalidOutput) also falls back."""
+        """``_run`` for a step whose empty reply is useless (``post`` raises InvalidOutput)."""
+        return self._run(step, material, fallback, post)
 
-        def safe_post(x):
-            try:
-                return post(x)
-            except InvalidOutput as exc:
-                self._emit("llm.fallback", {"step": step, "code": exc.code})
-                return fallback()
-
-        return self._run(step, material, fallback, safe_post)
+    def fallbacks(self) -> dict[str, int]:
+        """The run's steps answered offline so far: ``{step: count}`` (``RunStore.fallbacks``;
+        {} without a run)."""
+        if not (self.store and self.run_id):
+            return {}
+        return self.store.fallbacks(self.run_id)
 
 
 def _assignment(
@@ -623,7 +646,10 @@ def _outline(o: Outline) -> Outline:
     bad = {"references", "see also", "introduction", "external links"}
     sections = [s for s in o.sections if s.heading.strip() and s.heading.strip().lower() not in bad]
     if not sections:
-        raise InvalidOutput("outline: no sections")
+        raise InvalidOutput(
+            "outline: no usable section (each needs a heading other than "
+            "References, See also, Introduction or External links)"
+        )
     return Outline(sections=sections[:10])
 
 

@@ -1,9 +1,16 @@
-"""Structured output: the step's pydantic model as ``response_format`` (JSON
-schema, non-strict) where ``litellm.supports_response_schema`` says so, else the schema spelled
-out in the prompt; ``<think>`` blocks stripped; the reply validated; on failure (bad JSON, schema
-error, truncated output) the model is re-asked ONCE with the validation error; a second failure
-raises ``InvalidOutput``. Tool calls (``read_artifact``) are executed between turns, at most
-``MAX_TOOL_ROUNDS`` rounds.
+"""Structured output: the step's pydantic model as ``response_format`` (JSON schema,
+non-strict) where ``litellm.supports_response_schema`` says so, else the schema spelled out in
+the prompt. For a local OpenAI-compatible server (a ``JSON_OBJECT_PROVIDERS`` model at a local
+address, ``research.llm.local``) the schema also goes as ``{"type": "json_object", "schema": …}``:
+llama.cpp's servers turn it into a grammar the reply must follow, and vLLM holds the reply to
+JSON, so a small model writes short JSON instead of prose up to its bound. A server that refuses
+that format (HTTP 400 or 422) is asked again without it, and the process stops sending it to that
+model at that address.
+
+``<think>`` blocks are stripped; the reply is validated; on failure (bad JSON, schema error,
+truncated output, a weak reply ``post`` refuses) the model is re-asked ONCE with the reason; a
+second failure raises ``InvalidOutput``. Tool calls (``read_artifact``) are executed between
+turns, at most ``MAX_TOOL_ROUNDS`` rounds.
 """
 
 from __future__ import annotations
@@ -12,13 +19,14 @@ import functools
 import json
 import re
 from collections.abc import Callable
-from typing import TypeVar, cast
+from typing import Any, TypeVar, cast
 
 from pydantic import BaseModel, ValidationError
 
 from research.engines.litellm import prompts
 from research.errors import InvariantError
-from research.llm.errors import InvalidOutput
+from research.llm.errors import InvalidOutput, LLMError
+from research.llm.local import api_base, is_local, provider_prefix
 from research.llm.model_map import litellm
 from research.llm.session import LLMSession
 from research.llm.steps import StepSpec
@@ -28,6 +36,10 @@ M = TypeVar("M", bound=BaseModel)
 THINK_RE = re.compile(r"<think>.*?(</think>|$)", re.S | re.I)
 FENCE_RE = re.compile(r"```(?:json)?\s*(.*?)```", re.S)
 MAX_TOOL_ROUNDS = 2
+JSON_OBJECT_PROVIDERS = ("openai", "hosted_vllm", "llamafile")
+"""litellm providers that pass a ``json_object`` ``response_format`` with a schema through as is
+(to llama.cpp's or llama-cpp-python's server, llamafile or vLLM at a local address)."""
+_json_object_refused: set[tuple[str, str]] = set()  # (model, base URL) that answered 400/422 to it
 
 
 def strip_think(text: str) -> str:
@@ -57,6 +69,25 @@ def native_schema(model: str) -> bool:
         return False
 
 
+def reply_format(model: str, reply_model: type[BaseModel], schema: dict) -> dict | None:
+    """The ``response_format`` for ``model`` (module doc): OpenAI's ``json_schema`` where litellm
+    says the model takes it, ``json_object`` with ``schema`` for a local OpenAI-compatible server
+    that has not refused it (by model and base URL), else None (the schema is only in the
+    prompt)."""
+    if native_schema(model):
+        return {
+            "type": "json_schema",
+            "json_schema": {"name": reply_model.__name__, "schema": schema, "strict": False},
+        }
+    if (
+        (model, api_base(model) or "") not in _json_object_refused
+        and provider_prefix(model) in JSON_OBJECT_PROVIDERS
+        and is_local(model)
+    ):
+        return {"type": "json_object", "schema": schema}
+    return None
+
+
 @functools.lru_cache(maxsize=64)
 def native_tools(model: str) -> bool:
     """True when litellm says ``model`` supports native function calling."""
@@ -76,12 +107,16 @@ def call_structured(
     tool_tokens: int = 0,
     tools: list[dict] | None = None,
     run_tool: Callable[[str, dict], str] | None = None,
-) -> M:
-    """Render the step's prompt, call its role's model, return the validated reply.
+    post: Callable[[M], Any] | None = None,
+) -> Any:
+    """Render the step's prompt, call its role's model, return the validated reply, or
+    ``post(reply)`` when ``post`` is given.
 
     ``spec``: the step's declaration (``research.engines.steps``): role, reply model (``reply``
-    overrides it with a stricter one), cassette key (``spec.cassette_key(inp)``, + the tool
-    round and re-ask count).
+    overrides it with a stricter one), reply bound (``spec.max_tokens``), cassette key
+    (``spec.cassette_key(inp)``, + the tool round and re-ask count). ``post``: the caller's
+    clean-up; raising ``InvalidOutput`` or ``ValueError`` there (a weak reply) re-asks as a
+    validation error does.
 
     Raises:
         InvalidOutput: still invalid after one re-ask. LLMError / BudgetExhausted from the session.
@@ -92,25 +127,25 @@ def call_structured(
     native = native_schema(model)
     schema = reply_model.model_json_schema()
     messages = prompts.render(spec, material, None if native else schema, native=native)
-    fmt = (
-        {
-            "type": "json_schema",
-            "json_schema": {"name": reply_model.__name__, "schema": schema, "strict": False},
-        }
-        if native
-        else None
-    )
+    fmt = reply_format(model, reply_model, schema)
     use_tools = tools if (tools and run_tool and native_tools(model)) else None
     reasked, rounds = False, 0
     while True:
-        result = session.call(
-            spec,
-            messages=messages,
-            response_format=fmt,
-            tools=use_tools,
-            semantic=f"{semantic}|{rounds}|{int(reasked)}",
-            tool_tokens=tool_tokens,
-        )
+        try:
+            result = session.call(
+                spec,
+                messages=messages,
+                response_format=fmt,
+                tools=use_tools,
+                semantic=f"{semantic}|{rounds}|{int(reasked)}",
+                tool_tokens=tool_tokens,
+            )
+        except LLMError as exc:
+            if not (fmt and fmt["type"] == "json_object" and exc.code == "bad_request"):
+                raise
+            _json_object_refused.add((model, api_base(model) or ""))  # the prompt keeps the schema
+            fmt = None
+            continue
         if result.tool_calls and use_tools and rounds < MAX_TOOL_ROUNDS:
             rounds += 1
             messages = messages + [
@@ -141,10 +176,11 @@ def call_structured(
         try:
             if result.finish_reason == "length":
                 raise ValueError(
-                    "the reply was cut off (finish_reason=length); answer more briefly"
+                    f"the reply was cut off at {spec.max_tokens} tokens; answer more briefly"
                 )
-            return cast(M, reply_model.model_validate_json(extract_json(result.content)))
-        except (ValidationError, ValueError) as exc:
+            parsed = cast(M, reply_model.model_validate_json(extract_json(result.content)))
+            return post(parsed) if post is not None else parsed
+        except (ValidationError, ValueError, InvalidOutput) as exc:
             if reasked:
                 raise InvalidOutput(
                     f"{step}: the model's reply did not validate after a re-ask: {str(exc)[:300]}"
