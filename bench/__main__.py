@@ -136,7 +136,10 @@ def _items(cfg: dict, args: argparse.Namespace) -> tuple[list[tuple[int, str, ob
 
         modes = ("storm", "costorm") if args.costorm else ("storm",)
         reports = Path(args.question_reports) if args.question_reports else None
-        figs, extra["questions"] = question_bench.run(corpus, modes=modes, reports_dir=reports)
+        questions_file = question_bench.QUESTION_SETS[args.question_set]
+        figs, extra["questions"] = question_bench.run(
+            corpus, questions=questions_file, modes=modes, reports_dir=reports
+        )
         return figs
 
     def load() -> list[Figure]:
@@ -190,6 +193,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument(
         "--costorm", action="store_true", help="item 22: also run every question in Co-STORM mode"
+    )
+    ap.add_argument(
+        "--question-set",
+        choices=("unseen", "holdout"),
+        default="unseen",
+        help="item 22: the labelled question set to score (default unseen; holdout measures only)",
     )
     ap.add_argument(
         "--question-reports",

@@ -1,6 +1,6 @@
 """Item 22 — reports that answer the question asked, on questions nobody tuned for.
 
-For each question of ``bench/data/questions_unseen.jsonl`` (written and labelled by reading; see
+For each question of a labelled set (written and labelled by reading; see
 ``bench/data/QUESTIONS.md``) the product runs as an analyst would type it::
 
     research run "QUESTION" --corpus shared/data/corpus/docs.jsonl --json [--mode costorm]
@@ -16,8 +16,14 @@ directly relevant share >= anchor + 0.15; key findings stated >= 0.7; recall of 
 relevant documents >= 0.8; every figure above the anchor. Co-STORM: on the question >= 0.95 and
 every figure above the anchor.
 
-Writes ``bench/results/<timestamp>-questions.json`` (per question, per mode: figures, anchors,
-run id, cited ids) and prints a table per question and the means.
+Two sets (``QUESTION_SETS``): ``unseen`` (``bench/data/questions_unseen.jsonl``, the default)
+and ``holdout`` (``bench/data/questions_holdout.jsonl``, written after the unseen set had been
+read while building; measure with it, never read it while tuning). ``python -m bench --only
+questions --question-set holdout`` scores the hold-out set; its figures are ``questions.holdout.*``.
+
+Writes ``bench/results/<timestamp>-questions.json`` (``-questions-holdout.json`` for the hold-out
+set; per question, per mode: figures, anchors, run id, cited ids) and prints a table per question
+and the means.
 """
 
 from __future__ import annotations
@@ -38,6 +44,8 @@ from bench.question_search import bm25_top, hybrid_top, open_search
 ITEM = 22
 DATA = Path(__file__).resolve().parent / "data"
 UNSEEN = DATA / "questions_unseen.jsonl"
+HOLDOUT = DATA / "questions_holdout.jsonl"
+QUESTION_SETS = {"unseen": UNSEEN, "holdout": HOLDOUT}
 _REPO = Path(__file__).resolve().parents[1]
 RUN_TIMEOUT_S = 1800
 LABEL = {
@@ -132,8 +140,15 @@ def means(rows: list[dict]) -> dict:
     }
 
 
-def figures(mode: str, m: dict) -> list[Figure]:
-    """Figures with the done-when targets, against the BM25 anchor's means."""
+def set_name(questions: Path) -> str:
+    """The name of a question file in ``QUESTION_SETS`` (``unseen``, ``holdout``), else its stem."""
+    names = {path.resolve(): name for name, path in QUESTION_SETS.items()}
+    return names.get(questions.resolve(), questions.stem)
+
+
+def figures(mode: str, m: dict, prefix: str = "questions") -> list[Figure]:
+    """Figures with the done-when targets, against the BM25 anchor's means, named
+    ``<prefix>.<mode>.<figure>``."""
     out = []
     base = m["bm25"]
     for f in FIGURES:
@@ -152,7 +167,7 @@ def figures(mode: str, m: dict) -> list[Figure]:
         out.append(
             Figure(
                 item=ITEM,
-                name=f"questions.{mode}.{f}",
+                name=f"{prefix}.{mode}.{f}",
                 value=v,
                 baseline=b,
                 baseline_label="BM25 top-k",
@@ -174,16 +189,21 @@ def run(
 ) -> tuple[list[Figure], dict]:
     """Run and score every question in every mode; returns ``(figures, results document)``.
 
+    ``questions``: the labelled set (``QUESTION_SETS``); a set other than ``unseen`` names its
+    figures ``questions.<set>.*`` and its results file ``<timestamp>-questions-<set>.json``.
     ``reports_dir``: reuse ``<reports_dir>/<mode>/<qid>.md`` when present (a previous pass's
     reports, rescored), else run the product and save the report there.
     """
     qs = read_jsonl(questions)
+    name = set_name(questions)
+    prefix = "questions" if name == "unseen" else f"questions.{name}"
     docs = read_jsonl(corpus)
     index = CorpusIndex.from_docs(docs)
     search = open_search(corpus)
     doc: dict = {
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
         "questions": str(questions),
+        "question_set": name,
         "modes": {},
     }
     figs: list[Figure] = []
@@ -216,11 +236,12 @@ def run(
                 )
             m = means(rows)
             doc["modes"][mode] = {"rows": rows, "means": m}
-            figs += figures(mode, m)
+            figs += figures(mode, m, prefix)
             print(table(rows, mode) + "\n")
     doc["figures"] = [f.__dict__ for f in figs]
     out_dir.mkdir(parents=True, exist_ok=True)
-    path = out_dir / f"{datetime.now(UTC):%Y-%m-%dT%H%M%S}-questions.json"
+    suffix = "" if name == "unseen" else f"-{name}"
+    path = out_dir / f"{datetime.now(UTC):%Y-%m-%dT%H%M%S}-questions{suffix}.json"
     path.write_text(json.dumps(doc, indent=2))
     print(f"questions results: {path}", file=sys.stderr)
     return figs, doc

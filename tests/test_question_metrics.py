@@ -115,7 +115,11 @@ def _rows(name: str) -> list[dict]:
 
 @pytest.mark.parametrize(
     ("name", "need_findings"),
-    [("questions_unseen.jsonl", True), ("questions_calibration.jsonl", False)],
+    [
+        ("questions_unseen.jsonl", True),
+        ("questions_calibration.jsonl", False),
+        ("questions_holdout.jsonl", True),
+    ],
 )
 def test_question_sets_are_well_formed(name: str, need_findings: bool) -> None:
     if not CORPUS.is_file():
@@ -145,6 +149,7 @@ def test_question_sets_are_well_formed(name: str, need_findings: bool) -> None:
 def test_sets_share_no_question() -> None:
     unseen = {normalize(r["question"]) for r in _rows("questions_unseen.jsonl")}
     calib = {normalize(r["question"]) for r in _rows("questions_calibration.jsonl")}
-    assert not unseen & calib
+    holdout = {normalize(r["question"]) for r in _rows("questions_holdout.jsonl")}
+    assert not unseen & calib and not holdout & (unseen | calib)
     banned = ("trastuzumab", "cardiotox", "aromatase inhibitors versus tamoxifen")
-    assert not any(b in q for q in unseen | calib for b in banned)
+    assert not any(b in q for q in unseen | calib | holdout for b in banned)
