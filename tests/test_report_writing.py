@@ -5,6 +5,7 @@ section it fits best, headings that name a subject, and the insufficient-evidenc
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -283,3 +284,71 @@ def test_a_shared_passage_goes_to_the_question_with_nothing_else_to_quote(vector
     assert empty.question is not None
     text = answers.quoted_under(empty.question, empty.elsewhere, empty.elsewhere_sources)
     assert "is quoted under “" in text and text.endswith("[@src_1].")
+
+
+def test_a_primary_question_gets_the_larger_share_within_the_same_length():
+    """Does it work is what a report on a treatment exists to answer: its section gets twice
+    the sentences of the others and room for a source's second result; the report's total
+    stays ``per_question × questions``; a scarce question's spare goes to the others."""
+    assert answers.share_budget([20, 20, 20], 6) == [6, 6, 6]
+    shares = answers.share_budget([40, 20, 20], 6, [2, 1, 1])
+    assert shares[0] >= 2 * max(shares[1:]) and sum(shares) == 18
+    # the primary question has 3 sources (6 passages with seconds): the rest goes elsewhere
+    shares = answers.share_budget([6, 20, 20], 6, [2, 1, 1])
+    assert shares[0] == 6 and sum(shares) == 18
+
+
+def test_among_equal_results_the_one_on_the_questions_outcome_is_quoted_first(vectors):
+    """Two results the judgement scores alike (its score saturates at 1): the one naming the
+    question's own outcome is chosen before another end point of the same kind of trial."""
+    from research.text.frame import frame_question
+
+    frame = frame_question("Exercise interventions for cancer-related fatigue in women")
+    off = "Exercise improved cardiorespiratory fitness compared with usual care (P < .001)."
+    on = "Walking reduced fatigue compared with usual care (P = .01)."
+
+    def ev(sid: str, text: str) -> EvidencePassage:
+        return EvidencePassage(
+            question="efficacy.intervention", source_id=sid, passage=text, score=1.0, start=0, end=1
+        )
+
+    picked = answers.choose(vectors, [ev("src_1", off), ev("src_2", on)], 1, [], frame)
+    assert [p.passage for p in picked] == [on]
+    # without the question's frame the order is the judgement's alone (ties by source id)
+    assert [
+        p.passage for p in answers.choose(vectors, [ev("src_1", off), ev("src_2", on)], 1, [])
+    ] == [off]
+
+
+def test_the_lead_answers_a_comparison_with_several_trials_results(vectors):
+    """Does it work is answered by what the strongest trials found: the lead quotes up to three
+    results of the primary question, each from a source no other lead sentence cites, and no
+    sentence that states no result."""
+    from research.planning.kinds import COMPARISON_QUESTIONS
+
+    topic = "Drug A versus drug B as adjuvant therapy for early disease"
+    texts = [
+        "Disease-free survival was longer with drug A than with drug B (HR 0.82; P = 0.01).[1]",
+        "Drug A reduced recurrence by 20% compared with drug B in the second trial.[2]",
+        "In the first trial, drug A also lowered distant recurrence compared with drug B (HR 0.79).[1]",
+        "Overall survival did not differ between drug A and drug B (P = 0.4).[3]",
+        "Patients were randomly assigned to drug A or drug B.[4]",
+    ]
+    spec = COMPARISON_QUESTIONS["efficacy.comparison"]
+    q = LeadQuestion(
+        key="efficacy.comparison",
+        label="Efficacy: drug A vs drug B",
+        description=spec["description"].format(a="drug A", b="drug B", in_s=""),
+        heading="Efficacy",
+        status="answered",
+        sources_found=4,
+        min_sources=3,
+    )
+    lead = question_lead(
+        vectors, topic, [ReportSection(heading="Efficacy", text=" ".join(texts))], [q]
+    )
+    chosen = [t for t in texts if t in lead]
+    assert len(chosen) == 3
+    cites = [c for t in chosen for c in re.findall(r"\[\d+\]", t)]
+    assert len(cites) == len(set(cites))  # three sources, one sentence each
+    assert texts[4] not in lead  # how a trial was run is no answer

@@ -61,7 +61,6 @@ LEX_SATURATION = 2  # distinct question terms at which the lexical part is full
 # lean on the cues more.
 CUE_COS_FLOOR, CUE_COS_SPAN, CUE_LEX_BASE = 0.05, 0.25, 0.3
 DESIGN_FACTOR = 0.4  # what a study-design sentence that reports no finding keeps of its score
-PASSAGES_PER_QUESTION = 3  # best passages kept per (source, question)
 MAX_PASSAGES = 60  # sentences of a source's text that are read
 
 _STEM = Stemmer.Stemmer("english")

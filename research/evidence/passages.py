@@ -10,8 +10,10 @@ and it answers the questions that compare the arms (``planning.kinds.BOTH_ARMS``
 names both arms and ``COMPARES_SETTING`` of the setting. Its full text (the raw artifact's ``text``; the
 snippets when the backend gave no text) is split into whole-sentence passages
 (``judge.split_passages``) and scored against every question (``judge.score_passages``); each
-question gets the result's best ``PER_QUESTION`` passages at or over ``judge.EVIDENCE_MIN``, best
-by ``research.text.findings.quote_rank`` (a result before a sentence on the study's conduct).
+question gets the result's best ``kept_for(question)`` passages at or over ``judge.EVIDENCE_MIN``
+(``PER_QUESTION``; twice that for a primary question, ``planning.kinds.PRIMARY``, whose section
+quotes a trial's second result too), best by ``research.text.findings.quote_rank`` (a result
+before a sentence on the study's conduct).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ import numpy as np
 
 from research.evidence import judge
 from research.models import EvidencePassage, Question, SearchResult
-from research.planning.kinds import BOTH_ARMS
+from research.planning.kinds import BOTH_ARMS, PRIMARY, PRIMARY_WEIGHT
 from research.text import mentions_topic, norm_key, subject_of, topic_words, word_key
 from research.text.entities import drug_names
 from research.text.findings import quote_rank
@@ -49,6 +51,12 @@ MEMO_SIZE = 4096  # documents whose scored passages a process keeps (a run meets
 # alone and can be kept. key → (question key → passages), source ids left empty.
 _MEMO: OrderedDict[tuple, dict[str, list[EvidencePassage]]] = OrderedDict()
 _MEMO_LOCK = threading.Lock()
+
+
+def kept_for(question_key: str) -> int:
+    """Passages a source keeps for a question: ``PER_QUESTION``, ``PRIMARY_WEIGHT`` times that
+    for a primary question (``planning.kinds.PRIMARY``)."""
+    return PER_QUESTION * (PRIMARY_WEIGHT if question_key in PRIMARY else 1)
 
 
 def about_topic(text: str, topic: str) -> bool:
@@ -159,6 +167,6 @@ def _document_evidence(
                     )
                 )
     return {
-        k: sorted(ps, key=lambda p: (-quote_rank(p.score, p.passage), p.start))[:PER_QUESTION]
+        k: sorted(ps, key=lambda p: (-quote_rank(p.score, p.passage), p.start))[: kept_for(k)]
         for k, ps in found.items()
     }

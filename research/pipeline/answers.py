@@ -24,10 +24,13 @@ from research.evidence.judge import is_design, names_focus
 from research.models import EvidencePassage, GapReport, Question, QuestionStop
 from research.pipeline.material import Unit
 from research.pipeline.sections import DUPLICATE_SIM, SectionPlan
+from research.planning.kinds import PRIMARY, PRIMARY_WEIGHT
 from research.text import norm_key
 from research.text.findings import quote_rank
+from research.text.frame import QuestionFrame, frame_question, term_share
 from research.text.vectors import Vectors
 
+ON_POINT = 0.5  # how much naming every term of the question raises a passage's rank
 HOLD_MARGIN = 0.05  # a passage is quoted under a question scoring within this of its best
 
 DEPTH_WORDS = {"brief": 300, "standard": 1000, "deep": 2500}
@@ -44,13 +47,24 @@ def section_budget(depth: str, questions: int, others: int) -> tuple[int, int]:
     return max(1, round(per_q)), max(1, round(per_o))
 
 
-def share_budget(available: list[int], per_question: int) -> list[int]:
-    """Sentences per question section: ``per_question`` each, capped at the sources each
-    question has evidence from; what a scarce question leaves goes, one at a time, to the
-    questions with the most sources left (ties: syllabus order). The total never exceeds
+def share_budget(
+    available: list[int], per_question: int, weights: list[int] | None = None
+) -> list[int]:
+    """Sentences per question section: the report's ``per_question × len(available)`` sentences
+    shared in proportion to ``weights`` (all 1 when None), each capped at what its question has
+    to quote (``available``); what a scarce question leaves goes, one at a time, to the
+    questions with the most left (ties: syllabus order). The total never exceeds
     ``per_question × len(available)``."""
-    shares = [min(a, per_question) for a in available]
-    spare = per_question * len(available) - sum(shares)
+    weights = weights or [1] * len(available)
+    total = per_question * len(available)
+    whole = sum(weights) or 1
+    shares = [
+        min(a, max(1, round(total * w / whole))) for a, w in zip(available, weights, strict=True)
+    ]
+    while sum(shares) > total:  # rounding up several shares can overshoot by one or two
+        i = max(range(len(shares)), key=lambda j: (shares[j] / weights[j], j))
+        shares[i] -= 1
+    spare = total - sum(shares)
     while spare > 0:
         room = [
             (a - s, -i) for i, (a, s) in enumerate(zip(available, shares, strict=True)) if a > s
@@ -64,13 +78,18 @@ def share_budget(available: list[int], per_question: int) -> list[int]:
 
 
 def choose(
-    vectors: Vectors, passages: list[EvidencePassage], n: int, taken: list[str]
+    vectors: Vectors,
+    passages: list[EvidencePassage],
+    n: int,
+    taken: list[str],
+    frame: QuestionFrame | None = None,
 ) -> list[EvidencePassage]:
-    """Up to ``n`` passages, best first (``quote_rank``: a stated result before a study's conduct),
-    one per source before any source's second, none
+    """Up to ``n`` passages, best first (``quote_rank``: a stated result before a study's conduct;
+    with the run's question ``frame``, raised by up to ``ON_POINT`` for naming the question's own
+    terms, ``frame.term_share``), one per source before any source's second, none
     a near-duplicate (same words, or cosine ≥ ``DUPLICATE_SIM``) of a chosen one or of ``taken``
     (texts already quoted elsewhere in the report); appends the chosen texts to ``taken``."""
-    ranked = sorted(passages, key=lambda p: (-quote_rank(p.score, p.passage), p.source_id, p.start))
+    ranked = sorted(passages, key=lambda p: (-on_point_rank(p, frame), p.source_id, p.start))
     firsts: list[EvidencePassage] = []
     seen: set[str] = set()
     for p in ranked:
@@ -96,6 +115,14 @@ def choose(
         kept_vecs.append(v)
         taken.append(p.passage)
     return out
+
+
+def on_point_rank(p: EvidencePassage, frame: QuestionFrame | None) -> float:
+    """``quote_rank`` of a passage × (1 + ``ON_POINT`` × the share of the question's terms it
+    names): among results the judgement scores alike (its score saturates at 1), the one on the
+    question's own outcome and population first."""
+    base = quote_rank(p.score, p.passage)
+    return base if frame is None else base * (1 + ON_POINT * term_share(p.passage, frame))
 
 
 def reading_order(chosen: list[EvidencePassage]) -> list[EvidencePassage]:
@@ -172,18 +199,26 @@ def fill(
         counted[q.key] = sorted(mine, key=lambda p: (-p.score, p.source_id, p.start))
         plan.status = "answered" if counts.get(q.key, 0) >= q.min_sources else "insufficient"
     keys = [p.question.key if p.question is not None else "" for p in questions]
-    shares = share_budget([len({e.source_id for e in counted[k]}) for k in keys], per_q)
+    # a question gets a sentence per source with evidence for it; a primary question (does it
+    # work) a larger share of the report, and room for a source's second result
+    weights = [PRIMARY_WEIGHT if k in PRIMARY else 1 for k in keys]
+    sources = [len({e.source_id for e in counted[k]}) for k in keys]
+    shares = share_budget([n * w for n, w in zip(sources, weights, strict=True)], per_q, weights)
     # the question with the fewest passages chooses first: a passage that answers two questions
     # goes to the one that has nothing else to quote
     scarce_first = sorted(range(len(questions)), key=lambda i: (len(counted[keys[i]]), i))
     best = _best_scores(evidence)
+    # the outcome and population words of a question on a treatment; an event's or a person's
+    # question words are its subject, which every passage of its sources is about
+    frame = frame_question(topic) if topic else None
+    frame = frame if frame is not None and frame.arms else None
     for i in scarce_first:
         # a study's aim or design counts for coverage but is quoted only when nothing else is
         found = [e for e in counted[keys[i]] if not is_design(e.passage)] or counted[keys[i]]
         # a section quotes what answers its own question best: an incidence figure that answers
         # "risk" better than "monitoring" is quoted under risk
         found = [e for e in found if e.score >= best[_pkey(e)] - HOLD_MARGIN] or found
-        chosen = reading_order(choose(vectors, found, shares[i], taken))
+        chosen = reading_order(choose(vectors, found, shares[i], taken, frame))
         questions[i].units = [Unit(p.passage, p.source_id) for p in chosen]
     for plan, key in zip(questions, keys, strict=True):
         own = {norm_key(e.passage) for e in counted[key]}

@@ -47,7 +47,7 @@ from research.engines.base import (
     TurnCard,
 )
 from research.errors import InvariantError
-from research.evidence.passages import result_evidence
+from research.evidence.passages import kept_for, result_evidence
 from research.models import (
     ConversationResult,
     DialogueTurn,
@@ -135,6 +135,7 @@ def _save_sources(ctx: RunContext, pending: PendingTurn) -> list[TurnSource]:
                     for p in ev[k]
                 ],
                 rank=lambda p: quote_rank(p.score, p.passage),
+                limit=kept_for,
             )
         if unsupported:
             ctx.emit(

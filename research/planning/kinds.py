@@ -183,6 +183,14 @@ PERSON_QUESTIONS: dict[str, dict] = {
 # Questions only a source that names both arms of a comparison can answer.
 BOTH_ARMS = frozenset({"efficacy.comparison", "harms.comparison", "qol.adherence"})
 
+# The questions a report on a treatment exists to answer (does it work, and how well): their
+# sections get ``PRIMARY_WEIGHT`` times the sentences of the others (``pipeline.answers``), so a
+# trial's second result can be quoted beside its first.
+PRIMARY = frozenset(
+    {"efficacy.comparison", "efficacy.intervention", "accuracy.outcomes", "clinical.efficacy"}
+)
+PRIMARY_WEIGHT = 2
+
 KIND_TEMPLATES: Mapping[str, Mapping[str, dict]] = {
     "comparison": COMPARISON_QUESTIONS,
     "intervention": INTERVENTION_QUESTIONS,

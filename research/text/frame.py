@@ -295,3 +295,17 @@ def setting_share(text: str, frame: QuestionFrame) -> float:
         return 1.0
     have = _text_keys(text)
     return sum(bool(_stems([w]) & have) for w in words) / len(words)
+
+
+def term_share(text: str, frame: QuestionFrame) -> float:
+    """Share of the question's own terms that ``text`` names, in [0, 1]: each arm counts once
+    (``names_arm``), each content word of the setting once (for a frame with neither, the
+    question's content words). A result that names the question's outcome or population ("…
+    reduced fatigue") is closer to the question asked than one on another end point of the same
+    trial ("…less decline in fitness"); 0.0 when the question has no terms."""
+    have = _text_keys(text)
+    words = _setting_words(frame.setting) or ([] if frame.arms else _setting_words(frame.question))
+    named = sum(names_arm(keys, have) for keys in frame.arm_keys())
+    named += sum(bool(_stems([w]) & have) for w in words)
+    total = len(frame.arms) + len(words)
+    return named / total if total else 0.0

@@ -26,6 +26,7 @@ import re
 import numpy as np
 
 from research.models import ConversationResult, Outline, OutlineSection, ReportSection
+from research.planning.kinds import PRIMARY
 from research.text import (
     ANAPHORA,
     CITE,
@@ -393,6 +394,8 @@ DESIGN_PENALTY = 0.15  # a key finding states a result, not how a study was set 
 # A framed question's lead prefers the sentence that names its arms (share of arms named) and
 # states a figure: that is the sentence that answers "which did better, by how much".
 ARMS_BONUS, FIGURE_BONUS = 0.15, 0.10
+LEAD_RESULTS = 3  # sentences, from as many sources, that answer a primary question in the lead
+RESULT_WEIGHT = 0.7  # finding_weight of a sentence that states a result (one signal or more)
 ANAPHORA_PENALTY = (
     0.10  # ... and stands alone: no "this regimen" whose regimen the lead never names
 )
@@ -408,7 +411,9 @@ def question_lead(
     closeness is weighted by how much the sentence states a finding
     (``research.text.findings.finding_weight``), and a question whose every sentence is about a
     study's conduct or a page's furniture puts none in the lead; citations
-    verbatim; a sentence already taken is not repeated); then one sentence naming the questions
+    verbatim; a sentence already taken is not repeated; a primary question, ``planning.kinds.PRIMARY``,
+    gets up to ``LEAD_RESULTS`` results from as many sources: which trials found what); then one
+    sentence naming the questions
     the evidence leaves open, with their source counts. The reporter removes the chosen
     sentences from their sections (no sentence twice in a report)."""
     subject = subject_of(topic)
@@ -450,7 +455,10 @@ def question_lead(
         if weights.max() < PLAIN:
             continue
         sims = np.where(weights >= PLAIN, sims, -np.inf)
-        parts.append(cited[rank(sims)[0]])
+        order = rank(sims)
+        parts.append(cited[order[0]])
+        if q.key in PRIMARY:  # the answer: what the strongest trials found, not one of them
+            parts += _more_results(cited, order[1:], weights, parts)
     open_qs = [q for q in questions if q.status != "answered"]
     if open_qs:
         names = [
@@ -462,6 +470,25 @@ def question_lead(
         listed = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
         parts.append(f"The evidence found leaves open {listed}.")
     return " ".join(parts)
+
+
+def _more_results(
+    cited: list[str], order: list[int], weights: np.ndarray, taken: list[str]
+) -> list[str]:
+    """Up to ``LEAD_RESULTS - 1`` more sentences for a primary question's lead, in ``order``:
+    each states a result (``finding_weight`` ≥ ``RESULT_WEIGHT``) and cites a source no sentence of
+    ``taken`` cites."""
+    cites = {m for u in taken for m in CITE.findall(u)}
+    out: list[str] = []
+    for i in order:
+        if len(out) >= LEAD_RESULTS - 1:
+            break
+        marks = set(CITE.findall(cited[i]))
+        if weights[i] < RESULT_WEIGHT or not marks or marks & cites:
+            continue
+        out.append(cited[i])
+        cites |= marks
+    return out
 
 
 def _dedupe_prose(lines: list[str], seen: set[str]) -> str:
