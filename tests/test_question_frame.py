@@ -131,6 +131,24 @@ def test_a_source_is_about_the_question_only_with_an_arm_and_the_setting():
     assert arms_named("anastrozole (an aromatase inhibitor) or tamoxifen", frame) == 2
 
 
+def test_an_open_arm_is_named_by_any_source_and_the_setting_decides():
+    """ "Non-hormonal treatments", "Interventions": the question asks about whatever works, so a
+    trial of one named treatment in the setting is on the question; one in another setting is
+    not, and queries get no class word put in front of them."""
+    for question in (
+        "Non-hormonal treatments for night sweats in men after prostate surgery",
+        "Interventions to prevent delirium after hip surgery in older adults",
+    ):
+        frame = frame_question(question)
+        assert frame.kind == "intervention" and frame.arm_keys() == [set()]
+        assert anchor_queries(["melatonin trial"], question)[0].startswith("melatonin trial")
+    frame = frame_question("Interventions to prevent delirium after hip surgery in older adults")
+    assert about_question("Melatonin to prevent delirium after hip surgery in older adults", frame)
+    assert not about_question("Melatonin for insomnia in shift workers", frame)
+    # a named arm keeps its words, without the open ones: "exercise interventions" → exercise
+    assert frame_question("Exercise interventions for fatigue in women").arm_keys() == [{"exercis"}]
+
+
 def test_no_topic_vocabulary_in_the_kinds_templates():
     """The kinds' templates, their facets and the question frame name no particular medicine,
     organ or event of the runs the team tuned on or of the bench's questions."""

@@ -305,7 +305,7 @@ def test_among_equal_results_the_one_on_the_questions_outcome_is_quoted_first(ve
 
     frame = frame_question("Exercise interventions for cancer-related fatigue in women")
     off = "Exercise improved cardiorespiratory fitness compared with usual care (P < .001)."
-    on = "Walking reduced fatigue compared with usual care (P = .01)."
+    on = "Exercise reduced fatigue compared with usual care (P = .01)."
 
     def ev(sid: str, text: str) -> EvidencePassage:
         return EvidencePassage(

@@ -18,8 +18,10 @@ that a sentence about the topic cannot pass for evidence just by naming it (cosi
 * **lexical** — how many of the question's own stemmed terms (label + description + facets,
   minus the topic's words and stop words) the passage uses, plus, for the general template's
   questions, its distinct answer cues (``CUES``: dates for a timeline, names of roles for key
-  actors, "criticized" for a debate…), saturating at two (BM25's term-frequency saturation in its
-  simplest form: presence, not counts).
+  actors, "criticized" for a debate…; for the questions that ask whether a treatment works, the
+  cues of a reported result, ``findings.RESULT_CUES``, with ``RESULT_LEX_BASE`` below the bar so
+  that a sentence with neither a cue nor a term of the question is no answer), saturating at two
+  (BM25's term-frequency saturation in its simplest form: presence, not counts).
 
 ``score = sem · (LEX_BASE + (1 − LEX_BASE) · lexical) · design`` with
 ``sem = clip((cos − COS_FLOOR) / COS_SPAN, 0, 1)``: a passage needs the question's meaning, and
@@ -60,6 +62,9 @@ LEX_SATURATION = 2  # distinct question terms at which the lexical part is full
 # far from them, and their answers show in cues instead, so they read cosine on a lower scale and
 # lean on the cues more.
 CUE_COS_FLOOR, CUE_COS_SPAN, CUE_LEX_BASE = 0.05, 0.25, 0.3
+# A question that asks for results keeps less than the bar without a result cue or a term of its
+# own: a sentence that only sounds like the subject answers no "did it work".
+RESULT_LEX_BASE = 0.25
 DESIGN_FACTOR = 0.4  # what a study-design sentence that reports no finding keeps of its score
 MAX_PASSAGES = 60  # sentences of a source's text that are read
 
@@ -152,7 +157,12 @@ CUES: dict[str, re.Pattern[str]] = {
 CUES.update(
     {
         key: RESULT_CUES
-        for key in ("efficacy.comparison", "efficacy.intervention", "accuracy.outcomes")
+        for key in (
+            "efficacy.comparison",
+            "efficacy.intervention",
+            "accuracy.outcomes",
+            "clinical.efficacy",
+        )
     }
 )
 # What a finding says: a number with a unit of effect, a comparison or an effect verb.
@@ -303,6 +313,8 @@ def score_passages(
         floor, span, base = (
             (CUE_COS_FLOOR, CUE_COS_SPAN, CUE_LEX_BASE) if cue else (COS_FLOOR, COS_SPAN, LEX_BASE)
         )
+        if cue is RESULT_CUES:
+            base = RESULT_LEX_BASE
         sem = np.clip((cos - floor) / span, 0.0, 1.0)
         hits = [
             len(terms & st) + (len(set(cue.findall(p))) if cue else 0)

@@ -4,10 +4,12 @@ One rule decides a question's status everywhere: it is **answered** exactly when
 the coverage chart — at least ``min_sources`` saved sources with an evidence passage for it
 (docs/design.md § Collector tools: ``get_progress``) — so the chart, ``Report.questions`` and the report text agree.
 
-``fill``: an answered question's section gets its best evidence passages (score order, one
-passage per source before a second one of any source, near-duplicates dropped: maximal marginal
-relevance with ``DUPLICATE_SIM``), as many as the run's depth allows
-(``section_budget``); an unmet question's section opens with the statement of what was searched
+``fill``: an answered question's section gets its best evidence passages (``on_point_rank``: a
+stated result first, then one naming the question's own terms, from a source titled like the
+question; one passage per source before a second one of any source, near-duplicates dropped:
+maximal marginal relevance with ``DUPLICATE_SIM``), as many as the run's depth allows
+(``section_budget``, shared by ``share_budget``: a primary question, ``planning.kinds.PRIMARY``,
+weighs ``PRIMARY_WEIGHT``); an unmet question's section opens with the statement of what was searched
 and found (``unmet_statement``) and then quotes what evidence there is. Outline sections that
 are no syllabus question keep the sentences ``sections.allocate`` gave them from the
 conversations' sources, minus any a question's section already quotes.
@@ -31,6 +33,8 @@ from research.text.frame import QuestionFrame, frame_question, term_share
 from research.text.vectors import Vectors
 
 ON_POINT = 0.5  # how much naming every term of the question raises a passage's rank
+DOC_WEIGHT = 1.0  # how much a source whose title is the question's raises its passages' rank
+REL_FLOOR, REL_SPAN = 0.45, 0.4  # cosine(question, title) mapped to [0, 1] over [0.45, 0.85]
 HOLD_MARGIN = 0.05  # a passage is quoted under a question scoring within this of its best
 
 DEPTH_WORDS = {"brief": 300, "standard": 1000, "deep": 2500}
@@ -83,13 +87,20 @@ def choose(
     n: int,
     taken: list[str],
     frame: QuestionFrame | None = None,
+    relevance: dict[str, float] | None = None,
 ) -> list[EvidencePassage]:
     """Up to ``n`` passages, best first (``quote_rank``: a stated result before a study's conduct;
     with the run's question ``frame``, raised by up to ``ON_POINT`` for naming the question's own
-    terms, ``frame.term_share``), one per source before any source's second, none
+    terms, ``frame.term_share``, and for its source's ``relevance`` to the question:
+    ``on_point_rank``), one per source before any source's second, none
     a near-duplicate (same words, or cosine ≥ ``DUPLICATE_SIM``) of a chosen one or of ``taken``
     (texts already quoted elsewhere in the report); appends the chosen texts to ``taken``."""
-    ranked = sorted(passages, key=lambda p: (-on_point_rank(p, frame), p.source_id, p.start))
+    if relevance:  # a source titled far from the question is quoted only when no other is
+        near = [p for p in passages if relevance.get(p.source_id, 0.0) > 0.0]
+        passages = near or passages
+    ranked = sorted(
+        passages, key=lambda p: (-on_point_rank(p, frame, relevance), p.source_id, p.start)
+    )
     firsts: list[EvidencePassage] = []
     seen: set[str] = set()
     for p in ranked:
@@ -117,12 +128,34 @@ def choose(
     return out
 
 
-def on_point_rank(p: EvidencePassage, frame: QuestionFrame | None) -> float:
+def on_point_rank(
+    p: EvidencePassage, frame: QuestionFrame | None, relevance: dict[str, float] | None = None
+) -> float:
     """``quote_rank`` of a passage × (1 + ``ON_POINT`` × the share of the question's terms it
-    names): among results the judgement scores alike (its score saturates at 1), the one on the
-    question's own outcome and population first."""
+    names) × (1 + ``DOC_WEIGHT`` × its source's ``relevance`` to the question): among results
+    the judgement scores alike (its score saturates at 1), the one on the question's own outcome
+    and population, from a study of the question itself, first."""
     base = quote_rank(p.score, p.passage)
-    return base if frame is None else base * (1 + ON_POINT * term_share(p.passage, frame))
+    if frame is not None:
+        base *= 1 + ON_POINT * term_share(p.passage, frame)
+    if relevance:
+        base *= 1 + DOC_WEIGHT * relevance.get(p.source_id, 0.0)
+    return base
+
+
+def relevance(vectors: Vectors, topic: str, titles: dict[str, str]) -> dict[str, float]:
+    """``source id → [0, 1]``: how close a source's title is to the question as typed (MiniLM
+    cosine mapped linearly over [``REL_FLOOR``, ``REL_FLOOR + REL_SPAN``], clipped): a trial of
+    the two arms in the question's setting is titled like the question; a neighbouring study
+    (another setting, one arm, a technique) less so."""
+    ids = [sid for sid, t in titles.items() if t.strip()]
+    if not topic.strip() or not ids:
+        return {}
+    sims = vectors.sim([topic], [titles[sid] for sid in ids])[0]
+    return {
+        sid: float(np.clip((s - REL_FLOOR) / REL_SPAN, 0.0, 1.0))
+        for sid, s in zip(ids, sims, strict=True)
+    }
 
 
 def reading_order(chosen: list[EvidencePassage]) -> list[EvidencePassage]:
@@ -180,10 +213,12 @@ def fill(
     counts: dict[str, int],
     depth: str,
     topic: str = "",
+    titles: dict[str, str] | None = None,
 ) -> dict[str, list[EvidencePassage]]:
     """Give every question section its evidence and its status (module docstring), and drop
     from the other sections what a question section quotes, and, on a focused ``topic``, what
-    never names its focus (``judge.names_focus``). Returns ``question key → every
+    never names its focus (``judge.names_focus``). ``titles`` (source id → title) rank a source's
+    passages by how close its title is to the question (``relevance``). Returns ``question key → every
     passage that counts for it`` (for ``Report.questions``), best first."""
     questions = [p for p in plans if p.question is not None]
     others = [p for p in plans if p.question is None]
@@ -199,11 +234,11 @@ def fill(
         counted[q.key] = sorted(mine, key=lambda p: (-p.score, p.source_id, p.start))
         plan.status = "answered" if counts.get(q.key, 0) >= q.min_sources else "insufficient"
     keys = [p.question.key if p.question is not None else "" for p in questions]
-    # a question gets a sentence per source with evidence for it; a primary question (does it
-    # work) a larger share of the report, and room for a source's second result
+    # a primary question (does it work) gets a larger share of the report; a question with few
+    # sources can still quote a source's second and third result (``choose`` takes every
+    # source's first before any second)
     weights = [PRIMARY_WEIGHT if k in PRIMARY else 1 for k in keys]
-    sources = [len({e.source_id for e in counted[k]}) for k in keys]
-    shares = share_budget([n * w for n, w in zip(sources, weights, strict=True)], per_q, weights)
+    shares = share_budget([len(counted[k]) for k in keys], per_q, weights)
     # the question with the fewest passages chooses first: a passage that answers two questions
     # goes to the one that has nothing else to quote
     scarce_first = sorted(range(len(questions)), key=lambda i: (len(counted[keys[i]]), i))
@@ -212,13 +247,14 @@ def fill(
     # question words are its subject, which every passage of its sources is about
     frame = frame_question(topic) if topic else None
     frame = frame if frame is not None and frame.arms else None
+    rel = relevance(vectors, topic, titles or {})
     for i in scarce_first:
         # a study's aim or design counts for coverage but is quoted only when nothing else is
         found = [e for e in counted[keys[i]] if not is_design(e.passage)] or counted[keys[i]]
         # a section quotes what answers its own question best: an incidence figure that answers
         # "risk" better than "monitoring" is quoted under risk
         found = [e for e in found if e.score >= best[_pkey(e)] - HOLD_MARGIN] or found
-        chosen = reading_order(choose(vectors, found, shares[i], taken, frame))
+        chosen = reading_order(choose(vectors, found, shares[i], taken, frame, rel))
         questions[i].units = [Unit(p.passage, p.source_id) for p in chosen]
     for plan, key in zip(questions, keys, strict=True):
         own = {norm_key(e.passage) for e in counted[key]}

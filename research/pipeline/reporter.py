@@ -119,11 +119,17 @@ def write_report(
     )
     sections.allocate(vectors, topic, plans, units)
     counts = ctx.collector.question_counts()
+    titles = {s.source_id: s.title for s in sources}
     counted = answers.fill(
-        vectors, plans, ctx.store.evidence(ctx.run_id).all(), counts, ctx.config.depth, topic
+        vectors,
+        plans,
+        ctx.store.evidence(ctx.run_id).all(),
+        counts,
+        ctx.config.depth,
+        topic,
+        titles,
     )
     stops = answers.stops_by_key(ctx.store.get_doc(ctx.run_id, "gaps", GapReport))
-    titles = {s.source_id: s.title for s in sources}
     written: list[tuple[sections.SectionPlan, ReportSection]] = []
     reading = sections.reading_order(plans)
     ctx.check_cancel()

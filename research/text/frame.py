@@ -100,6 +100,17 @@ _CLASS_WORDS = frozenset(
     medication medications regimen regimens use administration""".split()
 )
 _CLASS_KEYS = frozenset(word_key(w) for w in _CLASS_WORDS)
+# Words of an arm that name a class by what it is not or leave it open ("non-hormonal", "other")
+_OPEN_WORDS = frozenset(
+    """non other others alternative alternatives novel new various different any all some
+    intervention interventions strategy strategies approach approaches option options measure
+    measures method methods""".split()
+)
+
+
+def _open_word(word: str) -> bool:
+    low = word.lower()
+    return low in _OPEN_WORDS or low.startswith(("non-", "non‑"))
 
 
 @dataclass(frozen=True)
@@ -139,14 +150,16 @@ class QuestionFrame:
 
     def arm_keys(self) -> list[set[str]]:
         """Per arm, the word stems (Snowball English) that name it: the arm's content words
-        without class words ("kinase inhibitors" → {kinas}); a text names the arm when it holds
-        most of them (``names_arm``)."""
+        without class words and open words ("kinase inhibitors" → {kinas}, "exercise
+        interventions" → {exercis}); a text names the arm when it holds
+        most of them (``names_arm``). An open arm — class words only, or what it is not
+        ("Interventions", "Non-hormonal treatments", "other options") — has no stems: every
+        text names it, and the setting alone tells a source on the question."""
         out = []
         for arm in self.arms:
-            words = content_words(arm)
-            keys = _stems(w for w in words if word_key(w) not in _CLASS_KEYS)
-            out.append(keys or _stems(words))
-        return [k for k in out if k]
+            words = [w for w in content_words(arm) if word_key(w) not in _CLASS_KEYS]
+            out.append(_stems(w for w in words if not _open_word(w)))
+        return out
 
 
 MAX_SETTING_WORDS = 4
