@@ -88,7 +88,7 @@ with single_tab:
     with st.form("launch"):
         topic = st.text_area(
             "Research question",
-            placeholder="e.g. Trastuzumab in HER2-positive breast cancer",
+            placeholder="e.g. Drug A versus drug B as first-line therapy for condition C",
             height=90,
         )
         c1, c2 = st.columns([3, 1])

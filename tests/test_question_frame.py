@@ -1,5 +1,6 @@
 """The question frame: the kind of question, its arms and setting, and queries that keep them."""
 
+import json
 import re
 from pathlib import Path
 
@@ -184,16 +185,56 @@ TUNED_VOCABULARY = re.compile(
 LANGUAGE_TABLES = {"research/text/roots.py"}
 
 
-def test_no_tuned_vocabulary_anywhere_in_the_product():
+def _product_lines():
+    """(path, line number, line) of the product's code and of every page an analyst reads
+    (their placeholders and examples), the language tables excepted."""
     root = Path(__file__).resolve().parents[1]
-    hits = []
-    for path in sorted((root / "research").rglob("*")):
+    files = [
+        root / "streamlit_app.py",
+        *(root / "research").rglob("*"),
+        *(root / "app_pages").rglob("*"),
+    ]
+    for path in sorted(files):
         rel = path.relative_to(root).as_posix()
         if path.suffix not in {".py", ".md", ".txt", ".json"} or rel in LANGUAGE_TABLES:
             continue
         for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-            if TUNED_VOCABULARY.search(line):
-                hits.append(f"{rel}:{n}: {line.strip()[:90]}")
+            yield rel, n, line
+
+
+def test_no_tuned_vocabulary_anywhere_in_the_product():
+    hits = [
+        f"{rel}:{n}: {line.strip()[:90]}"
+        for rel, n, line in _product_lines()
+        if TUNED_VOCABULARY.search(line)
+    ]
+    assert not hits, "\n".join(hits)
+
+
+def test_no_bench_question_is_named_in_the_product():
+    """Every question of the three bench sets (unseen, calibration, hold-out) is read from its
+    file, never typed here: no arm of a framed question and no event's, person's or topic's name
+    appears in the product, so no rule can have been written for one of them."""
+    root = Path(__file__).resolve().parents[1]
+    phrases = set()
+    for name in ("unseen", "calibration", "holdout"):
+        path = root / "bench" / "data" / f"questions_{name}.jsonl"
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if not line.strip():
+                continue
+            frame = frame_question(json.loads(line)["question"])
+            if frame.arms:
+                keys = frame.arm_keys()
+                phrases |= {a.lower() for a, k in zip(frame.arms, keys, strict=False) if k}
+            else:
+                phrases.add(frame.question.lower())
+    assert len(phrases) >= 20
+    hits = [
+        f"{rel}:{n}: “{p}”"
+        for rel, n, line in _product_lines()
+        for p in phrases
+        if re.search(rf"\b{re.escape(p)}\b", line.lower())
+    ]
     assert not hits, "\n".join(hits)
 
 

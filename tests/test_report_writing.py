@@ -23,9 +23,11 @@ from research.models import (
 )
 from research.pipeline import answers, material, sections
 from research.pipeline.reporter import dedupe_report
+from research.planning.kinds import COMPARISON_QUESTIONS
 from research.planning.syllabus import STORM_QUESTIONS
 from research.search.local import _truncate
 from research.text import ANAPHORA, is_whole, split_sentences
+from research.text.frame import frame_question
 from research.text.vectors import Vectors
 
 TOPIC = "Trastuzumab in HER2-positive breast cancer"
@@ -301,8 +303,6 @@ def test_a_primary_question_gets_the_larger_share_within_the_same_length():
 def test_among_equal_results_the_one_on_the_questions_outcome_is_quoted_first(vectors):
     """Two results the judgement scores alike (its score saturates at 1): the one naming the
     question's own outcome is chosen before another end point of the same kind of trial."""
-    from research.text.frame import frame_question
-
     frame = frame_question("Exercise interventions for cancer-related fatigue in women")
     off = "Exercise improved cardiorespiratory fitness compared with usual care (P < .001)."
     on = "Exercise reduced fatigue compared with usual care (P = .01)."
@@ -324,8 +324,6 @@ def test_the_lead_answers_a_comparison_with_several_trials_results(vectors):
     """Does it work is answered by what the strongest trials found: the lead quotes up to three
     results of the primary question, each from a source no other lead sentence cites, and no
     sentence that states no result."""
-    from research.planning.kinds import COMPARISON_QUESTIONS
-
     topic = "Drug A versus drug B as adjuvant therapy for early disease"
     texts = [
         "Disease-free survival was longer with drug A than with drug B (HR 0.82; P = 0.01).[1]",

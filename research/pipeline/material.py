@@ -107,8 +107,8 @@ def units_for(
 ) -> list[Unit]:
     """Every usable sentence of every on-topic source: whole (``clean_sentences``) and with
     cosine ≥ ``TOPIC_SENT_MIN`` to the topic — ``TITLED_SENT_MIN`` in a source whose title is
-    about the topic (cosine ≥ ``TOPIC_TITLE_MIN``): a page about Hurricane Hilary says "Water
-    rescues occurred across the San Diego area" without naming the storm, and 40–65 % of a
+    about the topic (cosine ≥ ``TOPIC_TITLE_MIN``): a page about a named storm says "Water
+    rescues occurred across the county" without naming it, and 40–65 % of a
     FreshWiki article's sentences sit below 0.30. Source order, then text order (deterministic)."""
     keep = on_topic_sources(vectors, topic, sources, texts)
     kept = [s for s in sources if s.source_id in keep]

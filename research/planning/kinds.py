@@ -230,7 +230,7 @@ FACETS: dict[str, tuple[str, ...]] = {
     ),
     "ip.patents": (
         "patent expiry and market exclusivity",
-        "biosimilar entry after patent protection ends",
+        "follow-on products entering after patent protection ends",
         "new formulation such as subcutaneous administration",
     ),
     "background.overview": ("definition and key facts", "what it is and its scope"),

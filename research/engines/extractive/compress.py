@@ -130,7 +130,7 @@ def _is_fact(sentence: str) -> bool:
 
 def _title(step_text: str, step_title: str, chosen: list[str], n_records: int) -> str:
     """5–12 words: the chosen sentences' top key phrases (never the step title verbatim, whole
-    phrases only) + where they came from, e.g. 'Adjuvant Chemotherapy and Disease-Free Survival
+    phrases only) + where they came from, e.g. 'Maintenance Therapy and Progression-Free Survival
     in 4 Results'."""
     banned = step_title.strip().lower()
     phrases = [

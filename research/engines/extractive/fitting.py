@@ -134,7 +134,7 @@ _WEAK_END = frozenset(
 
 def is_subject_phrase(phrase: str, topic: str, min_words: int = 2) -> bool:
     """True when a survey phrase can name a question of its own: 2–5 words, none of them the
-    topic's (``Oliver Taylor Hawkins`` only restates "Taylor Hawkins"), no numbers (``Passage 59``
+    topic's (``Marie Salomea Curie`` only restates "Marie Curie"), no numbers (``Passage 59``
     is a document title, not a subject), not ending in a time word (``Flight Later`` is a fragment)."""
     words = clean(phrase).split()
     if not min_words <= len(words) <= 5 or any(re.search(r"\d", w) for w in words):
