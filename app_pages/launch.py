@@ -91,7 +91,7 @@ with single_tab:
             placeholder="e.g. Drug A versus drug B as first-line therapy for condition C",
             height=90,
         )
-        c1, c2 = st.columns([3, 1])
+        c1, c2 = st.columns([3, 2])
         corpus = c1.text_input(
             "Corpus (JSONL file or folder of documents)", value=str(settings.default_corpus)
         )

@@ -32,13 +32,13 @@ SEARCH_BACKENDS = (
 )
 TEMPLATE_LABELS: dict[TemplateName, str] = {
     "auto": "auto (fitted to the kind of question)",
-    "comparison": "comparison (A versus B: efficacy, harms, subgroups…)",
+    "comparison": "comparison (A versus B in a setting)",
     "device": "device or procedure",
     "drug": "drug (six drug questions)",
-    "event": "event (what happened, casualties, causes, aftermath)",
+    "event": "event (what happened, impact, causes)",
     "general": "general",
     "intervention": "intervention (for a condition or outcome)",
-    "person": "person or organisation (life, work, controversies)",
+    "person": "person or organisation (life and work)",
 }
 MODE_LABELS = {"storm": "STORM", "costorm": "Co-STORM"}
 MODE_HELP = (
