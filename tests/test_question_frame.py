@@ -14,7 +14,13 @@ from research.planning.syllabus import base_template
 from research.store.followup_models import CitationCheck
 from research.text.entities import split_topic
 from research.text.findings import CONDUCT, FURNITURE, PLAIN, finding_weight
-from research.text.frame import about_question, anchor_queries, arms_named, frame_question
+from research.text.frame import (
+    about_question,
+    anchor_queries,
+    arms_named,
+    contradicts_setting,
+    frame_question,
+)
 
 AI_TAM = "Aromatase inhibitors versus tamoxifen as adjuvant therapy for postmenopausal early breast cancer"
 
@@ -273,3 +279,15 @@ def test_the_audit_fails_a_citation_of_a_source_off_the_question():
     )
     summary = summarize([check])
     assert summary.off_question == 1 and "1 cite a source off the question" in summary.line()
+
+
+def test_a_source_titled_for_the_opposite_setting_is_not_on_the_question():
+    """A first-line trial in advanced disease shares both arms and most words with a question on
+    adjuvant therapy of early disease, but studies another population."""
+    frame = frame_question("Drug A versus drug B as adjuvant therapy for early disease")
+    assert contradicts_setting(
+        "Drug A versus drug B as first-line therapy in advanced disease", frame
+    )
+    assert contradicts_setting("Drug A in metastatic disease: early results", frame)
+    assert not contradicts_setting("Drug A versus drug B after surgery for early disease", frame)
+    assert not contradicts_setting("Drug A or drug B: five-year results", frame)

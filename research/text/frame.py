@@ -322,3 +322,36 @@ def term_share(text: str, frame: QuestionFrame) -> float:
     named += sum(bool(_stems([w]) & have) for w in words)
     total = len(frame.arms) + len(words)
     return named / total if total else 0.0
+
+
+# Setting words and the words that name the opposite setting: a source titled with the opposite
+# ("first-line therapy of advanced disease") is about another population than the question's
+# ("adjuvant therapy of early disease"), however many of its other words it shares. Words of
+# stage, line of treatment, course, age group and menopausal status; no condition is named.
+_CONTRASTS: dict[str, tuple[str, ...]] = {
+    "early": ("advanced", "metastatic", "late-stage"),
+    "adjuvant": ("metastatic", "advanced", "palliative"),
+    "localized": ("metastatic", "advanced"),
+    "localised": ("metastatic", "advanced"),
+    "advanced": ("early", "adjuvant"),
+    "metastatic": ("early", "adjuvant"),
+    "acute": ("chronic",),
+    "chronic": ("acute",),
+    "children": ("adults", "adult"),
+    "paediatric": ("adults", "adult"),
+    "pediatric": ("adults", "adult"),
+    "adults": ("children", "paediatric", "pediatric", "infants"),
+    "premenopausal": ("postmenopausal",),
+    "postmenopausal": ("premenopausal",),
+}
+
+
+def contradicts_setting(title: str, frame: QuestionFrame) -> bool:
+    """True when ``title`` names the opposite of one of the question's setting words and not
+    the word itself (``_CONTRASTS``: "…in advanced disease" for a question on early disease):
+    the source studies another population, so it is not about the question."""
+    have = {w.lower() for w in re.findall(r"[A-Za-z][A-Za-z-]*", title)}
+    wanted = {w.lower() for w in re.findall(r"[A-Za-z][A-Za-z-]*", frame.setting)}
+    return any(
+        w not in have and any(c in have for c in _CONTRASTS[w]) for w in wanted if w in _CONTRASTS
+    )
