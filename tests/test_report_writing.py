@@ -27,6 +27,7 @@ from research.planning.kinds import COMPARISON_QUESTIONS
 from research.planning.syllabus import STORM_QUESTIONS
 from research.search.local import _truncate
 from research.text import ANAPHORA, is_whole, split_sentences
+from research.text.findings import PLAIN, finding_weight
 from research.text.frame import frame_question
 from research.text.vectors import Vectors
 
@@ -350,3 +351,45 @@ def test_the_lead_answers_a_comparison_with_several_trials_results(vectors):
     cites = [c for t in chosen for c in re.findall(r"\[\d+\]", t)]
     assert len(cites) == len(set(cites))  # three sources, one sentence each
     assert texts[4] not in lead  # how a trial was run is no answer
+
+
+def test_a_question_answered_only_by_how_studies_were_run_says_so(vectors):
+    """Randomisation and what the control group received count for coverage (the judgement
+    scored them) but answer nothing: the section quotes none of them and says what the sources
+    report instead; a question with a finding quotes the finding, not the conduct beside it."""
+    sub = Question(
+        key="subgroups.benefit", label="Who benefits", description="Subgroups", min_sources=1
+    )
+    eff = Question(
+        key="efficacy.intervention", label="Efficacy", description="Results", min_sources=1
+    )
+    conduct = [
+        "Randomisation of 160 participants allocated 79 to the intervention group and 81 to a control group.",
+        "The control group received the educational strategy only.",
+    ]
+    result = "Walking reduced fatigue by 20% compared with usual care (P = 0.01)."
+
+    def ev(q: str, sid: str, text: str) -> EvidencePassage:
+        return EvidencePassage(question=q, source_id=sid, passage=text, score=0.6, start=0, end=1)
+
+    evidence = {
+        "src_1": [
+            ev("subgroups.benefit", "src_1", conduct[0]),
+            ev("efficacy.intervention", "src_1", result),
+        ],
+        "src_2": [
+            ev("subgroups.benefit", "src_2", conduct[1]),
+            ev("efficacy.intervention", "src_2", conduct[1]),
+        ],
+    }
+    plans = [
+        sections.SectionPlan(heading="Efficacy", question=eff, sources=["src_1", "src_2"]),
+        sections.SectionPlan(heading="Who benefits", question=sub, sources=["src_1", "src_2"]),
+    ]
+    answers.fill(
+        vectors, plans, evidence, {"subgroups.benefit": 2, "efficacy.intervention": 2}, "standard"
+    )
+    assert [u.text for u in plans[0].units] == [result] and not plans[0].conduct_only
+    assert plans[1].units == [] and plans[1].conduct_only == ["src_1", "src_2"]
+    text = answers.conduct_statement(sub, plans[1].conduct_only)
+    assert text.endswith("[@src_1][@src_2].") and finding_weight(text) < PLAIN  # the lead skips it

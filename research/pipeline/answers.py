@@ -9,8 +9,11 @@ stated result first, then one naming the question's own terms, from a source tit
 question; one passage per source before a second one of any source, near-duplicates dropped:
 maximal marginal relevance with ``DUPLICATE_SIM``), as many as the run's depth allows
 (``section_budget``, shared by ``share_budget``: a primary question, ``planning.kinds.PRIMARY``,
-weighs ``PRIMARY_WEIGHT``); an unmet question's section opens with the statement of what was searched
-and found (``unmet_statement``) and then quotes what evidence there is. Outline sections that
+weighs ``PRIMARY_WEIGHT``). A sentence on a study's aim, design or conduct (who took part, how
+they were allocated: ``findings.CONDUCT``, ``judge.is_design``) counts for coverage but is never
+quoted; a question with nothing else says so (``conduct_statement``). An unmet question's section
+opens with the statement of what was searched and found (``unmet_statement``) and then quotes
+what evidence there is. Outline sections that
 are no syllabus question keep the sentences ``sections.allocate`` gave them from the
 conversations' sources, minus any a question's section already quotes.
 
@@ -28,7 +31,7 @@ from research.pipeline.material import Unit
 from research.pipeline.sections import DUPLICATE_SIM, SectionPlan
 from research.planning.kinds import PRIMARY, PRIMARY_WEIGHT
 from research.text import norm_key
-from research.text.findings import quote_rank
+from research.text.findings import CONDUCT, finding_weight, quote_rank
 from research.text.frame import QuestionFrame, frame_question, term_share
 from research.text.vectors import Vectors
 
@@ -249,8 +252,11 @@ def fill(
     frame = frame if frame is not None and frame.arms else None
     rel = relevance(vectors, topic, titles or {})
     for i in scarce_first:
-        # a study's aim or design counts for coverage but is quoted only when nothing else is
-        found = [e for e in counted[keys[i]] if not is_design(e.passage)] or counted[keys[i]]
+        # a study's aim, design or conduct counts for coverage but is never quoted: with nothing
+        # else, the section says the sources report how their studies were run
+        found = [e for e in counted[keys[i]] if not _conduct(e.passage)]
+        if counted[keys[i]] and not found:
+            questions[i].conduct_only = list(dict.fromkeys(e.source_id for e in counted[keys[i]]))
         # a section quotes what answers its own question best: an incidence figure that answers
         # "risk" better than "monitoring" is quoted under risk
         found = [e for e in found if e.score >= best[_pkey(e)] - HOLD_MARGIN] or found
@@ -277,6 +283,24 @@ def fill(
             and names_focus(u.text, topic)  # a report on a focus quotes nothing off it
         ][:per_o]
     return counted
+
+
+def _conduct(passage: str) -> bool:
+    """True for a sentence on how a study was run or who took part (``findings.CONDUCT``) or on
+    its design or aim (``judge.is_design``): no finding."""
+    return finding_weight(passage) <= CONDUCT or is_design(passage)
+
+
+def conduct_statement(q: Question, source_ids: list[str]) -> str:
+    """The text of an answered question's section whose best passages only say how the studies
+    were run, e.g. "The sources with evidence on who benefits: subgroups report how their studies
+    were run (who took part, how participants were allocated), not a finding on it [@src_…]."
+    (draft citations; the sentence states no finding, so the lead never takes it)."""
+    cites = "".join(f"[@{sid}]" for sid in dict.fromkeys(source_ids))
+    return (
+        f"The sources with evidence on {what_it_asks(q)} report how their studies were run (who "
+        f"took part, how participants were allocated), not a finding on it {cites}."
+    )
 
 
 def _pkey(e: EvidencePassage) -> tuple[str, str]:

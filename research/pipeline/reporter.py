@@ -243,7 +243,9 @@ def _write_section(
         if not citations.DRAFT_RE.search(text):
             text = ""
     q = plan.question
-    if q is not None and plan.status == "answered" and not text and plan.elsewhere:
+    if q is not None and plan.status == "answered" and not text and plan.conduct_only:
+        text = answers.conduct_statement(q, plan.conduct_only)
+    elif q is not None and plan.status == "answered" and not text and plan.elsewhere:
         text = answers.quoted_under(q, plan.elsewhere, plan.elsewhere_sources)
     if q is not None and plan.status != "answered":
         found = len(plan.sources or [])

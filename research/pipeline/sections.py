@@ -71,7 +71,9 @@ class SectionPlan:
 
     ``sources``: ids of the collector sources assigned to the question (docs/design.md § Source collector); None for a
     section that answers no question (any on-topic source may feed it). ``status`` is
-    "answered" | "insufficient" for question sections, "" otherwise."""
+    "answered" | "insufficient" for question sections, "" otherwise. ``conduct_only``: the
+    sources of a question whose best passages only say how their studies were run (its section
+    says so instead of quoting them, ``answers.conduct_statement``)."""
 
     heading: str
     subsections: list[str] = field(default_factory=list)
@@ -82,6 +84,7 @@ class SectionPlan:
     parent: SectionPlan | None = None
     elsewhere: list[str] = field(default_factory=list)
     elsewhere_sources: list[str] = field(default_factory=list)
+    conduct_only: list[str] = field(default_factory=list)
 
     def query(self, topic: str) -> str:
         """The text a sentence's fit is measured against: ``"topic: heading"`` (exactly the

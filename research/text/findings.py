@@ -12,7 +12,8 @@ first and which a source keeps.
 
 * web furniture (archive notes, tweet links, bylines, navigation runs) and questions → ``FURNITURE``;
 * a sentence about the participants or the conduct of a study that states no result (baseline,
-  age, withdrawals, ethics approval, allocation) → ``CONDUCT``;
+  age, withdrawals, ethics approval, randomisation and allocation, what the control group
+  received, CONSORT) → ``CONDUCT`` — unless it sets a quantity against another ("12% vs 25%");
 * otherwise ``PLAIN + (1 − PLAIN) · min(1, signals / SIGNALS_FULL)``, where the signals are: a
   quantity (a percentage, a ratio, a p-value, a count of people or events, a dose), a comparison
   ("vs", "compared with", "than", "between the two arms"), and a result verb or outcome statement
@@ -46,7 +47,13 @@ _CONDUCT = re.compile(
     r"\binformed\s+consent\b|\binclusion\s+criteria\b|\bexclusion\s+criteria\b|"
     r"\b(?:were|was)\s+(?:excluded|included|enrolled|recruited|screened|allocated|stratified|"
     r"prospectively\s+randomi[sz]ed|randomi[sz]ed|randomly\s+assigned|put\s+into)\b|"
-    r"\b(?:were|was)\s+followed\s+up\b|\bgroups?\s+(?:are|were)\s+comparable\b",
+    r"\b(?:were|was)\s+followed\s+up\b|\bgroups?\s+(?:are|were)\s+comparable\b|"
+    r"\brandomi[sz]ation\b|\ballocated\b|\bCONSORT\b|"
+    r"\b(?:control|intervention|comparison|study|experimental)\s+(?:group|arm)\s+(?:also\s+)?"
+    r"(?:received|did\s+not\s+(?:receive|undergo)|underwent|was\s+given)\b|"
+    r"\b(?:study|trial)\s+was\s+(?:performed|conducted|carried\s+out|designed)\b|"
+    r"\bthis\s+group\s+(?:also\s+)?received\b|"
+    r"\b(?:study|trial)\s+(?:had\s+an?\s+[\w-]+\s+)?design\b|\bdesign\s+of\s+the\s+(?:study|trial)\b",
     re.I,
 )
 _QUANTITY = re.compile(
@@ -96,7 +103,9 @@ def finding_weight(sentence: str) -> float:
     if not text or text.endswith("?") or _FURNITURE.search(text):
         return FURNITURE
     signals = sum(1 for pattern in (_QUANTITY, _COMPARISON, _RESULT) if pattern.search(text))
-    if _CONDUCT.search(text) and not _RESULT.search(text):
+    # a quantity set against another ("12% vs 25%") is a result whatever else the sentence says
+    compared = bool(_QUANTITY.search(text) and _COMPARISON.search(text))
+    if _CONDUCT.search(text) and not _RESULT.search(text) and not compared:
         return CONDUCT
     return PLAIN + (1 - PLAIN) * min(1.0, signals / SIGNALS_FULL)
 
