@@ -98,6 +98,10 @@ def test_events_and_people_get_their_own_questions_under_the_general_keys():
         ("Why was an attempt made to feed the conspiracy theory angle?", FURNITURE),
         ("The focus is presently on the rescue and relief operations.", PLAIN),
         ("At least 41 people died and 112 were injured.", 1.0),
+        ("Baseline characteristics were similar in both treatment arms.", CONDUCT),
+        ("Open-label trial conducted at 269 community sites in the United States.", CONDUCT),
+        ("The control group received the educational strategy only.", CONDUCT),
+        ("The intervention group received fewer transfusions than controls (12% vs 25%).", 1.0),
     ],
 )
 def test_finding_weight_puts_results_before_conduct_and_furniture(sentence, weight):

@@ -393,3 +393,16 @@ def test_a_question_answered_only_by_how_studies_were_run_says_so(vectors):
     assert plans[1].units == [] and plans[1].conduct_only == ["src_1", "src_2"]
     text = answers.conduct_statement(sub, plans[1].conduct_only)
     assert text.endswith("[@src_1][@src_2].") and finding_weight(text) < PLAIN  # the lead skips it
+
+
+def test_an_unmet_statement_leaves_out_the_corpus_hint_of_the_plan():
+    """The fitted syllabus shows the corpus's own words in plan review; the report's sentence on
+    what was searched and found does not repeat that hint."""
+    q = Question(
+        key="efficacy.comparison",
+        label="Efficacy: drug A vs drug B",
+        description="Outcomes with drug A compared with drug B (corpus: Bone-Related Complications)",
+        min_sources=5,
+    )
+    text = answers.unmet_statement(q, 4, None)
+    assert "corpus:" not in text and text.endswith("drug B; what they report follows.")

@@ -23,6 +23,8 @@ for the questions' sections; scarce evidence makes a report shorter, never padde
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from research.evidence.judge import is_design, names_focus
@@ -171,7 +173,9 @@ def reading_order(chosen: list[EvidencePassage]) -> list[EvidencePassage]:
 
 def what_it_asks(q: Question) -> str:
     """The question's description as a phrase: "patent coverage, exclusivity, formulations"."""
-    desc = q.description.strip().rstrip(".")
+    # the fitted syllabus's hint of the corpus's own words ("(corpus: …)") is for the plan
+    # review, not for a sentence of the report
+    desc = re.sub(r"\s*\(corpus:[^)]*\)", "", q.description).strip().rstrip(".")
     desc = desc.rsplit("?", 1)[-1].strip() or desc
     return f"{desc[:1].lower()}{desc[1:]}" if desc else q.label.lower()
 

@@ -56,6 +56,11 @@ _CONDUCT = re.compile(
     r"\b(?:study|trial)\s+(?:had\s+an?\s+[\w-]+\s+)?design\b|\bdesign\s+of\s+the\s+(?:study|trial)\b",
     re.I,
 )
+_BALANCE = re.compile(
+    r"\bbaseline\s+(?:characteristics|demographics|features|variables)\b|"
+    r"\b(?:trial|study)\s+(?:was\s+)?conducted\s+at\b",
+    re.I,
+)
 _QUANTITY = re.compile(
     r"\d+(?:\.\d+)?\s?%|\b(?:p|P)\s?[<=>≤]\s?0?\.\d|\b(?:HR|OR|RR|CI|IQR)\b|"
     r"\bhazard\s+ratio\b|\bodds\s+ratio\b|\brelative\s+risk\b|"
@@ -105,6 +110,8 @@ def finding_weight(sentence: str) -> float:
     signals = sum(1 for pattern in (_QUANTITY, _COMPARISON, _RESULT) if pattern.search(text))
     # a quantity set against another ("12% vs 25%") is a result whatever else the sentence says
     compared = bool(_QUANTITY.search(text) and _COMPARISON.search(text))
+    if _BALANCE.search(text) and not compared:
+        return CONDUCT  # "baseline characteristics were similar": the arms' balance, no finding
     if _CONDUCT.search(text) and not _RESULT.search(text) and not compared:
         return CONDUCT
     return PLAIN + (1 - PLAIN) * min(1.0, signals / SIGNALS_FULL)
