@@ -16,6 +16,7 @@ import pytest
 from browser.test_dashboard_browser import (
     CHROMIUM,
     RUN_TIMEOUT_MS,
+    SCRIPT_DONE,
     _settle,
     _shot,
     _store,
@@ -55,17 +56,39 @@ def _wait_status(store, run_id: str, want: str, timeout_s: float) -> str:
     return status
 
 
-def _type_cell(page, text: str) -> None:
-    """Replace the selected grid cell's value: Enter opens its editor (wait for it), select all,
-    type, Enter commits and moves the selection one row down."""
-    page.keyboard.press("Enter")
-    editor = page.locator("textarea.gdg-input, #portal textarea, #portal input").first
-    editor.wait_for(timeout=10_000)
-    page.keyboard.press("Control+A")
-    page.keyboard.type(text, delay=10)
-    page.wait_for_timeout(150)
-    page.keyboard.press("Enter")
-    page.wait_for_timeout(300)
+EDITOR = "textarea.gdg-input, #portal textarea, #portal input"
+
+
+def _edit_cell(page, grid, row: int, col: int, text: str, tries: int = 4) -> None:
+    """Replace the value of data row ``row``, column ``col`` (0 = Key) of the grid: click the
+    row's Key cell, move right ``col`` cells, open the cell's editor with Enter, select all, type,
+    Enter commits. Each commit reruns the page, which can redraw the grid and drop its
+    selection, so the editor is awaited and the whole step tried again (re-measuring the grid)
+    when it does not open; the page's script run is awaited after the commit."""
+    for attempt in range(tries):
+        page.keyboard.press("Escape")
+        box = grid.bounding_box()
+        page.mouse.click(box["x"] + 60, box["y"] + ROW_H * (row + 1) + ROW_H / 2)
+        page.wait_for_timeout(200)
+        for _ in range(col):
+            page.keyboard.press("ArrowRight")
+        editor = page.locator(EDITOR).first
+        if not editor.is_visible():
+            page.keyboard.press("Enter")
+        try:
+            editor.wait_for(timeout=4_000)
+        except Exception:
+            if attempt == tries - 1:
+                raise
+            page.wait_for_function(SCRIPT_DONE, timeout=30_000)
+            continue
+        page.keyboard.press("Control+A")
+        page.keyboard.type(text, delay=10)
+        page.wait_for_timeout(150)
+        page.keyboard.press("Enter")
+        page.wait_for_timeout(300)
+        page.wait_for_function(SCRIPT_DONE, timeout=30_000)
+        return
 
 
 @pytest.mark.timeout(1800)  # two pipeline phases on a shared, loaded machine
@@ -95,16 +118,9 @@ def test_review_edit_approve_round_trip(served, page):
     n = len(old.questions)
     grid = page.locator(f".st-key-edit_questions_{run_id}")  # the syllabus editor (keyed element)
     grid.scroll_into_view_if_needed()
-    box = grid.bounding_box()
-    for i, (key, label, desc) in enumerate(NEW):
-        row = n - 3 + i
-        page.mouse.click(box["x"] + 60, box["y"] + ROW_H * (row + 1) + ROW_H / 2)  # the Key cell
-        page.wait_for_timeout(200)
-        _type_cell(page, key)
-        for text in (label, desc):
-            page.keyboard.press("ArrowUp")
-            page.keyboard.press("ArrowRight")
-            _type_cell(page, text)
+    for i, values in enumerate(NEW):
+        for col, text in enumerate(values):
+            _edit_cell(page, grid, n - 3 + i, col, text)
     page.keyboard.press("Escape")  # leave the grid: no selected cell in the screenshot
     page.get_by_text("Question syllabus").first.click()
     page.wait_for_timeout(800)
