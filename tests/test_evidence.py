@@ -7,8 +7,11 @@ import pytest
 from research.evidence import judge
 from research.evidence.passages import about_topic, result_evidence
 from research.models import EvidencePassage, Question, SearchResult
+from research.planning.kinds import COMPARISON_QUESTIONS, fill
 from research.planning.syllabus import get_template
 from research.store.passages import EvidenceStore, merge
+from research.text.findings import outcome_family
+from research.text.frame import frame_question
 from research.text.vectors import Vectors
 
 TOPIC = "Trastuzumab in HER2-positive breast cancer"
@@ -155,3 +158,31 @@ def test_a_focused_topic_counts_only_passages_that_name_its_focus(vectors):
     # the same relapse sentence on the unfocused topic keeps its score: the gate is the focus's
     unfocused = judge.score_passages([RISK], [relapse], topic=TOPIC, vectors=vectors)
     assert float(unfocused[0, 0]) > float(scores[0, 0])
+
+
+def test_a_comparisons_efficacy_and_harms_keep_to_their_own_family_of_outcome(vectors):
+    """Every reported result carries a result's cues, so the efficacy question would take any of
+    them: a survival result ranks above a harm whose name is no outcome of benefit, and a
+    sentence that reports only survival is no answer to what harm a treatment does."""
+    topic = "Drug A versus drug B as adjuvant therapy for early disease"
+    spec = fill(COMPARISON_QUESTIONS, frame_question(topic))
+    qs = [
+        Question(key=k, label=v["label"], description=v["description"], min_sources=1)
+        for k, v in spec.items()
+        if k in ("efficacy.comparison", "harms.comparison")
+    ]
+    survival = "Disease-free survival was longer with drug A than with drug B (HR 0.82; P = 0.01)."
+    harm = "There were significantly more fractures (p=0.015) with drug A than with drug B."
+    toxicity = "Grade 3 or 4 toxicity was more frequent with drug A than with drug B (12% vs 6%)."
+    os_only = "Overall survival was not statistically different between the two arms."
+    assert [outcome_family(t) for t in (survival, harm, toxicity, os_only)] == [
+        "benefit",
+        "",
+        "harm",
+        "benefit",
+    ]
+    eff, harms = judge.score_passages(
+        qs, [survival, harm, toxicity, os_only], topic=topic, vectors=vectors
+    )
+    assert eff[0] > eff[1] > eff[2]  # survival, then an unnamed outcome, then a named harm
+    assert harms[2] >= judge.EVIDENCE_MIN > harms[3]

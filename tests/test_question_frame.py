@@ -190,9 +190,10 @@ TUNED_VOCABULARY = re.compile(
     r"antiemetic|paravertebral)\b",
     re.I,
 )
-# The one table that names organs: a language resource that maps every organ system's combining
-# form to its plain word, like a stemmer's rules, not a topic's vocabulary.
-LANGUAGE_TABLES = {"research/text/roots.py"}
+# The tables that name organs and drug classes: language resources that map every organ
+# system's combining form to its plain word, and every class of the WHO INN stem book to its
+# members' stems, like a stemmer's rules, not a topic's vocabulary.
+LANGUAGE_TABLES = {"research/text/roots.py", "research/text/drug_classes.py"}
 
 
 def _product_lines():
@@ -295,3 +296,11 @@ def test_a_source_titled_for_the_opposite_setting_is_not_on_the_question():
     assert contradicts_setting("Drug A in metastatic disease: early results", frame)
     assert not contradicts_setting("Drug A versus drug B after surgery for early disease", frame)
     assert not contradicts_setting("Drug A or drug B: five-year results", frame)
+
+
+def test_an_arm_that_names_a_drug_class_is_named_by_a_member_of_it():
+    """A comparison of a class ("statins versus placebo") is answered by trials that name a
+    member ("atorvastatin"), by the WHO INN stem of the class."""
+    frame = frame_question("Statins versus placebo for primary prevention in older adults")
+    assert arms_named("Atorvastatin compared with placebo in adults over 70", frame) == 2
+    assert arms_named("Aspirin compared with placebo in adults over 70", frame) == 1

@@ -406,3 +406,60 @@ def test_an_unmet_statement_leaves_out_the_corpus_hint_of_the_plan():
     )
     text = answers.unmet_statement(q, 4, None)
     assert "corpus:" not in text and text.endswith("drug B; what they report follows.")
+
+
+def test_a_source_whose_best_sentence_is_quoted_elsewhere_gives_its_next_one_first(vectors):
+    """One passage per source before any source's second counts the sentences a section can
+    still quote: a source whose best sentence the lead took gives its next result before another
+    source's second."""
+    a1 = "Drug A improved disease-free survival compared with drug B (HR 0.7; P = 0.01)."
+    a2 = "Drug A lowered the risk of recurrence by 30% compared with drug B in the same trial."
+    b1 = "Overall survival did not differ between drug A and drug B (P = 0.4)."
+    b2 = "Distant recurrence was 5% with drug A and 7% with drug B (P = 0.2)."
+
+    def ev(sid: str, text: str, score: float) -> EvidencePassage:
+        return EvidencePassage(
+            question="efficacy.comparison", source_id=sid, passage=text, score=score, start=0, end=1
+        )
+
+    passages = [
+        ev("src_1", a1, 1.0),
+        ev("src_1", a2, 0.9),
+        ev("src_2", b1, 0.8),
+        ev("src_2", b2, 0.7),
+    ]
+    picked = answers.choose(vectors, passages, 2, [a1])
+    assert [p.passage for p in picked] == [a2, b1]
+
+
+def test_an_open_primary_question_still_states_its_results_in_the_lead(vectors):
+    """A primary question one source short of its bar is open, but the results of the sources
+    it has are still the answer asked for: the lead states them, and says what is open."""
+    texts = [
+        "Disease-free survival was longer with drug A than with drug B (HR 0.82; P = 0.01).[1]",
+        "Drug A reduced recurrence by 20% compared with drug B in the second trial.[2]",
+    ]
+    q = LeadQuestion(
+        key="efficacy.comparison",
+        label="Efficacy: drug A vs drug B",
+        description="Survival and recurrence with drug A compared with drug B",
+        heading="Efficacy",
+        status="unmet",
+        sources_found=2,
+        min_sources=5,
+    )
+    lead = question_lead(
+        vectors,
+        "Drug A versus drug B as adjuvant therapy for early disease",
+        [ReportSection(heading="Efficacy", text=" ".join(texts))],
+        [q],
+    )
+    assert all(t in lead for t in texts) and "(2 of 5 sources)" in lead
+    alone = q.model_copy(update={"sources_found": 1})
+    lead = question_lead(
+        vectors,
+        "Drug A versus drug B as adjuvant therapy for early disease",
+        [ReportSection(heading="Efficacy", text=texts[0])],
+        [alone],
+    )
+    assert texts[0] not in lead  # one source is not yet an answer to lead with

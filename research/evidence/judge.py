@@ -28,7 +28,9 @@ that a sentence about the topic cannot pass for evidence just by naming it (cosi
 without any of the question's own words keeps only ``LEX_BASE`` of it; ``design`` is
 ``DESIGN_FACTOR`` for a sentence that describes how a study was run and reports no finding
 (``is_design``), else 1; a passage that names other medicines but not the topic's
-(``OTHER_DRUG_FACTOR``) keeps half, unless the question is about the competition; on a focused
+(``OTHER_DRUG_FACTOR``) keeps half, unless the question is about the competition; a passage
+that reports only the other family of outcome (a harm for "does it work", a benefit for "what
+harm does it do") keeps less (``research.planning.kinds.outcome_fit``); on a focused
 topic ("Imatinib hepatotoxicity in …") a passage that never names the focus keeps
 ``OFF_FOCUS_FACTOR`` (``names_focus``). Words every
 study report uses ("trial", "patients", "phase",
@@ -46,7 +48,7 @@ import numpy as np
 import Stemmer
 
 from research.models import Question
-from research.planning.kinds import FACETS
+from research.planning.kinds import FACETS, outcome_fit
 from research.text import STUDY_DESIGN, content_words, is_whole_form, split_sentences, word_key
 from research.text.entities import drug_names, split_topic
 from research.text.findings import RESULT_CUES, states_result
@@ -327,7 +329,10 @@ def score_passages(
             OTHER_DRUG_FACTOR,
             1.0,
         )
-        out[i] = np.clip(sem * (base + (1 - base) * lex) * design * others * focused, 0.0, 1.0)
+        misfit = np.array([outcome_fit(q.key, p) for p in passages])
+        out[i] = np.clip(
+            sem * (base + (1 - base) * lex) * design * others * focused * misfit, 0.0, 1.0
+        )
     return np.round(out, 4)
 
 

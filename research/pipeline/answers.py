@@ -31,7 +31,7 @@ from research.evidence.judge import is_design, names_focus
 from research.models import EvidencePassage, GapReport, Question, QuestionStop
 from research.pipeline.material import Unit
 from research.pipeline.sections import DUPLICATE_SIM, SectionPlan
-from research.planning.kinds import PRIMARY, PRIMARY_WEIGHT
+from research.planning.kinds import PRIMARY, PRIMARY_WEIGHT, outcome_fit
 from research.text import norm_key
 from research.text.findings import CONDUCT, finding_weight, quote_rank
 from research.text.frame import QuestionFrame, frame_question, term_share
@@ -97,7 +97,8 @@ def choose(
     """Up to ``n`` passages, best first (``quote_rank``: a stated result before a study's conduct;
     with the run's question ``frame``, raised by up to ``ON_POINT`` for naming the question's own
     terms, ``frame.term_share``, and for its source's ``relevance`` to the question:
-    ``on_point_rank``), one per source before any source's second, none
+    ``on_point_rank``), those reporting the question's own family of outcome before the others
+    (``kinds.outcome_fit``), one per source before any source's second, none
     a near-duplicate (same words, or cosine ≥ ``DUPLICATE_SIM``) of a chosen one or of ``taken``
     (texts already quoted elsewhere in the report); appends the chosen texts to ``taken``."""
     if relevance:  # a source titled far from the question is quoted only when no other is
@@ -106,30 +107,31 @@ def choose(
     ranked = sorted(
         passages, key=lambda p: (-on_point_rank(p, frame, relevance), p.source_id, p.start)
     )
-    firsts: list[EvidencePassage] = []
-    seen: set[str] = set()
-    for p in ranked:
-        if p.source_id not in seen:
-            seen.add(p.source_id)
-            firsts.append(p)
-    order = firsts + [p for p in ranked if p not in firsts]
-    if not order:
+    if not ranked:
         return []
-    vecs = vectors.encode([p.passage for p in order])
+    vecs = vectors.encode([p.passage for p in ranked])
     kept_vecs = list(vectors.encode(taken)) if taken else []
     keys = {norm_key(t) for t in taken}
     out: list[EvidencePassage] = []
-    for p, v in zip(order, vecs, strict=True):
-        if len(out) >= n:
-            break
-        if norm_key(p.passage) in keys:
-            continue
-        if kept_vecs and float(np.max(np.asarray(kept_vecs) @ v)) >= DUPLICATE_SIM:
-            continue
-        out.append(p)
-        keys.add(norm_key(p.passage))
-        kept_vecs.append(v)
-        taken.append(p.passage)
+    # each source's best passage that is not already quoted comes before any source's second: a
+    # source whose best sentence the lead took still gives the section its next one; and what
+    # reports the question's own family of outcome comes before what does not (a harm under
+    # "does it work": ``kinds.outcome_fit``)
+    fits = [outcome_fit(p.question, p.passage) >= 1.0 for p in ranked]
+    for fitting, firsts in ((True, True), (True, False), (False, True), (False, False)):
+        for p, v, fit in zip(ranked, vecs, fits, strict=True):
+            if len(out) >= n:
+                return out
+            if (fitting and not fit) or (firsts and any(o.source_id == p.source_id for o in out)):
+                continue
+            if norm_key(p.passage) in keys:
+                continue
+            if kept_vecs and float(np.max(np.asarray(kept_vecs) @ v)) >= DUPLICATE_SIM:
+                continue
+            out.append(p)
+            keys.add(norm_key(p.passage))
+            kept_vecs.append(v)
+            taken.append(p.passage)
     return out
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from research.text.findings import outcome_family
 from research.text.frame import QuestionFrame
 
 COMPARISON_QUESTIONS: dict[str, dict] = {
@@ -190,6 +191,36 @@ PRIMARY = frozenset(
     {"efficacy.comparison", "efficacy.intervention", "accuracy.outcomes", "clinical.efficacy"}
 )
 PRIMARY_WEIGHT = 2
+
+# The questions that ask what harm a treatment does: a sentence that reports only a benefit
+# ("overall survival did not differ") does not answer them, as a sentence that reports only a harm
+# does not answer the primary questions (``research.evidence.judge``, ``findings.outcome_family``).
+HARMS = frozenset(
+    {"harms.comparison", "harms.intervention", "risks.complications", "clinical.safety"}
+)
+# A comparison's primary outcomes are named (survival, recurrence, response, accuracy: its
+# question's description): a result that names none of them ranks below one that does.
+NAMED_OUTCOMES = frozenset({"efficacy.comparison"})
+MISFIT_FACTOR = 0.5  # what a passage of the other family of outcome only keeps (``outcome_fit``)
+# what a result naming no outcome of benefit keeps under a question that names its outcomes:
+# "more fractures and fewer thromboses" reads as a result by its cues alone
+UNNAMED_FACTOR = 0.7
+_MISFIT = {**{k: "harm" for k in PRIMARY}, **{k: "benefit" for k in HARMS}}
+
+
+def outcome_fit(key: str, sentence: str) -> float:
+    """What ``sentence`` keeps of its evidence score or lead weight for question ``key``, from
+    the family of outcome it reports (``research.text.findings.outcome_family``):
+    ``MISFIT_FACTOR`` when it reports only the other family (a harm for a primary question,
+    ``PRIMARY``; a benefit for a question on harms, ``HARMS``), ``UNNAMED_FACTOR`` when it names
+    no outcome of benefit under a question that names its outcomes (``NAMED_OUTCOMES``), else 1."""
+    family = outcome_family(sentence)
+    if family and family == _MISFIT.get(key):
+        return MISFIT_FACTOR
+    if key in NAMED_OUTCOMES and family not in ("benefit", "both"):
+        return UNNAMED_FACTOR
+    return 1.0
+
 
 KIND_TEMPLATES: Mapping[str, Mapping[str, dict]] = {
     "comparison": COMPARISON_QUESTIONS,

@@ -89,6 +89,32 @@ _RESULT = re.compile(
 # (the judgement reads it as the answer cues of the questions that ask for results).
 RESULT_CUES = re.compile(f"(?-i:{_QUANTITY.pattern})|{_COMPARISON.pattern}|{_RESULT.pattern}", re.I)
 
+# What a report of a result names when it speaks of benefit or of harm (CONSORT items 17 and 19:
+# outcomes and harms): the families of outcome, not any particular organ or medicine.
+_BENEFIT = re.compile(
+    r"\b(?:survival|surviv\w+|recurren\w+|relapse\w*|remission|progression|mortality|"
+    r"efficacy|effective(?:ness)?|accuracy|sensitivity|specificity|detection\s+rate|"
+    r"false[- ]negative|response\s+rate|(?:complete|partial|objective|pathologic\w*)\s+response|"
+    r"(?:local|disease|symptom)\s+control|cure[ds]?|event-free|disease-free|deaths?|died|"
+    r"hazard\s+ratio|risk\s+(?:of|for)\s+(?:an?\s+)?(?:event|death|recurrence|relapse)|"
+    r"(?-i:DFS|OS|PFS|EFS|RFS|DMFS|ORR|pCR|HR))\b",
+    re.I,
+)
+_HARM = re.compile(
+    r"\b(?:adverse|toxicit\w*|toxic|side[- ]effects?|complications?|morbidity|harms?|"
+    r"safety|tolerab\w+|tolerated|grade\s*(?:≥\s*)?[2-5]\b|serious|discontinu\w+|"
+    r"hospitali[sz]\w+|pain|infections?)\b",
+    re.I,
+)
+
+
+def outcome_family(sentence: str) -> str:
+    """Which family of outcome ``sentence`` reports: "benefit" (survival, recurrence, response,
+    accuracy…), "harm" (adverse events, toxicity, complications…), "both" or "" (neither named).
+    Example: "OS and event-free survival were not statistically different." → "benefit"."""
+    benefit, harm = bool(_BENEFIT.search(sentence)), bool(_HARM.search(sentence))
+    return "both" if benefit and harm else "benefit" if benefit else "harm" if harm else ""
+
 
 def states_result(sentence: str) -> bool:
     """True when ``sentence`` has a result verb or outcome statement ("was observed", "did not

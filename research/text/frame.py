@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 
 import Stemmer
 
+from research.text.drug_classes import class_endings, names_member
 from research.text.entities import INN_STEM, topic_kind
 from research.text.words import GENERIC, STOP, clean, content_words, word_key
 
@@ -278,9 +279,13 @@ def names_arm(keys: set[str], have: set[str]) -> bool:
 
 def arms_named(text: str, frame: QuestionFrame) -> int:
     """How many of the frame's arms ``text`` names (every content word of the arm but its class
-    words: "kinase inhibitors" is named by "kinase")."""
+    words: "kinase inhibitors" is named by "kinase"; an arm that names a drug class is also
+    named by a member of it, ``drug_classes.class_endings``: "statins" by "atorvastatin")."""
     have = _text_keys(text)
-    return sum(names_arm(keys, have) for keys in frame.arm_keys())
+    return sum(
+        names_arm(keys, have) or names_member(text, class_endings(arm))
+        for arm, keys in zip(frame.arms, frame.arm_keys(), strict=True)
+    )
 
 
 def about_question(text: str, frame: QuestionFrame) -> bool:

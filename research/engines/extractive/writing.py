@@ -26,7 +26,7 @@ import re
 import numpy as np
 
 from research.models import ConversationResult, Outline, OutlineSection, ReportSection
-from research.planning.kinds import PRIMARY
+from research.planning.kinds import PRIMARY, outcome_fit
 from research.text import (
     ANAPHORA,
     CITE,
@@ -395,6 +395,7 @@ DESIGN_PENALTY = 0.15  # a key finding states a result, not how a study was set 
 # states a figure: that is the sentence that answers "which did better, by how much".
 ARMS_BONUS, FIGURE_BONUS = 0.15, 0.10
 LEAD_RESULTS = 3  # sentences, from as many sources, that answer a primary question in the lead
+LEAD_OPEN_MIN = 2  # sources with evidence at which an open primary question's results lead
 RESULT_WEIGHT = 0.7  # finding_weight of a sentence that states a result (one signal or more)
 ANAPHORA_PENALTY = (
     0.10  # ... and stands alone: no "this regimen" whose regimen the lead never names
@@ -404,7 +405,8 @@ ANAPHORA_PENALTY = (
 def question_lead(
     vectors: Vectors, topic: str, sections: list[ReportSection], questions: list
 ) -> str:
-    """Key finding per question: for each answered question, in syllabus order, the
+    """Key finding per question: for each answered question (and an open primary question with
+    evidence from ``LEAD_OPEN_MIN`` sources, ``_states_anyway``), in syllabus order, the
     cited sentence of its section closest to ``"topic: label. description"`` (a sentence that
     describes study design rather than a result, ``text.STUDY_DESIGN``, scores ``DESIGN_PENALTY`` less, one that
     points back at what it does not name, ``text.ANAPHORA``, ``ANAPHORA_PENALTY`` less; the
@@ -422,7 +424,7 @@ def question_lead(
     parts: list[str] = []
     for q in questions:
         sec = by_heading.get(q.heading)
-        if q.status != "answered" or sec is None:
+        if sec is None or (q.status != "answered" and not _states_anyway(q)):
             continue
         cited = [
             u
@@ -443,7 +445,8 @@ def question_lead(
         )
         # the lead states findings: a sentence on who took part or how a study was run is no answer
         weights = np.array([finding_weight(strip_citations(u)) for u in cited])
-        sims = sims * weights
+        # ... and the outcome its question asks about: a harm does not lead for "does it work"
+        sims = sims * weights * np.array([outcome_fit(q.key, strip_citations(u)) for u in cited])
         if frame.framed and frame.arms:  # the lead answers: the arms compared, with a figure
             sims = sims + np.array(
                 [
@@ -458,7 +461,8 @@ def question_lead(
         order = rank(sims)
         parts.append(cited[order[0]])
         if q.key in PRIMARY:  # the answer: what the strongest trials found, not one of them
-            parts += _more_results(cited, order[1:], weights, parts)
+            both = [bool(frame.arms) and arms_named(u, frame) >= len(frame.arms) for u in cited]
+            parts += _more_results(cited, order[1:], weights, parts, both)
     open_qs = [q for q in questions if q.status != "answered"]
     if open_qs:
         names = [
@@ -472,22 +476,32 @@ def question_lead(
     return " ".join(parts)
 
 
+def _states_anyway(q) -> bool:
+    """True for a primary question (``planning.kinds.PRIMARY``) left open with evidence from at
+    least ``LEAD_OPEN_MIN`` sources: the lead still states what they found (the sentence on what
+    the evidence leaves open says it is short of its sources), since those results are the answer
+    the question was asked for."""
+    return q.key in PRIMARY and q.sources_found >= LEAD_OPEN_MIN
+
+
 def _more_results(
-    cited: list[str], order: list[int], weights: np.ndarray, taken: list[str]
+    cited: list[str], order: list[int], weights: np.ndarray, taken: list[str], both: list[bool]
 ) -> list[str]:
     """Up to ``LEAD_RESULTS - 1`` more sentences for a primary question's lead, in ``order``:
     each states a result (``finding_weight`` ≥ ``RESULT_WEIGHT``) and cites a source no sentence of
-    ``taken`` cites."""
+    ``taken`` cites; those that name every arm of a comparison (``both``: which arm did better)
+    before those that do not."""
     cites = {m for u in taken for m in CITE.findall(u)}
     out: list[str] = []
-    for i in order:
-        if len(out) >= LEAD_RESULTS - 1:
-            break
-        marks = set(CITE.findall(cited[i]))
-        if weights[i] < RESULT_WEIGHT or not marks or marks & cites:
-            continue
-        out.append(cited[i])
-        cites |= marks
+    for named in (True, False):
+        for i in order:
+            if len(out) >= LEAD_RESULTS - 1:
+                return out
+            marks = set(CITE.findall(cited[i]))
+            if (named and not both[i]) or weights[i] < RESULT_WEIGHT or not marks or marks & cites:
+                continue
+            out.append(cited[i])
+            cites |= marks
     return out
 
 
