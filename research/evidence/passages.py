@@ -40,11 +40,13 @@ from research.text.frame import (
 )
 from research.text.vectors import Vectors
 
-TITLE_ON_TOPIC = 0.55
+TITLE_ON_TOPIC = 0.55  # cosine(title, topic) that makes a result on-topic by itself
 # Share of a comparison's setting words (population, role) a source must name before it answers
-# what compares the arms: a first-line metastatic trial of the same two drugs names the
-# disease and the population but not "adjuvant" or "early" (3 of 5).
-COMPARES_SETTING = 0.75  # cosine(title, topic) that makes a result on-topic by itself
+# what compares the arms: two of three, three of four. A first-line metastatic trial of the same
+# two drugs names the disease and the population but not "adjuvant" or "early" (3 of 5), and a
+# title naming the opposite setting is out whatever its share (``frame.contradicts_setting``);
+# a trial "in clinically node-negative" patients that never says "early" names 2 of 3.
+COMPARES_SETTING = 0.65
 PER_QUESTION = 3
 MEMO_SIZE = 4096  # documents whose scored passages a process keeps (a run meets ~100)
 
