@@ -296,6 +296,8 @@ def test_a_source_titled_for_the_opposite_setting_is_not_on_the_question():
     assert contradicts_setting("Drug A in metastatic disease: early results", frame)
     assert not contradicts_setting("Drug A versus drug B after surgery for early disease", frame)
     assert not contradicts_setting("Drug A or drug B: five-year results", frame)
+    # preventing a disease in healthy people is not treating it after surgery
+    assert contradicts_setting("Drug B for the prevention of the disease", frame)
 
 
 def test_an_arm_that_names_a_drug_class_is_named_by_a_member_of_it():

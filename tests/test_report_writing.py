@@ -463,3 +463,22 @@ def test_an_open_primary_question_still_states_its_results_in_the_lead(vectors):
         [alone],
     )
     assert texts[0] not in lead  # one source is not yet an answer to lead with
+
+
+def test_an_efficacy_section_quotes_outcomes_of_benefit_before_a_harm_from_another_source(vectors):
+    """Each source's best sentence comes before any source's second, except that a sentence of
+    the other family of outcome waits: under "does it work" a second survival result is quoted
+    before another source's fracture rate, however high the judgement scored it."""
+    dfs = "Disease-free survival was longer with drug A than with drug B (HR 0.82; P = 0.01)."
+    os_ = "Overall survival did not differ between drug A and drug B (P = 0.4)."
+    harm = "Grade 3 or 4 toxicity was more frequent with drug A than with drug B (12% vs 6%)."
+
+    def ev(sid: str, text: str, score: float) -> EvidencePassage:
+        return EvidencePassage(
+            question="efficacy.comparison", source_id=sid, passage=text, score=score, start=0, end=1
+        )
+
+    picked = answers.choose(
+        vectors, [ev("src_1", dfs, 0.9), ev("src_1", os_, 0.8), ev("src_2", harm, 1.0)], 2, []
+    )
+    assert [p.passage for p in picked] == [dfs, os_]

@@ -335,7 +335,8 @@ def term_share(text: str, frame: QuestionFrame) -> float:
 # stage, line of treatment, course, age group and menopausal status; no condition is named.
 _CONTRASTS: dict[str, tuple[str, ...]] = {
     "early": ("advanced", "metastatic", "late-stage"),
-    "adjuvant": ("metastatic", "advanced", "palliative"),
+    "adjuvant": ("metastatic", "advanced", "palliative", "prevention", "chemoprevention"),
+    "prevention": ("adjuvant", "metastatic", "advanced"),
     "localized": ("metastatic", "advanced"),
     "localised": ("metastatic", "advanced"),
     "advanced": ("early", "adjuvant"),
