@@ -205,14 +205,19 @@ MISFIT_FACTOR = 0.5  # what a passage of the other family of outcome only keeps 
 # what a result naming no outcome of benefit keeps under a question that names its outcomes:
 # "more fractures and fewer thromboses" reads as a result by its cues alone
 UNNAMED_FACTOR = 0.7
-_MISFIT = {**{k: "harm" for k in PRIMARY}, **{k: "benefit" for k in HARMS}}
+# The primary questions whose answer is a benefit whatever the question: an intervention's or a
+# device's may be a harm avoided ("fewer wound complications" answers a question on preventing
+# them), so a harm's words do not mark their sentences as off the question.
+BENEFIT_ONLY = frozenset({"efficacy.comparison", "clinical.efficacy"})
+_MISFIT = {**{k: "harm" for k in BENEFIT_ONLY}, **{k: "benefit" for k in HARMS}}
 
 
 def outcome_fit(key: str, sentence: str) -> float:
     """What ``sentence`` keeps of its evidence score or lead weight for question ``key``, from
     the family of outcome it reports (``research.text.findings.outcome_family``):
-    ``MISFIT_FACTOR`` when it reports only the other family (a harm for a primary question,
-    ``PRIMARY``; a benefit for a question on harms, ``HARMS``), ``UNNAMED_FACTOR`` when it names
+    ``MISFIT_FACTOR`` when it reports only the other family (a harm for a comparison's or a
+    drug's efficacy question, ``BENEFIT_ONLY``; a benefit for a question on harms, ``HARMS``),
+    ``UNNAMED_FACTOR`` when it names
     no outcome of benefit under a question that names its outcomes (``NAMED_OUTCOMES``), else 1."""
     family = outcome_family(sentence)
     if family and family == _MISFIT.get(key):
