@@ -90,8 +90,8 @@ def make_config(
     ``cassette_mode`` ("record" / "replay") and ``cassette_path``: the run's LLM cassette.
     ``gap_turns``: rounds of gap searches for unmet questions after the planned turns (0–5; 0 =
     stop at the turn cap); None (not given): :func:`default_gap_turns`, 2, or
-    ``RESEARCH_LOCAL_GAP_TURNS`` (0) for a run whose models are all local. ``depth``: report length, ``brief``, ``standard``
-    (default) or ``deep`` (about 300 / 1,000 / 2,500 words).
+    ``RESEARCH_LOCAL_GAP_TURNS`` (0) for a run whose models are all local. ``depth``: report
+    length, ``brief``, ``standard`` (default) or ``deep`` (about 300 / 1,000 / 2,500 words).
     ``since``: ``YYYY[-MM[-DD]]`` date window (``research.search.since``); ``language``: ISO 639-1
     code the litellm engine writes in (``research.llm.language``; the extractive engine cannot
     translate and says so).
