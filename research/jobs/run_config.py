@@ -162,10 +162,10 @@ def make_config(
 def default_gap_turns(engine: str, models: dict[str, str] | None = None) -> int:
     """The gap rounds of a run that names none: ``RESEARCH_LOCAL_GAP_TURNS`` (default 0) when
     the run's engine is litellm and every role's model is served locally
-    (``research.llm.local.all_local``), else ``RunConfig``'s default, 2. On 2 cores a small
-    local model spent two thirds of a 2×2 run's 14 minutes in gap rounds (a turn per unmet
-    question per round); a hosted model's default is unchanged. A role without a model counts
-    as not local (``check_engine`` reports it)."""
+    (``research.llm.local.all_local``), else ``RunConfig``'s default, 2. A gap round is a turn
+    per unmet question: on a small local model with 2 cores they made about 16 of a 2×2 run's
+    20 turns, each a question, a reply and its summary cards. A hosted model's default is
+    unchanged. A role without a model counts as not local (``check_engine`` reports it)."""
     hosted = int(m.RunConfig.model_fields["gap_turns"].default)
     if engine != "litellm":
         return hosted
