@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 import tomllib
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
 from pydantic.fields import FieldInfo
@@ -136,6 +136,8 @@ _LENIENT = (
     "llm_max_attempts",
     "llm_backoff_s",
     "llm_rpm",
+    "local_gap_turns",
+    "local_compress",
     "http_timeout_s",
     "http_retries",
     "api_rate_per_min",
@@ -173,6 +175,14 @@ class Settings(BaseSettings):
             deadline bounds a call's attempts and backoffs, not its wait for a free slot.
         llm_queue_s: [``RESEARCH_LLM_QUEUE_S``] how long a call may wait for a free slot of its
             model (s) before it fails with ``queue_timeout``.
+        local_gap_turns: [``RESEARCH_LOCAL_GAP_TURNS``] rounds of gap searches (0–5, default 0)
+            of a run whose models are all local when the run names none (``--gap-turns``); a
+            hosted run's default stays 2. A small model on 2 cores spends most of a run in gap
+            rounds (each unmet question a turn: a question, a reply and its summary cards).
+        local_compress: [``RESEARCH_LOCAL_COMPRESS``] who makes the summary cards when the
+            compressor's model is local: ``offline`` (default: the offline extractive engine, by
+            design, stated on the report, the run page and in ``research show --json``) or
+            ``model``. Cards were a third of a local run's calls and time.
         llm_record, llm_replay: [``RESEARCH_LLM_RECORD`` / ``…_REPLAY``] process-wide cassette
             path (a run's own ``RunConfig.cassette`` takes precedence).
         http_timeout_s, http_retries: [``RESEARCH_HTTP_TIMEOUT``, ``RESEARCH_HTTP_RETRIES``] search APIs.
@@ -231,6 +241,10 @@ class Settings(BaseSettings):
     llm_queue_s: float = Field(3600.0, validation_alias="RESEARCH_LLM_QUEUE_S")
     llm_backoff_s: float = Field(1.0, validation_alias="RESEARCH_LLM_BACKOFF_S")
     llm_max_attempts: int = Field(6, validation_alias="RESEARCH_LLM_MAX_ATTEMPTS")
+    local_gap_turns: int = Field(0, ge=0, le=5, validation_alias="RESEARCH_LOCAL_GAP_TURNS")
+    local_compress: Literal["offline", "model"] = Field(
+        "offline", validation_alias="RESEARCH_LOCAL_COMPRESS"
+    )
     llm_record: str | None = Field(None, validation_alias="RESEARCH_LLM_RECORD")
     llm_replay: str | None = Field(None, validation_alias="RESEARCH_LLM_REPLAY")
     http_timeout_s: float = Field(15.0, validation_alias="RESEARCH_HTTP_TIMEOUT")

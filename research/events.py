@@ -72,6 +72,7 @@ EventType = Literal[
     # litellm engine
     "llm.cassette",
     "llm.fallback",
+    "llm.offline",
     "budget.exhausted",
     # Co-STORM round table
     "costorm.resumed",
@@ -279,6 +280,11 @@ _SPECS: list[tuple[str, str | Callable[[dict[str, Any]], str], dict[str, Any]]] 
         "llm.fallback",
         "{step}: the model failed ({code}); the extractive engine answered",
         dict(step=str, code=str, error=Opt(str)),
+    ),
+    (
+        "llm.offline",
+        "{step}: answered by the extractive engine by design ({reason})",
+        dict(step=str, reason=str),
     ),
     ("budget.exhausted", "LLM budget exhausted: {reason}", dict(reason=str)),
     # Co-STORM round table

@@ -314,7 +314,9 @@ def loopback_llm():
 
 @pytest.fixture()
 def llm_env(loopback_llm, monkeypatch, data_dir):
-    """Env for a litellm run against the loopback server: key = the canary, fast retries."""
+    """Env for a litellm run against the loopback server: key = the canary, fast retries.
+    The loopback server stands in for a hosted API, although its address is local: 4 slots,
+    2 gap rounds and model-made cards, as a hosted model gets by default."""
     loopback_llm.reset_counts()
     for name, value in {
         "OPENAI_API_KEY": CANARY_KEY,
@@ -323,6 +325,8 @@ def llm_env(loopback_llm, monkeypatch, data_dir):
         "RESEARCH_LLM_TIMEOUT_S": "1.5",
         "RESEARCH_LLM_MAX_ATTEMPTS": "8",
         "RESEARCH_LLM_CONCURRENCY": "4",
+        "RESEARCH_LOCAL_GAP_TURNS": "2",
+        "RESEARCH_LOCAL_COMPRESS": "model",
     }.items():
         monkeypatch.setenv(name, value)
     for name in (

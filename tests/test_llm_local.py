@@ -183,7 +183,7 @@ def test_weak_replies_are_reasked_with_the_reason_then_fall_back(
 
 def test_a_local_server_gets_the_schema_as_json_object(llm_env, monkeypatch):
     """llama.cpp's servers turn ``json_object`` with a schema into a grammar: the schema goes
-    there as well as in the prompt."""
+    there, and the prompt keeps only the reply's shape line (the grammar holds the reply to it)."""
     with LoopbackLLM() as srv:
         _local(monkeypatch, srv)
         eng = LiteLLMEngine(RunConfig(topic=TOPIC, engine="litellm", models={"*": MODEL}))
@@ -194,7 +194,9 @@ def test_a_local_server_gets_the_schema_as_json_object(llm_env, monkeypatch):
         "type": "json_object",
         "schema": b.QueryList.model_json_schema(),
     }
-    assert "It must validate against this JSON schema" in body["messages"][0]["content"]
+    system = body["messages"][0]["content"]
+    assert "It must validate against this JSON schema" not in system
+    assert 'Return {"queries": [...]}' in system and "Reply with one JSON object only." in system
 
 
 def test_a_server_that_refuses_json_object_is_asked_without_it(llm_env, monkeypatch):
@@ -209,4 +211,9 @@ def test_a_server_that_refuses_json_object_is_asked_without_it(llm_env, monkeypa
         )
     assert srv.refused == 1
     assert len(srv.bodies) == 2 and all("response_format" not in x for x in srv.bodies)
+    # without the grammar, the prompt spells the schema out, the refused call's included
+    assert all(
+        "It must validate against this JSON schema" in x["messages"][0]["content"]
+        for x in srv.bodies
+    )
     assert first.queries and second.queries  # both from the model: two bodies delivered

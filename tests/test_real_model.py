@@ -6,9 +6,10 @@ no concurrency, default time-outs).
 A 135M model's replies are often weak (empty, repeated, JSON that says nothing), so only what
 must hold with any model is asserted: the run completes; every step either got the model's
 reply or states its fallback (``llm.fallback`` with a code, counted in ``research show --json``
-and noted on the report); citations resolve; the report has a section per syllabus question; no
-reply ran past its step's bound; no call timed out waiting for its turn. The scripted loopback
-tests keep the exact behaviour."""
+and noted on the report); the summary cards are the offline engine's by design, stated the same
+way (``llm.offline``), and no gap round runs unless asked; citations resolve; the report has a
+section per syllabus question; no reply ran past its step's bound; no call timed out waiting for
+its turn. The scripted loopback tests keep the exact behaviour."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ import pytest
 import research.cli.commands as cli
 from research import jobs
 from research.citations import check_integrity
+from research.engines.labels import planned_line
 from research.engines.steps import STEPS
 from research.models import Report
 from tests.real_model import ALIAS, LlamaServer, skip_reason
@@ -106,6 +108,14 @@ def _check(run_id: str, data_dir) -> dict:
     assert all(q.heading in headings for q in report.questions)
     if fallbacks:
         assert "answered in offline extractive mode, the model's reply" in report.markdown
+    # a local model's cards are the offline engine's by design, and said so (no call made them);
+    # the Co-STORM round table makes no summary cards
+    assert "compress" not in called
+    offline = snap["llm"]["offline_by_design"]
+    if snap["run"]["config"]["mode"] == "storm":
+        assert offline.get("compress") and planned_line(offline) in report.markdown
+        planned = [e["data"]["step"] for e in snap["events"] if e["type"] == "llm.offline"]
+        assert planned == ["compress"]
     assert snap["llm"]["cost_usd"] == 0 and snap["llm"]["local_models"] == [MODEL]
     return fallbacks
 
@@ -118,12 +128,12 @@ def test_storm_run_on_a_real_local_model(local_env, capsys, finished_corpus, dat
         "1",
         "--max-turns",
         "1",
-        "--gap-turns",
-        "0",
         "--depth",
         "brief",
     )
     fallbacks = _check(summary["run_id"], data_dir)
+    # no --gap-turns: a local model's default, no gap round
+    assert jobs.run_snapshot(summary["run_id"])["run"]["config"]["gap_turns"] == 0
     print(
         f"\nreal model STORM, 1 perspective x 1 turn: {wall_s:.0f} s, "
         f"{summary['llm_calls']} calls, fallbacks {fallbacks}"

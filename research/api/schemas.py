@@ -118,10 +118,11 @@ class RunRequest(BaseModel):
         json_schema_extra=_bounds(TURNS_RANGE[0], TURNS_RANGE[1]),
         description="dialogue turns per persona",
     )
-    gap_turns: int = Field(
-        2,
+    gap_turns: int | None = Field(
+        None,
         json_schema_extra=_bounds(GAP_TURNS_RANGE[0], GAP_TURNS_RANGE[1]),
-        description="rounds of gap searches after the turns",
+        description="rounds of gap searches after the turns (default 2; "
+        "RESEARCH_LOCAL_GAP_TURNS, 0, when every model is local)",
     )
     depth: str = Field(
         "standard", description="report length", json_schema_extra={"enum": list(DEPTHS)}

@@ -13,7 +13,7 @@ SHARED_OPTIONS = {
     "template": f"question syllabus: {', '.join(TEMPLATE_CHOICES)}",
     "max-perspectives": "personas per run, 1–12 (default 4)",
     "max-turns": "dialogue turns per persona, 1–10 (default 3)",
-    "gap-turns": "rounds of gap searches, 0–5 (default 2)",
+    "gap-turns": "rounds of gap searches, 0–5 (default 2; RESEARCH_LOCAL_GAP_TURNS for local models)",
     "depth": f"report length: {', '.join(DEPTHS)}",
     "engine": f"engine: {', '.join(ENGINES)} (default extractive)",
     "mode": f"{' or '.join(MODES)}",

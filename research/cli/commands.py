@@ -92,10 +92,11 @@ def build_parser() -> _Parser:
     )
     run.add_argument(
         "--gap-turns",
-        default="2",
+        default=None,
         metavar="N",
         help="rounds of gap searches for questions still unanswered after the turns, "
-        "{}–{} (default 2; 0 stops at the turn cap)".format(*GAP_TURNS_RANGE),
+        "{}–{} (default 2, or RESEARCH_LOCAL_GAP_TURNS (0) when every model is local; "
+        "0 stops at the turn cap)".format(*GAP_TURNS_RANGE),
     )
     # the names are checked by the input gate (jobs.make_config), in the words the API uses
     run.add_argument(

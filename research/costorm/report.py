@@ -17,7 +17,7 @@ from research import citations
 from research.costorm.discourse import Table
 from research.costorm.mindmap import SEP
 from research.engines.base import LeadInput, PolishInput, SectionInput, Snippet
-from research.engines.labels import fallback_line
+from research.engines.labels import fallback_line, planned_line
 from research.errors import InputError
 from research.models import OutlineSection, Reference, Report, ReportQuestion, ReportSection
 from research.pipeline.context import RunContext
@@ -197,6 +197,9 @@ def assemble(
     fell_back = fallback_line(ctx.engine.fallbacks())
     if fell_back:  # which parts a weak model did not write
         parts += [f"> {fell_back}", ""]
+    planned = planned_line(ctx.store.offline_steps(ctx.run_id))
+    if planned:  # which parts a local model leaves to the offline engine by design
+        parts += [f"> {planned}", ""]
     parts += [lead, ""]
     for depth, s in sections:
         parts += [f"{'#' * min(depth + 1, 4)} {s.heading}", ""]

@@ -32,3 +32,29 @@ def fallback_line(counts: dict[str, int]) -> str:
     parts = ", ".join(f"{step} {n}×" for step, n in sorted(counts.items(), key=lambda x: -x[1]))
     noun = "step" if total == 1 else "steps"
     return f"{total} {noun} answered in {OFFLINE_LABEL}, the model's reply being unusable: {parts}."
+
+
+PLANNED = {
+    "compress": ("summary cards", "RESEARCH_LOCAL_COMPRESS=model"),
+}
+"""Steps a local model leaves to the offline engine by design: what they make, and the setting
+that hands them back to the model (``research.engines.litellm.planned``)."""
+
+
+def planned_line(counts: dict[str, int]) -> str:
+    """The sentence naming the steps the offline engine answered by design, not for a failed
+    reply (``{step: n}``, ``research.store.run_usage.RunUsage.offline_steps``), e.g. ``"By design
+    for a local model, the summary cards were made in offline extractive mode (compress 14×;
+    RESEARCH_LOCAL_COMPRESS=model has the model make them)."``; "" for none (the report's note,
+    the run page, the Cost and Artifacts pages)."""
+    if not counts:
+        return ""
+    rows = sorted(counts.items(), key=lambda x: -x[1])
+    what = " and ".join(PLANNED.get(step, (step, ""))[0] for step, _ in rows)
+    parts = ", ".join(f"{step} {n}×" for step, n in rows)
+    settings = " ".join(PLANNED[step][1] for step, _ in rows if PLANNED.get(step, ("", ""))[1])
+    hand_back = f"; {settings} has the model make them" if settings else ""
+    return (
+        f"By design for a local model, the {what} were made in {OFFLINE_LABEL} "
+        f"({parts}{hand_back})."
+    )

@@ -25,6 +25,8 @@ from research.engines.factory import check_engine
 from research.errors import InputError
 from research.jobs.validation import validate_corpus, validate_int, validate_topic
 from research.llm.language import check_language as language_code
+from research.llm.local import all_local
+from research.llm.models import resolve_models
 from research.llm.validate import validate_llm_options
 from research.models import RunConfig
 from research.notify import targets as notify_targets
@@ -60,7 +62,7 @@ def make_config(
     min_databases: int | str = 1,
     cassette_mode: str | None = None,
     cassette_path: str | Path | None = None,
-    gap_turns: int | str = 2,
+    gap_turns: int | str | None = None,
     depth: str = "standard",
     since: str | None = None,
     language: str | None = "en",
@@ -86,9 +88,10 @@ def make_config(
     template name (``research.planning.syllabus.template_choices``).
     ``review``: stop in ``awaiting_review`` after planning (STORM mode only).
     ``cassette_mode`` ("record" / "replay") and ``cassette_path``: the run's LLM cassette.
-    ``gap_turns``: rounds of gap searches for unmet questions after the planned turns (0–5,
-    default 2; 0 = stop at the turn cap). ``depth``: report length, ``brief``, ``standard``
-    (default) or ``deep`` (about 300 / 1,000 / 2,500 words).
+    ``gap_turns``: rounds of gap searches for unmet questions after the planned turns (0–5; 0 =
+    stop at the turn cap); None (not given): :func:`default_gap_turns`, 2, or
+    ``RESEARCH_LOCAL_GAP_TURNS`` (0) for a run whose models are all local. ``depth``: report
+    length, ``brief``, ``standard`` (default) or ``deep`` (about 300 / 1,000 / 2,500 words).
     ``since``: ``YYYY[-MM[-DD]]`` date window (``research.search.since``); ``language``: ISO 639-1
     code the litellm engine writes in (``research.llm.language``; the extractive engine cannot
     translate and says so).
@@ -114,8 +117,9 @@ def make_config(
         "max_perspectives": check_option_int("max_perspectives", max_perspectives),
         "max_turns": check_option_int("max_turns", max_turns),
         "min_databases": check_option_int("min_databases", min_databases),
-        "gap_turns": check_option_int("gap_turns", gap_turns),
     }
+    if gap_turns not in (None, ""):
+        ints["gap_turns"] = check_option_int("gap_turns", gap_turns)
     depth = check_depth(depth)
     mode = validate_mode(mode)
     if review and mode == "costorm":
@@ -129,6 +133,9 @@ def make_config(
     corpus_path = (
         validate_corpus(corpus or settings.default_corpus) if corpus or "local" in backends else ""
     )
+    costorm_settings = validate_costorm(costorm)
+    llm = validate_llm_options(engine, models, budget_usd, budget_tokens)
+    ints.setdefault("gap_turns", default_gap_turns(engine, llm["models"]))
     config = RunConfig(
         topic=topic,
         corpus=str(corpus_path),
@@ -136,11 +143,11 @@ def make_config(
         review=bool(review),
         engine=engine,
         mode=mode,
-        costorm=validate_costorm(costorm),
+        costorm=costorm_settings,
         **ints,
         search=backends,
         corpora=names,
-        **validate_llm_options(engine, models, budget_usd, budget_tokens),
+        **llm,
         cassette_mode=cassette_mode or None,
         cassette_path=str(cassette_path or ""),
         depth=depth,
@@ -150,6 +157,23 @@ def make_config(
     check_engine(config)
     notify_targets.check_settings(settings)  # a bad RESEARCH_NOTIFY_ON / target URL, before any run
     return notify_targets.attach(config, notify_targets.check_targets(notify))
+
+
+def default_gap_turns(engine: str, models: dict[str, str] | None = None) -> int:
+    """The gap rounds of a run that names none: ``RESEARCH_LOCAL_GAP_TURNS`` (default 0) when
+    the run's engine is litellm and every role's model is served locally
+    (``research.llm.local.all_local``), else ``RunConfig``'s default, 2. A gap round is a turn
+    per unmet question: on a small local model with 2 cores they made about 16 of a 2×2 run's
+    20 turns, each a question, a reply and its summary cards. A hosted model's default is
+    unchanged. A role without a model counts as not local (``check_engine`` reports it)."""
+    hosted = int(m.RunConfig.model_fields["gap_turns"].default)
+    if engine != "litellm":
+        return hosted
+    try:
+        resolved = resolve_models(models)
+    except InputError:
+        return hosted
+    return load_settings().local_gap_turns if all_local(resolved) else hosted
 
 
 def check_option_int(name: str, value: Any) -> int:

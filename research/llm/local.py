@@ -90,3 +90,9 @@ def is_local(model: str) -> bool:
         return True
     base = api_base(model)
     return bool(base) and local_url(base or "")
+
+
+def all_local(models: dict[str, str]) -> bool:
+    """True when every model of ``models`` (role → model, ``research.llm.models.resolve_models``)
+    is served locally (``is_local``); False for an empty map."""
+    return bool(models) and all(is_local(m) for m in models.values())

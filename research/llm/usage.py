@@ -30,7 +30,9 @@ def usage_report(store: RunStore, run_id: str) -> dict[str, Any]:
     from the provider's prompt cache), total_tokens, cost_usd, retries,
     by_phase, by_role, by_model, by_step, models_by_role ({role: [model, …]}: e.g. which model
     made the cards), budget_exhausted, fallbacks ({step: n} answered offline: a reply still
-    invalid or weak after its re-ask, or a provider failing after its retries), local_models
+    invalid or weak after its re-ask, or a provider failing after its retries),
+    offline_by_design ({step: n} answered offline as planned, not for a failed reply: a local
+    model's summary cards, ``RESEARCH_LOCAL_COMPRESS``), local_models
     (models served locally and priced at zero: "local model, no charge"), queued (calls of the
     run's model waiting for a slot now), context: {...}}`` (module doc)."""
     t = store.usage_totals(run_id)
@@ -60,6 +62,9 @@ def usage_report(store: RunStore, run_id: str) -> dict[str, Any]:
         "budget_exhausted": state.budget_exhausted,
         "fallbacks": {
             step: int(row.get("calls", 0)) for step, row in by.get("fallback", {}).items()
+        },
+        "offline_by_design": {
+            step: int(row.get("calls", 0)) for step, row in by.get("offline", {}).items()
         },
         "local_models": sorted(m for m, row in by.get("model", {}).items() if row.get("local")),
         "queued": state.llm_queued,

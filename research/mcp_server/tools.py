@@ -81,12 +81,13 @@ def start_research(
         Field(json_schema_extra=_bounds(TURNS_RANGE), description="dialogue turns per persona"),
     ] = 3,
     gap_turns: Annotated[
-        int,
+        int | None,
         Field(
             json_schema_extra=_bounds(GAP_TURNS_RANGE),
-            description="rounds of gap searches for unanswered questions (0 = none)",
+            description="rounds of gap searches for unanswered questions (0 = none; default 2, "
+            "or RESEARCH_LOCAL_GAP_TURNS (0) when every model is local)",
         ),
-    ] = 2,
+    ] = None,
     depth: Annotated[
         str,
         Field(

@@ -19,7 +19,7 @@ from research.engines.base import (
     SectionInput,
     Snippet,
 )
-from research.engines.labels import fallback_line
+from research.engines.labels import fallback_line, planned_line
 from research.errors import EngineError, InvariantError
 from research.models import (
     ConversationResult,
@@ -427,6 +427,9 @@ def _assemble(
     fell_back = fallback_line(ctx.engine.fallbacks())
     if fell_back:  # which parts a weak model did not write
         parts += [f"> {fell_back}", ""]
+    planned = planned_line(ctx.store.offline_steps(ctx.run_id))
+    if planned:  # which parts a local model leaves to the offline engine by design
+        parts += [f"> {planned}", ""]
     parts += [lead, ""]
     for s in sections:
         parts += [f"{'#' * (s.level + 1)} {s.heading}", "", s.text, ""]

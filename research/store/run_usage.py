@@ -117,9 +117,22 @@ class RunUsage:
         rows = self.usage_breakdown(run_id).get("fallback", {})
         return {step: int(row.get("calls", 0)) for step, row in rows.items()}
 
+    def add_offline(self, run_id: str, step: str) -> None:
+        """Count one step answered by the offline engine by design, not for a failed reply
+        (``offline|{step}|calls`` in ``run:{id}:usage_by``; the ``llm.offline`` event says why:
+        e.g. the summary cards of a local model, ``RESEARCH_LOCAL_COMPRESS``)."""
+        self.r.hincrby(keys.run_usage_by(run_id), f"offline|{step}|calls", 1)
+
+    def offline_steps(self, run_id: str) -> dict[str, int]:
+        """``{step: n}``: how many times each step was answered offline by design
+        (``add_offline``)."""
+        rows = self.usage_breakdown(run_id).get("offline", {})
+        return {step: int(row.get("calls", 0)) for step, row in rows.items()}
+
     def usage_breakdown(self, run_id: str) -> dict[str, dict[str, dict[str, float]]]:
         """``{dim: {value: {calls, prompt_tokens, completion_tokens, cost_usd, retries}}}`` for dim
-        in phase/role/model/step/role_model, plus ``{"fallback": {step: {"calls": n}}}``."""
+        in phase/role/model/step/role_model, plus ``{"fallback": {step: {"calls": n}}}`` and
+        ``{"offline": {step: {"calls": n}}}``."""
         out: dict[str, dict[str, dict[str, float]]] = {}
         for field, v in self.r.hgetall(keys.run_usage_by(run_id)).items():
             dim, rest = field.split("|", 1)

@@ -7,6 +7,8 @@ from __future__ import annotations
 import plotly.graph_objects as go
 import streamlit as st
 
+from research.engines.labels import planned_line
+
 DIMS = {"phase": "by_phase", "role": "by_role", "model": "by_model"}
 _LEGEND = dict(orientation="h", yanchor="bottom", y=1.0, xanchor="right", x=1.0)
 
@@ -34,9 +36,13 @@ def breakdown_rows(report: dict, dim: str) -> list[dict]:
 
 def cards_caption(report: dict) -> str | None:
     """Which model made the summary cards (the compressor role), e.g. ``"Summary cards made by
-    openai/gpt-4o-mini (39 calls)."``; None when no card was made by a model."""
+    openai/gpt-4o-mini (39 calls)."``, or for a local model's cards made offline by design
+    ``research.engines.labels.planned_line``; None when no card was made by a model."""
     models = report.get("models_by_role", {}).get("compressor")
     calls = report.get("by_role", {}).get("compressor", {}).get("calls", 0)
+    offline = {k: v for k, v in (report.get("offline_by_design") or {}).items() if k == "compress"}
+    if offline:  # a local model's cards, made offline by design
+        return planned_line(offline)
     if not models:
         return None
     return f"Summary cards made by {', '.join(models)} ({calls} calls)."

@@ -15,7 +15,7 @@ import streamlit as st
 
 from research.costorm import get_meta, get_turns
 from research.costorm.summary import stop_line
-from research.engines.labels import fallback_line
+from research.engines.labels import fallback_line, planned_line
 from research.errors import InputError
 from research.jobs.progress import reached_phase
 from research.models import PHASES, REVIEW_STATUS, Perspective, RunState, Syllabus, Usage
@@ -46,6 +46,8 @@ class ProgressInfo:
         queued: calls of the run's model waiting for a free slot while the run has one waiting
             (``RunState.llm_queued``): the model is the bottleneck.
         fallbacks: ``{step: n}`` steps the offline engine answered (``llm.fallback``).
+        offline: ``{step: n}`` steps the offline engine answered by design for a local model
+            (``llm.offline``).
     """
 
     steps: list[tuple[str, str]]
@@ -58,6 +60,7 @@ class ProgressInfo:
     index: dict | None = None
     queued: int = 0
     fallbacks: dict[str, int] = field(default_factory=dict)
+    offline: dict[str, int] = field(default_factory=dict)
 
 
 def phase_steps(status: str, reached: str) -> list[tuple[str, str]]:
@@ -115,6 +118,7 @@ def progress_info(store: RunStore, state: RunState) -> ProgressInfo:
         costorm=costorm,
         queued=state.llm_queued if is_active(state.status) else 0,
         fallbacks=store.fallbacks(state.run_id) if cfg.engine == "litellm" else {},
+        offline=store.offline_steps(state.run_id) if cfg.engine == "litellm" else {},
     )
 
 
@@ -245,6 +249,8 @@ def progress_panel(store: RunStore, state: RunState) -> None:
     tokens = info.usage.prompt_tokens + info.usage.completion_tokens
     if info.fallbacks:
         st.info(fallback_line(info.fallbacks), icon=":material/model_training:")
+    if info.offline:
+        st.info(planned_line(info.offline), icon=":material/model_training:")
     if not is_active(state.status):
         st.caption(totals_caption(info))
         return

@@ -31,6 +31,7 @@ from pydantic import field_validator
 
 from research.artifacts import read_artifact
 from research.citations import LOCAL_RE
+from research.config import load_settings
 from research.engines.base import (
     AnalysisInput,
     AnswerAssignInput,
@@ -60,6 +61,7 @@ from research.engines.base import (
 )
 from research.engines.extractive.writing import polish as polish_text
 from research.engines.litellm import material as mat
+from research.engines.litellm.planned import offline_by_design
 from research.engines.litellm.prompts import compact
 from research.engines.litellm.structured import call_structured
 from research.engines.litellm.weak import (
@@ -159,6 +161,7 @@ class LiteLLMEngine:
     extractive = False
     cards_once = True  # each document reaches the compressor once per run (artifacts.prepare)
     compress_in_background = True  # a turn's cards are made while the conversation goes on
+    planned: dict[str, str] = {}  # {step: reason} answered offline by design (set per engine)
 
     def __init__(
         self, config: RunConfig, run_id: str | None = None, store=None, settings=None
@@ -166,6 +169,11 @@ class LiteLLMEngine:
         self.config, self.run_id, self.store, self.settings = config, run_id, store, settings
         self.session = LLMSession(config, run_id, store, settings, on_budget=self._on_budget)
         self.label = engine_label(self.session.models)
+        # steps a local model leaves to the offline engine by design (``planned``)
+        self.planned = offline_by_design(self.session.models, settings or load_settings())
+        # offline cards are no model call: made at once and whole, as the extractive engine's
+        self.compress_in_background = self.cards_once = "compress" not in self.planned
+        self._announced: set[str] = set()
         self._fallback_engine: ExtractiveEngine | None = None  # made on the first fallback
         self._vectors: Vectors | None = None
         self._lock = threading.Lock()
@@ -247,6 +255,19 @@ class LiteLLMEngine:
                 self.store.add_fallback(self.run_id, step)
             self._emit("llm.fallback", {"step": step, "code": exc.code, "error": exc.message[:300]})
             return fallback()
+
+    def _offline(self, step: str) -> Any:
+        """The offline engine, answering ``step`` by design (``planned``): counted
+        (``RunStore.add_offline``) and, the first time in this engine, an ``llm.offline`` event
+        with the reason."""
+        if self.store and self.run_id:
+            self.store.add_offline(self.run_id, step)
+            with self._lock:
+                first = step not in self._announced
+                self._announced.add(step)
+            if first:
+                self._emit("llm.offline", {"step": step, "reason": self.planned[step]})
+        return self._fallback()
 
     def _emit(self, type_: EventType, data: dict) -> None:
         if self.store and self.run_id:
@@ -476,7 +497,10 @@ class LiteLLMEngine:
     def compress(self, inp: CompressInput) -> SummaryCard:
         """Seed 001 §4.4 card (out of band: not counted as context) from ``material.compress``:
         a search's results as passages around the query's terms, results carded earlier in the
-        run as references to their cards."""
+        run as references to their cards. By design (``planned``: a local compressor), the
+        offline engine makes the card."""
+        if "compress" in self.planned:
+            return self._offline("compress").compress(inp)
 
         def post(card: SummaryCard) -> SummaryCard:
             if not card.summary.strip():

@@ -1,11 +1,13 @@
 """Structured output: the step's pydantic model as ``response_format`` (JSON schema,
 non-strict) where ``litellm.supports_response_schema`` says so, else the schema spelled out in
 the prompt. For a local OpenAI-compatible server (a ``JSON_OBJECT_PROVIDERS`` model at a local
-address, ``research.llm.local``) the schema also goes as ``{"type": "json_object", "schema": …}``:
-llama.cpp's servers turn it into a grammar the reply must follow, and vLLM holds the reply to
-JSON, so a small model writes short JSON instead of prose up to its bound. A server that refuses
-that format (HTTP 400 or 422) is asked again without it, and the process stops sending it to that
-model at that address.
+address, ``research.llm.local``) the schema goes as ``{"type": "json_object", "schema": …}``
+instead: llama.cpp's servers turn it into a grammar the reply must follow, and vLLM holds the
+reply to JSON, so a small model writes short JSON instead of prose up to its bound; the prompt
+keeps the template's ``Return {…}`` shape line but not the schema (read on every call, it was a
+fifth of a small model's prompt tokens). A server that refuses that format (HTTP 400 or 422) is
+asked again without it, the schema spelled out in the prompt, and the process stops sending the
+format to that model at that address.
 
 ``<think>`` blocks are stripped; the reply is validated; on failure (bad JSON, schema error,
 truncated output, a weak reply ``post`` refuses) the model is re-asked ONCE with the reason; a
@@ -126,8 +128,12 @@ def call_structured(
     model = session.models[spec.role]
     native = native_schema(model)
     schema = reply_model.model_json_schema()
-    messages = prompts.render(spec, material, None if native else schema, native=native)
     fmt = reply_format(model, reply_model, schema)
+    # a grammar made from the schema holds the reply to it, so the prompt keeps only the shape
+    # line, as with native structured output (on a small local model the schema was a fifth
+    # of the prompt tokens, read on every call)
+    grammar = bool(fmt and fmt["type"] == "json_object")
+    messages = prompts.render(spec, material, None if native or grammar else schema, native=native)
     use_tools = tools if (tools and run_tool and native_tools(model)) else None
     reasked, rounds = False, 0
     while True:
@@ -143,8 +149,9 @@ def call_structured(
         except LLMError as exc:
             if not (fmt and fmt["type"] == "json_object" and exc.code == "bad_request"):
                 raise
-            _json_object_refused.add((model, api_base(model) or ""))  # the prompt keeps the schema
-            fmt = None
+            _json_object_refused.add((model, api_base(model) or ""))
+            fmt = None  # the schema goes in the prompt instead
+            messages = prompts.render(spec, material, schema, native=native) + messages[2:]
             continue
         if result.tool_calls and use_tools and rounds < MAX_TOOL_ROUNDS:
             rounds += 1
