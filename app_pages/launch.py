@@ -203,7 +203,8 @@ with single_tab:
             "Gap rounds",
             min_value=GAP_TURNS_RANGE[0],
             max_value=GAP_TURNS_RANGE[1],
-            value=2,
+            value=None,
+            placeholder="auto: 2, or 0 for a local model",
             disabled=mode == "costorm",
             help=GAP_HELP,
         )

@@ -21,6 +21,7 @@ from research.models import GapReport, Report, RunConfig
 from research.store.connection import get_redis
 from research.store.runs import RunStore
 from research.ui.cost import cards_caption
+from research.ui.launch_form import form_values
 from research.ui.progress import progress_info
 
 MODEL = "openai/smollm2"  # a name no price table knows: free only because it is local
@@ -131,3 +132,23 @@ def test_bad_values_of_the_local_settings_keep_their_defaults(monkeypatch):
     monkeypatch.setenv("RESEARCH_LOCAL_COMPRESS", "MODEL")
     settings = load_settings()
     assert (settings.local_gap_turns, settings.local_compress) == (3, "model")
+
+
+def test_the_launch_forms_empty_gap_rounds_field_leaves_the_runs_default(monkeypatch, data_dir):
+    """The Launch form's "Gap rounds" left empty passes no value, so a run on a local model gets
+    the local default (0) and one on a hosted model 2; a number typed there wins."""
+    for name in ("OPENAI_API_BASE", "OPENAI_BASE_URL", "RESEARCH_LOCAL_GAP_TURNS"):
+        monkeypatch.setenv(name, "")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-key")  # a hosted model's check
+    common = dict(corpus="", template="drug", max_perspectives=1, max_turns=1, engine="litellm")
+    common |= dict(mode="storm", search=[], corpora=[])
+    empty = form_values(**common, models={"*": "ollama/llama3.1:8b"})
+    assert empty["gap_turns"] is None
+
+    def config(values: dict) -> RunConfig:
+        return jobs.make_config(TOPIC, **{k: v for k, v in values.items() if k != "corpus"})
+
+    assert config(empty).gap_turns == 0
+    assert config(form_values(**common, models={"*": HOSTED})).gap_turns == 2
+    typed = form_values(**common, models={"*": "ollama/llama3.1:8b"}, gap_turns=1)
+    assert config(typed).gap_turns == 1

@@ -109,7 +109,7 @@ def form_values(
     costorm: dict | None = None,
     min_databases: int = 1,
     review: bool = False,
-    gap_turns: int = 2,
+    gap_turns: int | None = None,
     depth: str = "standard",
     notify: str = "",
 ) -> dict[str, Any]:
@@ -117,8 +117,10 @@ def form_values(
     ``costorm`` only for Co-STORM; empty model names dropped; zero budgets mean no cap; an empty
     ``search`` is passed through: the input gate makes it ``["local"]`` unless corpora are chosen;
     ``review``: stop for plan review after planning; ``gap_turns``: rounds of gap searches for
-    unmet questions; ``depth``: report length; ``notify``: the notification targets typed in
-    the form, one URL a line, passed only when there is one)."""
+    unmet questions (None, the field left empty: the run's default, 2 or
+    ``RESEARCH_LOCAL_GAP_TURNS`` for a run whose models are all local); ``depth``: report
+    length; ``notify``: the notification targets typed in the form, one URL a line, passed only
+    when there is one)."""
     values: dict[str, Any] = {
         "corpus": corpus,
         "template": template,
@@ -130,7 +132,7 @@ def form_values(
         "corpora": list(corpora),
         "min_databases": int(min_databases),
         "review": bool(review),
-        "gap_turns": int(gap_turns),
+        "gap_turns": None if gap_turns is None else int(gap_turns),
         "depth": depth,
     }
     if engine == "litellm":
@@ -157,5 +159,6 @@ NOTIFY_HELP = (
 )
 GAP_HELP = (
     "After the planned turns, rounds of searches aimed at the syllabus questions still without "
-    "enough evidence (up to 6 queries per question). 0 stops research at the turn cap."
+    "enough evidence (up to 6 queries per question). 0 stops research at the turn cap; empty: "
+    "2, or 0 when every model is local (RESEARCH_LOCAL_GAP_TURNS)."
 )
