@@ -7,6 +7,8 @@ a hosted model keeps 2 gap rounds and its model-made cards."""
 
 from __future__ import annotations
 
+from test_llm_local import _local as _base_url_only
+
 from research import jobs
 from research.config import load_settings
 from research.devtools.loopback_llm import LoopbackLLM
@@ -30,15 +32,10 @@ TOPIC = "Trastuzumab in HER2-positive breast cancer"
 
 
 def _local(monkeypatch, srv: LoopbackLLM) -> None:
-    """A local user's settings: the base URL only (no key, no price, every default)."""
-    monkeypatch.setenv("OPENAI_API_BASE", srv.url)
-    for name in (
-        "OPENAI_API_KEY",
-        "RESEARCH_LLM_CONCURRENCY",
-        "RESEARCH_MODEL_PRICES",
-        "RESEARCH_LOCAL_GAP_TURNS",
-        "RESEARCH_LOCAL_COMPRESS",
-    ):
+    """A local user's settings (``test_llm_local._local``: the base URL only), and the local
+    plan's own settings left at their defaults."""
+    _base_url_only(monkeypatch, srv)
+    for name in ("RESEARCH_LOCAL_GAP_TURNS", "RESEARCH_LOCAL_COMPRESS"):
         monkeypatch.setenv(name, "")  # empty = unset
 
 

@@ -417,11 +417,7 @@ def test_a_source_whose_best_sentence_is_quoted_elsewhere_gives_its_next_one_fir
     b1 = "Overall survival did not differ between drug A and drug B (P = 0.4)."
     b2 = "Distant recurrence was 5% with drug A and 7% with drug B (P = 0.2)."
 
-    def ev(sid: str, text: str, score: float) -> EvidencePassage:
-        return EvidencePassage(
-            question="efficacy.comparison", source_id=sid, passage=text, score=score, start=0, end=1
-        )
-
+    ev = _efficacy_passage
     passages = [
         ev("src_1", a1, 1.0),
         ev("src_1", a2, 0.9),
@@ -472,13 +468,15 @@ def test_an_efficacy_section_quotes_outcomes_of_benefit_before_a_harm_from_anoth
     dfs = "Disease-free survival was longer with drug A than with drug B (HR 0.82; P = 0.01)."
     os_ = "Overall survival did not differ between drug A and drug B (P = 0.4)."
     harm = "Grade 3 or 4 toxicity was more frequent with drug A than with drug B (12% vs 6%)."
-
-    def ev(sid: str, text: str, score: float) -> EvidencePassage:
-        return EvidencePassage(
-            question="efficacy.comparison", source_id=sid, passage=text, score=score, start=0, end=1
-        )
-
+    ev = _efficacy_passage
     picked = answers.choose(
         vectors, [ev("src_1", dfs, 0.9), ev("src_1", os_, 0.8), ev("src_2", harm, 1.0)], 2, []
     )
     assert [p.passage for p in picked] == [dfs, os_]
+
+
+def _efficacy_passage(sid: str, text: str, score: float) -> EvidencePassage:
+    """An evidence passage of ``sid`` for a comparison's efficacy question."""
+    return EvidencePassage(
+        question="efficacy.comparison", source_id=sid, passage=text, score=score, start=0, end=1
+    )

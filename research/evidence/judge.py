@@ -51,7 +51,7 @@ from research.models import Question
 from research.planning.kinds import FACETS, outcome_fit
 from research.text import STUDY_DESIGN, content_words, is_whole_form, split_sentences, word_key
 from research.text.entities import drug_names, split_topic
-from research.text.findings import RESULT_CUES, states_result
+from research.text.findings import RESULT_CUES, outcome_family, states_result
 from research.text.roots import VERNACULAR
 from research.text.vectors import Vectors
 
@@ -306,6 +306,7 @@ def score_passages(
         ]
     )
     focused = np.array([1.0 if names_focus(p, topic) else OFF_FOCUS_FACTOR for p in passages])
+    families = [outcome_family(p) for p in passages]
     out = np.zeros((len(questions), len(passages)), dtype=np.float32)
     col = 0
     for i, (texts, terms) in enumerate(aspects):
@@ -329,7 +330,7 @@ def score_passages(
             OTHER_DRUG_FACTOR,
             1.0,
         )
-        misfit = np.array([outcome_fit(q.key, p) for p in passages])
+        misfit = np.array([outcome_fit(q.key, f) for f in families])
         out[i] = np.clip(
             sem * (base + (1 - base) * lex) * design * others * focused * misfit, 0.0, 1.0
         )

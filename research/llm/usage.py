@@ -60,12 +60,8 @@ def usage_report(store: RunStore, run_id: str) -> dict[str, Any]:
         "by_step": by.get("step", {}),
         "models_by_role": models_by_role(by.get("role_model", {})),
         "budget_exhausted": state.budget_exhausted,
-        "fallbacks": {
-            step: int(row.get("calls", 0)) for step, row in by.get("fallback", {}).items()
-        },
-        "offline_by_design": {
-            step: int(row.get("calls", 0)) for step, row in by.get("offline", {}).items()
-        },
+        "fallbacks": _step_calls(by.get("fallback", {})),
+        "offline_by_design": _step_calls(by.get("offline", {})),
         "local_models": sorted(m for m, row in by.get("model", {}).items() if row.get("local")),
         "queued": state.llm_queued,
         "budget_usd": state.config.budget_usd,
@@ -84,3 +80,8 @@ def usage_report(store: RunStore, run_id: str) -> dict[str, Any]:
             else None,
         },
     }
+
+
+def _step_calls(rows: dict[str, dict[str, Any]]) -> dict[str, int]:
+    """``{step: calls}`` of one kind of ``usage_breakdown`` rows (``fallback``, ``offline``)."""
+    return {step: int(row.get("calls", 0)) for step, row in rows.items()}

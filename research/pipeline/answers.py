@@ -33,7 +33,7 @@ from research.pipeline.material import Unit
 from research.pipeline.sections import DUPLICATE_SIM, SectionPlan
 from research.planning.kinds import PRIMARY, PRIMARY_WEIGHT, outcome_fit
 from research.text import norm_key
-from research.text.findings import CONDUCT, finding_weight, quote_rank
+from research.text.findings import CONDUCT, finding_weight, outcome_family, quote_rank
 from research.text.frame import QuestionFrame, frame_question, term_share
 from research.text.vectors import Vectors
 
@@ -117,18 +117,20 @@ def choose(
     # source whose best sentence the lead took still gives the section its next one; and what
     # reports the question's own family of outcome comes before what does not (a harm under
     # "does it work": ``kinds.outcome_fit``)
-    fits = [outcome_fit(p.question, p.passage) >= 1.0 for p in ranked]
+    fits = [outcome_fit(p.question, outcome_family(p.passage)) >= 1.0 for p in ranked]
+    quoted: set[str] = set()  # sources with a passage in ``out``
     for fitting, firsts in ((True, True), (True, False), (False, True), (False, False)):
         for p, v, fit in zip(ranked, vecs, fits, strict=True):
             if len(out) >= n:
                 return out
-            if (fitting and not fit) or (firsts and any(o.source_id == p.source_id for o in out)):
+            if (fitting and not fit) or (firsts and p.source_id in quoted):
                 continue
             if norm_key(p.passage) in keys:
                 continue
             if kept_vecs and float(np.max(np.asarray(kept_vecs) @ v)) >= DUPLICATE_SIM:
                 continue
             out.append(p)
+            quoted.add(p.source_id)
             keys.add(norm_key(p.passage))
             kept_vecs.append(v)
             taken.append(p.passage)

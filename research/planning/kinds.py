@@ -18,7 +18,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from research.text.findings import outcome_family
 from research.text.frame import QuestionFrame
 
 COMPARISON_QUESTIONS: dict[str, dict] = {
@@ -212,14 +211,13 @@ BENEFIT_ONLY = frozenset({"efficacy.comparison", "clinical.efficacy"})
 _MISFIT = {**{k: "harm" for k in BENEFIT_ONLY}, **{k: "benefit" for k in HARMS}}
 
 
-def outcome_fit(key: str, sentence: str) -> float:
-    """What ``sentence`` keeps of its evidence score or lead weight for question ``key``, from
-    the family of outcome it reports (``research.text.findings.outcome_family``):
-    ``MISFIT_FACTOR`` when it reports only the other family (a harm for a comparison's or a
-    drug's efficacy question, ``BENEFIT_ONLY``; a benefit for a question on harms, ``HARMS``),
-    ``UNNAMED_FACTOR`` when it names
-    no outcome of benefit under a question that names its outcomes (``NAMED_OUTCOMES``), else 1."""
-    family = outcome_family(sentence)
+def outcome_fit(key: str, family: str) -> float:
+    """What a sentence of outcome ``family`` (``research.text.findings.outcome_family``: computed
+    once per sentence by the caller) keeps of its evidence score or lead weight for question
+    ``key``: ``MISFIT_FACTOR`` when it reports only the other family (a harm for a comparison's
+    or a drug's efficacy question, ``BENEFIT_ONLY``; a benefit for a question on harms,
+    ``HARMS``), ``UNNAMED_FACTOR`` when it names no outcome of benefit under a question that
+    names its outcomes (``NAMED_OUTCOMES``), else 1."""
     if family and family == _MISFIT.get(key):
         return MISFIT_FACTOR
     if key in NAMED_OUTCOMES and family not in ("benefit", "both"):

@@ -13,31 +13,24 @@ import re
 # Classes of medicines whose members share a WHO INN stem ("The use of stems in the selection of
 # International Nonproprietary Names", WHO/EMP/RHT/TSN): a question that names the class ("statins
 # versus …") is answered by a trial that names a member ("atorvastatin"). Keyed by a word that
-# names the class; the stems are the INN endings of its members.
+# names the class (its plural is looked up by the singular); the stems are the INN endings of its
+# members.
 DRUG_CLASSES: dict[str, tuple[str, ...]] = {
     "aromatase": ("trozole", "mestane"),
     "bisphosphonate": ("dronate", "dronic"),
-    "bisphosphonates": ("dronate", "dronic"),
     "statin": ("statin",),
-    "statins": ("statin",),
     "taxane": ("taxel",),
-    "taxanes": ("taxel",),
     "anthracycline": ("rubicin", "antrone"),
-    "anthracyclines": ("rubicin", "antrone"),
     "platinum": ("platin",),
     "proton": ("prazole",),
     "ace": ("pril",),
     "beta-blocker": ("olol",),
-    "beta-blockers": ("olol",),
     "fluoroquinolone": ("floxacin",),
-    "fluoroquinolones": ("floxacin",),
     "penicillin": ("cillin",),
-    "penicillins": ("cillin",),
     "tetracycline": ("cycline",),
-    "tetracyclines": ("cycline",),
     "leukotriene": ("lukast",),
     "dpp-4": ("gliptin",),
-    "gliptins": ("gliptin",),
+    "gliptin": ("gliptin",),
     "sglt2": ("gliflozin",),
     "sglt-2": ("gliflozin",),
     "parp": ("parib",),
@@ -45,15 +38,10 @@ DRUG_CLASSES: dict[str, tuple[str, ...]] = {
     "cdk4": ("ciclib",),
     "tyrosine": ("tinib",),
     "azole": ("conazole",),
-    "azoles": ("conazole",),
     "triptan": ("triptan",),
-    "triptans": ("triptan",),
     "benzodiazepine": ("zepam", "zolam"),
-    "benzodiazepines": ("zepam", "zolam"),
     "ssri": ("oxetine", "traline", "opram"),
-    "ssris": ("oxetine", "traline", "opram"),
     "heparin": ("parin",),
-    "heparins": ("parin",),
     "channel": ("dipine",),
     "gnrh": ("relin", "relix"),
     "lhrh": ("relin", "relix"),
@@ -62,8 +50,8 @@ DRUG_CLASSES: dict[str, tuple[str, ...]] = {
     "phosphodiesterase": ("afil",),
     "pde5": ("afil",),
     "angiotensin-receptor": ("sartan",),
-    "sartans": ("sartan",),
-    "arbs": ("sartan",),
+    "sartan": ("sartan",),
+    "arb": ("sartan",),
 }
 _MEMBER_WORD = re.compile(r"[A-Za-z][A-Za-z-]{4,}")
 
@@ -72,7 +60,8 @@ def class_endings(phrase: str) -> tuple[str, ...]:
     """The INN endings of the members of the drug classes ``phrase`` names (``DRUG_CLASSES``):
     "statins versus placebo" → ("statin",); () when it names none."""
     words = re.findall(r"[a-z0-9][a-z0-9/-]*", phrase.lower())
-    return tuple(dict.fromkeys(e for w in words for e in DRUG_CLASSES.get(w, ())))
+    found = (DRUG_CLASSES.get(w) or DRUG_CLASSES.get(w.removesuffix("s"), ()) for w in words)
+    return tuple(dict.fromkeys(e for endings in found for e in endings))
 
 
 def names_member(text: str, endings: tuple[str, ...]) -> bool:

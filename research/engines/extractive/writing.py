@@ -44,7 +44,7 @@ from research.text import (
     topic_keys,
     word_key,
 )
-from research.text.findings import PLAIN, finding_weight
+from research.text.findings import PLAIN, finding_weight, outcome_family
 from research.text.frame import arms_named, frame_question
 from research.text.vectors import Vectors, pick_diverse, rank
 
@@ -446,7 +446,8 @@ def question_lead(
         # the lead states findings: a sentence on who took part or how a study was run is no answer
         weights = np.array([finding_weight(strip_citations(u)) for u in cited])
         # ... and the outcome its question asks about: a harm does not lead for "does it work"
-        sims = sims * weights * np.array([outcome_fit(q.key, strip_citations(u)) for u in cited])
+        fits = [outcome_fit(q.key, outcome_family(strip_citations(u))) for u in cited]
+        sims = sims * weights * np.array(fits)
         if frame.framed and frame.arms:  # the lead answers: the arms compared, with a figure
             sims = sims + np.array(
                 [
