@@ -102,6 +102,8 @@ def test_events_and_people_get_their_own_questions_under_the_general_keys():
         ("Open-label trial conducted at 269 community sites in the United States.", CONDUCT),
         ("The control group received the educational strategy only.", CONDUCT),
         ("The intervention group received fewer transfusions than controls (12% vs 25%).", 1.0),
+        ("40 patients were randomized with a mean age of 55 vs 57 years.", CONDUCT),
+        ("We conducted a randomized trial of drug A versus placebo in 40 patients.", CONDUCT),
     ],
 )
 def test_finding_weight_puts_results_before_conduct_and_furniture(sentence, weight):

@@ -58,6 +58,8 @@ _CONDUCT = re.compile(
 )
 _BALANCE = re.compile(
     r"\bbaseline\s+(?:characteristics|demographics|features|variables)\b|"
+    r"\b(?:mean|median|average)\s+age\s+(?:of|was|were)?\s*\d[^.;]*\b(?:vs\.?|versus)\b|"
+    r"\bwe\s+(?:conducted|performed|carried\s+out|undertook)\s+an?\b|"
     r"\b(?:trial|study)\s+(?:was\s+)?conducted\s+at\b",
     re.I,
 )
@@ -136,8 +138,10 @@ def finding_weight(sentence: str) -> float:
     signals = sum(1 for pattern in (_QUANTITY, _COMPARISON, _RESULT) if pattern.search(text))
     # a quantity set against another ("12% vs 25%") is a result whatever else the sentence says
     compared = bool(_QUANTITY.search(text) and _COMPARISON.search(text))
-    if _BALANCE.search(text) and not compared:
-        return CONDUCT  # "baseline characteristics were similar": the arms' balance, no finding
+    if _BALANCE.search(text) and not (compared and _RESULT.search(text)):
+        # "baseline characteristics were similar", "mean age of 55 vs 57 years", "we conducted
+        # a randomized trial of A versus B": the arms' balance or the design, no finding
+        return CONDUCT
     if _CONDUCT.search(text) and not _RESULT.search(text) and not compared:
         return CONDUCT
     return PLAIN + (1 - PLAIN) * min(1.0, signals / SIGNALS_FULL)
