@@ -459,6 +459,17 @@ def test_an_open_primary_question_still_states_its_results_in_the_lead(vectors):
         [alone],
     )
     assert texts[0] not in lead  # one source is not yet an answer to lead with
+    aims = [
+        "This inclusion will concern all patients given drug A or drug B.[1]",
+        "Drug B has been used for many years.[2]",
+    ]
+    lead = question_lead(
+        vectors,
+        "Drug A versus drug B as adjuvant therapy for early disease",
+        [ReportSection(heading="Efficacy", text=" ".join(aims))],
+        [q],
+    )
+    assert not any(t in lead for t in aims)  # an open question leads only with a result
 
 
 def test_an_efficacy_section_quotes_outcomes_of_benefit_before_a_harm_from_another_source(vectors):

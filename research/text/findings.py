@@ -66,7 +66,7 @@ _BALANCE = re.compile(
 _QUANTITY = re.compile(
     r"\d+(?:\.\d+)?\s?%|\b(?:p|P)\s?[<=>≤]\s?0?\.\d|\b(?:HR|OR|RR|CI|IQR)\b|"
     r"\bhazard\s+ratio\b|\bodds\s+ratio\b|\brelative\s+risk\b|"
-    r"\b\d[\d,.]*\s+(?:of\s+\d[\d,.]*\s+)?(?:people|persons|patients|women|men|children|cases|"
+    r"(?<!-)\b\d[\d,.]*\s+(?:of\s+\d[\d,.]*\s+)?(?:people|persons|patients|women|men|children|cases|"
     r"deaths?|events?|participants|subjects|times|fold)\b|\b\d+(?:\.\d+)?\s?(?:mg|g|Gy|ml|mmHg)\b|"
     r"\b(?:[1-9]\d*(?:\.\d+)?)\s?-?(?:point|fold|times)\b"
 )

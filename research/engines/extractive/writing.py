@@ -44,7 +44,7 @@ from research.text import (
     topic_keys,
     word_key,
 )
-from research.text.findings import PLAIN, finding_weight, outcome_family
+from research.text.findings import PLAIN, finding_weight, outcome_family, states_result
 from research.text.frame import arms_named, frame_question
 from research.text.vectors import Vectors, pick_diverse, rank
 
@@ -456,6 +456,10 @@ def question_lead(
                     for u in cited
                 ]
             )
+        # an open question leads only with a stated result (``findings.states_result``), never
+        # with what its sources say of their aims or background
+        if q.status != "answered":
+            weights = np.where([states_result(strip_citations(u)) for u in cited], weights, 0.0)
         if weights.max() < PLAIN:
             continue
         sims = np.where(weights >= PLAIN, sims, -np.inf)
