@@ -5,7 +5,6 @@ from pathlib import PurePosixPath
 
 import streamlit as st
 
-from research.engines.labels import planned_line
 from research.errors import ArtifactError
 from research.models import ArtifactRecord, RunState
 from research.ui import context
@@ -76,9 +75,6 @@ def show_card(run_id: str, rec: ArtifactRecord) -> None:
 def render(state: RunState) -> None:
     context.run_header(store, state, page_key="artifacts")
     context.engine_banner(state)
-    planned = planned_line(store.offline_steps(state.run_id))
-    if planned:  # a local model's cards are the offline engine's: labelled where they show
-        st.info(planned, icon=":material/model_training:")
     cards = store.get_cards(state.run_id)
     if not cards:
         st.info("No tool calls recorded yet.", icon=":material/hourglass_top:")
