@@ -97,12 +97,14 @@ def llm_env_redis():
 def test_four_runs_share_one_slot_of_a_slow_server_without_queue_timeouts(
     llm_env, monkeypatch, finished_corpus, data_dir
 ):
-    """A one-slot server 0.15 s per reply and a 1 s time-out: 16 requests at once (4 runs × the
-    old 4 per run) would leave most waiting in the server's queue past their time-out; with one
-    slot per local model for the whole process they wait here, where waiting is free."""
-    with LoopbackLLM(slots=1, latency_ms=150) as srv:
+    """A one-slot server 0.25 s per reply and a 3 s time-out: 16 requests at once (4 runs × the
+    old 4 per run) would leave the last waiting 4 s in the server's queue, past their time-out;
+    with one slot per local model for the whole process they wait here, where waiting is free.
+    The time-out is 12 replies long so that a loaded test machine's scheduling delay on one
+    reply is not mistaken for queueing."""
+    with LoopbackLLM(slots=1, latency_ms=250) as srv:
         _local(monkeypatch, srv)
-        monkeypatch.setenv("RESEARCH_LLM_TIMEOUT_S", "1")
+        monkeypatch.setenv("RESEARCH_LLM_TIMEOUT_S", "3")
         monkeypatch.setenv("RESEARCH_LLM_MAX_ATTEMPTS", "1")  # a time-out would show as a failure
         assert slots.limit(MODEL) == 1
         config = jobs.make_config(
@@ -128,7 +130,7 @@ def test_four_runs_share_one_slot_of_a_slow_server_without_queue_timeouts(
     calls = [c for s in states for c in _calls(data_dir, s.run_id)]
     errors = Counter(c["error"] for c in calls if c["error"])
     assert errors == Counter(), errors  # no time-out, queued or in flight
-    assert max(c["queued_s"] or 0 for c in calls) > 0.15  # calls did wait for the slot
+    assert max(c["queued_s"] or 0 for c in calls) > 0.25  # calls did wait for the slot
     for s in states:
         assert usage_report(RunStore(llm_env_redis()), s.run_id)["fallbacks"] == {}
 
