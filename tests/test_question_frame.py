@@ -308,3 +308,20 @@ def test_an_arm_that_names_a_drug_class_is_named_by_a_member_of_it():
     frame = frame_question("Statins versus placebo for primary prevention in older adults")
     assert arms_named("Atorvastatin compared with placebo in adults over 70", frame) == 2
     assert arms_named("Aspirin compared with placebo in adults over 70", frame) == 1
+
+
+def test_an_arm_is_named_by_the_words_that_tell_it_from_the_other():
+    """Words both arms share name neither against the other: a sentence on "mesh repair" alone
+    names no arm of "laparoscopic mesh repair versus open mesh repair"; a hyphenated word counts
+    once, and is named by its whole or by all of its parts."""
+    frame = frame_question("Laparoscopic mesh repair versus open mesh repair for inguinal hernia")
+    assert frame.arm_keys() == [{"laparoscop"}, {"open"}]
+    assert arms_named("Mesh repair of the hernia reduced recurrence.", frame) == 0
+    assert arms_named("Laparoscopic repair hurt less than open surgery.", frame) == 2
+    one = frame_question("H1N1-vaccine in pregnant women")
+    assert arms_named("H1N1 infection in pregnant women", one) == 0  # one word of two
+    assert arms_named("The H1N1 vaccine was given to pregnant women", one) == 1
+    assert arms_named("An H1N1-vaccine trial", one) == 1
+    thick = frame_question("Full-thickness skin grafts versus split grafts for burns")
+    assert arms_named("a full skin graft", thick) == 0
+    assert arms_named("full thickness skin", thick) == 1

@@ -261,6 +261,11 @@ class LeadInput(BaseModel):
     topic: str
     sections: list[ReportSection]
     questions: list[LeadQuestion] = Field(default_factory=list)
+    relevance: dict[int, float] = Field(
+        default_factory=dict,
+        description="citation number [n] → how close its source's title is to the question, "
+        "[0, 1]: a trial of the question itself before a neighbouring study",
+    )
 
 
 class PolishInput(BaseModel):

@@ -289,8 +289,16 @@ def _write_lead(
         for p in plans
         if p.question is not None
     ]
+    rel = answers.relevance(
+        ctx.vectors(), topic, {s.source_id: s.title for s in ctx.collector.all_sources()}
+    )
     lead_local = ctx.engine.write_lead(
-        LeadInput(topic=topic, sections=as_local, questions=questions)
+        LeadInput(
+            topic=topic,
+            sections=as_local,
+            questions=questions,
+            relevance={i: rel.get(sid, 0.0) for sid, i in local.items()},
+        )
     ).text
     return citations.local_to_draft(lead_local, {i: sid for sid, i in local.items()})
 

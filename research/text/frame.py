@@ -149,18 +149,30 @@ class QuestionFrame:
                     words.append(w)
         return " ".join(words[:max_words]) or self.question
 
-    def arm_keys(self) -> list[set[str]]:
-        """Per arm, the word stems (Snowball English) that name it: the arm's content words
-        without class words and open words ("kinase inhibitors" → {kinas}, "exercise
-        interventions" → {exercis}); a text names the arm when it holds
-        most of them (``names_arm``). An open arm — class words only, or what it is not
-        ("Interventions", "Non-hormonal treatments", "other options") — has no stems: every
-        text names it, and the setting alone tells a source on the question."""
+    def arm_words(self) -> list[list[ArmWord]]:
+        """Per arm, its naming words (``ArmWord``: Snowball English stems of the whole word, and
+        of all its hyphen parts together: "full-thickness" is named by "full thickness", not by
+        "full"; "H1N1-vaccine" counts once): the arm's content words without class words and
+        open words ("kinase inhibitors" → kinas). A word every arm
+        of a comparison shares names none of them against the others and is left out ("mesh
+        repair" of "laparoscopic mesh repair" vs "open mesh repair"), unless that would leave an
+        arm no word. An open arm — class words only, or what it is not ("Interventions",
+        "Non-hormonal treatments", "other options") — has no words: every text names it, and
+        the setting alone tells a source on the question (``names_arm``)."""
         out = []
         for arm in self.arms:
             words = [w for w in content_words(arm) if word_key(w) not in _CLASS_KEYS]
-            out.append(_stems(w for w in words if not _open_word(w)))
+            out.append([_arm_word(w) for w in words if not _open_word(w)])
+        out = [[w for w in arm if w.stems] for arm in out]
+        if len(out) > 1:
+            shared = set.intersection(*({k for w in arm for k in w.stems} for arm in out))
+            kept = [[w for w in arm if not w.stems & shared] for arm in out]
+            out = [k if k or not arm else arm for k, arm in zip(kept, out, strict=True)]
         return out
+
+    def arm_keys(self) -> list[set[str]]:
+        """Per arm, the stems of its naming words (``arm_words``) as one set."""
+        return [{k for w in arm for k in w.stems} for arm in self.arm_words()]
 
 
 MAX_SETTING_WORDS = 4
@@ -242,8 +254,8 @@ def anchor_query(query: str, frame: QuestionFrame) -> str:
     have = _text_keys(query)
     missing = [
         arm
-        for arm, keys in zip(frame.arms, frame.arm_keys(), strict=False)
-        if not names_arm(keys, have)
+        for arm, words in zip(frame.arms, frame.arm_words(), strict=False)
+        if not names_arm(words, have)
     ]
     setting = _setting_words(frame.setting)
     extra = [] if _stems(setting) & have else setting[:2]
@@ -271,10 +283,35 @@ def _text_keys(text: str) -> set[str]:
     return _stems(re.findall(r"[A-Za-z0-9][A-Za-z0-9'’-]*", text))
 
 
-def names_arm(keys: set[str], have: set[str]) -> bool:
-    """True when ``have`` (a text's stems) holds most of an arm's stems (all of one or two)."""
-    hits = len(keys & have)
-    return hits > len(keys) / 2 if len(keys) > 2 else hits == len(keys)
+@dataclass(frozen=True)
+class ArmWord:
+    """One naming word of an arm: ``whole``, the stem of the word as written, and ``parts``, the
+    stems of its hyphen parts (empty for a word with none); ``stems`` is both."""
+
+    whole: str
+    parts: frozenset[str] = frozenset()
+
+    @property
+    def stems(self) -> frozenset[str]:
+        return frozenset({self.whole, *self.parts} - {""})
+
+    def named_by(self, have: set[str]) -> bool:
+        """True when ``have`` (a text's stems) holds the whole word or every hyphen part."""
+        return self.whole in have or bool(self.parts) and self.parts <= have
+
+
+def _arm_word(word: str) -> ArmWord:
+    whole = _STEMMER.stemWord(word_key(word)) if word_key(word) else ""
+    pieces = [word_key(p) for p in word.split("-") if len(p) >= 3] if "-" in word else []
+    parts = frozenset(_STEMMER.stemWord(p) for p in pieces if p)
+    return ArmWord(whole=whole, parts=parts)
+
+
+def names_arm(words: list[ArmWord], have: set[str]) -> bool:
+    """True when ``have`` (a text's stems) names most of an arm's words (all of one or two):
+    ``QuestionFrame.arm_words``."""
+    hits = sum(w.named_by(have) for w in words)
+    return hits > len(words) / 2 if len(words) > 2 else hits == len(words)
 
 
 def arms_named(text: str, frame: QuestionFrame) -> int:
@@ -283,8 +320,8 @@ def arms_named(text: str, frame: QuestionFrame) -> int:
     named by a member of it, ``drug_classes.class_endings``: "statins" by "atorvastatin")."""
     have = _text_keys(text)
     return sum(
-        names_arm(keys, have) or names_member(text, class_endings(arm))
-        for arm, keys in zip(frame.arms, frame.arm_keys(), strict=True)
+        names_arm(words, have) or names_member(text, class_endings(arm))
+        for arm, words in zip(frame.arms, frame.arm_words(), strict=True)
     )
 
 
@@ -323,7 +360,7 @@ def term_share(text: str, frame: QuestionFrame) -> float:
     trial ("…less decline in fitness"); 0.0 when the question has no terms."""
     have = _text_keys(text)
     words = _setting_words(frame.setting) or ([] if frame.arms else _setting_words(frame.question))
-    named = sum(names_arm(keys, have) for keys in frame.arm_keys())
+    named = sum(names_arm(words, have) for words in frame.arm_words())
     named += sum(bool(_stems([w]) & have) for w in words)
     total = len(frame.arms) + len(words)
     return named / total if total else 0.0

@@ -165,7 +165,9 @@ class ExtractiveEngine:
         """Lead from the sections' sentences, citations verbatim: the key finding per syllabus
         question and the questions left open (``writing.question_lead``), else 2–4 top sentences."""
         return TextOutput(
-            text=writing.write_lead(self.vectors, inp.topic, inp.sections, inp.questions)
+            text=writing.write_lead(
+                self.vectors, inp.topic, inp.sections, inp.questions, inp.relevance
+            )
         )
 
     def polish(self, inp: PolishInput) -> TextOutput:

@@ -25,6 +25,7 @@ import re
 
 import numpy as np
 
+from research.citations import LOCAL_RE
 from research.models import ConversationResult, Outline, OutlineSection, ReportSection
 from research.planning.kinds import PRIMARY, outcome_fit
 from research.text import (
@@ -361,14 +362,19 @@ def write_evidence(snippets: list[tuple[int, str]], per_paragraph: int = 4) -> s
 
 
 def write_lead(
-    vectors: Vectors, topic: str, sections: list[ReportSection], questions: list | None = None
+    vectors: Vectors,
+    topic: str,
+    sections: list[ReportSection],
+    questions: list | None = None,
+    relevance: dict[int, float] | None = None,
 ) -> str:
-    """The lead. With syllabus ``questions`` (``base.LeadQuestion``): ``question_lead``.
+    """The lead. With syllabus ``questions`` (``base.LeadQuestion``): ``question_lead`` (with the
+    sources' ``relevance`` by citation number).
     Without: 2–4 sentences, the 2 cited units (sentences with their ``[n]``) of each section
     closest to the topic; the best 4 distinct ones (cosine < 0.9 to each other, same words only
     once), in section order, citations verbatim."""
     if questions:
-        return question_lead(vectors, topic, sections, questions)
+        return question_lead(vectors, topic, sections, questions, relevance)
     subject = subject_of(topic)
     pool: list[tuple[int, int, str]] = []
     for si, sec in enumerate(sections):
@@ -400,10 +406,18 @@ RESULT_WEIGHT = 0.7  # finding_weight of a sentence that states a result (one si
 ANAPHORA_PENALTY = (
     0.10  # ... and stands alone: no "this regimen" whose regimen the lead never names
 )
+# ... and comes from a study of the question itself: a sentence's score rises by up to this share
+# with its source's relevance (title close to the question), as a section's quotes do
+# (``pipeline.answers.on_point_rank``): a trial of the two arms leads before a study of a technique
+LEAD_DOC_WEIGHT = 1.0
 
 
 def question_lead(
-    vectors: Vectors, topic: str, sections: list[ReportSection], questions: list
+    vectors: Vectors,
+    topic: str,
+    sections: list[ReportSection],
+    questions: list,
+    relevance: dict[int, float] | None = None,
 ) -> str:
     """Key finding per question: for each answered question (and an open primary question with
     evidence from ``LEAD_OPEN_MIN`` sources, ``_states_anyway``), in syllabus order, the
@@ -413,7 +427,9 @@ def question_lead(
     closeness is weighted by how much the sentence states a finding
     (``research.text.findings.finding_weight``), and a question whose every sentence is about a
     study's conduct or a page's furniture puts none in the lead; citations
-    verbatim; a sentence already taken is not repeated; a primary question, ``planning.kinds.PRIMARY``,
+    verbatim; a sentence already taken is not repeated; a positive score rises by up to
+    ``LEAD_DOC_WEIGHT`` with ``relevance`` (citation number → [0, 1], its best cited source's);
+    a primary question, ``planning.kinds.PRIMARY``,
     gets up to ``LEAD_RESULTS`` results from as many sources: which trials found what); then one
     sentence naming the questions
     the evidence leaves open, with their source counts. The reporter removes the chosen
@@ -456,6 +472,9 @@ def question_lead(
                     for u in cited
                 ]
             )
+        if relevance:  # from the trials of the question before their neighbours
+            docs = np.array([_source_relevance(u, relevance) for u in cited])
+            sims = np.where(sims > 0, sims * (1 + LEAD_DOC_WEIGHT * docs), sims)
         # an open question leads only with a stated result (``findings.states_result``), never
         # with what its sources say of their aims or background
         if q.status != "answered":
@@ -479,6 +498,11 @@ def question_lead(
         listed = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
         parts.append(f"The evidence found leaves open {listed}.")
     return " ".join(parts)
+
+
+def _source_relevance(unit: str, relevance: dict[int, float]) -> float:
+    """The highest ``relevance`` of the sources a cited sentence cites (0.0 for none known)."""
+    return max((relevance.get(int(n), 0.0) for n in LOCAL_RE.findall(unit)), default=0.0)
 
 
 def _states_anyway(q) -> bool:
