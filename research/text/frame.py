@@ -308,10 +308,11 @@ def _arm_word(word: str) -> ArmWord:
 
 
 def names_arm(words: list[ArmWord], have: set[str]) -> bool:
-    """True when ``have`` (a text's stems) names most of an arm's words (all of one or two):
-    ``QuestionFrame.arm_words``."""
+    """True when ``have`` (a text's stems) names half or more of an arm's words (all of one or
+    two): ``QuestionFrame.arm_words``. A long arm is named in part (two of its four words:
+    an abstract shortens it)."""
     hits = sum(w.named_by(have) for w in words)
-    return hits > len(words) / 2 if len(words) > 2 else hits == len(words)
+    return hits >= len(words) / 2 if len(words) > 2 else hits == len(words)
 
 
 def arms_named(text: str, frame: QuestionFrame) -> int:
