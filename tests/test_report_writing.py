@@ -353,6 +353,29 @@ def test_the_lead_answers_a_comparison_with_several_trials_results(vectors):
     assert texts[4] not in lead  # how a trial was run is no answer
 
 
+def test_the_lead_quotes_the_trials_of_the_question_before_their_neighbours(vectors):
+    """Two results read alike; the one whose source is titled like the question (relevance 1.0)
+    leads, not the neighbouring study's (0.1), whichever names the arms more plainly."""
+    topic = "Drug A versus drug B as adjuvant therapy for early disease"
+    near = "Disease-free survival with drug A and drug B did not differ (P = 0.3).[2]"
+    far = "Detection rates with drug A and drug B did not differ between the groups (P = 0.4).[1]"
+    spec = COMPARISON_QUESTIONS["efficacy.comparison"]
+    q = LeadQuestion(
+        key="efficacy.comparison",
+        label="Efficacy: drug A vs drug B",
+        description=spec["description"].format(a="drug A", b="drug B", in_s=""),
+        heading="Efficacy",
+        status="answered",
+        sources_found=2,
+        min_sources=1,
+    )
+    section = [ReportSection(heading="Efficacy", text=f"{far} {near}")]
+    without = question_lead(vectors, topic, section, [q])
+    lead = question_lead(vectors, topic, section, [q], {1: 0.1, 2: 1.0})
+    assert lead.startswith(near), (without, lead)
+    assert question_lead(vectors, topic, section, [q], {1: 1.0, 2: 0.1}).startswith(far)
+
+
 def test_a_question_answered_only_by_how_studies_were_run_says_so(vectors):
     """Randomisation and what the control group received count for coverage (the judgement
     scored them) but answer nothing: the section quotes none of them and says what the sources
