@@ -104,6 +104,10 @@ def test_events_and_people_get_their_own_questions_under_the_general_keys():
         ("The intervention group received fewer transfusions than controls (12% vs 25%).", 1.0),
         ("40 patients were randomized with a mean age of 55 vs 57 years.", CONDUCT),
         ("We conducted a randomized trial of drug A versus placebo in 40 patients.", CONDUCT),
+        ("The city hospital conducted a single centre randomized clinical study.", CONDUCT),
+        ("The two techniques were compared in a randomized trial.", CONDUCT),
+        ("Results of the XY-01 randomized trial.", CONDUCT),
+        ("Results of the trial showed longer survival with drug A than B (HR 0.8).", 1.0),
     ],
 )
 def test_finding_weight_puts_results_before_conduct_and_furniture(sentence, weight):

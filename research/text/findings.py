@@ -59,8 +59,11 @@ _CONDUCT = re.compile(
 _BALANCE = re.compile(
     r"\bbaseline\s+(?:characteristics|demographics|features|variables)\b|"
     r"\b(?:mean|median|average)\s+age\s+(?:of|was|were)?\s*\d[^.;]*\b(?:vs\.?|versus)\b|"
-    r"\bwe\s+(?:conducted|performed|carried\s+out|undertook)\s+an?\b|"
-    r"\b(?:trial|study)\s+(?:was\s+)?conducted\s+at\b",
+    r"\b(?:conducted|performed|carried\s+out|undertook)\s+an?\s+(?:[\w-]+,?\s+){0,5}"
+    r"(?:study|trial|analysis|review|survey)\b|\b(?:trial|study)\s+(?:was\s+)?conducted\s+at\b|"
+    r"\b(?:were|was)\s+compared\s+in\s+an?\b|"
+    r"^(?:(?:final|long-term|interim|first)\s+)?(?:results|findings)\s+(?:of|from)\s+(?:the|an?)\b"
+    r"[^.;:]{0,80}\.?$",
     re.I,
 )
 _QUANTITY = re.compile(
