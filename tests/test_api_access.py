@@ -4,7 +4,8 @@ job backend and no worker (runs are created and queued, never executed: the chec
 who may start, ask, approve, cancel and delete, not about the research), over real HTTP.
 
 A canary file sits in a folder outside every registered corpus; every way of naming it (its
-path, a ``..`` path into it, a symlink to it, absolute or relative) is refused with 403
+path, a ``..`` path into it, a symlink to it, a folder in a root that holds a symlink to it,
+absolute or relative) is refused with 403
 ``corpus_not_registered`` over HTTP and over MCP, and its text appears in no answer, no Redis
 value, no file of the data dir and no log."""
 
@@ -59,7 +60,10 @@ def served(serve_api, tmp_path_factory, finished_corpus) -> Served:
         json.dumps({"id": "1", "title": "secret", "url": "", "text": CANARY, "source": "x"}) + "\n"
     )
     (root / "link").symlink_to(outside / "secret", target_is_directory=True)
-    (root / "team" / "escape.jsonl").symlink_to(outside / "secret.jsonl")
+    (root / "files").mkdir()
+    (root / "files" / "escape.jsonl").symlink_to(outside / "secret.jsonl")
+    (root / "mixed").mkdir()  # a folder in the root whose one document links outside
+    (root / "mixed" / "notes.md").symlink_to(outside / "secret" / "passwords.md")
     api = serve_api(
         "access",
         RESEARCH_JOB_BACKEND="rq",
@@ -112,7 +116,9 @@ def _ways_to_the_canary(served: Served) -> list[str]:
         "team/../../outside/secret.jsonl",
         str(root / "link"),  # a symlink in the root to the folder outside
         "link",
-        str(root / "team" / "escape.jsonl"),  # a symlinked file
+        str(root / "files" / "escape.jsonl"),  # a symlinked file
+        "mixed",  # a folder in the root holding a symlink to a file outside
+        str(root / "mixed" / "notes.md"),
         "~/../../" + str(outside / "secret"),
         str(outside / "secret") + "\x00",
     ]
@@ -131,6 +137,8 @@ def test_unregistered_corpus_refused_over_http_and_canary_nowhere(served):
         body = resp.json()
         assert body["code"] == "corpus_not_registered" and body["errors"] == []
         assert "RESEARCH_CORPUS_ROOTS" in body["detail"] and "/corpora" in body["detail"]
+        if corpus == "mixed":  # the error names the entry that links out
+            assert "'notes.md' is a symlink" in body["detail"], body["detail"]
     assert len(served.client.get("/runs", headers=admin).json()) == before  # nothing created
     # a corpus inside the root, by absolute and by relative path, is accepted
     for corpus in (str(served.root / "team" / "docs.jsonl"), "team/docs.jsonl", "team"):

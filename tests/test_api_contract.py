@@ -7,7 +7,8 @@ created and queued (no research is done: the suite can bear hundreds of them), a
 ``RESEARCH_API_STREAM_MAX_S=1`` so that the event stream of a queued run ends after a second with
 a ``reconnect`` event. Uploads into corpora are indexed for real; one upload before the run loads
 the embedding model. Operation-level settings (the four operations whose input gate checks what
-a schema cannot state) are in ``tests/contract/schemathesis.toml``. Examples per operation and
+a schema cannot state) and the cache turned off (no state carried from one run to the next) are
+in ``tests/contract/schemathesis.toml``. Examples per operation and
 phase: ``MAX_EXAMPLES``; the number of cases that ran is printed and kept as a property of the
 test (``record_property``)."""
 
@@ -30,7 +31,7 @@ SEED = 1
 
 
 def test_schemathesis_all_checks_pass_on_every_operation(
-    serve_api, finished_corpus, record_property
+    serve_api, finished_corpus, record_property, tmp_path
 ):
     api = serve_api(
         "contract",
@@ -78,6 +79,7 @@ def test_schemathesis_all_checks_pass_on_every_operation(
             str(SEED),
             "--no-color",
         ],  # fmt: skip
+        cwd=tmp_path,  # where schemathesis would keep its state: never the work tree
         capture_output=True,
         text=True,
         timeout=800,
@@ -90,5 +92,6 @@ def test_schemathesis_all_checks_pass_on_every_operation(
     generated = int(cases.group(1))
     assert "Selected: 13/13" in report and "Tested: 13" in report, report[-3000:]
     assert generated >= 200, report[-3000:]  # every operation, both modes, every phase ran
+    assert not (tmp_path / ".schemathesis").exists()  # its cache is off (schemathesis.toml)
     record_property("schemathesis_cases", generated)
     print(f"schemathesis: {generated} cases on 13 operations in {took:.0f} s")

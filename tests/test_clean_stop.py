@@ -1,7 +1,8 @@
-"""A clean stop: a ``research run`` ended by ``timeout`` (SIGTERM) leaves no embedded
-redis-server of its data dir and its run resumable; ``make run`` stopped by SIGTERM to its process
-group (the dashboard and the API at the same moment) leaves none; and ``research run --json``
-prints nothing but JSON on stdout while every model call fails (litellm's banners off).
+"""A clean stop: a ``research run`` ended by ``timeout`` (SIGTERM forwarded by it mid-run, or its
+own time running out) leaves no embedded redis-server of its data dir and its run resumable;
+``make run`` stopped by SIGTERM to its process group (the dashboard and the API at the same
+moment) leaves none; and ``research run --json`` prints nothing but JSON on stdout while every
+model call fails or times out (litellm's banners off).
 
 Real processes: the ``research`` command and ``make run`` as subprocesses on their own data
 dirs (embedded Redis, not the test server), litellm against the loopback model server. The
@@ -29,6 +30,7 @@ from research.jobs import RESUMABLE
 pytestmark = pytest.mark.timeout(600)
 REPO = Path(__file__).resolve().parents[1]
 TOPIC = "Trastuzumab in HER2-positive breast cancer"
+RUN = [sys.executable, "-m", "research.cli", "run"]
 
 
 def _no_server_within(data: Path, seconds: float) -> list:
@@ -88,6 +90,33 @@ def test_timeout_ending_a_run_leaves_no_server_and_the_run_resumable(tmp_path, f
     assert _no_server_within(data, 15) == []
 
 
+def test_timeout_running_out_on_a_run_leaves_no_server(tmp_path, finished_corpus):
+    """``timeout 20 research run …`` as a script writes it: timeout's own clock ends the run
+    (exit 124: the time ran out; it sends SIGTERM to the run and to its process group). Whether
+    the run had started or was still starting up when the time ran out, no redis-server of the
+    data dir is left, and a run that was created is left resumable."""
+    data = tmp_path / "data"
+    big = ["--max-perspectives", "4", "--max-turns", "6", "--gap-turns", "5", "--depth", "deep"]
+    out = subprocess.run(
+        ["timeout", "20", *RUN, TOPIC, "--corpus", str(finished_corpus), *big],
+        env=_env(data),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert out.returncode == 124, (out.returncode, out.stdout[-1500:], out.stderr[-1500:])
+    assert _no_server_within(data, 15) == []
+    listed = subprocess.run(
+        [sys.executable, "-m", "research.cli", "list", "--json"],
+        env=_env(data),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert all(row["status"] in RESUMABLE for row in json.loads(listed.stdout)), listed.stdout
+    assert _no_server_within(data, 15) == []
+
+
 def test_sigterm_to_make_runs_group_leaves_no_server(tmp_path):
     data = tmp_path / "data"
     api, ui = free_port(), free_port()
@@ -122,13 +151,16 @@ def test_sigterm_to_make_runs_group_leaves_no_server(tmp_path):
 
 def test_run_json_prints_only_json_while_every_model_call_fails(tmp_path, finished_corpus):
     data = tmp_path / "data"
-    with LoopbackLLM(faults=Faults(rate=1.0, kinds=("500", "bad_json"))) as llm:
+    # a time-out (the reply stalls past RESEARCH_LLM_TIMEOUT_S) as well as errors and bad JSON
+    faults = Faults(rate=1.0, kinds=("500", "bad_json", "timeout"), hang_s=3.0)
+    with LoopbackLLM(faults=faults) as llm:
         env = {
             **_env(data),
             "OPENAI_API_KEY": "sk-test-not-a-key",
             "OPENAI_API_BASE": llm.url,
             "RESEARCH_LLM_BACKOFF_S": "0.01",
             "RESEARCH_LLM_MAX_ATTEMPTS": "2",
+            "RESEARCH_LLM_TIMEOUT_S": "1",
         }
         out = subprocess.run(
             [
