@@ -108,6 +108,9 @@ def test_events_and_people_get_their_own_questions_under_the_general_keys():
         ("The two techniques were compared in a randomized trial.", CONDUCT),
         ("Results of the XY-01 randomized trial.", CONDUCT),
         ("Results of the trial showed longer survival with drug A than B (HR 0.8).", 1.0),
+        ("Pain after surgery is well known to be reduced by early mobilisation.", PLAIN),
+        ("Several studies have shown that drug A lowers recurrence.", PLAIN),
+        ("Our programme reduced pain after surgery in 40 patients.", 1.0),
     ],
 )
 def test_finding_weight_puts_results_before_conduct_and_furniture(sentence, weight):

@@ -14,6 +14,8 @@ first and which a source keeps.
 * a sentence about the participants or the conduct of a study that states no result (baseline,
   age, withdrawals, ethics approval, randomisation and allocation, what the control group
   received, CONSORT) → ``CONDUCT`` — unless it sets a quantity against another ("12% vs 25%");
+* a claim reported as known before the study ("is well known to be reduced by", "studies have
+  shown") → ``PLAIN``, unless it sets a quantity against another;
 * otherwise ``PLAIN + (1 − PLAIN) · min(1, signals / SIGNALS_FULL)``, where the signals are: a
   quantity (a percentage, a ratio, a p-value, a count of people or events, a dose), a comparison
   ("vs", "compared with", "than", "between the two arms"), and a result verb or outcome statement
@@ -64,6 +66,19 @@ _BALANCE = re.compile(
     r"\b(?:were|was)\s+compared\s+in\s+an?\b|"
     r"^(?:(?:final|long-term|interim|first)\s+)?(?:results|findings)\s+(?:of|from)\s+(?:the|an?)\b"
     r"[^.;:]{0,80}\.?$",
+    re.I,
+)
+# A claim the source reports as known before it (the introduction's "it is well known", "studies
+# have shown"), not as its own finding: the study's result is quoted before it (argumentative
+# zoning's background zone, Teufel & Moens, Computational Linguistics 2002;28(4):409-445).
+_BACKGROUND = re.compile(
+    r"\b(?:is|are|was|were|has\s+been|have\s+been)\s+(?:well|widely|generally|commonly)\s+"
+    r"(?:known|recogni[sz]ed|established|accepted|documented|described)\b|"
+    r"\b(?:has|have)\s+(?:previously\s+)?been\s+(?:shown|reported|demonstrated|suggested|"
+    r"proposed|described)\b|\b(?:previous|prior|earlier|numerous|several|many|other)\s+"
+    r"(?:studies|trials|reports|authors|investigators)\b|\bstudies\s+have\s+(?:shown|"
+    r"reported|demonstrated|suggested|found)\b|\bit\s+is\s+(?:known|recogni[sz]ed|accepted)\b|"
+    r"\b(?:is|are)\s+known\s+to\b",
     re.I,
 )
 _QUANTITY = re.compile(
@@ -147,6 +162,8 @@ def finding_weight(sentence: str) -> float:
         return CONDUCT
     if _CONDUCT.search(text) and not _RESULT.search(text) and not compared:
         return CONDUCT
+    if _BACKGROUND.search(text) and not compared:
+        return PLAIN  # what was known before the study: quotable, after what it found
     return PLAIN + (1 - PLAIN) * min(1.0, signals / SIGNALS_FULL)
 
 
