@@ -180,18 +180,8 @@ PERSON_QUESTIONS: dict[str, dict] = {
     },
 }
 
-# Questions only a source that names both arms of a comparison can answer: which did better,
-# with what harm, for whom (a subgroup analysis of a trial of the two), and switching from one
-# to the other; a study of one arm against a third treatment answers none of them.
-BOTH_ARMS = frozenset(
-    {
-        "efficacy.comparison",
-        "harms.comparison",
-        "qol.adherence",
-        "subgroups.benefit",
-        "sequencing.switching",
-    }
-)
+# Questions only a source that names both arms of a comparison can answer.
+BOTH_ARMS = frozenset({"efficacy.comparison", "harms.comparison", "qol.adherence"})
 
 # The questions a report on a treatment exists to answer (does it work, and how well): their
 # sections get ``PRIMARY_WEIGHT`` times the sentences of the others (``pipeline.answers``), so a
