@@ -5,7 +5,7 @@ with offsets into the source text; the run store keeps the best passages per que
 import pytest
 
 from research.evidence import judge
-from research.evidence.passages import about_topic, result_evidence
+from research.evidence.passages import about_topic, result_evidence, third_arm
 from research.models import EvidencePassage, Question, SearchResult
 from research.planning.kinds import COMPARISON_QUESTIONS, fill
 from research.planning.syllabus import get_template
@@ -186,3 +186,29 @@ def test_a_comparisons_efficacy_and_harms_keep_to_their_own_family_of_outcome(ve
     )
     assert eff[0] > eff[1] > eff[2]  # survival, then an unnamed outcome, then a named harm
     assert harms[2] >= judge.EVIDENCE_MIN > harms[3]
+
+
+def test_a_result_against_placebo_answers_no_question_on_the_two_arms(vectors):
+    """A trial report that names both arms compares them; its sentence on one arm against
+    placebo answers another question, so the comparison's efficacy keeps only the sentence on
+    the two arms (a question on an arm against placebo keeps placebo as an arm)."""
+    topic = "Arvotinib versus belzumab as adjuvant therapy for early disease"
+    spec = fill(COMPARISON_QUESTIONS, frame_question(topic))
+    qs = [
+        Question(key=k, label=v["label"], description=v["description"], min_sources=1)
+        for k, v in spec.items()
+        if k == "efficacy.comparison"
+    ]
+    both = "Disease-free survival was longer with arvotinib than with belzumab (HR 0.82; P = 0.01)."
+    placebo = (
+        "Arvotinib, compared with placebo, improved disease-free survival (HR 0.55; P < 0.001)."
+    )
+    trial = SearchResult(
+        url="https://pubmed.ncbi.nlm.nih.gov/3/",
+        title="Arvotinib versus belzumab as adjuvant therapy for early disease",
+        text=f"{both} {placebo}",
+    )
+    ev = result_evidence(vectors, qs, topic, [trial])
+    assert [p.passage for p in ev[0]["efficacy.comparison"]] == [both]
+    assert third_arm(placebo, frame_question(topic))
+    assert not third_arm(placebo, frame_question("Arvotinib versus placebo for early disease"))

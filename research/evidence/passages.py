@@ -8,8 +8,9 @@ its title alone is close to the topic. For a framed question (a comparison, an i
 device: ``research.text.frame``) it must name an arm and most of the setting whatever its title,
 and its title must not name the opposite setting (``frame.contradicts_setting``),
 and it answers the questions that compare the arms (``planning.kinds.BOTH_ARMS``) only when it
-names both arms and ``COMPARES_SETTING`` of the setting. Its full text (the raw artifact's ``text``; the
-snippets when the backend gave no text) is split into whole-sentence passages
+names both arms and ``COMPARES_SETTING`` of the setting, and then not with a sentence that sets
+one arm against a third comparator (placebo, observation: ``third_arm``). Its full text (the
+raw artifact's ``text``; the snippets when the backend gave no text) is split into whole-sentence passages
 (``judge.split_passages``) and scored against every question (``judge.score_passages``); each
 question gets the result's best ``kept_for(question)`` passages at or over ``judge.EVIDENCE_MIN``
 (``PER_QUESTION``; twice that for a primary question, ``planning.kinds.PRIMARY``, whose section
@@ -19,6 +20,7 @@ before a sentence on the study's conduct).
 
 from __future__ import annotations
 
+import re
 import threading
 from collections import OrderedDict
 
@@ -83,6 +85,24 @@ def compares(text: str, frame: QuestionFrame) -> bool:
     )
 
 
+# A comparator that is neither arm of a comparison: a result of one arm against it ("letrozole,
+# compared with placebo, improved…") answers another question than which of the two did better.
+_THIRD_ARM = re.compile(
+    r"\b(?:placebo|sham|no\s+(?:further\s+)?(?:treatment|therapy|intervention)|usual\s+care|"
+    r"observation(?:\s+(?:alone|only|group|arm))?|untreated|best\s+supportive\s+care)\b",
+    re.I,
+)
+
+
+def third_arm(passage: str, frame: QuestionFrame) -> bool:
+    """True when ``passage`` names a comparator that is neither arm of the comparison
+    (``_THIRD_ARM``: placebo, sham, observation, usual care, no treatment; one the question
+    itself names is an arm) and does not name every arm: a result against that comparator."""
+    found = {m.group(0).lower() for m in _THIRD_ARM.finditer(passage)}
+    own = {m.group(0).lower() for m in _THIRD_ARM.finditer(frame.question)}
+    return bool(found - own) and arms_named(passage, frame) < len(frame.arms)
+
+
 def result_text(result: SearchResult) -> str:
     """The text whose passages count: the full document text, else its snippets."""
     return result.text if result.text.strip() else "\n".join(result.snippets)
@@ -121,9 +141,19 @@ def result_evidence(
                 _MEMO.move_to_end(key)
         if hit is None:
             hit = _document_evidence(vectors, questions, topic, r.title, text, drugs)
-            if frame.framed and len(frame.arms) > 1 and not compares(whole, frame):
-                # one arm only, or another setting: no answer to what compares the two here
-                hit = {k: ps for k, ps in hit.items() if k not in BOTH_ARMS}
+            if frame.framed and len(frame.arms) > 1:
+                # one arm only, or another setting: no answer to what compares the two here;
+                # nor, in a source that compares them, a result of one arm against placebo
+                both = compares(whole, frame)
+                hit = {
+                    k: [
+                        p
+                        for p in ps
+                        if k not in BOTH_ARMS or (both and not third_arm(p.passage, frame))
+                    ]
+                    for k, ps in hit.items()
+                }
+                hit = {k: ps for k, ps in hit.items() if ps}
             with _MEMO_LOCK:
                 _MEMO[key] = hit
                 while len(_MEMO) > MEMO_SIZE:
