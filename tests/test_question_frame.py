@@ -111,6 +111,8 @@ def test_events_and_people_get_their_own_questions_under_the_general_keys():
         ("Pain after surgery is well known to be reduced by early mobilisation.", PLAIN),
         ("Several studies have shown that drug A lowers recurrence.", PLAIN),
         ("Our programme reduced pain after surgery in 40 patients.", 1.0),
+        ("This study reports the efficacy of drug A in preventing bone loss.", CONDUCT),
+        ("Toxicity analyses included only events that occurred after unblinding.", CONDUCT),
     ],
 )
 def test_finding_weight_puts_results_before_conduct_and_furniture(sentence, weight):

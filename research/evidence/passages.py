@@ -85,7 +85,7 @@ def compares(text: str, frame: QuestionFrame) -> bool:
     )
 
 
-# A comparator that is neither arm of a comparison: a result of one arm against it ("letrozole,
+# A comparator that is neither arm of a comparison: a result of one arm against it ("drug A,
 # compared with placebo, improved…") answers another question than which of the two did better.
 _THIRD_ARM = re.compile(
     r"\b(?:placebo|sham|no\s+(?:further\s+)?(?:treatment|therapy|intervention)|usual\s+care|"

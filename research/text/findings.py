@@ -55,10 +55,13 @@ _CONDUCT = re.compile(
     r"(?:received|did\s+not\s+(?:receive|undergo)|underwent|was\s+given)\b|"
     r"\b(?:study|trial)\s+was\s+(?:performed|conducted|carried\s+out|designed)\b|"
     r"\bthis\s+group\s+(?:also\s+)?received\b|"
-    r"\b(?:study|trial)\s+(?:had\s+an?\s+[\w-]+\s+)?design\b|\bdesign\s+of\s+the\s+(?:study|trial)\b",
+    r"\b(?:study|trial)\s+(?:had\s+an?\s+[\w-]+\s+)?design\b|\bdesign\s+of\s+the\s+(?:study|trial)\b|"
+    r"\b(?:analys[ie]s|outcomes?|end\s?-?points?)\s+(?:assessed\s+)?included\b",
     re.I,
 )
 _BALANCE = re.compile(
+    r"\bthis\s+(?:study|trial|paper|article|report)\s+(?:reports|describes|presents|examines|"
+    r"evaluates|investigates|assesses)\b|"
     r"\bbaseline\s+(?:characteristics|demographics|features|variables)\b|"
     r"\b(?:mean|median|average)\s+age\s+(?:of|was|were)?\s*\d[^.;]*\b(?:vs\.?|versus)\b|"
     r"\b(?:conducted|performed|carried\s+out|undertook)\s+an?\s+(?:[\w-]+,?\s+){0,5}"
