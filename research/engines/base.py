@@ -157,6 +157,12 @@ class AnswerAssignInput(BaseModel):
     answer: AnswerInput
     syllabus: Syllabus
     focus: list[str] = Field(default_factory=list, description="syllabus keys the turn targets")
+    evidence: list[dict[str, str]] = Field(
+        default_factory=list,
+        description="per result (in order), syllabus key → the sentence the evidence judgement "
+        "puts forward for it (its best over the bar): a model names a key for a result only "
+        "when that sentence answers it (research.evidence)",
+    )
 
 
 class AnswerAssignOutput(BaseModel):

@@ -292,6 +292,8 @@ def research_turn(
             ),
             syllabus=ctx.syllabus,
             focus=focus,
+            # the judgement's best sentence per question: the model decides which answer
+            evidence=[{k: ps[0].passage for k, ps in ev.items() if ps} for ev in evidence],
         )
     )
     answer, assigned = out.answer, out.assigned

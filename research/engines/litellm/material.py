@@ -45,6 +45,8 @@ PASSAGE_CHARS = 300  # per search result given to the compressor: passages aroun
 CARD_FACTS = 3  # extraction bullets per card in answer prompts
 CARD_SUMMARY_CHARS = 400
 MAX_NOTES = 3  # cards per answer prompt
+EVIDENCE_CHARS = 120  # per candidate evidence sentence in the answer+assign prompt (word-bounded)
+MAX_EVIDENCE = 8  # candidate evidence sentences per answer+assign prompt (the turn's focus first)
 FACT_CHARS = 90  # per fact in the analysis prompt (word-bounded)
 MAX_FACTS = 40  # facts in the analysis prompt
 SECTION_SNIPPET_CHARS = 450  # per snippet in a section-writing prompt
@@ -172,13 +174,35 @@ def answer_assign(inp: AnswerAssignInput, cards: list[ArtifactRecord]) -> dict:
         n["facts"] = [f for f in n["facts"] if _norm(f.rstrip("…")) not in sent]
         if not n["facts"]:
             del n["facts"]
-    return {
+    out = {
         "question": a.question,
         "focus": ", ".join(inp.focus),
         "keys": ", ".join(inp.syllabus.keys()),
         "results": res,
         "notes": [n for _, n in notes],
     }
+    evidence = candidate_lines(inp)
+    if evidence:
+        out["evidence"] = evidence
+    return out
+
+
+def candidate_lines(inp: AnswerAssignInput) -> list[str]:
+    """The judgement's candidates as ``"[n] key: sentence"`` lines (sentence word-bounded to
+    ``EVIDENCE_CHARS``), at most ``MAX_EVIDENCE``: the turn's focus keys first, then syllabus
+    order; results in order within a key. The model reads them to decide which keys a result
+    answers (docs/evidence.md); [] when the judgement put nothing forward."""
+    keys = list(dict.fromkeys([*inp.focus, *inp.syllabus.keys()]))
+    order = {k: i for i, k in enumerate(keys)}
+    rows = [
+        (order.get(k, len(keys)), n, k, text)
+        for n, ev in enumerate(inp.evidence[: len(inp.answer.results)], start=1)
+        for k, text in ev.items()
+        if text.strip()
+    ]
+    return [f"[{n}] {k}: {clip(text, EVIDENCE_CHARS)}" for _, n, k, text in sorted(rows)][
+        :MAX_EVIDENCE
+    ]
 
 
 def _norm(text: str) -> str:
