@@ -212,3 +212,25 @@ def test_a_result_against_placebo_answers_no_question_on_the_two_arms(vectors):
     assert [p.passage for p in ev[0]["efficacy.comparison"]] == [both]
     assert third_arm(placebo, frame_question(topic))
     assert not third_arm(placebo, frame_question("Arvotinib versus placebo for early disease"))
+
+
+def test_a_registry_record_answers_no_question_on_what_was_found(vectors):
+    """A trial's registration says what it plans to measure: its sentences answer neither
+    whether the treatment works nor what harm it does; the same text with results posted does."""
+    text = (
+        "Status: Recruiting\nSummary: Trastuzumab improved disease-free survival in earlier "
+        "HER2-positive breast cancer trials (hazard ratio 0.54). Serious adverse events will be "
+        "recorded in HER2-positive breast cancer patients receiving trastuzumab."
+    )
+    record = SearchResult(
+        url="https://clinicaltrials.gov/study/NCT00000001",
+        title="Trastuzumab in HER2-positive breast cancer",
+        text=text,
+        source_type="clinicaltrials.gov",
+    )
+    posted = record.model_copy(update={"text": f"{text}\nResults: posted.", "url": "https://x/2"})
+    paper = record.model_copy(update={"source_type": "pubmed", "url": "https://x/3"})
+    ev = result_evidence(vectors, list(DRUG.values()), TOPIC, [record, posted, paper])
+    found = {"clinical.efficacy", "clinical.safety"}
+    assert not found & set(ev[0])
+    assert "clinical.efficacy" in ev[1] and "clinical.efficacy" in ev[2]

@@ -9,9 +9,10 @@ device: ``research.text.frame``) it must name an arm and most of the setting wha
 and its title must not name the opposite setting (``frame.contradicts_setting``),
 and it answers the questions that compare the arms (``planning.kinds.BOTH_ARMS``) only when it
 names both arms and ``COMPARES_SETTING`` of the setting, and then not with a sentence that sets
-one arm against a third comparator (placebo, observation: ``third_arm``). Its full text (the
-raw artifact's ``text``; the snippets when the backend gave no text) is split into whole-sentence passages
-(``judge.split_passages``) and scored against every question (``judge.score_passages``); each
+one arm against a third comparator (placebo, observation: ``third_arm``). A trial's registry
+record with no results answers no question on what was found (``registration_only``). Its full
+text (the raw artifact's ``text``; the snippets when the backend gave no text) is split into
+whole-sentence passages (``judge.split_passages``) and scored against every question (``judge.score_passages``); each
 question gets the result's best ``kept_for(question)`` passages at or over ``judge.EVIDENCE_MIN``
 (``PER_QUESTION``; twice that for a primary question, ``planning.kinds.PRIMARY``, whose section
 quotes a trial's second result too), best by ``research.text.findings.quote_rank`` (a result
@@ -28,7 +29,7 @@ import numpy as np
 
 from research.evidence import judge
 from research.models import EvidencePassage, Question, SearchResult
-from research.planning.kinds import BOTH_ARMS, PRIMARY, PRIMARY_WEIGHT
+from research.planning.kinds import BOTH_ARMS, HARMS, PRIMARY, PRIMARY_WEIGHT
 from research.text import mentions_topic, norm_key, subject_of, topic_words, word_key
 from research.text.entities import drug_names
 from research.text.findings import quote_rank
@@ -103,6 +104,19 @@ def third_arm(passage: str, frame: QuestionFrame) -> bool:
     return bool(found - own) and arms_named(passage, frame) < len(frame.arms)
 
 
+# The questions only a study's results answer: whether it works and what harm it does.
+FOUND = PRIMARY | HARMS
+_RESULTS_LINE = re.compile(r"^\s*Results?\s*:", re.M)
+
+
+def registration_only(result: SearchResult) -> bool:
+    """True for a trial registry record with no results in its text (ClinicalTrials.gov's
+    protocol section, which is what the clinicaltrials backend and the shared corpus keep): its
+    sentences say what a trial plans to measure and why, so they answer no question of ``FOUND``
+    (a planned "serious adverse events will be recorded" is no harm found)."""
+    return result.source_type == "clinicaltrials.gov" and not _RESULTS_LINE.search(result.text)
+
+
 def result_text(result: SearchResult) -> str:
     """The text whose passages count: the full document text, else its snippets."""
     return result.text if result.text.strip() else "\n".join(result.snippets)
@@ -158,7 +172,12 @@ def result_evidence(
                 _MEMO[key] = hit
                 while len(_MEMO) > MEMO_SIZE:
                     _MEMO.popitem(last=False)
-        out[i] = {k: [p.model_copy() for p in ps] for k, ps in hit.items()}
+        # a protocol says what a trial plans, not what it found (decided outside the memo: the
+        # same text under another source type is a report of the trial)
+        planned = registration_only(r)
+        out[i] = {
+            k: [p.model_copy() for p in ps] for k, ps in hit.items() if not (planned and k in FOUND)
+        }
     return out
 
 
