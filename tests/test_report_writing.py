@@ -514,3 +514,19 @@ def _efficacy_passage(sid: str, text: str, score: float) -> EvidencePassage:
     return EvidencePassage(
         question="efficacy.comparison", source_id=sid, passage=text, score=score, start=0, end=1
     )
+
+
+def test_an_unmet_results_question_names_the_trial_registrations_found():
+    """Registrations hold no results: the unmet statement says how many were found and names
+    them, so the analyst can follow the trials; none found, nothing said."""
+    assert answers.registrations_note([]) == ""
+    one = answers.registrations_note(["NCT00000001"])
+    assert one == (
+        "The sources found include 1 trial registration (NCT00000001), which states what its "
+        "trial will measure, not results."
+    )
+    many = answers.registrations_note([f"NCT0000000{i}" for i in range(6)] + ["NCT00000001"])
+    assert (
+        "6 trial registrations (NCT00000000, NCT00000001, NCT00000002, NCT00000003 and 2 more)"
+        in many
+    )

@@ -208,6 +208,21 @@ def unmet_statement(q: Question, found: int, stop: QuestionStop | None) -> str:
     )
 
 
+def registrations_note(external_ids: list[str], shown: int = 4) -> str:
+    """The sentence an unmet results question adds when the run found trial registrations
+    (which hold no results: ``evidence.passages.registration_only``), naming up to ``shown`` of
+    them, e.g. "The sources found include 5 trial registrations (NCT04355897, NCT04516954,
+    NCT04730401, NCT05595538 and 1 more), which state what their trials will measure, not
+    results."; "" for none."""
+    ids = list(dict.fromkeys(i for i in external_ids if i))
+    if not ids:
+        return ""
+    named = ", ".join(ids[:shown]) + (f" and {len(ids) - shown} more" if len(ids) > shown else "")
+    noun = "trial registration" if len(ids) == 1 else "trial registrations"
+    which = "states what its trial will" if len(ids) == 1 else "state what their trials will"
+    return f"The sources found include {len(ids)} {noun} ({named}), which {which} measure, not results."
+
+
 def quoted_under(q: Question, elsewhere: list[str], source_ids: list[str]) -> str:
     """The text of an answered question's section whose every passage another question's
     section already quotes (a passage answers both), e.g. "Its evidence on reversibility is

@@ -21,6 +21,7 @@ from research.engines.base import (
 )
 from research.engines.labels import fallback_line, planned_line
 from research.errors import EngineError, InvariantError
+from research.evidence.passages import FOUND, about_topic
 from research.models import (
     ConversationResult,
     EvidencePassage,
@@ -250,6 +251,13 @@ def _write_section(
     if q is not None and plan.status != "answered":
         found = len(plan.sources or [])
         statement = answers.unmet_statement(q, found, stops.get(q.key))
+        if q.key in FOUND:  # a registration of a trial on the question holds no results yet
+            regs = sorted(
+                s.external_id
+                for s in ctx.collector.all_sources()
+                if s.source_type == "clinicaltrials.gov" and about_topic(s.title, topic)
+            )
+            statement = " ".join(x for x in [statement, answers.registrations_note(regs)] if x)
         text = "\n\n".join(x for x in [statement, text] if x.strip())
     return text
 
