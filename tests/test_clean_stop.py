@@ -33,6 +33,18 @@ TOPIC = "Trastuzumab in HER2-positive breast cancer"
 RUN = [sys.executable, "-m", "research.cli", "run"]
 
 
+def _listed(data: Path) -> list[dict]:
+    """``research list --json`` on the data dir ``data``: one row per run."""
+    listed = subprocess.run(
+        [sys.executable, "-m", "research.cli", "list", "--json"],
+        env=_env(data),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    return json.loads(listed.stdout)
+
+
 def _no_server_within(data: Path, seconds: float) -> list:
     deadline = time.monotonic() + seconds
     while _servers([data]) and time.monotonic() < deadline:
@@ -78,14 +90,7 @@ def test_timeout_ending_a_run_leaves_no_server_and_the_run_resumable(tmp_path, f
     out, err = proc.communicate(timeout=300)
     assert proc.returncode in (124, 143), (proc.returncode, out[-1500:], err[-1500:])
     assert _no_server_within(data, 15) == []
-    listed = subprocess.run(
-        [sys.executable, "-m", "research.cli", "list", "--json"],
-        env=_env(data),
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    [row] = json.loads(listed.stdout)
+    [row] = _listed(data)
     assert row["status"] == "interrupted", row  # `research resume` continues it
     assert _no_server_within(data, 15) == []
 
@@ -94,7 +99,8 @@ def test_timeout_running_out_on_a_run_leaves_no_server(tmp_path, finished_corpus
     """``timeout 20 research run …`` as a script writes it: timeout's own clock ends the run
     (exit 124: the time ran out; it sends SIGTERM to the run and to its process group). Whether
     the run had started or was still starting up when the time ran out, no redis-server of the
-    data dir is left, and a run that was created is left resumable."""
+    data dir is left, and a run that was created is left resumable (or complete, when it
+    finished before the time ran out)."""
     data = tmp_path / "data"
     big = ["--max-perspectives", "4", "--max-turns", "6", "--gap-turns", "5", "--depth", "deep"]
     out = subprocess.run(
@@ -106,17 +112,11 @@ def test_timeout_running_out_on_a_run_leaves_no_server(tmp_path, finished_corpus
     )
     assert out.returncode == 124, (out.returncode, out.stdout[-1500:], out.stderr[-1500:])
     assert _no_server_within(data, 15) == []
-    listed = subprocess.run(
-        [sys.executable, "-m", "research.cli", "list", "--json"],
-        env=_env(data),
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    rows = _listed(data)
     # an idle machine can finish the run before the time runs out (it was then ending the
     # process): complete is a clean end too; what must not be left is a run still marked running
     ended = {*RESUMABLE, "complete"}
-    assert all(row["status"] in ended for row in json.loads(listed.stdout)), listed.stdout
+    assert all(row["status"] in ended for row in rows), rows
     assert _no_server_within(data, 15) == []
 
 

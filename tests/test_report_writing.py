@@ -321,6 +321,20 @@ def test_among_equal_results_the_one_on_the_questions_outcome_is_quoted_first(ve
     ] == [off]
 
 
+def _efficacy_of_a_versus_b(sources_found: int, min_sources: int) -> LeadQuestion:
+    """The answered efficacy question of "drug A versus drug B", as the lead sees it."""
+    spec = COMPARISON_QUESTIONS["efficacy.comparison"]
+    return LeadQuestion(
+        key="efficacy.comparison",
+        label="Efficacy: drug A vs drug B",
+        description=spec["description"].format(a="drug A", b="drug B", in_s=""),
+        heading="Efficacy",
+        status="answered",
+        sources_found=sources_found,
+        min_sources=min_sources,
+    )
+
+
 def test_the_lead_answers_a_comparison_with_several_trials_results(vectors):
     """Does it work is answered by what the strongest trials found: the lead quotes up to three
     results of the primary question, each from a source no other lead sentence cites, and no
@@ -333,16 +347,7 @@ def test_the_lead_answers_a_comparison_with_several_trials_results(vectors):
         "Overall survival did not differ between drug A and drug B (P = 0.4).[3]",
         "Patients were randomly assigned to drug A or drug B.[4]",
     ]
-    spec = COMPARISON_QUESTIONS["efficacy.comparison"]
-    q = LeadQuestion(
-        key="efficacy.comparison",
-        label="Efficacy: drug A vs drug B",
-        description=spec["description"].format(a="drug A", b="drug B", in_s=""),
-        heading="Efficacy",
-        status="answered",
-        sources_found=4,
-        min_sources=3,
-    )
+    q = _efficacy_of_a_versus_b(sources_found=4, min_sources=3)
     lead = question_lead(
         vectors, topic, [ReportSection(heading="Efficacy", text=" ".join(texts))], [q]
     )
@@ -359,16 +364,7 @@ def test_the_lead_quotes_the_trials_of_the_question_before_their_neighbours(vect
     topic = "Drug A versus drug B as adjuvant therapy for early disease"
     near = "Disease-free survival with drug A and drug B did not differ (P = 0.3).[2]"
     far = "Detection rates with drug A and drug B did not differ between the groups (P = 0.4).[1]"
-    spec = COMPARISON_QUESTIONS["efficacy.comparison"]
-    q = LeadQuestion(
-        key="efficacy.comparison",
-        label="Efficacy: drug A vs drug B",
-        description=spec["description"].format(a="drug A", b="drug B", in_s=""),
-        heading="Efficacy",
-        status="answered",
-        sources_found=2,
-        min_sources=1,
-    )
+    q = _efficacy_of_a_versus_b(sources_found=2, min_sources=1)
     section = [ReportSection(heading="Efficacy", text=f"{far} {near}")]
     without = question_lead(vectors, topic, section, [q])
     lead = question_lead(vectors, topic, section, [q], {1: 0.1, 2: 1.0})

@@ -12,11 +12,11 @@ names both arms and ``COMPARES_SETTING`` of the setting, and then not with a sen
 one arm against a third comparator (placebo, observation: ``third_arm``). A trial's registry
 record with no results answers no question on what was found (``registration_only``). Its full
 text (the raw artifact's ``text``; the snippets when the backend gave no text) is split into
-whole-sentence passages (``judge.split_passages``) and scored against every question (``judge.score_passages``); each
-question gets the result's best ``kept_for(question)`` passages at or over ``judge.EVIDENCE_MIN``
-(``PER_QUESTION``; twice that for a primary question, ``planning.kinds.PRIMARY``, whose section
-quotes a trial's second result too), best by ``research.text.findings.quote_rank`` (a result
-before a sentence on the study's conduct).
+whole-sentence passages (``judge.split_passages``) and scored against every question
+(``judge.score_passages``); each question gets the result's best ``kept_for(question)``
+passages at or over ``judge.EVIDENCE_MIN`` (``PER_QUESTION``; twice that for a primary question,
+``planning.kinds.PRIMARY``, whose section quotes a trial's second result too), best by
+``research.text.findings.quote_rank`` (a result before a sentence on the study's conduct).
 """
 
 from __future__ import annotations
@@ -106,6 +106,7 @@ def third_arm(passage: str, frame: QuestionFrame) -> bool:
 
 # The questions only a study's results answer: whether it works and what harm it does.
 FOUND = PRIMARY | HARMS
+REGISTRY = "clinicaltrials.gov"  # the source type of a trial's registry record
 _RESULTS_LINE = re.compile(r"^\s*Results?\s*:", re.M)
 
 
@@ -114,7 +115,7 @@ def registration_only(result: SearchResult) -> bool:
     protocol section, which is what the clinicaltrials backend and the shared corpus keep): its
     sentences say what a trial plans to measure and why, so they answer no question of ``FOUND``
     (a planned "serious adverse events will be recorded" is no harm found)."""
-    return result.source_type == "clinicaltrials.gov" and not _RESULTS_LINE.search(result.text)
+    return result.source_type == REGISTRY and not _RESULTS_LINE.search(result.text)
 
 
 def result_text(result: SearchResult) -> str:

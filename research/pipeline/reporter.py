@@ -21,7 +21,7 @@ from research.engines.base import (
 )
 from research.engines.labels import fallback_line, planned_line
 from research.errors import EngineError, InvariantError
-from research.evidence.passages import FOUND, about_topic
+from research.evidence.passages import FOUND, REGISTRY, about_topic
 from research.models import (
     ConversationResult,
     EvidencePassage,
@@ -121,6 +121,10 @@ def write_report(
     sections.allocate(vectors, topic, plans, units)
     counts = ctx.collector.question_counts()
     titles = {s.source_id: s.title for s in sources}
+    # the registrations of trials on the question: an open results question names them
+    registrations = sorted(
+        s.external_id for s in sources if s.source_type == REGISTRY and about_topic(s.title, topic)
+    )
     counted = answers.fill(
         vectors,
         plans,
@@ -140,7 +144,10 @@ def write_report(
         max_workers=max(1, min(SECTION_WORKERS, len(reading))), thread_name_prefix="section"
     )
     try:
-        futures = [pool.submit(_write_section, ctx, topic, p, titles, stops) for p, _ in reading]
+        futures = [
+            pool.submit(_write_section, ctx, topic, p, titles, stops, registrations)
+            for p, _ in reading
+        ]
         drafts: list[str] = []
         for fut in futures:
             ctx.check_cancel()
@@ -155,7 +162,7 @@ def write_report(
         written.append((plan, ReportSection(heading=plan.heading, text=text, level=level)))
         ctx.emit("section.written", {"heading": plan.heading})
     draft_sections = [s for _, s in written]
-    lead_draft = _write_lead(ctx, topic, [p for p, _ in written], draft_sections)
+    lead_draft = _write_lead(ctx, topic, [p for p, _ in written], draft_sections, titles)
     lead_draft, draft_sections = dedupe_report(vectors, lead_draft, draft_sections)
     written, draft_sections = _drop_empty(written, draft_sections)
 
@@ -218,10 +225,13 @@ def _write_section(
     plan: sections.SectionPlan,
     titles: dict[str, str],
     stops: dict[str, QuestionStop],
+    registrations: list[str],
 ) -> str:
     """Draft text (``[@src_…]`` citations) of one section: the engine writes from the section's
     sentences grouped by source (one numbered snippet per source); an unmet question's section
-    opens with the statement of what was searched and found (``answers.unmet_statement``)."""
+    opens with the statement of what was searched and found (``answers.unmet_statement``), and
+    an unmet question on what was found names the trial ``registrations`` of the run (external
+    ids: they hold no results yet, ``answers.registrations_note``)."""
     by_source: dict[str, list[str]] = {}
     for u in plan.units:
         by_source.setdefault(u.source_id, []).append(u.text)
@@ -251,13 +261,9 @@ def _write_section(
     if q is not None and plan.status != "answered":
         found = len(plan.sources or [])
         statement = answers.unmet_statement(q, found, stops.get(q.key))
-        if q.key in FOUND:  # a registration of a trial on the question holds no results yet
-            regs = sorted(
-                s.external_id
-                for s in ctx.collector.all_sources()
-                if s.source_type == "clinicaltrials.gov" and about_topic(s.title, topic)
-            )
-            statement = " ".join(x for x in [statement, answers.registrations_note(regs)] if x)
+        if q.key in FOUND:
+            note = answers.registrations_note(registrations)
+            statement = " ".join(x for x in [statement, note] if x)
         text = "\n\n".join(x for x in [statement, text] if x.strip())
     return text
 
@@ -267,8 +273,10 @@ def _write_lead(
     topic: str,
     plans: list[sections.SectionPlan],
     draft_sections: list[ReportSection],
+    titles: dict[str, str],
 ) -> str:
-    """The lead: the engine sees local ``[n]`` numbers only, mapped through the draft ids."""
+    """The lead: the engine sees local ``[n]`` numbers only, mapped through the draft ids, with
+    each source's closeness to the question by its title (``titles``: source id → title)."""
     ids = sorted({sid for s in draft_sections for sid in citations.DRAFT_RE.findall(s.text)})
     local = {sid: i for i, sid in enumerate(ids, start=1)}
     by_plan = {id(p): s for p, s in zip(plans, draft_sections, strict=True)}
@@ -297,9 +305,7 @@ def _write_lead(
         for p in plans
         if p.question is not None
     ]
-    rel = answers.relevance(
-        ctx.vectors(), topic, {s.source_id: s.title for s in ctx.collector.all_sources()}
-    )
+    rel = answers.relevance(ctx.vectors(), topic, titles)
     lead_local = ctx.engine.write_lead(
         LeadInput(
             topic=topic,
