@@ -113,6 +113,7 @@ def test_events_and_people_get_their_own_questions_under_the_general_keys():
         ("Our programme reduced pain after surgery in 40 patients.", 1.0),
         ("This study reports the efficacy of drug A in preventing bone loss.", CONDUCT),
         ("Toxicity analyses included only events that occurred after unblinding.", CONDUCT),
+        ("Thirty-one of the 34 participants were followed-up to the 5-year visit.", CONDUCT),
     ],
 )
 def test_finding_weight_puts_results_before_conduct_and_furniture(sentence, weight):

@@ -425,6 +425,8 @@ def test_an_unmet_statement_leaves_out_the_corpus_hint_of_the_plan():
     )
     text = answers.unmet_statement(q, 4, None)
     assert "corpus:" not in text and text.endswith("drug B; what they report follows.")
+    # with nothing quoted after it, the statement promises nothing
+    assert answers.unmet_statement(q, 1, None, follows=False).endswith("with drug B.")
 
 
 def test_a_source_whose_best_sentence_is_quoted_elsewhere_gives_its_next_one_first(vectors):

@@ -184,11 +184,14 @@ def what_it_asks(q: Question) -> str:
     return f"{desc[:1].lower()}{desc[1:]}" if desc else q.label.lower()
 
 
-def unmet_statement(q: Question, found: int, stop: QuestionStop | None) -> str:
+def unmet_statement(
+    q: Question, found: int, stop: QuestionStop | None, follows: bool = True
+) -> str:
     """The plain statement for an unmet question: what was searched and what was found, e.g.
     "Intellectual Property is not answered: 6 gap searches (such as “imatinib patent
     expiry”) after the planned conversations found 1 of the 3 sources needed that state patent
-    coverage, exclusivity, formulations."."""
+    coverage, exclusivity, formulations; what it reports follows." — the last clause only when
+    the section quotes something after it (``follows``)."""
     queries = stop.gap_queries if stop else []
     searched = "the planned conversations' searches"
     if queries:
@@ -201,11 +204,13 @@ def unmet_statement(q: Question, found: int, stop: QuestionStop | None) -> str:
         return (
             f"{q.label} is not answered: {searched} found no source that states {what_it_asks(q)}."
         )
-    return (
+    said = (
         f"{q.label} is not answered: {searched} found {found} of the {q.min_sources} sources "
-        f"needed that state {what_it_asks(q)}; what {'it reports' if found == 1 else 'they report'} "
-        "follows."
+        f"needed that state {what_it_asks(q)}"
     )
+    if not follows:
+        return f"{said}."
+    return f"{said}; what {'it reports' if found == 1 else 'they report'} follows."
 
 
 def registrations_note(external_ids: list[str], shown: int = 4) -> str:

@@ -260,7 +260,7 @@ def _write_section(
         text = answers.quoted_under(q, plan.elsewhere, plan.elsewhere_sources)
     if q is not None and plan.status != "answered":
         found = len(plan.sources or [])
-        statement = answers.unmet_statement(q, found, stops.get(q.key))
+        statement = answers.unmet_statement(q, found, stops.get(q.key), bool(text.strip()))
         if q.key in FOUND:
             note = answers.registrations_note(registrations)
             statement = " ".join(x for x in [statement, note] if x)

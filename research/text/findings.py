@@ -49,7 +49,7 @@ _CONDUCT = re.compile(
     r"\binformed\s+consent\b|\binclusion\s+criteria\b|\bexclusion\s+criteria\b|"
     r"\b(?:were|was)\s+(?:excluded|included|enrolled|recruited|screened|allocated|stratified|"
     r"prospectively\s+randomi[sz]ed|randomi[sz]ed|randomly\s+assigned|put\s+into)\b|"
-    r"\b(?:were|was)\s+followed\s+up\b|\bgroups?\s+(?:are|were)\s+comparable\b|"
+    r"\b(?:were|was)\s+followed[\s-]+up\b|\bgroups?\s+(?:are|were)\s+comparable\b|"
     r"\brandomi[sz]ation\b|\ballocated\b|\bCONSORT\b|"
     r"\b(?:control|intervention|comparison|study|experimental)\s+(?:group|arm)\s+(?:also\s+)?"
     r"(?:received|did\s+not\s+(?:receive|undergo)|underwent|was\s+given)\b|"
