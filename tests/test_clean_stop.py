@@ -110,7 +110,8 @@ def test_timeout_running_out_on_a_run_leaves_no_server(tmp_path, finished_corpus
         text=True,
         timeout=300,
     )
-    assert out.returncode == 124, (out.returncode, out.stdout[-1500:], out.stderr[-1500:])
+    # 124: the time ran out; 0: a fast machine finished the run first (then nothing was cut)
+    assert out.returncode in (0, 124), (out.returncode, out.stdout[-1500:], out.stderr[-1500:])
     assert _no_server_within(data, 15) == []
     rows = _listed(data)
     # an idle machine can finish the run before the time runs out (it was then ending the
