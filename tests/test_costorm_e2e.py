@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import re
 import threading
 import time
 
@@ -24,6 +25,7 @@ from research.pipeline import runner
 from research.store import keys
 from research.store.connection import get_redis
 from research.store.runs import RunStore
+from research.text import norm_key
 
 TOPIC = "Trastuzumab in HER2-positive breast cancer"
 
@@ -101,6 +103,9 @@ def test_report_from_mind_map_citations_resolve(cli_run):
     body = "\n\n".join([report.lead, *[s.text for s in report.sections]])
     assert report.references and check_integrity(body, len(report.references)) == []
     assert "[-1]" not in report.markdown
+    # the same snippet reaches several concepts, yet no sentence is quoted twice
+    quoted = [norm_key(x) for x in re.split(r"\[\d+\]", body) if len(x.split()) >= 4]
+    assert len(quoted) == len(set(quoted)), [q for q in quoted if quoted.count(q) > 1][:3]
     mm = get_mindmap(store.r, summary["run_id"])
     assert {s.heading for s in report.sections} - {OPEN_QUESTIONS} <= set(mm.node_names())
     # every syllabus question is answered by a section or stated as open

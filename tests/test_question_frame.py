@@ -114,6 +114,8 @@ def test_events_and_people_get_their_own_questions_under_the_general_keys():
         ("This study reports the efficacy of drug A in preventing bone loss.", CONDUCT),
         ("Toxicity analyses included only events that occurred after unblinding.", CONDUCT),
         ("Thirty-one of the 34 participants were followed-up to the 5-year visit.", CONDUCT),
+        ("From 1998 to 1999, we randomly assigned 516 women either to A or to B.", CONDUCT),
+        ("Of 2,000 patients, 566 were node-positive and treated per random assignment.", CONDUCT),
     ],
 )
 def test_finding_weight_puts_results_before_conduct_and_furniture(sentence, weight):
@@ -166,10 +168,43 @@ def test_an_open_arm_is_named_by_any_source_and_the_setting_decides():
         assert frame.kind == "intervention" and frame.arm_keys() == [set()]
         assert anchor_queries(["melatonin trial"], question)[0].startswith("melatonin trial")
     frame = frame_question("Interventions to prevent delirium after hip surgery in older adults")
-    assert about_question("Melatonin to prevent delirium after hip surgery in older adults", frame)
+    assert about_question(
+        "Melatonin to prevent delirium after hip surgery in older adults\n"
+        "Delirium occurred in 12% with melatonin and 20% with placebo.",
+        frame,
+    )
     assert not about_question("Melatonin for insomnia in shift workers", frame)
     # a named arm keeps its words, without the open ones: "exercise interventions" → exercise
     assert frame_question("Exercise interventions for fatigue in women").arm_keys() == [{"exercis"}]
+
+
+def test_a_source_on_the_population_that_never_names_the_condition_is_off_the_question():
+    """ "X for night sweats in men after prostate surgery": a trial in the same men on another
+    end point names the population but not the condition treated, so it is no source on the
+    question; naming either word of the condition is enough, in either spelling."""
+    frame = frame_question("Non-hormonal treatments for night sweats in men after prostate surgery")
+    assert [w.whole for w in frame.target_words()] == ["night", "sweat"]
+    on = "Gabapentin for sweats in men after prostate surgery\nNight sweats fell by half."
+    assert about_question(on, frame)
+    assert not about_question("Radiotherapy after prostate surgery in men: recurrence", frame)
+    # named once, in passing (a side effect among others), is not what the document is about
+    assert not about_question(
+        "Radiotherapy after prostate surgery in men\nSide effects: sweats, nausea.", frame
+    )
+    oedema = frame_question("Compression sleeves to prevent arm oedema after axillary surgery")
+    assert [w.whole for w in oedema.target_words()] == ["arm", "edema"]
+    assert about_question(
+        "Compression sleeves after axillary surgery\nArm edema in 5% vs 9%; edema resolved.", oedema
+    )
+    # what the condition comes from is not the condition: "treatment-related" is left out
+    tired = frame_question("Yoga for treatment-related tiredness in adults with leukaemia")
+    assert [w.whole for w in tired.target_words()] == ["tired"]
+    assert not about_question(
+        "Yoga after treatment-related bone loss in adults with leukemia", tired
+    )
+    # a setting that names only the people treated has no condition to name
+    assert frame_question("Ivermectin for patients with malaria").target_words() == []
+    assert frame_question(AI_TAM).target_words() == []
 
 
 def test_no_topic_vocabulary_in_the_kinds_templates():

@@ -4,7 +4,10 @@ information, with its sources).
 
 Each node with information gets a section written by the engine from that node's items
 (``write_section``, numbered snippets → local ``[n]`` → draft ``[@src_…]``); nodes that only
-group subtopics become headings; then a lead (``write_lead``); citations are renumbered 1..N by
+group subtopics become headings; information that only says how a study was run is left out
+(``findings.no_finding``); a sentence an earlier section already quotes is dropped and a
+concept left with nothing is dropped with it (``reporter.dedupe_report``: the same snippet reaches
+several concepts); then a lead (``write_lead``); citations are renumbered 1..N by
 first appearance into one references list with ``research.citations.renumber`` and
 checked with ``check_integrity`` (no out-of-range index, no gaps). ``Report.questions`` (issue
 12) says which section answers each syllabus question; unanswered ones are stated in an "Open
@@ -21,7 +24,10 @@ from research.engines.labels import fallback_line, planned_line
 from research.errors import InputError
 from research.models import OutlineSection, Reference, Report, ReportQuestion, ReportSection
 from research.pipeline.context import RunContext
+from research.pipeline.reporter import dedupe_report
 from research.pipeline.sections import insufficient_sentence
+from research.text import split_sentences, strip_citations
+from research.text.findings import no_finding
 
 
 def _sections(table: Table) -> list[tuple[int, ReportSection]]:
@@ -32,12 +38,14 @@ def _sections(table: Table) -> list[tuple[int, ReportSection]]:
         ctx.check_cancel()
         depth = path.count(SEP)
         text = ""
-        if node.items:
-            items = [mm.items[i] for i in node.items]
-            snippets = [
-                Snippet(n=n, source_id=it.source_id, text=it.text)
-                for n, it in enumerate(items, start=1)
-            ]
+        # information that only says how a study was run or what it set out to do is no content
+        # of a concept's section (``findings.no_finding``)
+        said = [(mm.items[i], _what_it_states(mm.items[i].text)) for i in node.items]
+        snippets = [
+            Snippet(n=n, source_id=it.source_id, text=text)
+            for n, (it, text) in enumerate([(it, t) for it, t in said if t], start=1)
+        ]
+        if snippets:
             section = OutlineSection(heading=node.name, subsections=[c.name for c in node.children])
             written = ctx.engine.write_section(
                 SectionInput(topic=table.topic, section=section, snippets=snippets)
@@ -48,6 +56,24 @@ def _sections(table: Table) -> list[tuple[int, ReportSection]]:
             out.append((depth, ReportSection(heading=node.name, text=text)))
             ctx.emit("section.written", {"heading": node.name, "depth": depth})
     return out
+
+
+def _what_it_states(text: str) -> str:
+    """The sentences of an information item that are more than a study's conduct or aim ("" when
+    none is)."""
+    return " ".join(x for x in split_sentences(strip_citations(text)) if not no_finding(x))
+
+
+def _keep_written(
+    drafted: list[tuple[int, ReportSection]],
+) -> list[tuple[int, ReportSection]]:
+    """The drafted sections without those left with no text and no deeper section after them
+    (a concept whose every sentence an earlier concept already quotes)."""
+    out: list[tuple[int, ReportSection]] = []
+    for depth, sec in reversed(drafted):  # from the end: a heading whose subsections all went
+        if sec.text.strip() or (out and out[-1][0] > depth):
+            out.append((depth, sec))
+    return out[::-1]
 
 
 def _lead(table: Table, sections: list[ReportSection]) -> str:
@@ -74,9 +100,13 @@ def write_report(table: Table) -> Report:
     """
     ctx = table.ctx
     drafted = _sections(table)
+    # the same snippet reaches several concepts of the mind map: no sentence twice in a report
+    _, kept = dedupe_report(ctx.vectors(), "", [s for _, s in drafted])
+    drafted = _keep_written([(d, s) for (d, _), s in zip(drafted, kept, strict=True)])
     depths = [d for d, _ in drafted]
     draft_sections = [s for _, s in drafted]
     lead_draft = _lead(table, draft_sections)
+    lead_draft, draft_sections = dedupe_report(ctx.vectors(), lead_draft, draft_sections)
     ctx.store.put_doc(
         ctx.run_id, "draft_report", assemble(ctx, table.topic, lead_draft, drafted, [])
     )

@@ -29,12 +29,18 @@ from __future__ import annotations
 
 import re
 
+from research.text.sentences import STUDY_DESIGN
+
 # A weight multiplies the evidence score (quote_rank): with these, a result scored 0.45 by the
 # judgement is quoted before a sentence on the study's end points scored 0.9.
 FURNITURE = 0.1  # what a page's furniture keeps: quoted only when nothing else is left
 CONDUCT = 0.3  # a sentence on how a study was run or who took part, with no result
 PLAIN = 0.4  # a sentence with no signal of a finding: still quotable, after those that state one
 SIGNALS_FULL = 2  # signals at which a sentence weighs fully
+# What the weight does to a closeness score where closeness still leads (a section's sentences,
+# an expert's answer): × (ORDER_FLOOR + (1 − ORDER_FLOOR) × weight), so a result at 0.8 of the
+# best closeness comes before a study's conduct at the best.
+ORDER_FLOOR = 0.5
 
 _FURNITURE = re.compile(
     r"\barchived\s+from\b|\bpic\.twitter\b|\bretrieved\s+(?:on\s+)?\d|\bhttps?://|\bwww\.|"
@@ -50,7 +56,8 @@ _CONDUCT = re.compile(
     r"\b(?:were|was)\s+(?:excluded|included|enrolled|recruited|screened|allocated|stratified|"
     r"prospectively\s+randomi[sz]ed|randomi[sz]ed|randomly\s+assigned|put\s+into)\b|"
     r"\b(?:were|was)\s+followed[\s-]+up\b|\bgroups?\s+(?:are|were)\s+comparable\b|"
-    r"\brandomi[sz]ation\b|\ballocated\b|\bCONSORT\b|"
+    r"\brandomi[sz]ation\b|\ballocated\b|\bCONSORT\b|\brandom\s+assignment\b|"
+    r"\bwe\s+(?:randomly\s+)?(?:assigned|allocated|randomi[sz]ed|enrolled|recruited)\b|"
     r"\b(?:control|intervention|comparison|study|experimental)\s+(?:group|arm)\s+(?:also\s+)?"
     r"(?:received|did\s+not\s+(?:receive|undergo)|underwent|was\s+given)\b|"
     r"\b(?:study|trial)\s+was\s+(?:performed|conducted|carried\s+out|designed)\b|"
@@ -174,3 +181,18 @@ def quote_rank(score: float, sentence: str) -> float:
     """The order in which a report quotes evidence: its evidence score (``research.evidence.judge``,
     [0, 1]) times ``finding_weight``, rounded to 4 places so ties break on text order."""
     return round(score * finding_weight(sentence), 4)
+
+
+def no_finding(sentence: str) -> bool:
+    """True for a sentence on who took part in a study or how it was run (``CONDUCT`` weight or
+    less: baseline, allocation, ethics; a page's furniture) or on its design or aim with no
+    result (``research.text.sentences.STUDY_DESIGN`` and not ``states_result``)."""
+    if finding_weight(sentence) <= CONDUCT:
+        return True
+    return bool(STUDY_DESIGN.search(sentence)) and not states_result(sentence)
+
+
+def finding_factor(sentence: str) -> float:
+    """``ORDER_FLOOR + (1 − ORDER_FLOOR) × finding_weight(sentence)``, in [0.55, 1]: the factor a
+    closeness score is multiplied by where the closest sentences are taken, a result first."""
+    return ORDER_FLOOR + (1 - ORDER_FLOOR) * finding_weight(sentence)

@@ -27,16 +27,18 @@ Kinds (checked in this order; pure text rules, measured on the labelled question
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections import Counter
 from dataclasses import dataclass, field
-
-import Stemmer
 
 from research.text.drug_classes import class_endings, names_member
 from research.text.entities import INN_STEM, topic_kind
+from research.text.stems import ArmWord, names_arm
+from research.text.stems import arm_word as _arm_word
+from research.text.stems import stems as _stems
+from research.text.stems import text_counts as _text_counts
+from research.text.stems import text_keys as _text_keys
 from research.text.words import GENERIC, STOP, clean, content_words, word_key
 
-_STEMMER = Stemmer.Stemmer("english")
 KINDS = ("comparison", "intervention", "drug", "device", "event", "person", "general")
 FRAMED_KINDS = frozenset({"comparison", "intervention", "device"})
 
@@ -90,6 +92,9 @@ _POPULATION = re.compile(
     r"participants|survivors|smokers|persons?|individuals|residents|workers|pregnan\w+)\b",
     re.I,
 )
+# Where the condition an intervention is for ends and its population or occasion begins.
+_OCCASION = re.compile(r"\s+(?:in|among|after|following|during|with|for|at|on)\s+", re.I)
+_MODIFIER = re.compile(r"-(?:related|induced|associated|specific|dependent)$", re.I)
 _ORG = re.compile(
     r"\b(?:inc|corp(?:oration)?|company|ltd|llc|group|university|college|party|association|"
     r"foundation|institute|agency|band|club|team|society|council|ministry)\b\.?",
@@ -170,12 +175,31 @@ class QuestionFrame:
             out = [k if k or not arm else arm for k, arm in zip(kept, out, strict=True)]
         return out
 
+    def target_words(self) -> list[ArmWord]:
+        """The naming words of what an intervention or a device is for — the condition or
+        outcome before the setting's population or occasion ("hot flushes" of "… for hot flushes
+        in women with X", "oedema" of "… to prevent oedema after surgery"); [] for other kinds and
+        for a setting that names only the people treated ("… for patients with X"). A modifier
+        that says what the condition comes from ("treatment-related", "drug-induced") is left out
+        when another word remains: the condition is named without it."""
+        if self.kind not in ("intervention", "device") or not self.setting:
+            return []
+        head = _OCCASION.split(self.setting, maxsplit=1)[0]
+        if _POPULATION.search(head):
+            return []
+        words = _setting_words(head)
+        plain = [w for w in words if not _MODIFIER.search(w)]
+        return [_arm_word(w) for w in (plain or words)]
+
     def arm_keys(self) -> list[set[str]]:
         """Per arm, the stems of its naming words (``arm_words``) as one set."""
         return [{k for w in arm for k in w.stems} for arm in self.arm_words()]
 
 
 MAX_SETTING_WORDS = 4
+# A document names the condition an intervention is for at least this often to be about it: the
+# title and the abstract both, or the text twice (labelled sets of docs/evidence.md)
+TARGET_MENTIONS = 2
 
 
 def _strip_lead_in(text: str) -> str:
@@ -269,52 +293,6 @@ def anchor_queries(queries: list[str], topic: str) -> list[str]:
     return list(dict.fromkeys(q for q in (anchor_query(x, frame) for x in queries) if q))
 
 
-def _stems(words: Iterable[str]) -> set[str]:
-    """Snowball stems of the words' ``word_key`` forms and of their hyphen parts
-    ("conventionally fractionated" and "conventional fractionation" share theirs)."""
-    keys = set()
-    for w in words:
-        keys.add(word_key(w))
-        keys |= {word_key(p) for p in w.split("-") if len(p) >= 3}
-    return {k for k in _STEMMER.stemWords(sorted(keys - {""})) if k}
-
-
-def _text_keys(text: str) -> set[str]:
-    return _stems(re.findall(r"[A-Za-z0-9][A-Za-z0-9'’-]*", text))
-
-
-@dataclass(frozen=True)
-class ArmWord:
-    """One naming word of an arm: ``whole``, the stem of the word as written, and ``parts``, the
-    stems of its hyphen parts (empty for a word with none); ``stems`` is both."""
-
-    whole: str
-    parts: frozenset[str] = frozenset()
-
-    @property
-    def stems(self) -> frozenset[str]:
-        return frozenset({self.whole, *self.parts} - {""})
-
-    def named_by(self, have: set[str]) -> bool:
-        """True when ``have`` (a text's stems) holds the whole word or every hyphen part."""
-        return self.whole in have or bool(self.parts) and self.parts <= have
-
-
-def _arm_word(word: str) -> ArmWord:
-    whole = _STEMMER.stemWord(word_key(word)) if word_key(word) else ""
-    pieces = [word_key(p) for p in word.split("-") if len(p) >= 3] if "-" in word else []
-    parts = frozenset(_STEMMER.stemWord(p) for p in pieces if p)
-    return ArmWord(whole=whole, parts=parts)
-
-
-def names_arm(words: list[ArmWord], have: set[str]) -> bool:
-    """True when ``have`` (a text's stems) names half or more of an arm's words (all of one or
-    two): ``QuestionFrame.arm_words``. A long arm is named in part (two of its four words:
-    an abstract shortens it)."""
-    hits = sum(w.named_by(have) for w in words)
-    return hits >= len(words) / 2 if len(words) > 2 else hits == len(words)
-
-
 def arms_named(text: str, frame: QuestionFrame) -> int:
     """How many of the frame's arms ``text`` names (every content word of the arm but its class
     words: "kinase inhibitors" is named by "kinase"; an arm that names a drug class is also
@@ -326,14 +304,38 @@ def arms_named(text: str, frame: QuestionFrame) -> int:
     )
 
 
+def names_target(text: str, frame: QuestionFrame) -> bool:
+    """True when ``text`` (a document's title and text) names what the question's intervention
+    is for (``QuestionFrame.target_words``): half or more of its words, at least one ("hot" or
+    "flushes" of "hot flushes"), one of them ``TARGET_MENTIONS`` times or more. True when it has
+    none. A document that never names the condition, or names it once in passing (a side effect
+    in a list), is not about treating it, whatever population it shares with the question."""
+    words = frame.target_words()
+    if not words:
+        return True
+    counts = _text_counts(text)
+    named = [w for w in words if w.named_by(set(counts))]
+    if len(named) < max(1, (len(words) + 1) // 2):
+        return False
+    return max(_mentions(w, counts) for w in named) >= TARGET_MENTIONS
+
+
+def _mentions(word: ArmWord, counts: Counter[str]) -> int:
+    parts = min((counts[p] for p in word.parts), default=0)
+    return max(counts[word.whole], parts)
+
+
 def about_question(text: str, frame: QuestionFrame) -> bool:
     """True when a document (title and text) is about a framed question: it names at least one
-    arm and, when the question has a setting, more than half of the setting's content words
-    (all of them for one or two). Always True for a frame that is not ``framed`` (their
-    templates keep the topic-word rule of ``research.text.mentions_topic``)."""
+    arm, what the intervention is for (``names_target``) and, when the question has a setting,
+    more than half of the setting's content words (all of them for one or two). Always True
+    for a frame that is not ``framed`` (their templates keep the topic-word rule of
+    ``research.text.mentions_topic``)."""
     if not frame.framed:
         return True
     if frame.arms and not arms_named(text, frame):
+        return False
+    if not names_target(text, frame):
         return False
     words = _setting_words(frame.setting)
     if not words:

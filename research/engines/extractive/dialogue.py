@@ -29,6 +29,7 @@ from research.text import (
     subject_of,
     topic_keys,
 )
+from research.text.findings import finding_factor
 from research.text.vectors import Vectors, pick_diverse, rank
 
 ANSWER_MIN_SIM = 0.30  # cosine(sentence, question) for a sentence to count as relevant
@@ -201,7 +202,8 @@ def answer(
 
     A sentence qualifies at plain cosine ≥ ``ANSWER_MIN_SIM`` when it is on the topic
     (``_on_topic``); near-duplicates by wording (content-word overlap ≥ 0.7) go too; sentences cut short (``…``) rank
-    10 % lower; sentences 4–6 must also reach ``NEAR_BEST`` of the best score (so topic-only
+    10 % lower, and every score is multiplied by ``findings.finding_factor`` (a stated result
+    before a study's conduct or aim); sentences 4–6 must also reach ``NEAR_BEST`` of the best score (so topic-only
     matches do not pad the answer). With no qualifying sentence the answer says so and cites
     nothing.
     """
@@ -210,6 +212,8 @@ def answer(
         return AnswerOutput(answer=NO_ANSWER, cited=[])
     score, direct = relevance(vectors, question, topic, sents)
     sims = np.where([s.endswith("…") for s in sents], score * 0.9, score)
+    # what a source found before how its study was run (``findings.finding_factor``)
+    sims = sims * np.array([finding_factor(s) for s in sents])
     on_topic = _on_topic(vectors, topic, results, sents, owner)
     order = [i for i in rank(sims) if direct[i] >= ANSWER_MIN_SIM and on_topic[i]]
     if not order:

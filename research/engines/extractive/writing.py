@@ -45,7 +45,14 @@ from research.text import (
     topic_keys,
     word_key,
 )
-from research.text.findings import PLAIN, finding_weight, outcome_family, states_result
+from research.text.findings import (
+    PLAIN,
+    finding_factor,
+    finding_weight,
+    no_finding,
+    outcome_family,
+    states_result,
+)
 from research.text.frame import arms_named, frame_question
 from research.text.vectors import Vectors, pick_diverse, rank
 
@@ -311,7 +318,9 @@ def write_section(
     snippets: list[tuple[int, str]],
 ) -> str:
     """Section text: snippet sentences most similar to the heading (0.7 × cos to
-    'topic: heading. subsections' + 0.3 × cos to the topic), ≥ ``SECTION_MIN_SIM``, near-duplicates
+    'topic: heading. subsections' + 0.3 × cos to the topic), ≥ ``SECTION_MIN_SIM``, taken in the
+    order of that similarity × ``findings.finding_factor`` (a stated result before a study's
+    conduct), a study's conduct or aim only when nothing else qualifies, near-duplicates
     dropped, at most 9 (at least 2 when available); each followed by ``[n]`` of its snippet;
     grouped into paragraphs of ≤ 4 sentences (≤ 3 paragraphs), snippet order kept inside one.
     """
@@ -331,8 +340,14 @@ def write_section(
         + TOPIC_WEIGHT * vectors.sim([subject], sents)[0]
     )
     sims = np.where([s.endswith("…") for s in sents], sims * CUT_SHORT_FACTOR, sims)
-    order = rank(np.round(sims, 4))
+    # among the sentences close enough to the heading, what a source found before how its study
+    # was run or what it set out to do (``findings.finding_weight``)
+    weights = np.array([finding_factor(x) for x in sents])
+    order = rank(np.round(sims * weights, 4))
     good = [i for i in order if sims[i] >= SECTION_MIN_SIM] or order[:SECTION_MIN_SENTENCES]
+    # how a study was run or what it set out to do is no content of a section while anything
+    # else is close enough to its heading
+    good = [i for i in good if not no_finding(sents[i])] or good
     chosen = pick_diverse(good, vectors.encode(sents), SECTION_MAX_SENTENCES, NEAR_DUPLICATE)
     if len(chosen) < SECTION_MIN_SENTENCES:
         chosen = pick_diverse(order, vectors.encode(sents), SECTION_MIN_SENTENCES, NEAR_DUPLICATE)
