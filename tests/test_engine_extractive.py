@@ -575,6 +575,30 @@ def test_write_section_cites_only_given_snippets(engine, her):
     assert engine.write_section(SectionInput(topic=TOPIC, section=section, snippets=[])).text == ""
 
 
+def test_a_section_quotes_what_was_found_not_how_the_study_was_run(engine):
+    """Two sentences equally close to the heading: the one that states a result is written, the
+    one on how patients were allocated is not while anything else qualifies."""
+    snippets = [
+        Snippet(
+            n=1,
+            source_id="src_1",
+            text="From 2001 to 2004 we randomly assigned 400 women with arm swelling after "
+            "surgery to compression sleeves or to advice alone.",
+        ),
+        Snippet(
+            n=2,
+            source_id="src_2",
+            text="Compression sleeves reduced arm swelling after surgery in women (12% vs 25%, "
+            "P = 0.01).",
+        ),
+    ]
+    section = OutlineSection(heading="Compression sleeves for arm swelling", subsections=[])
+    text = engine.write_section(
+        SectionInput(topic="Compression sleeves", section=section, snippets=snippets)
+    ).text
+    assert "[2]" in text and "randomly assigned" not in text
+
+
 def test_write_lead_keeps_citations_verbatim(engine):
     sections = [
         ReportSection(

@@ -116,6 +116,8 @@ def test_events_and_people_get_their_own_questions_under_the_general_keys():
         ("Thirty-one of the 34 participants were followed-up to the 5-year visit.", CONDUCT),
         ("From 1998 to 1999, we randomly assigned 516 women either to A or to B.", CONDUCT),
         ("Of 2,000 patients, 566 were node-positive and treated per random assignment.", CONDUCT),
+        ("A multicenter randomized placebo-controlled phase III trial.", CONDUCT),
+        ("Between 1999 and 2001, we accrued 136 survivors aged 35-52 years.", CONDUCT),
     ],
 )
 def test_finding_weight_puts_results_before_conduct_and_furniture(sentence, weight):

@@ -57,7 +57,7 @@ _CONDUCT = re.compile(
     r"prospectively\s+randomi[sz]ed|randomi[sz]ed|randomly\s+assigned|put\s+into)\b|"
     r"\b(?:were|was)\s+followed[\s-]+up\b|\bgroups?\s+(?:are|were)\s+comparable\b|"
     r"\brandomi[sz]ation\b|\ballocated\b|\bCONSORT\b|\brandom\s+assignment\b|"
-    r"\bwe\s+(?:randomly\s+)?(?:assigned|allocated|randomi[sz]ed|enrolled|recruited)\b|"
+    r"\bwe\s+(?:randomly\s+)?(?:assigned|allocated|randomi[sz]ed|enrolled|recruited|accrued)\b|"
     r"\b(?:control|intervention|comparison|study|experimental)\s+(?:group|arm)\s+(?:also\s+)?"
     r"(?:received|did\s+not\s+(?:receive|undergo)|underwent|was\s+given)\b|"
     r"\b(?:study|trial)\s+was\s+(?:performed|conducted|carried\s+out|designed)\b|"
@@ -75,7 +75,13 @@ _BALANCE = re.compile(
     r"(?:study|trial|analysis|review|survey)\b|\b(?:trial|study)\s+(?:was\s+)?conducted\s+at\b|"
     r"\b(?:were|was)\s+compared\s+in\s+an?\b|"
     r"^(?:(?:final|long-term|interim|first)\s+)?(?:results|findings)\s+(?:of|from)\s+(?:the|an?)\b"
-    r"[^.;:]{0,80}\.?$",
+    r"[^.;:]{0,80}\.?$|"
+    # a design named with no verb: "A multicenter randomized placebo-controlled phase III trial."
+    r"^(?:an?|the)\s+(?:(?:multi-?cent(?:er|re)|single-cent(?:er|re)|international|national|"
+    r"open-label|(?:double|single)-blind(?:ed)?|blinded|randomi[sz]ed|controlled|prospective|"
+    r"placebo-controlled|retrospective|pilot|feasibility|phase\s+(?:[IV]+|\d)[ab]?|parallel-group|"
+    r"non-?inferiority|crossover|cross-over|cluster|pragmatic|observational|cohort|,)\s*)+"
+    r"(?:clinical\s+)?(?:trial|study)\.?$",
     re.I,
 )
 # A claim the source reports as known before it (the introduction's "it is well known", "studies

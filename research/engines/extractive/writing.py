@@ -341,16 +341,18 @@ def write_section(
     )
     sims = np.where([s.endswith("…") for s in sents], sims * CUT_SHORT_FACTOR, sims)
     # among the sentences close enough to the heading, what a source found before how its study
-    # was run or what it set out to do (``findings.finding_weight``)
+    # was run or what it set out to do (``findings.finding_factor``)
     weights = np.array([finding_factor(x) for x in sents])
     order = rank(np.round(sims * weights, 4))
     good = [i for i in order if sims[i] >= SECTION_MIN_SIM] or order[:SECTION_MIN_SENTENCES]
     # how a study was run or what it set out to do is no content of a section while anything
     # else is close enough to its heading
-    good = [i for i in good if not no_finding(sents[i])] or good
+    said = [i for i in order if not no_finding(sents[i])] or order
+    kept = set(said)
+    good = [i for i in good if i in kept] or good
     chosen = pick_diverse(good, vectors.encode(sents), SECTION_MAX_SENTENCES, NEAR_DUPLICATE)
     if len(chosen) < SECTION_MIN_SENTENCES:
-        chosen = pick_diverse(order, vectors.encode(sents), SECTION_MIN_SENTENCES, NEAR_DUPLICATE)
+        chosen = pick_diverse(said, vectors.encode(sents), SECTION_MIN_SENTENCES, NEAR_DUPLICATE)
     size = 3 if len(chosen) <= 6 else 4
     paras = [sorted(chosen[i : i + size]) for i in range(0, len(chosen), size)][:3]
     return "\n\n".join(" ".join(f"{ensure_period(sents[i])}[{owner[i]}]" for i in p) for p in paras)
