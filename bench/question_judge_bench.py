@@ -99,7 +99,9 @@ def report(pairs: list[dict], scores: dict[str, np.ndarray], evidence_min: float
                 cell["at_evidence_min"] = prf(s[m] >= evidence_min, gold[m])
             per_q[qid] = cell
         row["per_question"] = per_q
-        row["test_kind_means"] = kind_means(per_q, "at_evidence_min" if name == "judge" else "at_bar")
+        row["test_kind_means"] = kind_means(
+            per_q, "at_evidence_min" if name == "judge" else "at_bar"
+        )
         out["scorers"][name] = row
     return out
 
@@ -138,7 +140,9 @@ def run(vectors=None) -> tuple[list[Figure], dict]:
     t0 = time.perf_counter()
     rep = report(pairs, score_pairs(pairs, vectors), EVIDENCE_MIN)
     rep["seconds"] = round(time.perf_counter() - t0, 1)
-    j, a, b = (rep["scorers"][k] for k in ("judge", "cosine_question_label", "cosine_label_description"))
+    j, a, b = (
+        rep["scorers"][k] for k in ("judge", "cosine_question_label", "cosine_label_description")
+    )
     at_min = j["test_at_evidence_min"]
     per_q = {q: c["at_evidence_min"] for q, c in j["per_question"].items() if not is_calibration(q)}
     worst = min(per_q, key=lambda q: per_q[q]["f1"] if per_q[q]["f1"] is not None else 2.0)

@@ -111,7 +111,9 @@ def pipeline_scores(
     head = judge.fixed_encode(vectors, [subject_of(question), r.title or r.url])
     gate = not (frame.framed and not about_question(whole, frame))
     gate = gate and not (frame.framed and contradicts_setting(r.title, frame))
-    gate = gate and (float(np.round(head[1] @ head[0], 4)) >= TITLE_ON_TOPIC or about_topic(whole, question))
+    gate = gate and (
+        float(np.round(head[1] @ head[0], 4)) >= TITLE_ON_TOPIC or about_topic(whole, question)
+    )
     title = norm_key(r.title)
     texts = passages
     if texts is None:
