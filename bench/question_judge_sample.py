@@ -84,7 +84,7 @@ def pipeline_scores(
     that does not ``compares`` or a passage with a ``third_arm``, a ``FOUND`` key of a registry
     record without results. Passages that repeat the title are left out, as the pipeline does.
     """
-    # noqa below: research is imported only when the item runs
+    # research is imported when the item runs, not when the bench starts
     from research.evidence import judge  # noqa: PLC0415
     from research.evidence.passages import (  # noqa: PLC0415
         FOUND,
@@ -92,6 +92,7 @@ def pipeline_scores(
         about_topic,
         compares,
         registration_only,
+        third_arm,
     )
     from research.models import SearchResult  # noqa: PLC0415
     from research.planning.kinds import BOTH_ARMS  # noqa: PLC0415
@@ -109,10 +110,11 @@ def pipeline_scores(
     whole = f"{r.title}\n{r.text}"
     frame = frame_question(question)
     head = judge.fixed_encode(vectors, [subject_of(question), r.title or r.url])
-    gate = not (frame.framed and not about_question(whole, frame))
-    gate = gate and not (frame.framed and contradicts_setting(r.title, frame))
-    gate = gate and (
-        float(np.round(head[1] @ head[0], 4)) >= TITLE_ON_TOPIC or about_topic(whole, question)
+    close_title = float(np.round(head[1] @ head[0], 4)) >= TITLE_ON_TOPIC
+    gate = (
+        not (frame.framed and not about_question(whole, frame))
+        and not (frame.framed and contradicts_setting(r.title, frame))
+        and (close_title or about_topic(whole, question))
     )
     title = norm_key(r.title)
     texts = passages
@@ -135,19 +137,12 @@ def pipeline_scores(
             s[:] = 0.0
         for i, q in enumerate(syllabus):
             if frame.framed and len(frame.arms) > 1 and q.key in BOTH_ARMS:
-                if not both or third_arm_of(t, frame):
+                if not both or third_arm(t, frame):
                     s[i] = 0.0
             if planned and q.key in FOUND:
                 s[i] = 0.0
         out.append((t, s))
     return out
-
-
-def third_arm_of(passage: str, frame) -> bool:
-    """``research.evidence.passages.third_arm`` (imported when the item runs)."""
-    from research.evidence.passages import third_arm  # noqa: PLC0415
-
-    return third_arm(passage, frame)
 
 
 def _round_robin(rng: random.Random, pool: list[dict], n: int, seen: set[str]) -> list[dict]:
