@@ -38,7 +38,7 @@ from bench import (  # noqa: E402 - the offline environment above must be set be
 from bench.common import RESULTS_DIR, Figure, machine, not_measured, table, write_results  # noqa: E402 - the offline environment above must be set before research is imported
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
-ITEM_NAMES = {"questions": "22"}
+ITEM_NAMES = {"questions": "22", "judge-questions": "23"}
 
 FULL = {
     "collector": dict(sizes=(10, 1_000, 10_000), reps=200, reps_save=200),
@@ -114,6 +114,12 @@ def _items(cfg: dict, args: argparse.Namespace) -> tuple[list[tuple[int, str, ob
         figs, extra["evidence_judgement"] = evidence_bench.run_judgement()
         return figs
 
+    def judge_questions() -> list[Figure]:
+        from bench import question_judge_bench  # noqa: PLC0415 - only when the item runs
+
+        figs, extra["judge_questions"] = question_judge_bench.run()
+        return figs
+
     def placement() -> list[Figure]:
         from bench import evidence_bench  # noqa: PLC0415 - only when the item runs
 
@@ -168,6 +174,7 @@ def _items(cfg: dict, args: argparse.Namespace) -> tuple[list[tuple[int, str, ob
         (1, "parallelism / context / concurrency (items 1, 2, 6)", llm),
         (13, "cold start: first run on an empty index dir vs a warm one", coldstart),
         (14, "evidence judgement (labelled set)", evidence_judgement),
+        (23, "evidence judgement per question: held-back bench questions", judge_questions),
         (15, "placement accuracy (FreshWiki headings)", placement),
         (20, "evidence per question: drug, cardiotoxicity, depth", evidence_runs),
         (16, "run budget: calls, tokens, waiting (drug 4×3, litellm, 0 / 0.3 s per call)", budget),

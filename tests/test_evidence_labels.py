@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from bench import evidence_bench, evidence_sample
+from bench import evidence_bench, evidence_sample, question_judge_bench, question_judge_sample
 from research.planning.syllabus import GENERAL_QUESTIONS, STORM_QUESTIONS
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -82,3 +82,46 @@ def test_calibration_split_is_deterministic_and_near_half(pairs):
     cal = [evidence_bench.is_calibration(p["id"]) for p in pairs]
     assert cal == [evidence_bench.is_calibration(p["id"]) for p in pairs]
     assert 0.4 <= sum(cal) / len(cal) <= 0.6
+
+
+QJ_FIELDS = {
+    "id",
+    "qid",
+    "kind",
+    "question",
+    "question_key",
+    "label",
+    "description",
+    "passage",
+    "doc_id",
+    "grade",
+    "score",
+    "answers",
+    "note",
+}
+
+
+@pytest.fixture(scope="module")
+def question_pairs() -> list[dict]:
+    with question_judge_sample.LABELS.open(encoding="utf-8") as fh:
+        return [json.loads(line) for line in fh]
+
+
+def test_question_labels_are_the_candidates_joined_with_the_judgements(question_pairs):
+    assert question_judge_sample.build() == question_pairs
+
+
+def test_question_labels_span_the_bench_questions(question_pairs):
+    assert 280 <= len(question_pairs) <= 400
+    for p in question_pairs:
+        assert set(p) == QJ_FIELDS, p["id"]
+        assert isinstance(p["answers"], bool) and p["note"].strip()
+        assert p["id"] == question_judge_sample.pair_id(p["qid"], p["question_key"], p["passage"])
+        tag = p["note"].split(":", 1)[0].split(";", 1)[0].strip()
+        assert tag in ({"yes"} if p["answers"] else {"none", "other-q", "off-topic"}), p["id"]
+    assert len({p["id"] for p in question_pairs}) == len(question_pairs)
+    qids = Counter(p["qid"] for p in question_pairs)
+    cal = {q for q in qids if question_judge_bench.is_calibration(q)}
+    assert len(cal) >= 12 and len(set(qids) - cal) >= 12
+    kinds = {p["kind"] for p in question_pairs if not question_judge_bench.is_calibration(p["qid"])}
+    assert len(kinds) >= 3
