@@ -26,7 +26,8 @@ TOPIC = "Trastuzumab in HER2-positive breast cancer"
 
 @pytest.fixture(scope="module")
 def costorm_run(redis_server, tmp_path_factory, finished_corpus):
-    """``(state, store)`` of a finished Co-STORM run: 2 experts, query budget 6, turn cap 12."""
+    """``(state, store)`` of a finished Co-STORM run: 2 experts, query budget 6, turn cap 12, at
+    most 3 items a concept (a small run still grows a map two levels deep)."""
     mp = pytest.MonkeyPatch()
     mp.setenv("RESEARCH_DATA_DIR", str(tmp_path_factory.mktemp("costorm_ui_data")))
     mp.setenv("REDIS_URL", redis_server)
@@ -37,7 +38,7 @@ def costorm_run(redis_server, tmp_path_factory, finished_corpus):
             corpus=str(finished_corpus),
             template="drug",
             mode="costorm",
-            costorm={"experts": 2, "query_budget": 6, "max_turns": 12},
+            costorm={"experts": 2, "query_budget": 6, "max_turns": 12, "max_node_items": 3},
         )
     )
     assert state.status == "complete", f"{state.error_code}: {state.error}"

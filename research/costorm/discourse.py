@@ -32,10 +32,11 @@ from research.engines.costorm_steps import (
     UtteranceInput,
 )
 from research.errors import InvariantError
+from research.evidence.passages import about_topic
 from research.models import CoStormTurn, Intent, Perspective, SearchResult, TurnSource, now
 from research.pipeline.context import RunContext
 from research.text import split_sentences
-from research.text.frame import about_question, anchor_queries, frame_question
+from research.text.frame import anchor_queries
 
 MAX_QUERIES_PER_TURN = 3
 POOL_TEXT_CHARS = 600
@@ -79,14 +80,13 @@ def thread_urls(session: Session) -> set[str]:
 
 
 def on_question(results: list[SearchResult], topic: str) -> list[SearchResult]:
-    """The results an expert may speak from: for a framed question (a comparison, an
-    intervention, a device) only those that name an arm and the setting, so the mind map's
-    concepts come from information on the question; all of them otherwise."""
-    frame = frame_question(topic)
-    if not frame.framed:
-        return results
+    """The results an expert may speak from, so the mind map's concepts come from information
+    on the question: for a framed question (a comparison, an intervention, a device) those that
+    name an arm, what it is for and the setting (``frame.about_question``); for any other those
+    about the topic (``passages.about_topic``: most of its words, and the drug it names), as a
+    STORM run's evidence requires."""
     return [
-        r for r in results if about_question(f"{r.title}\n{r.text or ' '.join(r.snippets)}", frame)
+        r for r in results if about_topic(f"{r.title}\n{r.text or ' '.join(r.snippets)}", topic)
     ]
 
 
