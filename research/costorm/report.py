@@ -40,10 +40,10 @@ def _sections(table: Table) -> list[tuple[int, ReportSection]]:
         text = ""
         # information that only says how a study was run or what it set out to do is no content
         # of a concept's section (``findings.no_finding``)
-        said = [(mm.items[i], _what_it_states(mm.items[i].text)) for i in node.items]
+        said = [(mm.items[i].source_id, _what_it_states(mm.items[i].text)) for i in node.items]
         snippets = [
-            Snippet(n=n, source_id=it.source_id, text=text)
-            for n, (it, text) in enumerate([(it, t) for it, t in said if t], start=1)
+            Snippet(n=n, source_id=sid, text=t)
+            for n, (sid, t) in enumerate([x for x in said if x[1]], start=1)
         ]
         if snippets:
             section = OutlineSection(heading=node.name, subsections=[c.name for c in node.children])
@@ -104,9 +104,9 @@ def write_report(table: Table) -> Report:
     _, kept = dedupe_report(ctx.vectors(), "", [s for _, s in drafted])
     drafted = _keep_written([(d, s) for (d, _), s in zip(drafted, kept, strict=True)])
     depths = [d for d, _ in drafted]
-    draft_sections = [s for _, s in drafted]
-    lead_draft = _lead(table, draft_sections)
-    lead_draft, draft_sections = dedupe_report(ctx.vectors(), lead_draft, draft_sections)
+    lead_draft = _lead(table, [s for _, s in drafted])
+    lead_draft, draft_sections = dedupe_report(ctx.vectors(), lead_draft, [s for _, s in drafted])
+    drafted = list(zip(depths, draft_sections, strict=True))  # the draft report is what follows
     ctx.store.put_doc(
         ctx.run_id, "draft_report", assemble(ctx, table.topic, lead_draft, drafted, [])
     )

@@ -314,7 +314,8 @@ def names_target(text: str, frame: QuestionFrame) -> bool:
     if not words:
         return True
     counts = _text_counts(text)
-    named = [w for w in words if w.named_by(set(counts))]
+    have = set(counts)
+    named = [w for w in words if w.named_by(have)]
     if len(named) < max(1, (len(words) + 1) // 2):
         return False
     return max(_mentions(w, counts) for w in named) >= TARGET_MENTIONS

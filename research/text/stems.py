@@ -41,17 +41,21 @@ def stems(words: Iterable[str]) -> set[str]:
     return {k for k in _STEMMER.stemWords(sorted(keys - {""})) if k}
 
 
+_WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'’-]*")
+
+
 def text_keys(text: str) -> set[str]:
     """``stems`` of every word of ``text``."""
-    return stems(re.findall(r"[A-Za-z0-9][A-Za-z0-9'’-]*", text))
+    return stems(_WORD.findall(text))
 
 
 def text_counts(text: str) -> Counter[str]:
     """How many times each stem of ``text_keys`` occurs in ``text`` (a hyphenated word counts
-    for itself and for each part)."""
+    for itself and for each part); each distinct word is stemmed once."""
     out: Counter[str] = Counter()
-    for tok in re.findall(r"[A-Za-z0-9][A-Za-z0-9'’-]*", text):
-        out.update(stems([tok]))
+    for tok, n in Counter(_WORD.findall(text)).items():
+        for s in stems([tok]):
+            out[s] += n
     return out
 
 
