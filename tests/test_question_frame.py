@@ -117,6 +117,12 @@ def test_events_and_people_get_their_own_questions_under_the_general_keys():
         ("From 1998 to 1999, we randomly assigned 516 women either to A or to B.", CONDUCT),
         ("Of 2,000 patients, 566 were node-positive and treated per random assignment.", CONDUCT),
         ("A multicenter randomized placebo-controlled phase III trial.", CONDUCT),
+        ("All clinicians were masked to treatment allocation; the statistician was not.", CONDUCT),
+        (
+            "Eligible patients were women taking an aromatase inhibitor with pain of 3 or more.",
+            CONDUCT,
+        ),
+        ("Of 300 eligible patients, response was 40% vs 20% (p=0.01).", 1.0),
         ("Between 1999 and 2001, we accrued 136 survivors aged 35-52 years.", CONDUCT),
     ],
 )
