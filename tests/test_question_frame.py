@@ -353,6 +353,12 @@ def test_a_source_titled_for_the_opposite_setting_is_not_on_the_question():
     assert not contradicts_setting("Drug A or drug B: five-year results", frame)
     # preventing a disease in healthy people is not treating it after surgery
     assert contradicts_setting("Drug B for the prevention of the disease", frame)
+    # a group's name is who ran the study, not its setting
+    assert contradicts_setting(
+        "Drug B for the prevention of the disease: report of the Northern Adjuvant Study Group",
+        frame,
+    )
+    assert not contradicts_setting("Adjuvant drug B after prevention failed", frame)
 
 
 def test_an_arm_that_names_a_drug_class_is_named_by_a_member_of_it():

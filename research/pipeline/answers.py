@@ -24,6 +24,7 @@ for the questions' sections; scarce evidence makes a report shorter, never padde
 from __future__ import annotations
 
 import re
+from collections import Counter
 
 import numpy as np
 
@@ -41,6 +42,7 @@ ON_POINT = 0.5  # how much naming every term of the question raises a passage's 
 DOC_WEIGHT = 1.0  # how much a source whose title is the question's raises its passages' rank
 REL_FLOOR, REL_SPAN = 0.45, 0.4  # cosine(question, title) mapped to [0, 1] over [0.45, 0.85]
 HOLD_MARGIN = 0.05  # a passage is quoted under a question scoring within this of its best
+PER_SOURCE_RESULTS = 2  # results of each source a primary question's section quotes at least
 
 DEPTH_WORDS = {"brief": 300, "standard": 1000, "deep": 2500}
 QUESTION_SHARE = 0.8
@@ -270,6 +272,14 @@ def fill(
     # source's first before any second)
     weights = [PRIMARY_WEIGHT if k in PRIMARY else 1 for k in keys]
     shares = share_budget([len(counted[k]) for k in keys], per_q, weights)
+    # ... and states each of its trials' results: the primary question quotes up to
+    # ``PER_SOURCE_RESULTS`` results of every source that has them, however short the report
+    for i, k in enumerate(keys):
+        if k in PRIMARY:
+            results = [e for e in counted[k] if not _conduct(e.passage)]
+            per_source = Counter(e.source_id for e in results)
+            wanted = sum(min(PER_SOURCE_RESULTS, c) for c in per_source.values())
+            shares[i] = max(shares[i], wanted)
     # the question with the fewest passages chooses first: a passage that answers two questions
     # goes to the one that has nothing else to quote
     scarce_first = sorted(range(len(questions)), key=lambda i: (len(counted[keys[i]]), i))

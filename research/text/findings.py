@@ -21,6 +21,12 @@ first and which a source keeps.
   ("vs", "compared with", "than", "between the two arms"), and a result verb or outcome statement
   ("reduced", "improved", "no significant difference", "died", "was arrested"), each counted once.
 
+Among the results, ``contrasts`` marks the one a trial's abstract leads with: each group's figure
+set against the other's, or an effect estimate ("headache in 7% vs 25%", "reduced by 33% in
+one arm and by 80% in the other", "HR 0.81"): CONSORT item 17a asks for exactly that ("for each
+primary and secondary outcome, results for each group, and the estimated effect size").
+``quote_rank`` ranks a result that does not contrast ``CONTRAST_FLOOR`` lower.
+
 No word list names a particular medicine, organ, event or field: the cues are those of any
 report of a result (CONSORT's "results" items; Schulz et al., BMJ 2010;340:c332) or of a fact.
 """
@@ -41,6 +47,9 @@ SIGNALS_FULL = 2  # signals at which a sentence weighs fully
 # an expert's answer): × (ORDER_FLOOR + (1 − ORDER_FLOOR) × weight), so a result at 0.8 of the
 # best closeness comes before a study's conduct at the best.
 ORDER_FLOOR = 0.5
+# A result that gives no group's figure against another's ranks this much of one that does: the
+# sentence with "7% vs 25%" is quoted before "the intervention was effective" of the same trial.
+CONTRAST_FLOOR = 0.8
 
 _FURNITURE = re.compile(
     r"\barchived\s+from\b|\bpic\.twitter\b|\bretrieved\s+(?:on\s+)?\d|\bhttps?://|\bwww\.|"
@@ -123,6 +132,23 @@ _RESULT = re.compile(
     re.I,
 )
 
+# The figures of a result (a number not part of a word: "7", "25.4", "0.81"), and what sets them
+# against each other besides a comparison: "respectively", "whereas", two arms or groups named,
+# an effect estimate.
+_FIGURE = re.compile(r"(?<![\w.\-/])(?:\d+(?:[.,·]\d+)?|\.\d+)(?![\w/])")
+_YEAR = re.compile(r"(?:19|20)\d\d")
+_PERCENT = re.compile(r"\d+(?:\.\d+)?\s?%")
+_P_VALUE = re.compile(r"\b[pP]\s?[<=>≤]\s?0?\.\d")
+_RESPECTIVELY = re.compile(
+    r"\brespectively\b|\bwhereas\b|\bwhile\b|\bin\s+contrast\b|\bagainst\b", re.I
+)
+_GROUP = re.compile(r"\b(?:arms?|groups?|cohorts?|controls?|placebo)\b", re.I)
+_ESTIMATE = re.compile(
+    r"(?-i:\b(?:HR|OR|RR|aHR|aOR)\b)|\bhazard\s+ratio\b|\bodds\s+ratio\b|\b(?:relative|"
+    r"absolute)\s+risk\b|\b95\s?%\s?(?:CI|confidence)\b",
+    re.I,
+)
+
 # Every signal of a finding as one pattern: what a result's answer looks like in any trial report
 # (the judgement reads it as the answer cues of the questions that ask for results).
 RESULT_CUES = re.compile(f"(?-i:{_QUANTITY.pattern})|{_COMPARISON.pattern}|{_RESULT.pattern}", re.I)
@@ -178,17 +204,54 @@ def finding_weight(sentence: str) -> float:
         # "baseline characteristics were similar", "mean age of 55 vs 57 years", "we conducted
         # a randomized trial of A versus B": the arms' balance or the design, no finding
         return CONDUCT
-    if _CONDUCT.search(text) and not _RESULT.search(text) and not compared:
+    # ... but a dose or a duration set against a placebo ("assigned to 410 mg for 6 weeks versus
+    # placebo") is the allocation: the conduct is exempt only for outcome figures
+    if _CONDUCT.search(text) and not _RESULT.search(text) and not (compared and _measured(text)):
         return CONDUCT
     if _BACKGROUND.search(text) and not compared:
         return PLAIN  # what was known before the study: quotable, after what it found
     return PLAIN + (1 - PLAIN) * min(1.0, signals / SIGNALS_FULL)
 
 
+def _measured(sentence: str) -> bool:
+    """True when ``sentence`` gives an outcome's figures: two percentages, a p-value or an
+    effect estimate (not a dose, a duration or a head count)."""
+    return bool(
+        len(_PERCENT.findall(sentence)) >= 2
+        or _P_VALUE.search(sentence)
+        or _ESTIMATE.search(sentence)
+    )
+
+
+def contrasts(sentence: str) -> bool:
+    """True when ``sentence`` sets one group's figure against another's or gives an effect
+    estimate (CONSORT item 17a): two or more figures beside a comparison, "respectively" or two
+    named arms or groups, or a hazard, odds or risk ratio with its number.
+
+    Example: "Headache occurred in 7% of the early group and 25% of the controls." → True;
+    "The intervention significantly reduced symptoms." → False; "Fifteen women aged 40 to 65
+    took part." → False (no comparison)."""
+    figures = [m for m in _FIGURE.findall(sentence) if not _YEAR.fullmatch(m)]
+    if len(set(figures)) < 2:
+        return bool(_ESTIMATE.search(sentence) and figures)
+    return bool(
+        _COMPARISON.search(sentence)
+        or _RESPECTIVELY.search(sentence)
+        or len(_GROUP.findall(sentence)) >= 2
+        or _ESTIMATE.search(sentence)
+    )
+
+
+def result_factor(sentence: str) -> float:
+    """1.0 for a sentence that ``contrasts`` groups' figures, ``CONTRAST_FLOOR`` otherwise."""
+    return 1.0 if contrasts(sentence) else CONTRAST_FLOOR
+
+
 def quote_rank(score: float, sentence: str) -> float:
     """The order in which a report quotes evidence: its evidence score (``research.evidence.judge``,
-    [0, 1]) times ``finding_weight``, rounded to 4 places so ties break on text order."""
-    return round(score * finding_weight(sentence), 4)
+    [0, 1]) times ``finding_weight`` times ``result_factor`` (a contrast of the groups' figures
+    first), rounded to 4 places so ties break on text order."""
+    return round(score * finding_weight(sentence) * result_factor(sentence), 4)
 
 
 def no_finding(sentence: str) -> bool:

@@ -393,11 +393,21 @@ _CONTRASTS: dict[str, tuple[str, ...]] = {
 }
 
 
+# A capitalised name of a group or a study ("the Northern Surgical Adjuvant Study Group"): its
+# words name who ran the study, not the setting it studied.
+_NAMED = re.compile(
+    r"\b(?:[A-Z][\w-]*\s+(?:(?:and|of|for|&)\s+)?){1,8}(?:Project|Group|Study|Trial|Program|"
+    r"Programme|Network|Consortium|Institute|Society|Association|Alliance|Foundation|"
+    r"Organi[sz]ation|Collaborat\w+|Cooperative)\b"
+)
+
+
 def contradicts_setting(title: str, frame: QuestionFrame) -> bool:
     """True when ``title`` names the opposite of one of the question's setting words and not
     the word itself (``_CONTRASTS``: "…in advanced disease" for a question on early disease):
-    the source studies another population, so it is not about the question."""
-    have = {w.lower() for w in re.findall(r"[A-Za-z][A-Za-z-]*", title)}
+    the source studies another population, so it is not about the question. The words of a
+    capitalised group or study name (``_NAMED``: "… Surgical Adjuvant … Project") do not count."""
+    have = {w.lower() for w in re.findall(r"[A-Za-z][A-Za-z-]*", _NAMED.sub(" ", title))}
     wanted = {w.lower() for w in re.findall(r"[A-Za-z][A-Za-z-]*", frame.setting)}
     return any(
         w not in have and any(c in have for c in _CONTRASTS[w]) for w in wanted if w in _CONTRASTS

@@ -51,6 +51,7 @@ from research.text.findings import (
     finding_weight,
     no_finding,
     outcome_family,
+    result_factor,
     states_result,
 )
 from research.text.frame import arms_named, frame_question
@@ -480,7 +481,9 @@ def question_lead(
         weights = np.array([finding_weight(strip_citations(u)) for u in cited])
         # ... and the outcome its question asks about: a harm does not lead for "does it work"
         fits = [outcome_fit(q.key, outcome_family(strip_citations(u))) for u in cited]
-        sims = sims * weights * np.array(fits)
+        # ... and the result a trial leads with: the groups' figures set against each other
+        contrast = np.array([result_factor(strip_citations(u)) for u in cited])
+        sims = sims * weights * np.array(fits) * contrast
         if frame.framed and frame.arms:  # the lead answers: the arms compared, with a figure
             sims = sims + np.array(
                 [
@@ -496,6 +499,10 @@ def question_lead(
         # with what its sources say of their aims or background
         if q.status != "answered":
             weights = np.where([states_result(strip_citations(u)) for u in cited], weights, 0.0)
+        # on a treatment, any question's lead sentence gives a figure, a comparison or a result
+        # (``RESULT_WEIGHT``): not how outcomes were recorded, nor what is common knowledge
+        if frame.framed:
+            weights = np.where(weights >= RESULT_WEIGHT, weights, 0.0)
         if weights.max() < PLAIN:
             continue
         sims = np.where(weights >= PLAIN, sims, -np.inf)
