@@ -13,7 +13,7 @@ from research.planning.kinds import FACETS, KIND_TEMPLATES
 from research.planning.syllabus import base_template
 from research.store.followup_models import CitationCheck
 from research.text.entities import split_topic
-from research.text.findings import CONDUCT, FURNITURE, PLAIN, finding_weight
+from research.text.findings import CONDUCT, FURNITURE, PLAIN, contrasts, finding_weight, quote_rank
 from research.text.frame import (
     about_question,
     anchor_queries,
@@ -384,3 +384,32 @@ def test_an_arm_is_named_by_the_words_that_tell_it_from_the_other():
     thick = frame_question("Full-thickness skin grafts versus split grafts for burns")
     assert arms_named("a full skin graft", thick) == 0
     assert arms_named("full thickness skin", thick) == 1
+
+
+@pytest.mark.parametrize(
+    ("sentence", "expected"),
+    [
+        ("Headache occurred in 7% of the early group and 25% of the controls.", True),
+        ("Relapse was 12% vs 30% at two years.", True),
+        ("Pain fell by 2.1 points with the drug, whereas placebo gave 0.4 (P = .03).", True),
+        ("Event-free survival was longer (HR 0.81; 95% CI 0.70-0.94).", True),
+        ("The intervention significantly reduced symptoms.", False),
+        ("Fifteen women aged 40 to 65 took part.", False),
+        ("Between 1998 and 2005, the trial was open.", False),
+    ],
+)
+def test_a_result_that_sets_the_groups_figures_against_each_other_contrasts(sentence, expected):
+    """CONSORT item 17a: each group's result and the effect estimate, what a trial leads with."""
+    assert contrasts(sentence) is expected
+
+
+def test_a_contrast_is_quoted_before_a_result_of_the_same_score_and_an_allocation_is_conduct():
+    """Of two results of a trial scored alike, the one with each group's figure comes first; a
+    dose and a duration set against placebo is how participants were allocated, not a finding."""
+    contrast = "Nausea was reported by 10% with the drug vs 31% with placebo."
+    plain = "The drug significantly reduced nausea."
+    assert quote_rank(0.9, contrast) > quote_rank(0.9, plain)
+    allocation = "Women were randomly assigned to 400 mg of drug Q for 6 weeks versus placebo."
+    assert finding_weight(allocation) == CONDUCT
+    measured = "Patients were randomised; relapse was 12% vs 25% (P = 0.01)."
+    assert finding_weight(measured) > CONDUCT

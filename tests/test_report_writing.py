@@ -528,3 +528,57 @@ def test_an_unmet_results_question_names_the_trial_registrations_found():
         "6 trial registrations (NCT00000000, NCT00000001, NCT00000002, NCT00000003 and 2 more)"
         in many
     )
+
+
+def test_a_primary_question_quotes_two_results_of_each_trial_however_brief_the_report(vectors):
+    """A brief report's budget quotes seven sentences of the "does it work" question; with five
+    trials of two results each, every trial's two results are quoted (each trial's headline
+    result is what an analyst reads the section for), and a harm reported by one of them stays
+    under the question on harms."""
+    eff = Question(key="efficacy.intervention", label="Efficacy", description="", min_sources=1)
+    harm = Question(key="harms.intervention", label="Harms", description="", min_sources=1)
+
+    def ev(q: str, sid: str, text: str, score: float = 0.9) -> EvidencePassage:
+        return EvidencePassage(question=q, source_id=sid, passage=text, score=score, start=0, end=1)
+
+    results = {
+        "src_1": [
+            "Remission was 41% with drug Q vs 22% with placebo.",
+            "Relapse within a year fell by a third among those on drug Q.",
+        ],
+        "src_2": [
+            "Survival was longer with device R than with usual care (HR 0.7).",
+            "Mortality at one year was 9% vs 14%.",
+        ],
+        "src_3": [
+            "Symptom control improved in 60% vs 35% of the women.",
+            "Recurrence was lower with the programme (P = 0.02).",
+        ],
+        "src_4": [
+            "Complete response was seen in 18 of 40 children given the vaccine.",
+            "Seroconversion reached 95% against 61% in the unvaccinated arm.",
+        ],
+        "src_5": [
+            "Wound healing by day 30 improved with the dressing (P < 0.001).",
+            "Infection-free healing was 88% versus 70% with gauze.",
+        ],
+    }
+    side = "Grade 3 toxicity occurred in 12% vs 4% of the patients."
+    evidence = {
+        sid: [ev("efficacy.intervention", sid, t) for t in texts] for sid, texts in results.items()
+    }
+    evidence["src_1"] += [
+        ev("efficacy.intervention", "src_1", side, 0.95),
+        ev("harms.intervention", "src_1", side, 0.9),
+    ]
+    plans = [
+        sections.SectionPlan(heading="Efficacy", question=eff, sources=list(results)),
+        sections.SectionPlan(heading="Harms", question=harm, sources=["src_1"]),
+    ]
+    shares = answers.share_budget([11, 1], answers.section_budget("brief", 2, 1)[0], [2, 1])
+    assert shares[0] < 10  # the budget alone would leave trials' second results out
+    counts = {"efficacy.intervention": 5, "harms.intervention": 1}
+    answers.fill(vectors, plans, evidence, counts, "brief")
+    quoted = {u.text for u in plans[0].units}
+    assert quoted == {t for texts in results.values() for t in texts}
+    assert [u.text for u in plans[1].units] == [side]

@@ -9,7 +9,9 @@ stated result first, then one naming the question's own terms, from a source tit
 question; one passage per source before a second one of any source, near-duplicates dropped:
 maximal marginal relevance with ``DUPLICATE_SIM``), as many as the run's depth allows
 (``section_budget``, shared by ``share_budget``: a primary question, ``planning.kinds.PRIMARY``,
-weighs ``PRIMARY_WEIGHT``). A sentence on a study's aim, design or conduct (who took part, how
+weighs ``PRIMARY_WEIGHT``, and quotes at least ``PER_SOURCE_RESULTS`` results on its own outcomes
+of every source that has them). A passage is quoted under the question it answers best once its
+score is weighed by how its outcome fits the question (``_fit_score``: a harm under harms). A sentence on a study's aim, design or conduct (who took part, how
 they were allocated: ``findings.CONDUCT``, ``judge.is_design``) counts for coverage but is never
 quoted; a question with nothing else says so (``conduct_statement``). An unmet question's section
 opens with the statement of what was searched and found (``unmet_statement``) and then quotes
@@ -32,7 +34,7 @@ from research.evidence.judge import is_design, names_focus
 from research.models import EvidencePassage, GapReport, Question, QuestionStop
 from research.pipeline.material import Unit
 from research.pipeline.sections import DUPLICATE_SIM, SectionPlan
-from research.planning.kinds import PRIMARY, PRIMARY_WEIGHT, outcome_fit
+from research.planning.kinds import MISFIT_FACTOR, PRIMARY, PRIMARY_WEIGHT, outcome_fit
 from research.text import norm_key
 from research.text.findings import CONDUCT, finding_weight, outcome_family, quote_rank
 from research.text.frame import QuestionFrame, frame_question, term_share
@@ -273,10 +275,16 @@ def fill(
     weights = [PRIMARY_WEIGHT if k in PRIMARY else 1 for k in keys]
     shares = share_budget([len(counted[k]) for k in keys], per_q, weights)
     # ... and states each of its trials' results: the primary question quotes up to
-    # ``PER_SOURCE_RESULTS`` results of every source that has them, however short the report
+    # ``PER_SOURCE_RESULTS`` results on its own outcomes of every source that has them, however
+    # short the report (a harm stays under harms)
     for i, k in enumerate(keys):
         if k in PRIMARY:
-            results = [e for e in counted[k] if not _conduct(e.passage)]
+            results = [
+                e
+                for e in counted[k]
+                if not _conduct(e.passage)
+                and outcome_fit(k, outcome_family(e.passage)) > MISFIT_FACTOR
+            ]
             per_source = Counter(e.source_id for e in results)
             wanted = sum(min(PER_SOURCE_RESULTS, c) for c in per_source.values())
             shares[i] = max(shares[i], wanted)
@@ -297,7 +305,7 @@ def fill(
             questions[i].conduct_only = list(dict.fromkeys(e.source_id for e in counted[keys[i]]))
         # a section quotes what answers its own question best: an incidence figure that answers
         # "risk" better than "monitoring" is quoted under risk
-        found = [e for e in found if e.score >= best[_pkey(e)] - HOLD_MARGIN] or found
+        found = [e for e in found if _fit_score(e) >= best[_pkey(e)] - HOLD_MARGIN] or found
         chosen = reading_order(choose(vectors, found, shares[i], taken, frame, rel))
         questions[i].units = [Unit(p.passage, p.source_id) for p in chosen]
     for plan, key in zip(questions, keys, strict=True):
@@ -345,12 +353,18 @@ def _pkey(e: EvidencePassage) -> tuple[str, str]:
     return e.source_id, norm_key(e.passage)
 
 
+def _fit_score(e: EvidencePassage) -> float:
+    """The evidence score × ``kinds.outcome_fit`` of the passage's outcome family for its
+    question: a harm scored high for "does it work" fits the question on harms better."""
+    return e.score * outcome_fit(e.question, outcome_family(e.passage))
+
+
 def _best_scores(evidence: dict[str, list[EvidencePassage]]) -> dict[tuple[str, str], float]:
-    """Per (source, passage): its best evidence score over the syllabus questions."""
+    """Per (source, passage): its best ``_fit_score`` over the syllabus questions."""
     best: dict[tuple[str, str], float] = {}
     for passages in evidence.values():
         for e in passages:
-            best[_pkey(e)] = max(best.get(_pkey(e), 0.0), e.score)
+            best[_pkey(e)] = max(best.get(_pkey(e), 0.0), _fit_score(e))
     return best
 
 

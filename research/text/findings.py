@@ -64,7 +64,7 @@ _CONDUCT = re.compile(
     r"\binformed\s+consent\b|\binclusion\s+criteria\b|\bexclusion\s+criteria\b|"
     r"\b(?:were|was)\s+(?:excluded|included|enrolled|recruited|screened|allocated|stratified|"
     r"prospectively\s+randomi[sz]ed|randomi[sz]ed|randomly\s+assigned|put\s+into)\b|"
-    r"\b(?:were|was)\s+followed[\s-]+up\b|\bgroups?\s+(?:are|were)\s+comparable\b|"
+    r"\b(?:were|was)\s+followed[\s-]+up\b|\b(?:were|was)\s+monitored\s+for\b|\bgroups?\s+(?:are|were)\s+comparable\b|"
     r"\brandomi[sz]ation\b|\balloca(?:ted|tion)\b|\bCONSORT\b|\brandom\s+assignment\b|"
     r"\beligible\s+(?:patients|participants|women|men|subjects)\s+(?:were|had)\b|"
     r"\b(?:were|was)\s+(?:un)?masked\b|\bmasked\s+to\b|"

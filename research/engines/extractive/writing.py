@@ -443,8 +443,11 @@ def question_lead(
     describes study design rather than a result, ``text.STUDY_DESIGN``, scores ``DESIGN_PENALTY`` less, one that
     points back at what it does not name, ``text.ANAPHORA``, ``ANAPHORA_PENALTY`` less; the
     closeness is weighted by how much the sentence states a finding
-    (``research.text.findings.finding_weight``), and a question whose every sentence is about a
-    study's conduct or a page's furniture puts none in the lead; citations
+    (``research.text.findings.finding_weight``) and by ``findings.result_factor`` (the groups'
+    figures set against each other first), and a question whose every sentence is about a
+    study's conduct or a page's furniture puts none in the lead; on a framed question (a
+    treatment) the sentence gives a figure, a comparison or a result (``RESULT_WEIGHT``) and on a
+    comparison it names an arm (``frame.arms_named``); citations
     verbatim; a sentence already taken is not repeated; a positive score rises by up to
     ``LEAD_DOC_WEIGHT`` with ``relevance`` (citation number → [0, 1], its best cited source's);
     a primary question, ``planning.kinds.PRIMARY``,
@@ -503,6 +506,9 @@ def question_lead(
         # (``RESULT_WEIGHT``): not how outcomes were recorded, nor what is common knowledge
         if frame.framed:
             weights = np.where(weights >= RESULT_WEIGHT, weights, 0.0)
+        # ... and on a comparison it names an arm: a trial of something else leads no question
+        if len(frame.arms) >= 2:
+            weights = np.where([arms_named(u, frame) >= 1 for u in cited], weights, 0.0)
         if weights.max() < PLAIN:
             continue
         sims = np.where(weights >= PLAIN, sims, -np.inf)
