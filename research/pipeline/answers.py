@@ -10,11 +10,12 @@ question; one passage per source before a second one of any source, near-duplica
 maximal marginal relevance with ``DUPLICATE_SIM``), as many as the run's depth allows
 (``section_budget``, shared by ``share_budget``: a primary question, ``planning.kinds.PRIMARY``,
 weighs ``PRIMARY_WEIGHT``, and quotes at least ``PER_SOURCE_RESULTS`` results on its own outcomes
-of every source that has them). A passage is quoted under the question it answers best once its
-score is weighed by how its outcome fits the question (``_fit_score``: a harm under harms). A sentence on a study's aim, design or conduct (who took part, how
-they were allocated: ``findings.CONDUCT``, ``judge.is_design``) counts for coverage but is never
-quoted; a question with nothing else says so (``conduct_statement``). An unmet question's section
-opens with the statement of what was searched and found (``unmet_statement``) and then quotes
+of every source that has them). A passage is quoted under the question it answers best once
+its score is weighed by how its outcome fits the question (``_fit_score``: a harm under harms).
+A sentence on a study's aim, design or conduct (who took part, how they were allocated:
+``findings.CONDUCT``, ``judge.is_design``) counts for coverage but is never quoted; a question
+with nothing else says so (``conduct_statement``). An unmet question's section opens with the
+statement of what was searched and found (``unmet_statement``) and then quotes
 what evidence there is. Outline sections that
 are no syllabus question keep the sentences ``sections.allocate`` gave them from the
 conversations' sources, minus any a question's section already quotes.
