@@ -311,7 +311,10 @@ def test_budget_exhausted_steps_fall_back_offline(llm_env):
 
 
 @pytest.mark.slow
-def test_costorm_run_with_litellm_engine(llm_env, capsys, corpus_path, data_dir, r):
+def test_costorm_run_with_litellm_engine(llm_env, capsys, corpus_path, data_dir, r, monkeypatch):
+    # no fault is injected here: a long call timeout keeps a loaded machine's slow reply from
+    # being abandoned by the client (and retried) after the server counted it delivered
+    monkeypatch.setenv("RESEARCH_LLM_TIMEOUT_S", "10")
     code = cli.main(
         [
             "run",

@@ -51,7 +51,12 @@ def _show(capsys, run_id: str) -> dict:
     return json.loads(capsys.readouterr().out)
 
 
-def test_full_run_accounting_and_context_reduction(llm_env, capsys, corpus_path, data_dir, r):
+def test_full_run_accounting_and_context_reduction(
+    llm_env, capsys, corpus_path, data_dir, r, monkeypatch
+):
+    # no fault is injected here: a long call timeout keeps a loaded machine's slow reply from
+    # being abandoned by the client (and retried) after the server counted it delivered
+    monkeypatch.setenv("RESEARCH_LLM_TIMEOUT_S", "10")
     s = _run(capsys, corpus_path)
     assert s["exit"] == 0 and s["status"] == "complete", s
     snap = _show(capsys, s["run_id"])
