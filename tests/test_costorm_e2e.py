@@ -22,6 +22,7 @@ from research.costorm import get_meta, get_mindmap, get_turns, post_analyst_mess
 from research.costorm.report import OPEN_QUESTIONS
 from research.models import Report, Syllabus
 from research.pipeline import runner
+from research.planning.kinds import PRIMARY
 from research.store import keys
 from research.store.connection import get_redis
 from research.store.runs import RunStore
@@ -107,9 +108,16 @@ def test_report_from_mind_map_citations_resolve(cli_run):
     quoted = [norm_key(x) for x in re.split(r"\[\d+\]", body) if len(x.split()) >= 4]
     assert len(quoted) == len(set(quoted)), [q for q in quoted if quoted.count(q) > 1][:3]
     mm = get_mindmap(store.r, summary["run_id"])
-    assert {s.heading for s in report.sections} - {OPEN_QUESTIONS} <= set(mm.node_names())
-    # every syllabus question is answered by a section or stated as open
     syllabus = store.get_doc(summary["run_id"], "syllabus", Syllabus)
+    # a section per concept, and first the primary question's, quoting the results of the
+    # sources the mind map cites (from the run's evidence)
+    primary = [q.label for q in syllabus.questions if q.key in PRIMARY]
+    assert report.sections[0].heading in primary
+    assert {s.heading for s in report.sections} - {OPEN_QUESTIONS} <= {*mm.node_names(), *primary}
+    first = {int(n) for n in re.findall(r"\[(\d+)\]", report.sections[0].text)}
+    in_map = {i.source_id for i in mm.items}
+    assert first and {report.references[n - 1].source_id for n in first} <= in_map
+    # every syllabus question is answered by a section or stated as open
     assert [q.key for q in report.questions] == syllabus.keys()
     for q in report.questions:
         assert q.heading in {s.heading for s in report.sections}

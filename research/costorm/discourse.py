@@ -32,10 +32,11 @@ from research.engines.costorm_steps import (
     UtteranceInput,
 )
 from research.errors import InvariantError
-from research.evidence.passages import about_topic
+from research.evidence.passages import about_topic, kept_for, result_evidence
 from research.models import CoStormTurn, Intent, Perspective, SearchResult, TurnSource, now
 from research.pipeline.context import RunContext
 from research.text import split_sentences
+from research.text.findings import quote_rank
 from research.text.frame import anchor_queries
 
 MAX_QUERIES_PER_TURN = 3
@@ -104,11 +105,20 @@ def save_sources(
     ctx: RunContext, question: str, results: list[SearchResult], cited: set[int]
 ) -> list[TurnSource]:
     """Seed 000 ``save_source`` for every cited result and every result bearing on a syllabus
-    question (engine assignment); returns the turn's numbered sources (n = result number)."""
+    question (engine assignment), with the evidence judgement's passages of each saved result
+    (``passages.result_evidence``, kept per question as a STORM turn keeps them: ``kept_for``);
+    returns the turn's numbered sources (n = result number)."""
     if not results:
         return []
     assigned = ctx.engine.assign_questions(
         AssignInput(syllabus=ctx.syllabus, question=question, focus=[], results=results)
+    )
+    # the judgement's passages per result and question, kept for the saved sources as a STORM
+    # turn keeps them: the report's section on the primary question quotes them
+    evidence = (
+        result_evidence(ctx.vectors(), ctx.syllabus.questions, ctx.config.topic, results)
+        if ctx.syllabus is not None
+        else [{} for _ in results]
     )
     out = []
     for n, (res, qkeys, excerpt) in enumerate(
@@ -124,6 +134,18 @@ def save_sources(
             relevant_questions=qkeys,
             key_excerpts=excerpt or None,
         )
+        passages = [
+            p.model_copy(update={"source_id": saved["source_id"]})
+            for ps in evidence[n - 1].values()
+            for p in ps
+        ]
+        if passages:
+            ctx.store.evidence(ctx.run_id).add(
+                saved["source_id"],
+                passages,
+                rank=lambda p: quote_rank(p.score, p.passage),
+                limit=kept_for,
+            )
         out.append(
             TurnSource(
                 n=n,

@@ -2,7 +2,10 @@
 article generation: traverse the mind map and write a section per concept from its
 information, with its sources).
 
-Each node with information gets a section written by the engine from that node's items
+The syllabus's primary question (does it work) gets the first section: up to two results on its
+own outcomes of every source the mind map cites, from the run's evidence (``_key_results``, as a
+STORM report's primary section quotes them). Each node with information then gets a section
+written by the engine from that node's items
 (``write_section``, numbered snippets → local ``[n]`` → draft ``[@src_…]``); nodes that only
 group subtopics become headings; information that only says how a study was run is left out
 (``findings.no_finding``); a sentence an earlier section already quotes is dropped and a
@@ -19,15 +22,18 @@ from __future__ import annotations
 from research import citations
 from research.costorm.discourse import Table
 from research.costorm.mindmap import SEP
-from research.engines.base import LeadInput, PolishInput, SectionInput, Snippet
+from research.engines.base import LeadInput, LeadQuestion, PolishInput, SectionInput, Snippet
 from research.engines.labels import fallback_line, planned_line
 from research.errors import InputError
 from research.models import OutlineSection, Reference, Report, ReportQuestion, ReportSection
+from research.pipeline import answers
 from research.pipeline.context import RunContext
 from research.pipeline.reporter import dedupe_report
 from research.pipeline.sections import insufficient_sentence
+from research.planning.kinds import PRIMARY
 from research.text import split_sentences, strip_citations
 from research.text.findings import no_finding
+from research.text.frame import frame_question
 
 
 def _sections(table: Table) -> list[tuple[int, ReportSection]]:
@@ -58,6 +64,62 @@ def _sections(table: Table) -> list[tuple[int, ReportSection]]:
     return out
 
 
+def _key_results(table: Table) -> tuple[list[tuple[int, ReportSection]], list[LeadQuestion]]:
+    """A section per primary syllabus question (``kinds.PRIMARY``: does it work), headed by its
+    label, quoting up to ``answers.PER_SOURCE_RESULTS`` results on its own outcomes of every
+    source the mind map cites (the run's evidence for that question, ``answers.choose``), before
+    the concepts' sections: what the mind map's trials found is the answer the question asks,
+    whichever concept an expert's turn placed them under (depth 1, draft citations); with the
+    questions as the lead sees them, so that it states their results."""
+    ctx = table.ctx
+    try:
+        syllabus = ctx.syllabus or ctx.collector.syllabus()
+    except InputError:  # a run without a syllabus: the concepts alone
+        return [], []
+    cited = sorted({item.source_id for item in table.session.mindmap.items})
+    evidence = ctx.store.evidence(ctx.run_id).all()
+    frame = frame_question(table.topic)
+    out: list[tuple[int, ReportSection]] = []
+    asked: list[LeadQuestion] = []
+    for q in syllabus.questions:
+        if q.key not in PRIMARY:
+            continue
+        mine = [p for sid in cited for p in evidence.get(sid, []) if p.question == q.key]
+        found = answers.results_of(mine, q.key)
+        n = answers.per_source_quota(found)
+        picked = answers.choose(ctx.vectors(), found, n, [], frame if frame.arms else None)
+        by_source: dict[str, list[str]] = {}
+        for p in answers.reading_order(picked):
+            by_source.setdefault(p.source_id, []).append(p.passage)
+        snippets = [
+            Snippet(n=n, source_id=sid, text=" ".join(texts))
+            for n, (sid, texts) in enumerate(by_source.items(), start=1)
+        ]
+        if not snippets:
+            continue
+        section = OutlineSection(heading=q.label, subsections=[])
+        written = ctx.engine.write_section(
+            SectionInput(topic=table.topic, section=section, snippets=snippets, question=q)
+        )
+        polished = ctx.engine.polish(PolishInput(topic=table.topic, text=written.text)).text
+        text = citations.local_to_draft(polished, {s.n: s.source_id for s in snippets})
+        if citations.DRAFT_RE.search(text):
+            out.append((1, ReportSection(heading=q.label, text=text)))
+            asked.append(
+                LeadQuestion(
+                    key=q.key,
+                    label=q.label,
+                    description=q.description,
+                    heading=q.label,
+                    status="answered",
+                    sources_found=len(snippets),
+                    min_sources=q.min_sources,
+                )
+            )
+            ctx.emit("section.written", {"heading": q.label, "depth": 1})
+    return out, asked
+
+
 def _what_it_states(text: str) -> str:
     """The sentences of an information item that are more than a study's conduct or aim ("" when
     none is)."""
@@ -76,8 +138,12 @@ def _keep_written(
     return out[::-1]
 
 
-def _lead(table: Table, sections: list[ReportSection]) -> str:
-    """The lead from the drafted sections; engines only ever see local ``[n]`` markers."""
+def _lead(
+    table: Table, sections: list[ReportSection], questions: list[LeadQuestion] | None = None
+) -> str:
+    """The lead from the drafted sections; engines only ever see local ``[n]`` markers. With
+    ``questions`` (the primary questions of ``_key_results``) it states their results; when that
+    gives nothing, the sentences closest to the topic."""
     ids = sorted({sid for s in sections for sid in citations.DRAFT_RE.findall(s.text)})
     local = {sid: i for i, sid in enumerate(ids, start=1)}
     as_local = [
@@ -88,7 +154,10 @@ def _lead(table: Table, sections: list[ReportSection]) -> str:
         for s in sections
         if s.text
     ]
-    lead = table.ctx.engine.write_lead(LeadInput(topic=table.topic, sections=as_local)).text
+    write = table.ctx.engine.write_lead
+    lead = write(LeadInput(topic=table.topic, sections=as_local, questions=questions or [])).text
+    if not lead.strip() and questions:
+        lead = write(LeadInput(topic=table.topic, sections=as_local)).text
     return citations.local_to_draft(lead, {i: sid for sid, i in local.items()})
 
 
@@ -99,12 +168,13 @@ def write_report(table: Table) -> Report:
         AssertionError: the final citations fail ``check_integrity`` (a bug, never expected).
     """
     ctx = table.ctx
-    drafted = _sections(table)
+    results, asked = _key_results(table)
+    drafted = results + _sections(table)
     # the same snippet reaches several concepts of the mind map: no sentence twice in a report
     _, kept = dedupe_report(ctx.vectors(), "", [s for _, s in drafted])
     drafted = _keep_written([(d, s) for (d, _), s in zip(drafted, kept, strict=True)])
     depths = [d for d, _ in drafted]
-    lead_draft = _lead(table, [s for _, s in drafted])
+    lead_draft = _lead(table, [s for _, s in drafted], asked)
     lead_draft, draft_sections = dedupe_report(ctx.vectors(), lead_draft, [s for _, s in drafted])
     drafted = list(zip(depths, draft_sections, strict=True))  # the draft report is what follows
     ctx.store.put_doc(

@@ -280,15 +280,7 @@ def fill(
     # short the report (a harm stays under harms)
     for i, k in enumerate(keys):
         if k in PRIMARY:
-            results = [
-                e
-                for e in counted[k]
-                if not _conduct(e.passage)
-                and outcome_fit(k, outcome_family(e.passage)) > MISFIT_FACTOR
-            ]
-            per_source = Counter(e.source_id for e in results)
-            wanted = sum(min(PER_SOURCE_RESULTS, c) for c in per_source.values())
-            shares[i] = max(shares[i], wanted)
+            shares[i] = max(shares[i], per_source_quota(results_of(counted[k], k)))
     # the question with the fewest passages chooses first: a passage that answers two questions
     # goes to the one that has nothing else to quote
     scarce_first = sorted(range(len(questions)), key=lambda i: (len(counted[keys[i]]), i))
@@ -330,6 +322,22 @@ def fill(
             and names_focus(u.text, topic)  # a report on a focus quotes nothing off it
         ][:per_o]
     return counted
+
+
+def results_of(passages: list[EvidencePassage], key: str) -> list[EvidencePassage]:
+    """The ``passages`` that state a result on question ``key``'s own outcomes: not a study's
+    conduct or aim (``_conduct``), not only the other family of outcome (``kinds.outcome_fit``:
+    a harm under "does it work")."""
+    return [
+        e
+        for e in passages
+        if not _conduct(e.passage) and outcome_fit(key, outcome_family(e.passage)) > MISFIT_FACTOR
+    ]
+
+
+def per_source_quota(results: list[EvidencePassage]) -> int:
+    """Sentences that quote up to ``PER_SOURCE_RESULTS`` of each source's ``results``."""
+    return sum(min(PER_SOURCE_RESULTS, c) for c in Counter(e.source_id for e in results).values())
 
 
 def _conduct(passage: str) -> bool:
