@@ -530,11 +530,27 @@ def test_an_unmet_results_question_names_the_trial_registrations_found():
     )
 
 
-def test_a_primary_question_quotes_two_results_of_each_trial_however_brief_the_report(vectors):
-    """A brief report's budget quotes seven sentences of the "does it work" question; with five
-    trials of two results each, every trial's two results are quoted (each trial's headline
-    result is what an analyst reads the section for), and a harm reported by one of them stays
-    under the question on harms."""
+def test_a_primary_questions_share_grows_to_two_results_a_trial_within_its_depth():
+    """Each trial's headline results are what an analyst reads "does it work" for: its share
+    grows to two results of each source, to twice the share at most; a brief report stays
+    brief."""
+
+    def ev(sid: str) -> EvidencePassage:
+        return EvidencePassage(
+            question="efficacy.intervention", source_id=sid, passage="x", score=0.9, start=0, end=1
+        )
+
+    results = [ev(f"src_{i}") for i in range(5) for _ in range(3)]  # five trials, three each
+    assert answers.per_source_quota(results) == 10
+    assert answers.results_quota(results, 6, "standard") == 10
+    assert answers.results_quota(results, 4, "standard") == 8  # twice the share at most
+    assert answers.results_quota(results, 4, "brief") == 4
+    assert answers.results_quota(results, 12, "deep") == 12  # never below the share
+
+
+def test_a_primary_question_quotes_two_results_of_each_trial(vectors):
+    """With five trials of two results each, every trial's two results are quoted, and a harm
+    reported by one of them stays under the question on harms."""
     eff = Question(key="efficacy.intervention", label="Efficacy", description="", min_sources=1)
     harm = Question(key="harms.intervention", label="Harms", description="", min_sources=1)
 
@@ -575,10 +591,8 @@ def test_a_primary_question_quotes_two_results_of_each_trial_however_brief_the_r
         sections.SectionPlan(heading="Efficacy", question=eff, sources=list(results)),
         sections.SectionPlan(heading="Harms", question=harm, sources=["src_1"]),
     ]
-    shares = answers.share_budget([11, 1], answers.section_budget("brief", 2, 1)[0], [2, 1])
-    assert shares[0] < 10  # the budget alone would leave trials' second results out
     counts = {"efficacy.intervention": 5, "harms.intervention": 1}
-    answers.fill(vectors, plans, evidence, counts, "brief")
+    answers.fill(vectors, plans, evidence, counts, "standard")
     quoted = {u.text for u in plans[0].units}
     assert quoted == {t for texts in results.values() for t in texts}
     assert [u.text for u in plans[1].units] == [side]

@@ -86,7 +86,8 @@ def _key_results(table: Table) -> tuple[list[tuple[int, ReportSection]], list[Le
             continue
         mine = [p for sid in cited for p in evidence.get(sid, []) if p.question == q.key]
         found = answers.results_of(mine, q.key)
-        n = answers.per_source_quota(found)
+        share = answers.section_budget(ctx.config.depth, len(syllabus.questions), 1)[0]
+        n = answers.results_quota(found, answers.PRIMARY_WEIGHT * share, ctx.config.depth)
         picked = answers.choose(ctx.vectors(), found, n, [], frame if frame.arms else None)
         by_source: dict[str, list[str]] = {}
         for p in answers.reading_order(picked):

@@ -10,8 +10,9 @@ question; one passage per source before a second one of any source, near-duplica
 maximal marginal relevance with ``DUPLICATE_SIM``), as many as the run's depth allows
 (``section_budget``, shared by ``share_budget``: a primary question, ``planning.kinds.PRIMARY``,
 weighs ``PRIMARY_WEIGHT``, and quotes at least ``PER_SOURCE_RESULTS`` results on its own outcomes
-of every source that has them). A passage is quoted under the question it answers best once
-its score is weighed by how its outcome fits the question (``_fit_score``: a harm under harms).
+of every source that has them, up to ``RESULTS_GROWTH`` times its share: ``results_quota``). A
+passage is quoted under the question it answers best once its score is weighed by how its outcome
+fits the question (``_fit_score``: a harm under harms).
 A sentence on a study's aim, design or conduct (who took part, how they were allocated:
 ``findings.CONDUCT``, ``judge.is_design``) counts for coverage but is never quoted; a question
 with nothing else says so (``conduct_statement``). An unmet question's section opens with the
@@ -46,6 +47,7 @@ DOC_WEIGHT = 1.0  # how much a source whose title is the question's raises its p
 REL_FLOOR, REL_SPAN = 0.45, 0.4  # cosine(question, title) mapped to [0, 1] over [0.45, 0.85]
 HOLD_MARGIN = 0.05  # a passage is quoted under a question scoring within this of its best
 PER_SOURCE_RESULTS = 2  # results of each source a primary question's section quotes at least
+RESULTS_GROWTH = {"brief": 1, "standard": 2, "deep": 2}  # ... up to this times its share
 
 DEPTH_WORDS = {"brief": 300, "standard": 1000, "deep": 2500}
 QUESTION_SHARE = 0.8
@@ -280,7 +282,7 @@ def fill(
     # short the report (a harm stays under harms)
     for i, k in enumerate(keys):
         if k in PRIMARY:
-            shares[i] = max(shares[i], per_source_quota(results_of(counted[k], k)))
+            shares[i] = results_quota(results_of(counted[k], k), shares[i], depth)
     # the question with the fewest passages chooses first: a passage that answers two questions
     # goes to the one that has nothing else to quote
     scarce_first = sorted(range(len(questions)), key=lambda i: (len(counted[keys[i]]), i))
@@ -338,6 +340,14 @@ def results_of(passages: list[EvidencePassage], key: str) -> list[EvidencePassag
 def per_source_quota(results: list[EvidencePassage]) -> int:
     """Sentences that quote up to ``PER_SOURCE_RESULTS`` of each source's ``results``."""
     return sum(min(PER_SOURCE_RESULTS, c) for c in Counter(e.source_id for e in results).values())
+
+
+def results_quota(results: list[EvidencePassage], share: int, depth: str) -> int:
+    """A primary question's sentences: its ``share`` of the report, raised to quote
+    ``per_source_quota`` of its ``results`` but to no more than ``RESULTS_GROWTH[depth]`` times
+    the share (a brief report stays brief; a standard one on thirty trials does not double)."""
+    cap = RESULTS_GROWTH.get(depth, RESULTS_GROWTH["standard"]) * share
+    return max(share, min(per_source_quota(results), cap))
 
 
 def _conduct(passage: str) -> bool:
