@@ -113,13 +113,6 @@ def save_sources(
     assigned = ctx.engine.assign_questions(
         AssignInput(syllabus=ctx.syllabus, question=question, focus=[], results=results)
     )
-    # the judgement's passages per result and question, kept for the saved sources as a STORM
-    # turn keeps them: the report's section on the primary question quotes them
-    evidence = (
-        result_evidence(ctx.vectors(), ctx.syllabus.questions, ctx.config.topic, results)
-        if ctx.syllabus is not None
-        else [{} for _ in results]
-    )
     out = []
     for n, (res, qkeys, excerpt) in enumerate(
         zip(results, assigned.relevant_questions, assigned.key_excerpts, strict=False), start=1
@@ -134,9 +127,16 @@ def save_sources(
             relevant_questions=qkeys,
             key_excerpts=excerpt or None,
         )
+        # the judgement's passages of the saved result, kept as a STORM turn keeps them: the
+        # report's section on the primary question quotes them
+        judged = (
+            result_evidence(ctx.vectors(), ctx.syllabus.questions, ctx.config.topic, [res])[0]
+            if ctx.syllabus is not None
+            else {}
+        )
         passages = [
             p.model_copy(update={"source_id": saved["source_id"]})
-            for ps in evidence[n - 1].values()
+            for ps in judged.values()
             for p in ps
         ]
         if passages:

@@ -79,6 +79,7 @@ def _key_results(table: Table) -> tuple[list[tuple[int, ReportSection]], list[Le
     cited = sorted({item.source_id for item in table.session.mindmap.items})
     evidence = ctx.store.evidence(ctx.run_id).all()
     frame = frame_question(table.topic)
+    share = answers.section_budget(ctx.config.depth, len(syllabus.questions), 1)[0]
     out: list[tuple[int, ReportSection]] = []
     asked: list[LeadQuestion] = []
     for q in syllabus.questions:
@@ -86,7 +87,6 @@ def _key_results(table: Table) -> tuple[list[tuple[int, ReportSection]], list[Le
             continue
         mine = [p for sid in cited for p in evidence.get(sid, []) if p.question == q.key]
         found = answers.results_of(mine, q.key)
-        share = answers.section_budget(ctx.config.depth, len(syllabus.questions), 1)[0]
         n = answers.results_quota(found, answers.PRIMARY_WEIGHT * share, ctx.config.depth)
         picked = answers.choose(ctx.vectors(), found, n, [], frame if frame.arms else None)
         by_source: dict[str, list[str]] = {}

@@ -278,8 +278,8 @@ def fill(
     weights = [PRIMARY_WEIGHT if k in PRIMARY else 1 for k in keys]
     shares = share_budget([len(counted[k]) for k in keys], per_q, weights)
     # ... and states each of its trials' results: the primary question quotes up to
-    # ``PER_SOURCE_RESULTS`` results on its own outcomes of every source that has them, however
-    # short the report (a harm stays under harms)
+    # ``PER_SOURCE_RESULTS`` results on its own outcomes of every source that has them (a harm
+    # stays under harms), within ``RESULTS_GROWTH`` times its share
     for i, k in enumerate(keys):
         if k in PRIMARY:
             shares[i] = results_quota(results_of(counted[k], k), shares[i], depth)

@@ -64,7 +64,8 @@ _CONDUCT = re.compile(
     r"\binformed\s+consent\b|\binclusion\s+criteria\b|\bexclusion\s+criteria\b|"
     r"\b(?:were|was)\s+(?:excluded|included|enrolled|recruited|screened|allocated|stratified|"
     r"prospectively\s+randomi[sz]ed|randomi[sz]ed|randomly\s+assigned|put\s+into)\b|"
-    r"\b(?:were|was)\s+followed[\s-]+up\b|\b(?:were|was)\s+monitored\s+for\b|\bgroups?\s+(?:are|were)\s+comparable\b|"
+    r"\b(?:were|was)\s+followed[\s-]+up\b|\b(?:were|was)\s+monitored\s+for\b|"
+    r"\bgroups?\s+(?:are|were)\s+comparable\b|"
     r"\brandomi[sz]ation\b|\balloca(?:ted|tion)\b|\bCONSORT\b|\brandom\s+assignment\b|"
     r"\beligible\s+(?:patients|participants|women|men|subjects)\s+(?:were|had)\b|"
     r"\b(?:were|was)\s+(?:un)?masked\b|\bmasked\s+to\b|"
@@ -108,8 +109,10 @@ _BACKGROUND = re.compile(
     r"\b(?:is|are)\s+known\s+to\b",
     re.I,
 )
+_PERCENT = re.compile(r"\d+(?:\.\d+)?\s?%")
+_P_VALUE = re.compile(r"\b[pP]\s?[<=>≤]\s?0?\.\d")
 _QUANTITY = re.compile(
-    r"\d+(?:\.\d+)?\s?%|\b(?:p|P)\s?[<=>≤]\s?0?\.\d|\b(?:HR|OR|RR|CI|IQR)\b|"
+    rf"{_PERCENT.pattern}|{_P_VALUE.pattern}|\b(?:HR|OR|RR|CI|IQR)\b|"
     r"\bhazard\s+ratio\b|\bodds\s+ratio\b|\brelative\s+risk\b|"
     r"(?<!-)\b\d[\d,.]*\s+(?:of\s+\d[\d,.]*\s+)?(?:people|persons|patients|women|men|children|cases|"
     r"deaths?|events?|participants|subjects|times|fold)\b|\b\d+(?:\.\d+)?\s?(?:mg|g|Gy|ml|mmHg)\b|"
@@ -137,8 +140,6 @@ _RESULT = re.compile(
 # an effect estimate.
 _FIGURE = re.compile(r"(?<![\w.\-/])(?:\d+(?:[.,·]\d+)?|\.\d+)(?![\w/])")
 _YEAR = re.compile(r"(?:19|20)\d\d")
-_PERCENT = re.compile(r"\d+(?:\.\d+)?\s?%")
-_P_VALUE = re.compile(r"\b[pP]\s?[<=>≤]\s?0?\.\d")
 _RESPECTIVELY = re.compile(
     r"\brespectively\b|\bwhereas\b|\bwhile\b|\bin\s+contrast\b|\bagainst\b", re.I
 )
