@@ -223,21 +223,27 @@ OPEN_QUESTIONS = "Open Questions"
 def _questions(
     ctx: RunContext, final: list[tuple[int, ReportSection]], number: dict[str, int]
 ) -> tuple[list[ReportQuestion], ReportSection | None]:
-    """``Report.questions`` for a mind-map report: per syllabus question, the section
-    citing most of the sources assigned to it (docs/design.md § Completion: ``finalize_sources``); "answered" when
-    the question has ``min_sources`` sources and that section cites one, else "insufficient",
-    stated in one sentence with the count in an "Open Questions" section (returned)."""
+    """``Report.questions`` for a mind-map report: per syllabus question, the section citing
+    most of the sources assigned to it (docs/design.md § Completion: ``finalize_sources``; a
+    primary question's own section counts for it alone); "answered" when the question has
+    ``min_sources`` sources and that section cites one, else "insufficient", stated in one
+    sentence with the count in an "Open Questions" section (returned)."""
     try:
         syllabus = ctx.syllabus or ctx.collector.syllabus()
         assigned = ctx.collector.finalize_sources()["questions"]
     except InputError:  # a run without a syllabus: nothing to report per question
         return [], None
+    # the primary question's own section (``_key_results``) quotes its results only: it cites
+    # the mind map's sources, which other questions count too, yet answers none of them
+    own = {q.label: q.key for q in syllabus.questions if q.key in PRIMARY}
     out, statements = [], []
     for q in syllabus.questions:
         srcs = [s["source_id"] for s in assigned.get(q.key, {}).get("sources", [])]
         refs = {number[sid] for sid in srcs if sid in number}
         best, best_n = None, 0
         for _, sec in final:
+            if own.get(sec.heading, q.key) != q.key:
+                continue
             cited = {int(n) for n in citations.LOCAL_RE.findall(sec.text)} & refs
             if len(cited) > best_n:
                 best, best_n = sec, len(cited)
