@@ -4,16 +4,16 @@ information, with its sources).
 
 The syllabus's primary question (does it work) gets the first section: up to two results on its
 own outcomes of every source the mind map cites, from the run's evidence (``_key_results``, as a
-STORM report's primary section quotes them). Each node with information then gets a section
-written by the engine from that node's items
+STORM report's primary section quotes them, less what a concept's section quotes). Each node
+with information then gets a section written by the engine from that node's items
 (``write_section``, numbered snippets → local ``[n]`` → draft ``[@src_…]``); nodes that only
 group subtopics become headings; information that only says how a study was run is left out
 (``findings.no_finding``); a sentence an earlier section already quotes is dropped and a
 concept left with nothing is dropped with it (``reporter.dedupe_report``: the same snippet reaches
 several concepts); then a lead (``write_lead``); citations are renumbered 1..N by
 first appearance into one references list with ``research.citations.renumber`` and
-checked with ``check_integrity`` (no out-of-range index, no gaps). ``Report.questions`` (issue
-12) says which section answers each syllabus question; unanswered ones are stated in an "Open
+checked with ``check_integrity`` (no out-of-range index, no gaps). ``Report.questions`` says
+which section answers each syllabus question; unanswered ones are stated in an "Open
 Questions" section.
 """
 
@@ -170,10 +170,16 @@ def write_report(table: Table) -> Report:
     """
     ctx = table.ctx
     results, asked = _key_results(table)
-    drafted = results + _sections(table)
-    # the same snippet reaches several concepts of the mind map: no sentence twice in a report
+    drafted = _sections(table) + results
+    # the same snippet reaches several concepts of the mind map: no sentence twice in a report.
+    # The concepts keep what they quote (their citations say which question each answers); the
+    # primary question's section keeps the rest of its results and is read first
     _, kept = dedupe_report(ctx.vectors(), "", [s for _, s in drafted])
     drafted = _keep_written([(d, s) for (d, _), s in zip(drafted, kept, strict=True)])
+    labels = {q.heading for q in asked}
+    drafted = [x for x in drafted if x[1].heading in labels] + [
+        x for x in drafted if x[1].heading not in labels
+    ]
     depths = [d for d, _ in drafted]
     lead_draft = _lead(table, [s for _, s in drafted], asked)
     lead_draft, draft_sections = dedupe_report(ctx.vectors(), lead_draft, [s for _, s in drafted])
