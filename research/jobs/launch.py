@@ -45,6 +45,12 @@ class _Runner:
         with self._lock:
             self.futures[run_id] = self._pool.submit(execute, run_id)
 
+    def running(self, run_id: str) -> bool:
+        """True while a thread of this process is executing (or about to execute) the run."""
+        with self._lock:
+            future = self.futures.get(run_id)
+        return future is not None and not future.done()
+
 
 _runner: _Runner | None = None
 _runner_lock = threading.Lock()
@@ -124,12 +130,23 @@ def execute_created(run_id: str, backend: str | None = None) -> RunState:
 
 def wait_for(run_id: str, poll_s: float = 0.5, timeout_s: float | None = None) -> RunState:
     """Poll until the run is no longer pending or active (complete, failed, cancelled or
-    interrupted) or ``timeout_s`` (s) passed; returns its state."""
+    interrupted) or ``timeout_s`` (s) passed; returns its state.
+
+    A run a thread of this process is still executing is waited for even when it reads
+    ``interrupted``: on a loaded machine its lease can lapse for a moment before the heartbeat
+    renews it, and the job that holds the run is known to be alive here."""
 
     store = open_store()
     deadline = None if timeout_s is None else time.monotonic() + timeout_s
     while True:
         state = store.get_run(run_id)
-        if not is_active(state.status) or (deadline is not None and time.monotonic() > deadline):
+        ended = not is_active(state.status) and not _running_here(run_id)
+        if ended or (deadline is not None and time.monotonic() > deadline):
             return state
         time.sleep(poll_s)
+
+
+def _running_here(run_id: str) -> bool:
+    with _runner_lock:
+        runner = _runner
+    return runner is not None and runner.running(run_id)
