@@ -98,6 +98,27 @@ def test_result_evidence_keeps_off_topic_results_out(vectors):
     assert on.text[p.start : p.end] == p.passage and p.score >= judge.EVIDENCE_MIN
 
 
+def test_a_drug_profile_leaves_out_sources_titled_for_the_opposite_setting(vectors):
+    """A drug question on early disease is not answered by the same drug's trial titled for
+    advanced disease, however much of the drug's vocabulary it shares."""
+    topic = "Examplumab in early solid tumours"
+    early = SearchResult(
+        url="https://pubmed.ncbi.nlm.nih.gov/3/",
+        title="Adjuvant examplumab in early solid tumours: a randomised trial",
+        text="Adjuvant examplumab significantly improved disease-free survival among patients "
+        "with early solid tumours (hazard ratio 0.71).",
+    )
+    advanced = SearchResult(
+        url="https://pubmed.ncbi.nlm.nih.gov/4/",
+        title="Examplumab for patients with advanced solid tumours: a randomised trial",
+        text="Examplumab significantly improved progression-free survival among patients with "
+        "solid tumours (hazard ratio 0.66).",
+    )
+    assert frame_question(topic).kind == "drug"
+    ev = result_evidence(vectors, list(DRUG.values()), topic, [early, advanced])
+    assert "clinical.efficacy" in ev[0] and ev[1] == {}
+
+
 def _p(q: str, text: str, score: float, start: int = 0) -> EvidencePassage:
     return EvidencePassage(question=q, source_id="src_001", passage=text, score=score, start=start)
 

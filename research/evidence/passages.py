@@ -6,7 +6,8 @@ half of the topic's content words (``research.text.mentions_topic``) and, for a 
 the drug itself (another medicine's efficacy sentence is no evidence about the topic's), or
 its title alone is close to the topic. For a framed question (a comparison, an intervention, a
 device: ``research.text.frame``) it must name an arm and most of the setting whatever its title,
-and its title must not name the opposite setting (``frame.contradicts_setting``),
+and for any question naming a treatment (a drug profile too) its title must not name the
+opposite setting (``frame.contradicts_setting``),
 and it answers the questions that compare the arms (``planning.kinds.BOTH_ARMS``) only when it
 names both arms and ``COMPARES_SETTING`` of the setting, and then not with a sentence that sets
 one arm against a third comparator (placebo, observation: ``third_arm``). A trial's registry
@@ -145,7 +146,7 @@ def result_evidence(
         whole = f"{r.title}\n{text}"
         if frame.framed and not about_question(whole, frame):
             continue  # a close title is not enough: the source must name an arm and the setting
-        if frame.framed and contradicts_setting(r.title, frame):
+        if frame.arms and contradicts_setting(r.title, frame):
             continue  # titled for the opposite setting (advanced disease for an early one)
         if float(titles[i]) < TITLE_ON_TOPIC and not about_topic(whole, topic):
             continue
