@@ -9,12 +9,17 @@ For each question of a labelled set (written and labelled by reading; see
 (offline extractive engine, every other option at its default; a temp data dir; the index cache
 from ``RESEARCH_INDEX_DIR``). The report's references are mapped to corpus ids and scored by
 ``bench.question_metrics``. Anchors at the same k (the report's number of cited sources): plain
-BM25 top-k and the product's hybrid top-k of the question as typed.
+BM25 top-k and the product's hybrid top-k of the question as typed. A key finding is "stated"
+by an anchor when its result page states it: as many sentences as the report cites, taken from
+the top-k documents one per document in rank order, each document's best BM25 sentence first
+(``question_search.snippets``); "held" (``findings_in_docs``) when a top-k document contains
+it, stated or not. The report is scored by the same two rules: its cited sentences, and its
+cited documents.
 
 Targets (on the means, against the BM25 anchor): cited sentences on the question >= 0.95;
 directly relevant share >= anchor + 0.15; key findings stated >= 0.7; recall of the directly
-relevant documents >= 0.8; every figure above the anchor. Co-STORM: on the question >= 0.95 and
-every figure above the anchor.
+relevant documents >= 0.8; every figure above the anchor (key findings held included).
+Co-STORM: on the question >= 0.95 and every figure above the anchor.
 
 Two sets (``QUESTION_SETS``): ``unseen`` (``bench/data/questions_unseen.jsonl``, the default)
 and ``holdout`` (``bench/data/questions_holdout.jsonl``, written after the unseen set had been
@@ -39,7 +44,7 @@ from pathlib import Path
 
 from bench.common import RESULTS_DIR, Figure
 from bench.question_metrics import FIGURES, CorpusIndex, score_ranking, score_report
-from bench.question_search import bm25_top, hybrid_top, open_search
+from bench.question_search import bm25_top, hybrid_top, open_search, snippets
 
 ITEM = 22
 DATA = Path(__file__).resolve().parent / "data"
@@ -52,7 +57,8 @@ LABEL = {
     "relevant": "cited sources relevant (grade >= 1)",
     "direct": "cited sources directly relevant (grade 2)",
     "direct_recall": "recall of directly relevant documents",
-    "findings": "key findings stated",
+    "findings": "key findings stated (anchor: its result page's snippets)",
+    "findings_in_docs": "key findings held by a cited document (stated or not)",
     "on_question": "cited sentences on the question",
 }
 
@@ -115,11 +121,13 @@ def score_question(q: dict, markdown: str, index: CorpusIndex, search) -> dict:
     """One question's row: the report's figures and both anchors at the report's k."""
     ours = score_report(markdown, index, q)
     k = max(ours["k"], 1)
-    return {
-        "ours": ours,
-        "bm25": score_ranking(bm25_top(search, q["question"], k), q),
-        "hybrid": score_ranking(hybrid_top(search, q["question"], k), q),
-    }
+    out = {"ours": ours}
+    docs = {d.id: d for d in search.docs}
+    for name, top in (("bm25", bm25_top), ("hybrid", hybrid_top)):
+        ranked = top(search, q["question"], k)
+        page = snippets(docs, q["question"], ranked, ours["sentences"])
+        out[name] = score_ranking(ranked, q, page)
+    return out
 
 
 def table(rows: list[dict], mode: str) -> str:

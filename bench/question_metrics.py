@@ -153,7 +153,7 @@ def on_question_sentences(sentences: list[CitedSentence], labels: dict[str, int]
     return _share(ok, len(sentences))
 
 
-FIGURES = ("relevant", "direct", "direct_recall", "findings", "on_question")
+FIGURES = ("relevant", "direct", "direct_recall", "findings", "findings_in_docs", "on_question")
 
 
 def score_report(markdown: str, index: CorpusIndex, question: dict) -> dict:
@@ -171,6 +171,7 @@ def score_report(markdown: str, index: CorpusIndex, question: dict) -> dict:
         "direct": relevant_share(uniq, labels, 2),
         "direct_recall": direct_recall(uniq, labels),
         "findings": findings_stated(sentences, question.get("findings", [])),
+        "findings_in_docs": findings_in_docs(uniq, question.get("findings", [])),
         "on_question": on_question_sentences(sentences, labels),
         "k": len(uniq),
         "sentences": len(sentences),
@@ -179,21 +180,34 @@ def score_report(markdown: str, index: CorpusIndex, question: dict) -> dict:
     }
 
 
-def score_ranking(ranked: list[str], question: dict) -> dict:
-    """The same figures for a plain ranking (an anchor) whose top-k stands in for the citations:
-    a finding is stated when a supporting document is in the list, and every listed document is
-    one "cited sentence", so ``on_question`` equals ``relevant``."""
+def score_ranking(
+    ranked: list[str], question: dict, snippets: list[CitedSentence] | None = None
+) -> dict:
+    """The same figures for a plain ranking (an anchor) whose top-k stands in for the citations.
+
+    With ``snippets`` (the result page's sentences, each citing its document: ``bench.
+    question_search.snippets``) a finding is stated by the rule a report's sentences meet
+    (``findings_stated``); without, when a supporting document is in the list. Every listed
+    document is one "cited sentence" for ``on_question``, which so equals ``relevant``.
+    ``findings_in_docs``: the share of findings a supporting document of the list holds, the
+    most any sentence choice from these documents could state."""
     labels = question["labels"]
     findings = question.get("findings", [])
-    got = set(ranked)
-    stated = sum(1 for f in findings if got & set(f["docs"]))
     rel = relevant_share(list(ranked), labels, 1)
+    in_docs = findings_in_docs(list(ranked), findings)
     return {
         "relevant": rel,
         "direct": relevant_share(list(ranked), labels, 2),
         "direct_recall": direct_recall(list(ranked), labels),
-        "findings": _share(stated, len(findings)),
+        "findings": in_docs if snippets is None else findings_stated(snippets, findings),
+        "findings_in_docs": in_docs,
         "on_question": rel,
         "k": len(ranked),
         "unjudged": sum(1 for d in ranked if d not in labels),
     }
+
+
+def findings_in_docs(docs: list[str | None], findings: list[dict]) -> float | None:
+    """Share of key findings with a supporting document among ``docs`` (stated or not)."""
+    got = {d for d in docs if d is not None}
+    return _share(sum(1 for f in findings if got & set(f["docs"])), len(findings))

@@ -13,11 +13,16 @@ from __future__ import annotations
 
 import argparse
 import os
+from collections.abc import Mapping
 from pathlib import Path
 
+import bm25s
 import numpy as np
 
-from research.search.local import LocalSearch, _tokens, get_local_search
+from bench.question_metrics import CitedSentence
+from research.search.corpus import Document
+from research.search.local import LocalSearch, _stemmer, _tokens, get_local_search
+from research.text import split_sentences
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 CORPUS = SHARED / "corpus" / "docs.jsonl"
@@ -53,6 +58,44 @@ def hybrid_top(search: LocalSearch, question: str, k: int) -> list[str]:
 def pool(search: LocalSearch, question: str, k: int = POOL_K) -> list[str]:
     """Union of BM25 top-``k`` and dense top-``k`` (ids; BM25 order first, then dense-only)."""
     return list(dict.fromkeys(bm25_top(search, question, k) + dense_top(search, question, k)))
+
+
+def snippets(
+    docs: Mapping[str, Document], question: str, ranked: list[str], budget: int
+) -> list[CitedSentence]:
+    """The result page of a plain search at a report's length: ``budget`` sentences of the
+    ``ranked`` documents (corpus ids, best first, looked up in ``docs``: id → ``Document``),
+    each citing its own document. Every
+    document's sentences (``split_sentences`` of title and text) are ordered by BM25 against
+    ``question`` (bm25s, Lucene variant, fitted on these sentences alone); one is taken from each
+    document in rank order, round after round, until ``budget`` are taken or none is left —
+    the snippets a search engine shows, as many as the report quotes."""
+    per_doc: list[list[str]] = []
+    for doc_id in ranked:
+        d = docs.get(doc_id)
+        per_doc.append(split_sentences(f"{d.title}.\n{d.text}") if d else [])
+    flat = [(i, s) for i, sents in enumerate(per_doc) for s in sents]
+    if not flat or budget <= 0:
+        return []
+    bm25 = bm25s.BM25(k1=1.5, b=0.75, method="lucene")
+    bm25.index(
+        bm25s.tokenize(
+            [s for _, s in flat], stopwords="en", stemmer=_stemmer(), show_progress=False
+        ),
+        show_progress=False,
+    )
+    ids = bm25.get_tokens_ids(_tokens([question])[0])
+    scores = np.asarray(bm25.get_scores_from_ids(ids)) if ids else np.zeros(len(flat))
+    queues: list[list[str]] = [[] for _ in ranked]
+    for j in np.argsort(-scores, kind="stable"):
+        i, sentence = flat[int(j)]
+        queues[i].append(sentence)
+    out: list[CitedSentence] = []
+    while len(out) < budget and any(queues):
+        for i, queue in enumerate(queues):
+            if queue and len(out) < budget:
+                out.append(CitedSentence(text=queue.pop(0), docs=[ranked[i]]))
+    return out
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -8,12 +8,15 @@ from pathlib import Path
 import pytest
 
 from bench.question_metrics import (
+    CitedSentence,
     CorpusIndex,
     normalize,
     parse_report,
     score_ranking,
     score_report,
 )
+from bench.question_search import snippets
+from research.search.corpus import Document
 
 DATA = Path(__file__).resolve().parents[1] / "bench" / "data"
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "data" / "corpus" / "docs.jsonl"
@@ -100,6 +103,29 @@ def test_ranking_anchor_can_fail() -> None:
     good = score_ranking(["pubmed:1", "pubmed:2"], QUESTION)
     assert bad["relevant"] == 0.0 and bad["findings"] == 0.0 and bad["direct_recall"] == 0.0
     assert good["relevant"] == 1.0 and good["findings"] == 1.0 and good["direct"] == 0.5
+
+
+def test_snippet_anchor_states_only_what_its_sentences_state() -> None:
+    """An anchor whose documents hold a finding but whose result page does not state it gets
+    the finding as held, not as stated; a page sentence that states it counts."""
+    silent = [CitedSentence("Trial A vs B in adults.", ["pubmed:1"])]
+    page = [CitedSentence("A beat B: hazard ratio 0.81, with fewer fractures.", ["pubmed:1"])]
+    bad = score_ranking(["pubmed:1"], QUESTION, silent)
+    good = score_ranking(["pubmed:1"], QUESTION, page)
+    assert bad["findings"] == 0.0 and bad["findings_in_docs"] == 1.0
+    assert good["findings"] == 1.0 and good["findings_in_docs"] == 1.0
+
+
+def test_snippets_take_each_documents_best_sentence_in_rank_order() -> None:
+    docs = {
+        "a": Document("a", "Unrelated title", "u", "Weather was mild. Oranges beat apples here."),
+        "b": Document("b", "Oranges versus apples", "u", "We compared them. Oranges won again."),
+    }
+    page = snippets(docs, "oranges versus apples", ["b", "a"], 3)
+    assert [s.docs for s in page] == [["b"], ["a"], ["b"]]
+    assert page[0].text.startswith("Oranges versus apples")
+    assert page[1].text == "Oranges beat apples here."
+    assert snippets(docs, "oranges", ["b", "missing"], 0) == []
 
 
 def test_normalize_decimal_dot_and_dash() -> None:
