@@ -94,6 +94,11 @@ def test_events_and_people_get_their_own_questions_under_the_general_keys():
         ("Survival did not differ between the two arms (95.6% vs 94.9%, P = 0.4).", 1.0),
         ("In group one, mean age of patients was 54.1 years.", CONDUCT),
         ("The study was approved by the National Research Ethics Service.", CONDUCT),
+        (
+            "DFS and OS were analyzed in 92 and 88 patients over 5.15 and 5.38 y, respectively.",
+            CONDUCT,
+        ),
+        ("Of 80 patients recruited, 64 were assessable for the efficacy analyses.", CONDUCT),
         ("Archived from the original on 11 June 2023.", FURNITURE),
         ("Why was an attempt made to feed the conspiracy theory angle?", FURNITURE),
         ("The focus is presently on the rescue and relief operations.", PLAIN),
@@ -349,6 +354,7 @@ def test_a_source_titled_for_the_opposite_setting_is_not_on_the_question():
         "Drug A versus drug B as first-line therapy in advanced disease", frame
     )
     assert contradicts_setting("Drug A in metastatic disease: early results", frame)
+    assert contradicts_setting("Drug A for patients with bone metastases of the disease", frame)
     assert not contradicts_setting("Drug A versus drug B after surgery for early disease", frame)
     assert not contradicts_setting("Drug A or drug B: five-year results", frame)
     # preventing a disease in healthy people is not treating it after surgery

@@ -65,6 +65,7 @@ _CONDUCT = re.compile(
     r"\b(?:were|was)\s+(?:excluded|included|enrolled|recruited|screened|allocated|stratified|"
     r"prospectively\s+randomi[sz]ed|randomi[sz]ed|randomly\s+assigned|put\s+into)\b|"
     r"\b(?:were|was)\s+followed[\s-]+up\b|\b(?:were|was)\s+monitored\s+for\b|"
+    r"\b(?:were|was)\s+analy[sz]ed\s+in\s+\d|\b(?:were|was)\s+(?:evaluable|assessable)\b|"
     r"\bgroups?\s+(?:are|were)\s+comparable\b|"
     r"\brandomi[sz]ation\b|\balloca(?:ted|tion)\b|\bCONSORT\b|\brandom\s+assignment\b|"
     r"\beligible\s+(?:patients|participants|women|men|subjects)\s+(?:were|had)\b|"

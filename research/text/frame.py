@@ -375,11 +375,19 @@ def term_share(text: str, frame: QuestionFrame) -> float:
 # ("adjuvant therapy of early disease"), however many of its other words it shares. Words of
 # stage, line of treatment, course, age group and menopausal status; no condition is named.
 _CONTRASTS: dict[str, tuple[str, ...]] = {
-    "early": ("advanced", "metastatic", "late-stage"),
-    "adjuvant": ("metastatic", "advanced", "palliative", "prevention", "chemoprevention"),
-    "prevention": ("adjuvant", "metastatic", "advanced"),
-    "localized": ("metastatic", "advanced"),
-    "localised": ("metastatic", "advanced"),
+    "early": ("advanced", "metastatic", "metastases", "metastasis", "late-stage"),
+    "adjuvant": (
+        "metastatic",
+        "metastases",
+        "metastasis",
+        "advanced",
+        "palliative",
+        "prevention",
+        "chemoprevention",
+    ),
+    "prevention": ("adjuvant", "metastatic", "metastases", "metastasis", "advanced"),
+    "localized": ("metastatic", "metastases", "metastasis", "advanced"),
+    "localised": ("metastatic", "metastases", "metastasis", "advanced"),
     "advanced": ("early", "adjuvant"),
     "metastatic": ("early", "adjuvant"),
     "acute": ("chronic",),
