@@ -7,7 +7,7 @@ import pytest
 from research.evidence import judge
 from research.evidence.passages import about_topic, result_evidence, third_arm
 from research.models import EvidencePassage, Question, SearchResult
-from research.planning.kinds import COMPARISON_QUESTIONS, fill
+from research.planning.kinds import COMPARISON_QUESTIONS, INTERVENTION_QUESTIONS, fill
 from research.planning.syllabus import get_template
 from research.store.passages import EvidenceStore, merge
 from research.text.findings import outcome_family
@@ -96,6 +96,42 @@ def test_result_evidence_keeps_off_topic_results_out(vectors):
     assert "clinical.efficacy" in ev[0] and ev[1] == {}
     p = ev[0]["clinical.efficacy"][0]
     assert on.text[p.start : p.end] == p.passage and p.score >= judge.EVIDENCE_MIN
+
+
+def test_a_title_close_to_the_arm_names_it_in_other_words(vectors):
+    """A one-arm question's source may name its intervention in other words ("resistance
+    training" for "exercise interventions") when its title is close to the arm; a survey of the
+    condition, or another treatment of it, sharing every other word of the question, is not."""
+    topic = "Exercise interventions for fatigue in adults with chronic kidney disease"
+    qs = [
+        Question(key=k, label=v["label"], description=v["description"], min_sources=1)
+        for k, v in fill(INTERVENTION_QUESTIONS, frame_question(topic)).items()
+    ]
+
+    def result(n: int, title: str, finding: str) -> SearchResult:
+        return SearchResult(
+            url=f"https://pubmed.ncbi.nlm.nih.gov/{n}/",
+            title=title,
+            text=f"{finding} Fatigue scores fell in adults with chronic kidney disease.",
+        )
+
+    trained = result(
+        5,
+        "Resistance training reduces fatigue in adults with chronic kidney disease",
+        "Twelve weeks of resistance training reduced fatigue compared with usual care (P = 0.01).",
+    )
+    surveyed = result(
+        6,
+        "Fatigue in adults with chronic kidney disease: a cross-sectional survey",
+        "Fatigue was reported by 62% of adults with chronic kidney disease.",
+    )
+    iron = result(
+        7,
+        "Iron supplementation for fatigue in adults with chronic kidney disease",
+        "Iron supplementation reduced fatigue compared with placebo (P = 0.02).",
+    )
+    ev = result_evidence(vectors, qs, topic, [trained, surveyed, iron])
+    assert ev[0] and ev[1] == {} and ev[2] == {}
 
 
 def test_a_drug_profile_leaves_out_sources_titled_for_the_opposite_setting(vectors):

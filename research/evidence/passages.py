@@ -51,6 +51,11 @@ TITLE_ON_TOPIC = 0.55  # cosine(title, topic) that makes a result on-topic by it
 # title naming the opposite setting is out whatever its share (``frame.contradicts_setting``);
 # a trial "in clinically node-negative" patients that never says "early" names 2 of 3.
 COMPARES_SETTING = 0.65
+# A one-arm question's source whose title is this close to the arm as typed (cosine, MiniLM)
+# names its intervention without the arm's words; the target and setting are still required.
+# On the calibration questions' labels it admits 7 directly relevant sources, 2 related and 1
+# off the question; at 0.3, 9, 10 and 1 (docs/evidence.md).
+TITLE_NAMES_ARM = 0.35
 PER_QUESTION = 3
 MEMO_SIZE = 4096  # documents whose scored passages a process keeps (a run meets ~100)
 
@@ -76,6 +81,18 @@ def about_topic(text: str, topic: str) -> bool:
     if not all(mentions_topic(text, [{word_key(d)}]) for d in drug_names(topic)):
         return False
     return mentions_topic(text, topic_words(topic))
+
+
+def _arm_in_title(vectors: Vectors, frame: QuestionFrame, titles: np.ndarray) -> list[bool]:
+    """Per title vector (rows of ``titles``, unit MiniLM vectors), True when it names a one-arm
+    question's intervention in other words: cosine with the arm as typed ≥ ``TITLE_NAMES_ARM``
+    ("resistance training lowered X" for "physical activity programmes"; a survey of the
+    condition or another treatment of it is far from the arm). A comparison's arms are always
+    named in words: which of the two a source is on decides what it answers."""
+    if not frame.framed or len(frame.arms) != 1 or not len(titles):
+        return [False] * len(titles)
+    arm = judge.fixed_encode(vectors, [frame.arms[0]])[0]
+    return [bool(x >= TITLE_NAMES_ARM) for x in np.round(titles @ arm, 4)]
 
 
 def compares(text: str, frame: QuestionFrame) -> bool:
@@ -139,12 +156,13 @@ def result_evidence(
     titles = np.round(head[1:] @ head[0], 4)
     drugs = [d.lower() for d in drug_names(topic)]
     frame = frame_question(topic)
+    named_by_title = _arm_in_title(vectors, frame, head[1:])
     model = str(getattr(vectors.embedder, "path", ""))
     qsig = tuple((q.key, q.label, q.description, tuple(judge.facets(q))) for q in questions)
     for i, r in enumerate(results):
         text = result_text(r)
         whole = f"{r.title}\n{text}"
-        if frame.framed and not about_question(whole, frame):
+        if frame.framed and not about_question(whole, frame, arms=not named_by_title[i]):
             continue  # a close title is not enough: the source must name an arm and the setting
         if frame.arms and contradicts_setting(r.title, frame):
             continue  # titled for the opposite setting (advanced disease for an early one)

@@ -326,15 +326,16 @@ def _mentions(word: ArmWord, counts: Counter[str]) -> int:
     return max(counts[word.whole], parts)
 
 
-def about_question(text: str, frame: QuestionFrame) -> bool:
+def about_question(text: str, frame: QuestionFrame, *, arms: bool = True) -> bool:
     """True when a document (title and text) is about a framed question: it names at least one
     arm, what the intervention is for (``names_target``) and, when the question has a setting,
     more than half of the setting's content words (all of them for one or two). Always True
     for a frame that is not ``framed`` (their templates keep the topic-word rule of
-    ``research.text.mentions_topic``)."""
+    ``research.text.mentions_topic``). ``arms=False`` leaves the arm out of the test, for a
+    caller that knows the source names it in other words (a title close in meaning)."""
     if not frame.framed:
         return True
-    if frame.arms and not arms_named(text, frame):
+    if arms and frame.arms and not arms_named(text, frame):
         return False
     if not names_target(text, frame):
         return False
