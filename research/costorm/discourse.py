@@ -32,7 +32,8 @@ from research.engines.costorm_steps import (
     UtteranceInput,
 )
 from research.errors import InvariantError
-from research.evidence.passages import about_topic, kept_for, result_evidence
+from research.evidence import passages
+from research.evidence.passages import kept_for, result_evidence
 from research.models import CoStormTurn, Intent, Perspective, SearchResult, TurnSource, now
 from research.pipeline.context import RunContext
 from research.text import split_sentences
@@ -80,15 +81,13 @@ def thread_urls(session: Session) -> set[str]:
     return urls
 
 
-def on_question(results: list[SearchResult], topic: str) -> list[SearchResult]:
+def on_question(ctx: RunContext, results: list[SearchResult], topic: str) -> list[SearchResult]:
     """The results an expert may speak from, so the mind map's concepts come from information
-    on the question: for a framed question (a comparison, an intervention, a device) those that
-    name an arm, what it is for and the setting (``frame.about_question``); for any other those
-    about the topic (``passages.about_topic``: most of its words, and the drug it names), as a
-    STORM run's evidence requires."""
-    return [
-        r for r in results if about_topic(f"{r.title}\n{r.text or ' '.join(r.snippets)}", topic)
-    ]
+    on the question: those a STORM turn's evidence would keep (``passages.on_question``: for a
+    framed question an arm, what it is for and the setting; no title for the opposite setting;
+    about the topic or titled close to it)."""
+    keep = passages.on_question(ctx.vectors(), topic, results)
+    return [r for r, on in zip(results, keep, strict=True) if on]
 
 
 def _dedupe(results: list[SearchResult]) -> list[SearchResult]:
@@ -257,7 +256,7 @@ def answer_turn(
         results += ctx.search(q, step, perspective=expert.name, exclude=seen)
         seen |= {r.url for r in results}
         s.meta.queries_used += 1
-    results = on_question(_dedupe(results), table.topic)
+    results = on_question(ctx, _dedupe(results), table.topic)
     answer = table.steps.expert_answer(
         ExpertAnswerInput(
             topic=table.topic,

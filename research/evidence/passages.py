@@ -141,6 +141,32 @@ def result_text(result: SearchResult) -> str:
     return result.text if result.text.strip() else "\n".join(result.snippets)
 
 
+def on_question(vectors: Vectors, topic: str, results: list[SearchResult]) -> list[bool]:
+    """Per result (in order), True when it may be evidence on the run's question ``topic``
+    (module doc): for a framed question it names an arm (in words, or for one arm by a title
+    close to it: ``_arm_in_title``), what the intervention is for and the setting; for any
+    question naming a treatment its title does not name the opposite setting; and it is about
+    the topic (``about_topic``) or titled close to it (cosine ≥ ``TITLE_ON_TOPIC``). The one
+    gate of both modes: a STORM turn's evidence and the results a Co-STORM expert speaks from."""
+    if not results:
+        return []
+    # one batch for the titles, outside the cache: the counting decisions must not depend on
+    # what else was embedded before
+    head = judge.fixed_encode(vectors, [subject_of(topic), *[r.title or r.url for r in results]])
+    titles = np.round(head[1:] @ head[0], 4)
+    frame = frame_question(topic)
+    named_by_title = _arm_in_title(vectors, frame, head[1:])
+    out = []
+    for r, title_sim, named in zip(results, titles, named_by_title, strict=True):
+        whole = f"{r.title}\n{result_text(r)}"
+        out.append(
+            not (frame.framed and not about_question(whole, frame, arms=not named))
+            and not (frame.arms and contradicts_setting(r.title, frame))
+            and (float(title_sim) >= TITLE_ON_TOPIC or about_topic(whole, topic))
+        )
+    return out
+
+
 def result_evidence(
     vectors: Vectors, questions: list[Question], topic: str, results: list[SearchResult]
 ) -> list[dict[str, list[EvidencePassage]]]:
@@ -150,24 +176,15 @@ def result_evidence(
     out: list[dict[str, list[EvidencePassage]]] = [{} for _ in results]
     if not results or not questions:
         return out
-    # one batch per turn for the titles and one per document for its passages, outside the
-    # cache: the counting decisions must not depend on what else was embedded before
-    head = judge.fixed_encode(vectors, [subject_of(topic), *[r.title or r.url for r in results]])
-    titles = np.round(head[1:] @ head[0], 4)
     drugs = [d.lower() for d in drug_names(topic)]
     frame = frame_question(topic)
-    named_by_title = _arm_in_title(vectors, frame, head[1:])
     model = str(getattr(vectors.embedder, "path", ""))
     qsig = tuple((q.key, q.label, q.description, tuple(judge.facets(q))) for q in questions)
-    for i, r in enumerate(results):
+    for i, (r, on) in enumerate(zip(results, on_question(vectors, topic, results), strict=True)):
+        if not on:
+            continue
         text = result_text(r)
         whole = f"{r.title}\n{text}"
-        if frame.framed and not about_question(whole, frame, arms=not named_by_title[i]):
-            continue  # a close title is not enough: the source must name an arm and the setting
-        if frame.arms and contradicts_setting(r.title, frame):
-            continue  # titled for the opposite setting (advanced disease for an early one)
-        if float(titles[i]) < TITLE_ON_TOPIC and not about_topic(whole, topic):
-            continue
         key = (model, topic, qsig, r.title, text)
         with _MEMO_LOCK:
             hit = _MEMO.get(key)
