@@ -142,26 +142,33 @@ def result_text(result: SearchResult) -> str:
 
 
 def on_question(vectors: Vectors, topic: str, results: list[SearchResult]) -> list[bool]:
-    """Per result (in order), True when it may be evidence on the run's question ``topic``
-    (module doc): for a framed question it names an arm (in words, or for one arm by a title
-    close to it: ``_arm_in_title``), what the intervention is for and the setting; for any
-    question naming a treatment its title does not name the opposite setting; and it is about
-    the topic (``about_topic``) or titled close to it (cosine ≥ ``TITLE_ON_TOPIC``). The one
-    gate of both modes: a STORM turn's evidence and the results a Co-STORM expert speaks from."""
-    if not results:
+    """``on_question_docs`` of search results (title, else URL; ``result_text``)."""
+    return on_question_docs(vectors, topic, [(r.title or r.url, result_text(r)) for r in results])
+
+
+def on_question_docs(vectors: Vectors, topic: str, docs: list[tuple[str, str]]) -> list[bool]:
+    """Per document ``(title, text)`` (in order), True when it may be evidence on the run's
+    question ``topic`` (module doc): for a framed question it names an arm (in words, or for one
+    arm by a title close to it: ``_arm_in_title``), what the intervention is for and the
+    setting; for any question naming a treatment its title does not name the opposite setting;
+    and it is about the topic (``about_topic``) or titled close to it (cosine ≥
+    ``TITLE_ON_TOPIC``). The one gate of what a run may quote: a STORM turn's evidence, the
+    results a Co-STORM expert speaks from, the sources of the report's other sections
+    (``pipeline.material``)."""
+    if not docs:
         return []
     # one batch for the titles, outside the cache: the counting decisions must not depend on
     # what else was embedded before
-    head = judge.fixed_encode(vectors, [subject_of(topic), *[r.title or r.url for r in results]])
+    head = judge.fixed_encode(vectors, [subject_of(topic), *[t for t, _ in docs]])
     titles = np.round(head[1:] @ head[0], 4)
     frame = frame_question(topic)
     named_by_title = _arm_in_title(vectors, frame, head[1:])
     out = []
-    for r, title_sim, named in zip(results, titles, named_by_title, strict=True):
-        whole = f"{r.title}\n{result_text(r)}"
+    for (title, text), title_sim, named in zip(docs, titles, named_by_title, strict=True):
+        whole = f"{title}\n{text}"
         out.append(
             not (frame.framed and not about_question(whole, frame, arms=not named))
-            and not (frame.arms and contradicts_setting(r.title, frame))
+            and not (frame.arms and contradicts_setting(title, frame))
             and (float(title_sim) >= TITLE_ON_TOPIC or about_topic(whole, topic))
         )
     return out

@@ -7,12 +7,15 @@ What a usable sentence is (``clean_sentences``):
 
 - **whole** (``research.text.is_whole``): a capitalised start, terminal ``.!?``, no ``…`` cut,
   6–80 words, balanced brackets, no web-page furniture;
-- **on the topic** (``on_topic_sources`` + ``TOPIC_SENT_MIN``): its source mentions more than
-  half of the topic's content words (hyphen parts count as the word: ``EGFR`` for
-  ``EGFR-mutant``) or its title has cosine ≥ ``TOPIC_TITLE_MIN`` to the topic, and the sentence
-  itself has cosine ≥ ``TOPIC_SENT_MIN`` to the topic (``TITLED_SENT_MIN`` when its source's
-  title is about the topic: such a page's sentences need not name it). This keeps out e.g. a surgical-technique
-  study that a query on the disease found for a drug topic.
+- **on the topic** (``on_topic_sources`` + ``TOPIC_SENT_MIN``): its source passes the gate the
+  run's evidence passes (``evidence.passages.on_question_docs``: it mentions more than half of
+  the topic's content words, hyphen parts counting as the word, or its title has cosine ≥
+  ``TOPIC_TITLE_MIN`` to the topic; for a question on a treatment, the arm and setting and no
+  title for the opposite setting), and the sentence itself has cosine ≥ ``TOPIC_SENT_MIN`` to
+  the topic (``TITLED_SENT_MIN`` when its source's title is about the topic: such a page's
+  sentences need not name it). This keeps out e.g. a surgical-technique study that a query on
+  the disease found for a drug topic, and a trial in metastatic disease from a report on early
+  disease.
 
 Similarity is cosine of all-MiniLM-L6-v2 embeddings (``research.search.embeddings``).
 """
@@ -24,17 +27,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from research.evidence.passages import on_question_docs
 from research.models import SourceRecord
 from research.text import (
     is_whole,
-    mentions_topic,
     norm_key,
     split_sentences,
     strip_citations,
     subject_of,
-    topic_words,
 )
-from research.text.frame import about_question, frame_question
 from research.text.vectors import Vectors
 
 TOPIC_SENT_MIN = 0.30  # cosine(sentence, topic) for a sentence to be about the topic
@@ -64,22 +65,12 @@ class Unit:
 def on_topic_sources(
     vectors: Vectors, topic: str, sources: list[SourceRecord], texts: dict[str, str]
 ) -> set[str]:
-    """Ids of the sources about the topic: title + text mention it (``mentions_topic``) or the
-    title's cosine to the topic is ≥ ``TOPIC_TITLE_MIN``."""
-    words = topic_words(topic)
-    if not sources:
-        return set()
-    title_sim = vectors.sim([subject_of(topic)], [s.title or s.url for s in sources])[0]
-    frame = frame_question(topic)
-    return {
-        s.source_id
-        for s, t in zip(sources, title_sim, strict=True)
-        if about_question(f"{s.title}\n{texts.get(s.source_id, '')}", frame)
-        and (
-            mentions_topic(f"{s.title}\n{texts.get(s.source_id, '')}", words)
-            or float(t) >= TOPIC_TITLE_MIN
-        )
-    }
+    """Ids of the sources on the run's question, by the gate its evidence passes
+    (``evidence.passages.on_question_docs``: about the topic or titled close to it; for a framed
+    question an arm, what it is for and the setting; no title for the opposite setting)."""
+    docs = [(s.title or s.url, texts.get(s.source_id, "")) for s in sources]
+    keep = on_question_docs(vectors, topic, docs)
+    return {s.source_id for s, on in zip(sources, keep, strict=True) if on}
 
 
 def clean_sentences(text: str, title: str = "") -> list[str]:
