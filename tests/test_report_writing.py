@@ -596,3 +596,25 @@ def test_a_primary_question_quotes_two_results_of_each_trial(vectors):
     quoted = {u.text for u in plans[0].units}
     assert quoted == {t for texts in results.values() for t in texts}
     assert [u.text for u in plans[1].units] == [side]
+
+
+def test_a_source_titled_for_the_opposite_setting_gives_no_section_a_sentence(vectors):
+    """The report's other sections quote only sources the evidence gate keeps: a drug profile on
+    early disease leaves out the same drug's trial titled for bone metastases."""
+    topic = "Examplumab in early solid tumours"
+    early = {
+        "id": "pubmed:1",
+        "url": "https://pubmed.ncbi.nlm.nih.gov/1/",
+        "title": "Adjuvant examplumab in early solid tumours: a randomised trial",
+    }
+    spread = {
+        "id": "pubmed:2",
+        "url": "https://pubmed.ncbi.nlm.nih.gov/2/",
+        "title": "Examplumab for patients with bone metastases from solid tumours",
+    }
+    texts = {
+        "src_001": "Examplumab improved disease-free survival in early solid tumours (HR 0.71).",
+        "src_002": "Examplumab reduced skeletal events in solid tumours (HR 0.64).",
+    }
+    sources = [_source(1, early), _source(2, spread)]
+    assert material.on_topic_sources(vectors, topic, sources, texts) == {"src_001"}
