@@ -79,6 +79,18 @@ _CONDUCT = re.compile(
     r"\b(?:analys[ie]s|outcomes?|end\s?-?points?)\s+(?:assessed\s+)?included\b",
     re.I,
 )
+# The statistical methods (CONSORT item 12): a sentence naming a model or a test with no
+# p-value and no pair of percentages says how results were computed, not what they were.
+_STATS_METHOD = re.compile(
+    r"\b(?:Cox(?:[- ]regression)?|log-?rank|Kaplan-Meier|proportional[- ]hazards?|"
+    r"logistic\s+regression|mixed[- ]effects?|generali[sz]ed\s+estimating|Fisher'?s\s+exact|"
+    r"chi-?squared?|Wilcoxon|Mann-Whitney|ANOVA|t-tests?)\b",
+    re.I,
+)
+# An effect estimate with its value ("HR 0.60", "hazard ratio, 0.82"), not only its name.
+_ESTIMATE_VALUE = re.compile(
+    r"(?:\b(?:a?HR|a?OR|RR)\b|(?i:hazard\s+ratio|odds\s+ratio|relative\s+risk))[^.;\d]{0,20}\d*\.\d"
+)
 _BALANCE = re.compile(
     r"\bthis\s+(?:study|trial|paper|article|report)\s+(?:reports|describes|presents|examines|"
     r"evaluates|investigates|assesses)\b|"
@@ -199,6 +211,13 @@ def finding_weight(sentence: str) -> float:
     text = sentence.strip()
     if not text or text.endswith("?") or _FURNITURE.search(text):
         return FURNITURE
+    if (
+        _STATS_METHOD.search(text)
+        and not _P_VALUE.search(text)
+        and not _ESTIMATE_VALUE.search(text)
+        and len(_PERCENT.findall(text)) < 2
+    ):
+        return CONDUCT  # "… estimated using Cox proportional hazards models": how, not what
     signals = sum(1 for pattern in (_QUANTITY, _COMPARISON, _RESULT) if pattern.search(text))
     # a quantity set against another ("12% vs 25%") is a result whatever else the sentence says
     compared = bool(_QUANTITY.search(text) and _COMPARISON.search(text))
