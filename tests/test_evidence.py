@@ -5,11 +5,12 @@ with offsets into the source text; the run store keeps the best passages per que
 import pytest
 
 from research.evidence import judge
-from research.evidence.passages import about_topic, result_evidence, third_arm
+from research.evidence.passages import about_topic, result_evidence
 from research.models import EvidencePassage, Question, SearchResult
 from research.planning.kinds import COMPARISON_QUESTIONS, INTERVENTION_QUESTIONS, fill
 from research.planning.syllabus import get_template
 from research.store.passages import EvidenceStore, merge
+from research.text.comparators import third_arm
 from research.text.findings import outcome_family
 from research.text.frame import frame_question
 from research.text.vectors import Vectors

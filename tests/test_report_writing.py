@@ -618,3 +618,35 @@ def test_a_source_titled_for_the_opposite_setting_gives_no_section_a_sentence(ve
     }
     sources = [_source(1, early), _source(2, spread)]
     assert material.on_topic_sources(vectors, topic, sources, texts) == {"src_001"}
+
+
+def test_a_comparisons_lead_takes_no_one_arm_trial_and_no_third_comparator(vectors):
+    """On "arvotinib versus belzumab", the lead sentence of a question that one-arm sources answer
+    (who benefits) names both arms; a result of one arm against control leads no question."""
+    topic = "Arvotinib versus belzumab as adjuvant therapy for early disease"
+    spec = COMPARISON_QUESTIONS["subgroups.benefit"]
+    q = LeadQuestion(
+        key="subgroups.benefit",
+        label="Who benefits: subgroups",
+        description=spec["description"].format(a="arvotinib", b="belzumab", in_s=""),
+        heading="Who benefits",
+        status="answered",
+        sources_found=3,
+        min_sources=2,
+    )
+    one_arm = "In women over 70, belzumab reduced recurrence by 30% (HR 0.70; P = 0.02).[1]"
+    control = (
+        "In women over 70, arvotinib versus control gave a hazard ratio of 0.75 (P = 0.03).[2]"
+    )
+    both = "Women over 70 gained more from arvotinib than from belzumab (HR 0.71 vs 0.90; P = 0.04).[3]"
+    section = ReportSection(heading="Who benefits", text=f"{one_arm} {control} {both}")
+    assert question_lead(vectors, topic, [section], [q]) == both
+    assert (
+        question_lead(
+            vectors,
+            topic,
+            [ReportSection(heading="Who benefits", text=f"{one_arm} {control}")],
+            [q],
+        )
+        == ""
+    )

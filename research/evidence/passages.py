@@ -32,6 +32,7 @@ from research.evidence import judge
 from research.models import EvidencePassage, Question, SearchResult
 from research.planning.kinds import BOTH_ARMS, HARMS, PRIMARY, PRIMARY_WEIGHT
 from research.text import mentions_topic, norm_key, subject_of, topic_words, word_key
+from research.text.comparators import third_arm
 from research.text.entities import drug_names
 from research.text.findings import quote_rank
 from research.text.frame import (
@@ -102,24 +103,6 @@ def compares(text: str, frame: QuestionFrame) -> bool:
         arms_named(text, frame) >= len(frame.arms)
         and setting_share(text, frame) >= COMPARES_SETTING
     )
-
-
-# A comparator that is neither arm of a comparison: a result of one arm against it ("drug A,
-# compared with placebo, improved…") answers another question than which of the two did better.
-_THIRD_ARM = re.compile(
-    r"\b(?:placebo|sham|no\s+(?:further\s+)?(?:treatment|therapy|intervention)|usual\s+care|"
-    r"observation(?:\s+(?:alone|only|group|arm))?|untreated|best\s+supportive\s+care)\b",
-    re.I,
-)
-
-
-def third_arm(passage: str, frame: QuestionFrame) -> bool:
-    """True when ``passage`` names a comparator that is neither arm of the comparison
-    (``_THIRD_ARM``: placebo, sham, observation, usual care, no treatment; one the question
-    itself names is an arm) and does not name every arm: a result against that comparator."""
-    found = {m.group(0).lower() for m in _THIRD_ARM.finditer(passage)}
-    own = {m.group(0).lower() for m in _THIRD_ARM.finditer(frame.question)}
-    return bool(found - own) and arms_named(passage, frame) < len(frame.arms)
 
 
 # The questions only a study's results answer: whether it works and what harm it does.

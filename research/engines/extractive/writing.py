@@ -27,7 +27,7 @@ import numpy as np
 
 from research.citations import LOCAL_RE
 from research.models import ConversationResult, Outline, OutlineSection, ReportSection
-from research.planning.kinds import PRIMARY, outcome_fit
+from research.planning.kinds import BOTH_ARMS, PRIMARY, outcome_fit
 from research.text import (
     ANAPHORA,
     CITE,
@@ -45,6 +45,7 @@ from research.text import (
     topic_keys,
     word_key,
 )
+from research.text.comparators import third_arm
 from research.text.findings import (
     PLAIN,
     finding_factor,
@@ -447,7 +448,9 @@ def question_lead(
     figures set against each other first), and a question whose every sentence is about a
     study's conduct or a page's furniture puts none in the lead; on a framed question (a
     treatment) the sentence gives a figure, a comparison or a result (``RESULT_WEIGHT``) and on a
-    comparison it names an arm (``frame.arms_named``); citations
+    comparison it names an arm (``frame.arms_named``; both, for a question one-arm sources
+    answer, outside ``kinds.BOTH_ARMS``) and no third comparator (``comparators.third_arm``:
+    placebo, "versus control"); citations
     verbatim; a sentence already taken is not repeated; a positive score rises by up to
     ``LEAD_DOC_WEIGHT`` with ``relevance`` (citation number → [0, 1], its best cited source's);
     a primary question, ``planning.kinds.PRIMARY``,
@@ -506,9 +509,17 @@ def question_lead(
         # (``RESULT_WEIGHT``): not how outcomes were recorded, nor what is common knowledge
         if frame.framed:
             weights = np.where(weights >= RESULT_WEIGHT, weights, 0.0)
-        # ... and on a comparison it names an arm: a trial of something else leads no question
+        # ... and on a comparison it names an arm, not set against a third comparator: a trial
+        # of something else, or of one arm against placebo or control, leads no question
+        # ... and, for a question that one-arm sources answer (who benefits, switching), it
+        # names both: the lead compares the arms, a one-arm trial's finding stays in its section
         if len(frame.arms) >= 2:
-            weights = np.where([arms_named(u, frame) >= 1 for u in cited], weights, 0.0)
+            need = 1 if q.key in BOTH_ARMS else len(frame.arms)
+            on_arms = [
+                arms_named(u, frame) >= need and not third_arm(strip_citations(u), frame)
+                for u in cited
+            ]
+            weights = np.where(on_arms, weights, 0.0)
         if weights.max() < PLAIN:
             continue
         sims = np.where(weights >= PLAIN, sims, -np.inf)
