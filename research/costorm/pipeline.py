@@ -69,7 +69,8 @@ def _commit(table: Table, turn: CoStormTurn | None = None, pop_inbox: bool = Fal
 
 
 def warm_start(table: Table) -> None:
-    """Background search → experts → initial mind map → one turn per expert (resumable)."""
+    """Background search → experts → initial mind map (from the results on the question,
+    ``discourse.on_question``) → one turn per expert (resumable)."""
     ctx, s = table.ctx, table.session
     if ctx.plan is None:
         raise InvariantError("Planned before the warm start")
@@ -77,6 +78,9 @@ def warm_start(table: Table) -> None:
         background = ctx.search(table.topic, ctx.plan.steps[0], perspective="warm start")
         s.meta.queries_used += 1
         s.meta.experts = steps_experts(table, background)
+        # the experts are drawn from everything the search found; the first answer speaks only
+        # from what is on the question, as every later expert turn does
+        background = discourse.on_question(ctx, background, table.topic)
         general = s.meta.experts[0]
         answer = table.steps.expert_answer(
             discourse.ExpertAnswerInput(
