@@ -100,6 +100,12 @@ def test_events_and_people_get_their_own_questions_under_the_general_keys():
         ),
         ("Of 80 patients recruited, 64 were assessable for the efficacy analyses.", CONDUCT),
         ("Survival was estimated using Cox proportional hazards models.", CONDUCT),
+        (
+            "The Health Outcomes and Reduced Incidence Trial randomly assigned 7765 women to "
+            "annual infusions or placebo.",
+            CONDUCT,
+        ),
+        ("In the Improved Outcomes Trial, recurrence was reduced by 30% (HR 0.70).", 1.0),
         ("The primary analysis compared events in the two groups using a log-rank test.", CONDUCT),
         ("Relapse-free survival was longer with drug A by the log-rank test (HR 0.6).", 0.7),
         ("Archived from the original on 11 June 2023.", FURNITURE),

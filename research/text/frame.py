@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 
 from research.text.drug_classes import class_endings, names_member
 from research.text.entities import INN_STEM, topic_kind
+from research.text.findings import NAMED as _NAMED
 from research.text.stems import ArmWord, names_arm
 from research.text.stems import arm_word as _arm_word
 from research.text.stems import stems as _stems
@@ -400,15 +401,6 @@ _CONTRASTS: dict[str, tuple[str, ...]] = {
     "premenopausal": ("postmenopausal",),
     "postmenopausal": ("premenopausal",),
 }
-
-
-# A capitalised name of a group or a study ("the Northern Surgical Adjuvant Study Group"): its
-# words name who ran the study, not the setting it studied.
-_NAMED = re.compile(
-    r"\b(?:[A-Z][\w-]*\s+(?:(?:and|of|for|&)\s+)?){1,8}(?:Project|Group|Study|Trial|Program|"
-    r"Programme|Network|Consortium|Institute|Society|Association|Alliance|Foundation|"
-    r"Organi[sz]ation|Collaborat\w+|Cooperative)\b"
-)
 
 
 def contradicts_setting(title: str, frame: QuestionFrame) -> bool:
