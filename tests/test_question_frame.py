@@ -178,6 +178,18 @@ def test_a_source_is_about_the_question_only_with_an_arm_and_the_setting():
     assert arms_named("anastrozole (an aromatase inhibitor) or tamoxifen", frame) == 2
 
 
+def test_a_source_that_names_only_the_comparator_is_off_a_comparison():
+    """ "A versus B": B is the standard a hundred studies of other questions also name; a study
+    of another drug "versus tamoxifen", or of tamoxifen alone, is not on the question. A study
+    of A alone is (its harms, who benefits), and so is one of both."""
+    frame = frame_question(AI_TAM)
+    setting = " as adjuvant therapy in postmenopausal women with early breast cancer"
+    assert not about_question("Tamoxifen for five or ten years" + setting, frame)
+    assert not about_question("Toremifene versus tamoxifen" + setting, frame)
+    assert about_question("Letrozole and bone loss" + setting, frame)
+    assert about_question("Anastrozole versus tamoxifen" + setting, frame)
+
+
 def test_an_open_arm_is_named_by_any_source_and_the_setting_decides():
     """ "Non-hormonal treatments", "Interventions": the question asks about whatever works, so a
     trial of one named treatment in the setting is on the question; one in another setting is

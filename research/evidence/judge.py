@@ -48,8 +48,16 @@ import numpy as np
 import Stemmer
 
 from research.models import Question
-from research.planning.kinds import FACETS, outcome_fit
-from research.text import STUDY_DESIGN, content_words, is_whole_form, split_sentences, word_key
+from research.planning.kinds import DEFINED_BY, FACETS, outcome_fit
+from research.text import (
+    STUDY_DESIGN,
+    content_words,
+    is_boilerplate,
+    is_whole_form,
+    split_sentences,
+    word_key,
+)
+from research.text.definitions import defines
 from research.text.entities import drug_names, split_topic
 from research.text.findings import RESULT_CUES, outcome_family, states_result
 from research.text.roots import VERNACULAR
@@ -120,6 +128,10 @@ _AIM = re.compile(
 # them is no evidence about the topic's drug, except for a question about the competition.
 _COMPARATIVE = re.compile(r"compet|landscape|alternativ|comparis|versus|combination|rival", re.I)
 OTHER_DRUG_FACTOR = 0.5
+# A definitional sentence's score for the question it answers (``kinds.DEFINED_BY``: "X was an
+# American drummer …", ``research.text.definitions``): among a source's best, where MiniLM
+# reads what the sentence says about X, not that it says what X is
+DEFINITION_SCORE = 0.9
 OFF_FOCUS_FACTOR = 0.4  # what a passage keeps that never names a focused topic's focus
 # Cues of the general template's questions: what their answers look like in any article.
 CUES: dict[str, re.Pattern[str]] = {
@@ -139,7 +151,8 @@ CUES: dict[str, re.Pattern[str]] = {
     ),
     "impact.effects": re.compile(
         r"\b(?:killed|deaths?|died|injured|damage[sd]?|destroyed|affected|displaced|losses|"
-        r"million|billion|caused|resulted\s+in|led\s+to|impact\w*|consequen\w+)\b",
+        r"million|billion|caused|resulted\s+in|led\s+to|impact\w*|consequen\w+|"
+        r"awards?|awarded|won|prizes?|honou?red|inducted|nominated|voted)\b",
         re.I,
     ),
     "debate.controversies": re.compile(
@@ -149,7 +162,7 @@ CUES: dict[str, re.Pattern[str]] = {
     ),
     "outlook.future": re.compile(
         r"\b(?:will|plans?|planned|expected|future|upcoming|proposed|announced|scheduled|"
-        r"ongoing|currently|remains?)\b",
+        r"ongoing|currently|remains?|tributes?|memorials?|legacy|posthumous\w*)\b",
         re.I,
     ),
 }
@@ -334,6 +347,9 @@ def score_passages(
         out[i] = np.clip(
             sem * (base + (1 - base) * lex) * design * others * focused * misfit, 0.0, 1.0
         )
+        if q.key in DEFINED_BY:  # the sentence that says what the topic is answers it
+            said = np.array([DEFINITION_SCORE if defines(p, topic) else 0.0 for p in passages])
+            out[i] = np.maximum(out[i], said)
     return np.round(out, 4)
 
 
@@ -397,8 +413,8 @@ def split_passages(text: str, limit: int = MAX_PASSAGES) -> list[Passage]:
         if tail:
             sent = sent[: tail.start()].rstrip()
             end = start + len(sent)
-        if not is_whole_form(sent):
-            continue
+        if not is_whole_form(sent) or is_boilerplate(sent):
+            continue  # a fragment, or a page's furniture ("Discover the real story of X.")
         out.append(Passage(sent, start, end))
         if len(out) >= limit:
             break

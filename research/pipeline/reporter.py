@@ -33,8 +33,9 @@ from research.models import (
     Report,
     ReportQuestion,
     ReportSection,
+    SourceRecord,
 )
-from research.pipeline import answers, material, sections
+from research.pipeline import answers, material, registrations, sections
 from research.pipeline.context import RunContext
 from research.text import artifact_text, norm_key, split_sentences, strip_citations
 from research.text.frame import frame_question
@@ -163,6 +164,10 @@ def write_report(
         ctx.emit("section.written", {"heading": plan.heading})
     draft_sections = [s for _, s in written]
     lead_draft = _write_lead(ctx, topic, [p for p, _ in written], draft_sections, titles)
+    trials = _trials_section(ctx, topic, sources)
+    if trials is not None:  # last: what is under way, after what was found
+        written.append((sections.SectionPlan(heading=trials.heading), trials))
+        draft_sections.append(trials)
     lead_draft, draft_sections = dedupe_report(vectors, lead_draft, draft_sections)
     written, draft_sections = _drop_empty(written, draft_sections)
 
@@ -202,6 +207,28 @@ def write_report(
         },
     )
     return report
+
+
+def _trials_section(
+    ctx: RunContext,
+    topic: str,
+    sources: list[SourceRecord],
+) -> ReportSection | None:
+    """The section on the run's trial registrations without results (``registrations``), or
+    None when the run saved none on the question. Reads their records' text from the run's
+    artifacts."""
+    regs = registrations.registry_sources(sources)
+    if not regs:
+        return None
+    # every artifact of the run, not only the conversations' turns: a registration the survey
+    # or a gap round found has its record there
+    by_url = artifact_text.artifact_texts(ctx.run_id, ctx.settings)
+    texts = {s.source_id: by_url.get(s.url, "") for s in regs}
+    text = registrations.section_text(registrations.on_question(ctx.vectors(), topic, regs, texts))
+    if not text:
+        return None
+    ctx.emit("section.written", {"heading": registrations.HEADING})
+    return ReportSection(heading=registrations.HEADING, text=text, level=1)
 
 
 def _drop_empty(

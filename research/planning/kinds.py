@@ -190,6 +190,10 @@ PRIMARY = frozenset(
     {"efficacy.comparison", "efficacy.intervention", "accuracy.outcomes", "clinical.efficacy"}
 )
 PRIMARY_WEIGHT = 2
+# The question a sentence that says what the topic is answers ("X was an American drummer …",
+# ``research.text.definitions``): the evidence judgement scores it there by its form, and the
+# lead of a report on a person, an event or a general topic opens with it.
+DEFINED_BY = frozenset({"background.overview"})
 
 # The questions that ask what harm a treatment does: a sentence that reports only a benefit
 # ("overall survival did not differ") does not answer them, as a sentence that reports only a harm

@@ -298,11 +298,16 @@ def arms_named(text: str, frame: QuestionFrame) -> int:
     """How many of the frame's arms ``text`` names (every content word of the arm but its class
     words: "kinase inhibitors" is named by "kinase"; an arm that names a drug class is also
     named by a member of it, ``drug_classes.class_endings``: "statins" by "atorvastatin")."""
+    return sum(arms_of(text, frame))
+
+
+def arms_of(text: str, frame: QuestionFrame) -> list[bool]:
+    """Per arm of the frame (in order), True when ``text`` names it (``arms_named``)."""
     have = _text_keys(text)
-    return sum(
+    return [
         names_arm(words, have) or names_member(text, class_endings(arm))
         for arm, words in zip(frame.arms, frame.arm_words(), strict=True)
-    )
+    ]
 
 
 def names_target(text: str, frame: QuestionFrame) -> bool:
@@ -336,8 +341,12 @@ def about_question(text: str, frame: QuestionFrame, *, arms: bool = True) -> boo
     caller that knows the source names it in other words (a title close in meaning)."""
     if not frame.framed:
         return True
-    if arms and frame.arms and not arms_named(text, frame):
-        return False
+    if arms and frame.arms:
+        named = arms_of(text, frame)
+        # "A versus B": B is the comparator (PICO's C), the standard that a hundred studies of
+        # other questions also name; a source on A, or on both, is on the question
+        if not named[0]:
+            return False
     if not names_target(text, frame):
         return False
     words = _setting_words(frame.setting)

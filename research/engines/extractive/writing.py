@@ -27,7 +27,7 @@ import numpy as np
 
 from research.citations import LOCAL_RE
 from research.models import ConversationResult, Outline, OutlineSection, ReportSection
-from research.planning.kinds import BOTH_ARMS, PRIMARY, outcome_fit
+from research.planning.kinds import BOTH_ARMS, DEFINED_BY, PRIMARY, outcome_fit
 from research.text import (
     ANAPHORA,
     CITE,
@@ -46,6 +46,7 @@ from research.text import (
     word_key,
 )
 from research.text.comparators import third_arm
+from research.text.definitions import defines
 from research.text.findings import (
     PLAIN,
     finding_factor,
@@ -464,14 +465,20 @@ def question_lead(
     parts: list[str] = []
     for q in questions:
         sec = by_heading.get(q.heading)
-        if sec is None or (q.status != "answered" and not _states_anyway(q)):
+        if sec is None or (
+            q.status != "answered" and not _states_anyway(q) and q.key not in DEFINED_BY
+        ):
             continue
         cited = [
             u
             for u in cited_units(sec.text)
             if CITE.search(u) and norm_key(u) not in map(norm_key, parts)
         ]
-        if not cited:
+        said = [u for u in cited if q.key in DEFINED_BY and defines(strip_citations(u), topic)]
+        if said:  # what the topic is, as a source says it, opens a report on a person or event
+            parts.append(said[0])
+            continue
+        if not cited or (q.status != "answered" and not _states_anyway(q)):
             continue
         sims = vectors.sim(
             [f"{subject}: {q.label}. {q.description}"], [strip_citations(u) for u in cited]

@@ -1,0 +1,111 @@
+"""The trials a run found registered without results: what each one tests and measures first.
+
+A trial's registry record with no results answers no question on what was found
+(``evidence.passages.registration_only``), and no section quotes a protocol's plans ("patients
+will be randomized …": ``material.clean_sentences``). Which trials are under way is still what an
+analyst asks when the results are open, so the report ends with the section ``HEADING``: per
+registration on the question, the sentences of its record that say how participants are
+allocated or treated and what the trial measures first. These are the columns of a systematic
+review's table of ongoing studies (Cochrane Handbook for Systematic Reviews of Interventions,
+"Characteristics of ongoing studies": methods, participants, interventions, outcomes).
+"""
+
+from __future__ import annotations
+
+import re
+
+from research.evidence.passages import REGISTRY, on_question_docs
+from research.models import SourceRecord
+from research.text import ensure_period, is_whole, norm_key, split_sentences
+from research.text.vectors import Vectors
+
+HEADING = "Registered trials without results"
+MAX_TRIALS = 6  # registrations listed at most (in the order the run saved them)
+_RESULTS_LINE = re.compile(r"^\s*Results?\s*:", re.M)
+_FIELD = re.compile(r"^\s*[A-Z][A-Za-z ]{2,30}:\s+")  # "Summary: ", "Primary outcomes: "
+# how participants are allocated or what they are given
+_ALLOCATION = re.compile(
+    r"\brandomi[sz]ed\b|\brandomly\s+assigned\b|\ballocated\b|\bassigned\s+to\b|"
+    r"\bwill\s+(?:receive|be\s+given|be\s+treated|be\s+infused|be\s+administered)\b",
+    re.I,
+)
+# what the trial measures first
+_OUTCOME = re.compile(
+    r"\bprimary\s+(?:outcomes?|objectives?|end\s?-?points?|aims?|goals?)\b|"
+    r"\bprimary\s+(?:efficacy|safety)\s+(?:outcomes?|end\s?-?points?)\b",
+    re.I,
+)
+
+
+_OUTCOME_FIELD = re.compile(r"^\s*Primary\s+outcomes?\s*:\s*\S", re.I)
+OUTCOME_FIELD_WORDS = 60  # a longer list of outcomes is a protocol's table, not a sentence
+
+
+def registry_sources(sources: list[SourceRecord]) -> list[SourceRecord]:
+    """The run's saved trial registry records, in saved order."""
+    return [s for s in sources if s.source_type == REGISTRY]
+
+
+def on_question(
+    vectors: Vectors, topic: str, records: list[SourceRecord], texts: dict[str, str]
+) -> list[tuple[str, str, str]]:
+    """``(source id, registry id, record text)`` of the ``records`` that may be evidence on the
+    question (the run's one gate, ``passages.on_question_docs``, on title and text), at most
+    ``MAX_TRIALS``."""
+    docs = [(r.title or r.url, texts.get(r.source_id, "")) for r in records]
+    keep = on_question_docs(vectors, topic, docs)
+    kept = [
+        (r.source_id, r.external_id, t)
+        for r, (_, t), k in zip(records, docs, keep, strict=True)
+        if k
+    ]
+    return kept[:MAX_TRIALS]
+
+
+def trial_sentences(text: str) -> list[str]:
+    """Up to two whole sentences of a registration's ``text``, in text order: the first that says
+    how participants are allocated or treated, and the first that names its primary outcome or
+    objective (else the record's "Primary outcomes:" field, up to ``OUTCOME_FIELD_WORDS``
+    words); [] when it has neither, or when the record has results (a "Results:" line: its
+    findings are evidence, quoted in the sections)."""
+    if _RESULTS_LINE.search(text or ""):
+        return []
+    # a record is fields, one per line ("Official title: …", "Summary: …"): sentences are read
+    # line by line, each line without its field's label
+    lines = [_FIELD.sub("", line) for line in (text or "").splitlines()]
+    sents = [s for line in lines for s in split_sentences(line) if is_whole(s)]
+    # the registry's own field of primary outcomes when no sentence names them
+    listed = [
+        ensure_period(line.strip())
+        for line in (text or "").splitlines()
+        if _OUTCOME_FIELD.match(line) and len(line.split()) <= OUTCOME_FIELD_WORDS
+    ]
+    picks: list[str] = []
+    for pattern, fallback in ((_ALLOCATION, []), (_OUTCOME, listed)):
+        hit = next((s for s in sents if pattern.search(s) and s not in picks), None)
+        if hit or fallback:
+            picks.append(hit or fallback[0])
+    order = sents + listed
+    return sorted(picks, key=order.index)
+
+
+def section_text(trials: list[tuple[str, str, str]]) -> str:
+    """Draft text (``[@source_id]`` citations) of the section: for each ``(source_id, registry
+    id, record text)``, one paragraph, "NCT01234567: " and its ``trial_sentences``; "" when no
+    record has any."""
+    paras = []
+    seen: set[str] = set()  # two records of one trial (a pilot and its main study) say it once
+    for sid, ext, text in trials:
+        sents = [s for s in trial_sentences(text) if norm_key(s) not in seen]
+        seen.update(norm_key(s) for s in sents)
+        if sents:
+            quoted = " ".join(f"{s.rstrip()}[@{sid}]" for s in sents)
+            paras.append(f"{ext}: {quoted}" if ext else quoted)
+    if not paras:
+        return ""
+    n = len(paras)
+    intro = (
+        f"The sources include {n} registered {'trial' if n == 1 else 'trials'} on the question "
+        "with no results yet; what each allocates and measures first, as registered:"
+    )
+    return "\n\n".join([intro, *paras])

@@ -1,0 +1,46 @@
+"""Definitional sentences: the sentence that says what the topic is.
+
+An encyclopaedia article, a biography or a glossary entry opens with it ("Oliver Jane Doe
+(1950–2020) was an American drummer…", "A fever fit, also called …, is a seizure that …"): the
+topic as the subject, then a copula and a class. That is the genus–differentia form of a
+definition, and the sentence the definition task of the TREC 2003 question answering track
+rewarded (Voorhees, "Overview of the TREC 2003 Question Answering Track", the definition
+questions).
+
+A sentence embedding of such a sentence is close to what it says about the topic (music, a
+fever), not to the abstract words of the question "who or what it is: role, field, origin":
+the evidence judgement reads the form instead (``research.evidence.judge``).
+"""
+
+from __future__ import annotations
+
+import re
+
+from research.text.words import mentions_topic, topic_words
+
+# "is a", "was the", "are one of", "refers to": the copula that joins the subject to its class
+_COPULA = re.compile(r"\b(?:is|was|are|were)\s+(?:an?|the|one\s+of)\b|\brefers?\s+to\b", re.I)
+_BRACKETS = re.compile(r"\([^()]*\)")
+# words before the copula at most: a subject with its alternative names ("X, also known as Y
+# or Z,"), not a clause that only mentions the topic on the way
+SUBJECT_MAX_WORDS = 15
+
+
+def defines(sentence: str, topic: str) -> bool:
+    """True when ``sentence`` defines ``topic``: before its first copula (brackets removed:
+    dates, pronunciations) stand at most ``SUBJECT_MAX_WORDS`` words that name the topic
+    (``research.text.mentions_topic``: more than half of its content words, all of one or two).
+
+    Example: defines("Oliver Jane Doe (1950–2020) was an American drummer.", "Jane Doe") →
+    True; defines("The band's drummer, Jane Doe, said that it was a hard year.", "Jane Doe") →
+    False (the copula's subject is "it")."""
+    text = _BRACKETS.sub(" ", sentence)
+    m = _COPULA.search(text)
+    if not m:
+        return False
+    subject = text[: m.start()]
+    if len(subject.split()) > SUBJECT_MAX_WORDS:
+        return False
+    if re.search(r"\b(?:that|which|who|it|he|she|they|said|says|stated)\b", subject, re.I):
+        return False  # a clause's subject, not the sentence's: "… said that it was a hard year"
+    return mentions_topic(subject, topic_words(topic))

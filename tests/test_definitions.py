@@ -1,0 +1,60 @@
+"""The sentence that says what the topic is, and a page's furniture, in the evidence judgement."""
+
+from __future__ import annotations
+
+import pytest
+
+from research.evidence import judge
+from research.planning.syllabus import base_template
+from research.text.definitions import defines
+
+
+@pytest.mark.parametrize(
+    ("sentence", "topic", "expected"),
+    [
+        (
+            "Oliver Jane Doe (1950 – 2020) was an American drummer, best known for Band X.",
+            "Jane Doe",
+            True,
+        ),
+        (
+            "A fever fit, also known as a febrile turn, is a seizure with a high temperature.",
+            "Fever fit",
+            True,
+        ),
+        ("Jane Doe refers to a drummer of the band Band X.", "Jane Doe", True),
+        # the copula's subject is someone else, or a clause on the way
+        ("The band's drummer, Jane Doe, said that it was a hard year.", "Jane Doe", False),
+        ("Her brother was an engineer in Leeds.", "Jane Doe", False),
+        # the topic named only after the copula: about something else
+        ("The tour was a success for Jane Doe and the band.", "Jane Doe", False),
+        ("Jane Doe played drums on every album of the band.", "Jane Doe", False),
+    ],
+)
+def test_a_definitional_sentence_names_the_topic_as_its_subject(sentence, topic, expected):
+    assert defines(sentence, topic) is expected
+
+
+def test_who_they_are_is_answered_by_the_sentence_that_says_it():
+    """MiniLM puts "was an American drummer …" far from "role, field, origin" (≈ 0.05 before):
+    the form decides, and only for the question that asks what the topic is."""
+    topic = "Jane Doe"
+    questions = base_template("auto", topic).questions
+    keys = [q.key for q in questions]
+    assert "background.overview" in keys  # a person's syllabus
+    said = "Oliver Jane Doe (1950 – 2020) was an American drummer, best known for Band X."
+    other = "Jane Doe played drums on every album of the band until 2019."
+    scores = judge.score_passages(questions, [said, other], topic=topic, fixed=True)
+    row = keys.index("background.overview")
+    assert scores[row, 0] >= judge.DEFINITION_SCORE > scores[row, 1]
+    assert max(scores[i, 0] for i in range(len(keys)) if i != row) < judge.DEFINITION_SCORE
+
+
+def test_a_pages_furniture_is_no_passage():
+    text = (
+        "Discover the real story, facts, and details of Jane Doe. "
+        "Jane Doe recorded eight studio albums with Band X between 1999 and 2021."
+    )
+    assert [p.text for p in judge.split_passages(text)] == [
+        "Jane Doe recorded eight studio albums with Band X between 1999 and 2021."
+    ]

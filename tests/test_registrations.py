@@ -1,0 +1,57 @@
+"""The report's section on registered trials without results: what each allocates and measures."""
+
+from __future__ import annotations
+
+from research.pipeline import registrations
+
+RECORD = """Official title: A Randomized, Double-Blind Study of Examplumab in Adults With Fever Fits
+Status: Recruiting
+Study type: Interventional; phase: Phase 2
+Interventions: Examplumab; Placebo
+Summary: This study investigates examplumab for adults with fever fits. Patients will be randomized into two groups: examplumab or placebo. Primary outcomes of the study will cover fit recurrence at 12 months and serious adverse events.
+Description: Fever fits are common. The investigators hope to lower recurrence."""
+
+FIELD_ONLY = """Official title: Examplumab for Fever Fits: A Pilot Study
+Status: Completed
+Summary: The process is based on obtaining examplumab from a national supplier.
+Primary outcomes: Change in fit frequency; Change in temperature"""
+
+
+def test_a_record_gives_its_allocation_and_its_primary_outcome():
+    assert registrations.trial_sentences(RECORD) == [
+        "Patients will be randomized into two groups: examplumab or placebo.",
+        "Primary outcomes of the study will cover fit recurrence at 12 months and serious "
+        "adverse events.",
+    ]
+    # the official title ("A Randomized …") is a field, not a sentence of the record
+    assert not any("Double-Blind" in s for s in registrations.trial_sentences(RECORD))
+
+
+def test_the_registry_field_stands_in_when_no_sentence_names_the_outcome():
+    assert registrations.trial_sentences(FIELD_ONLY) == [
+        "Primary outcomes: Change in fit frequency; Change in temperature."
+    ]
+
+
+def test_a_record_with_results_is_evidence_not_a_plan():
+    assert registrations.trial_sentences(RECORD + "\nResults: Fits recurred in 10% vs 20%.") == []
+
+
+def test_the_section_names_each_trial_once_with_its_citation():
+    text = registrations.section_text(
+        [
+            ("src_1", "NCT00000001", RECORD),
+            ("src_2", "NCT00000002", FIELD_ONLY),
+            ("src_3", "NCT00000003", FIELD_ONLY),  # a second record of the same trial
+            ("src_4", "NCT00000004", "Summary: Nothing is planned here."),
+        ]
+    )
+    paras = text.split("\n\n")
+    assert paras[0].startswith("The sources include 2 registered trials")
+    assert paras[1].startswith("NCT00000001: Patients will be randomized")
+    assert paras[1].count("[@src_1]") == 2
+    assert paras[2] == (
+        "NCT00000002: Primary outcomes: Change in fit frequency; Change in temperature.[@src_2]"
+    )
+    assert len(paras) == 3
+    assert registrations.section_text([("src_4", "NCT4", "Summary: Nothing planned.")]) == ""
