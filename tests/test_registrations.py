@@ -4,12 +4,18 @@ from __future__ import annotations
 
 from research.pipeline import registrations
 
-RECORD = """Official title: A Randomized, Double-Blind Study of Examplumab in Adults With Fever Fits
-Status: Recruiting
-Study type: Interventional; phase: Phase 2
-Interventions: Examplumab; Placebo
-Summary: This study investigates examplumab for adults with fever fits. Patients will be randomized into two groups: examplumab or placebo. Primary outcomes of the study will cover fit recurrence at 12 months and serious adverse events.
-Description: Fever fits are common. The investigators hope to lower recurrence."""
+RECORD = "\n".join(
+    [
+        "Official title: A Randomized, Double-Blind Study of Examplumab in Adults With Fever Fits",
+        "Status: Recruiting",
+        "Study type: Interventional; phase: Phase 2",
+        "Interventions: Examplumab; Placebo",
+        "Summary: This study investigates examplumab for adults with fever fits. Patients will be "
+        "randomized into two groups: examplumab or placebo. Primary outcomes of the study will "
+        "cover fit recurrence at 12 months and serious adverse events.",
+        "Description: Fever fits are common. The investigators hope to lower recurrence.",
+    ]
+)
 
 FIELD_ONLY = """Official title: Examplumab for Fever Fits: A Pilot Study
 Status: Completed
