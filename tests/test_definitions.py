@@ -58,3 +58,27 @@ def test_a_pages_furniture_is_no_passage():
     assert [p.text for p in judge.split_passages(text)] == [
         "Jane Doe recorded eight studio albums with Band X between 1999 and 2021."
     ]
+
+
+def test_the_article_on_the_topic_opens_with_its_lead():
+    from research.text.definitions import titled_as_topic
+
+    assert titled_as_topic("2031 Example flood", "2031 Example flood")
+    assert titled_as_topic("2031 Example flood - Wikipedia", "2031 Example flood")
+    # a section of the article, or another page about it, is not its opening
+    assert not titled_as_topic("2031 Example flood — Aftermath", "2031 Example flood")
+    assert not titled_as_topic("Jane Doe – Age, Bio, Family - CelebSite", "Jane Doe")
+
+
+def test_a_sentence_that_points_back_ranks_after_one_that_stands_alone():
+    from research.text.findings import FURNITURE, finding_weight, quote_rank
+
+    alone = "The railway board charged three officials with negligence."
+    back = "They were charged with negligence by the railway board."
+    assert quote_rank(0.8, back) < quote_rank(0.8, alone)
+    # "This study" names what it points at; a person's "He" is the topic
+    assert quote_rank(0.8, "This study showed fewer fits.") == quote_rank(
+        0.8, "The study showed fewer fits."
+    )
+    # a reference list's entry is a page's furniture
+    assert finding_weight("Doe, J.; Roe, Richard; Poe, Ann (10 June 2031).") == FURNITURE

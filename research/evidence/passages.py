@@ -30,9 +30,10 @@ import numpy as np
 
 from research.evidence import judge
 from research.models import EvidencePassage, Question, SearchResult
-from research.planning.kinds import BOTH_ARMS, HARMS, PRIMARY, PRIMARY_WEIGHT
+from research.planning.kinds import BOTH_ARMS, DEFINED_BY, HARMS, PRIMARY, PRIMARY_WEIGHT
 from research.text import mentions_topic, norm_key, subject_of, topic_words, word_key
 from research.text.comparators import third_arm
+from research.text.definitions import LEAD_SENTENCES, titled_as_topic
 from research.text.entities import drug_names
 from research.text.findings import quote_rank
 from research.text.frame import (
@@ -233,6 +234,11 @@ def _document_evidence(
     scores = judge.score_passages(
         questions, [p.text for p in spans], topic=topic, vectors=vectors, fixed=True
     )
+    if titled_as_topic(title_text, topic):  # the article on the topic: its lead says what it is
+        for qi, q in enumerate(questions):
+            if q.key in DEFINED_BY:
+                lead = scores[qi, :LEAD_SENTENCES]
+                scores[qi, :LEAD_SENTENCES] = np.maximum(lead, judge.DEFINITION_SCORE)
     found: dict[str, list[EvidencePassage]] = {}
     for qi, q in enumerate(questions):
         for col, p in enumerate(spans):

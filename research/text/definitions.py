@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 
-from research.text.words import mentions_topic, topic_words
+from research.text.words import mentions_topic, norm_key, subject_of, topic_words
 
 # "is a", "was the", "are one of", "refers to": the copula that joins the subject to its class
 _COPULA = re.compile(r"\b(?:is|was|are|were)\s+(?:an?|the|one\s+of)\b|\brefers?\s+to\b", re.I)
@@ -44,3 +44,18 @@ def defines(sentence: str, topic: str) -> bool:
     if re.search(r"\b(?:that|which|who|it|he|she|they|said|says|stated)\b", subject, re.I):
         return False  # a clause's subject, not the sentence's: "… said that it was a hard year"
     return mentions_topic(subject, topic_words(topic))
+
+
+# a site's name after the page's own title ("X - Wikipedia", "X | Site"); an article's section
+# ("X — Aftermath") is a part of the article, not its opening
+_SITE_SUFFIX = re.compile(r"\s+[-|]\s+[^-|]*$")
+LEAD_SENTENCES = 3  # sentences of an article on the topic that open it (its lead section)
+
+
+def titled_as_topic(title: str, topic: str) -> bool:
+    """True when a document's ``title`` is the topic itself, a site's name after it allowed
+    ("2023 Example flood - Wikipedia" for "2023 Example flood"): its first ``LEAD_SENTENCES``
+    sentences are the article's lead, which says what the topic is, what happened, where and
+    when (the lead section of an encyclopaedia article summarises it)."""
+    want = norm_key(subject_of(topic))
+    return bool(want) and want in {norm_key(title), norm_key(_SITE_SUFFIX.sub("", title))}

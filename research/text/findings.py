@@ -55,9 +55,20 @@ _FURNITURE = re.compile(
     r"\barchived\s+from\b|\bpic\.twitter\b|\bretrieved\s+(?:on\s+)?\d|\bhttps?://|\bwww\.|"
     r"\b(?:click|tap)\s+here\b|\bcookies?\b|\ball\s+rights\s+reserved\b|\bnewsletter\b|"
     r"\b(?:live\s+updates?|latest\s+news|photos?\s+about|videos?\s+about)\b|"
-    r"\b(?:read|see)\s+(?:more|also)\b|\bfollow\s+us\b|@\w+",
+    r"\b(?:read|see)\s+(?:more|also)\b|\bfollow\s+us\b|@\w+|"
+    # a reference list's entry: "Doe, J.; Roe, Richard (10 June 2023)."
+    r"^(?-i:[A-Z][\w'’-]+,\s+[A-Z][\w.'’-]*(?:\s+[A-Z][\w.'’-]*)?\s*;)",
     re.I,
 )
+# A sentence that opens with a bare pronoun points back at what the sentence before it named
+# ("They also stated …", "It was …"): quoted alone, it says nothing of whom. A person's "He"
+# or "She" is the topic itself and stays.
+POINTS_BACK = re.compile(
+    r"^(?:They|Their|It|Its|These|Those|This|That|Such)\s+(?:\w+ly\s+)?"
+    r"(?:is|was|are|were|has|have|had|also|said|says|say|stated|will|would|could|can|may|"
+    r"might|did|does|do|led|became|remains?|remained|included?|includes|comprised?)\b"
+)
+POINTS_BACK_FACTOR = 0.6  # what such a sentence keeps of its rank among a source's passages
 _CONDUCT = re.compile(
     r"\b(?:mean|median|average)\s+age\b|\bbaseline\b|\bdemographic|\bwithdr[eaw]w?n?\b|"
     r"\bdropped\s+out\b|\blost\s+to\s+follow-?up\b|\bethic(?:s|al)\b|\bapproved\s+by\s+the\b|"
@@ -282,8 +293,10 @@ def result_factor(sentence: str) -> float:
 def quote_rank(score: float, sentence: str) -> float:
     """The order in which a report quotes evidence: its evidence score (``research.evidence.judge``,
     [0, 1]) times ``finding_weight`` times ``result_factor`` (a contrast of the groups' figures
-    first), rounded to 4 places so ties break on text order."""
-    return round(score * finding_weight(sentence) * result_factor(sentence), 4)
+    first) times ``POINTS_BACK_FACTOR`` for a sentence that opens with a bare pronoun
+    (``POINTS_BACK``: "They also stated …"), rounded to 4 places so ties break on text order."""
+    back = POINTS_BACK_FACTOR if POINTS_BACK.match(sentence.strip()) else 1.0
+    return round(score * finding_weight(sentence) * result_factor(sentence) * back, 4)
 
 
 def no_finding(sentence: str) -> bool:

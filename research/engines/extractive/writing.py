@@ -49,6 +49,7 @@ from research.text.comparators import third_arm
 from research.text.definitions import defines
 from research.text.findings import (
     PLAIN,
+    POINTS_BACK,
     finding_factor,
     finding_weight,
     no_finding,
@@ -486,7 +487,8 @@ def question_lead(
         sims = sims - np.array(
             [
                 DESIGN_PENALTY * bool(STUDY_DESIGN.search(u))
-                + ANAPHORA_PENALTY * bool(ANAPHORA.search(u))
+                + ANAPHORA_PENALTY
+                * bool(ANAPHORA.search(u) or POINTS_BACK.match(strip_citations(u).strip()))
                 for u in cited
             ]
         )
