@@ -6,7 +6,8 @@ import pytest
 
 from research.evidence import judge
 from research.planning.syllabus import base_template
-from research.text.definitions import defines
+from research.text.definitions import defines, titled_as_topic
+from research.text.findings import FURNITURE, finding_weight, quote_rank
 
 
 @pytest.mark.parametrize(
@@ -61,8 +62,6 @@ def test_a_pages_furniture_is_no_passage():
 
 
 def test_the_article_on_the_topic_opens_with_its_lead():
-    from research.text.definitions import titled_as_topic
-
     assert titled_as_topic("2031 Example flood", "2031 Example flood")
     assert titled_as_topic("2031 Example flood - Wikipedia", "2031 Example flood")
     # a section of the article, or another page about it, is not its opening
@@ -71,8 +70,6 @@ def test_the_article_on_the_topic_opens_with_its_lead():
 
 
 def test_a_sentence_that_points_back_ranks_after_one_that_stands_alone():
-    from research.text.findings import FURNITURE, finding_weight, quote_rank
-
     alone = "The railway board charged three officials with negligence."
     back = "They were charged with negligence by the railway board."
     assert quote_rank(0.8, back) < quote_rank(0.8, alone)
