@@ -79,3 +79,17 @@ def test_a_sentence_that_points_back_ranks_after_one_that_stands_alone():
     )
     # a reference list's entry is a page's furniture
     assert finding_weight("Doe, J.; Roe, Richard; Poe, Ann (10 June 2031).") == FURNITURE
+
+
+def test_a_procedures_complications_answer_the_question_on_harms():
+    """Pain, swelling or numbness after a procedure is its harm, in the words surgical trials
+    use; MiniLM alone put such a sentence far under the bar of "adverse events, toxicity"."""
+    topic = "Minor examplectomy versus radical examplectomy in early fever fits"
+    questions = base_template("auto", topic).questions
+    keys = [q.key for q in questions]
+    said = (
+        "There was less pain, less swelling and less numbness after minor examplectomy than "
+        "after radical examplectomy (P < 0.01)."
+    )
+    scores = judge.score_passages(questions, [said], topic=topic, fixed=True)
+    assert scores[keys.index("harms.comparison"), 0] >= judge.EVIDENCE_MIN

@@ -48,7 +48,7 @@ import numpy as np
 import Stemmer
 
 from research.models import Question
-from research.planning.kinds import DEFINED_BY, FACETS, outcome_fit
+from research.planning.kinds import DEFINED_BY, FACETS, HARMS, outcome_fit
 from research.text import (
     STUDY_DESIGN,
     content_words,
@@ -59,7 +59,7 @@ from research.text import (
 )
 from research.text.definitions import defines
 from research.text.entities import drug_names, split_topic
-from research.text.findings import RESULT_CUES, outcome_family, states_result
+from research.text.findings import HARM_CUES, RESULT_CUES, outcome_family, states_result
 from research.text.roots import VERNACULAR
 from research.text.vectors import Vectors
 
@@ -180,6 +180,10 @@ CUES.update(
         )
     }
 )
+# The questions on harms: a complication a procedure causes ("pain and swelling were less
+# frequent") is as far from "adverse events, toxicity" in MiniLM as a trial's figures are from
+# "which arm did better", so they are read by the harm cues too.
+CUES.update({key: HARM_CUES for key in HARMS})
 # What a finding says: a number with a unit of effect, a comparison or an effect verb.
 _FINDING = re.compile(
     r"\d+(?:\.\d+)?\s?%|\bhazard\s+ratio\b|(?-i:\b(?:HR|OR|RR|CI)\b)|\bP\s?[<=>]|"

@@ -287,6 +287,7 @@ FACETS: dict[str, tuple[str, ...]] = {
         "more adverse events than",
         "higher incidence of grade 3 or 4 toxicity",
         "discontinued treatment because of side effects",
+        "complications and morbidity after the procedure: pain, swelling, numbness, infection",
     ),
     "subgroups.benefit": (
         "benefit was greater in patients with",
@@ -317,6 +318,7 @@ FACETS: dict[str, tuple[str, ...]] = {
         "adverse events were mild",
         "well tolerated with few side effects",
         "serious adverse events occurred",
+        "complications and morbidity after the procedure: pain, swelling, numbness, infection",
     ),
     "delivery.dose": (
         "dose and schedule of administration",

@@ -200,9 +200,12 @@ _BENEFIT = re.compile(
 _HARM = re.compile(
     r"\b(?:adverse|toxicit\w*|toxic|side[- ]effects?|complications?|morbidity|harms?|"
     r"safety|tolerab\w+|tolerated|grade\s*(?:≥\s*)?[2-5]\b|serious|discontinu\w+|"
-    r"hospitali[sz]\w+|pain|infections?)\b",
+    r"hospitali[sz]\w+|pain|infections?|swelling|numbness|sensory\s+loss|o?edema)\b",
     re.I,
 )
+
+
+HARM_CUES = _HARM  # what a harm looks like in a sentence: the cues of the questions on harms
 
 
 def outcome_family(sentence: str) -> str:
