@@ -409,7 +409,15 @@ class CoStormSettings(BaseModel):
 
 
 TemplateName = Literal[
-    "auto", "comparison", "device", "drug", "event", "general", "intervention", "person"
+    "auto",
+    "comparison",
+    "condition",
+    "device",
+    "drug",
+    "event",
+    "general",
+    "intervention",
+    "person",
 ]
 """The question-syllabus templates a run may start from: ``auto`` first (the default,
 fitted to the topic), then the named templates of ``research.planning.syllabus.TEMPLATES``."""

@@ -81,7 +81,17 @@ def test_templates_are_one_literal():
     assert (
         models.TEMPLATE_CHOICES
         == get_args(models.TemplateName)
-        == ("auto", "comparison", "device", "drug", "event", "general", "intervention", "person")
+        == (
+            "auto",
+            "comparison",
+            "condition",
+            "device",
+            "drug",
+            "event",
+            "general",
+            "intervention",
+            "person",
+        )
     )
     assert syllabus.template_choices() == list(models.TEMPLATE_CHOICES)
     assert set(syllabus.TEMPLATES) == set(models.TEMPLATE_CHOICES) - {"auto"}

@@ -36,6 +36,7 @@ def test_template_choices_and_topic_kind():
     assert template_choices() == [
         "auto",
         "comparison",
+        "condition",
         "device",
         "drug",
         "event",
@@ -46,7 +47,8 @@ def test_template_choices_and_topic_kind():
     assert check_template(" AUTO ") == "auto"
     with pytest.raises(
         InputError,
-        match="choose one of auto, comparison, device, drug, event, general, intervention, person",
+        match="choose one of auto, comparison, condition, device, drug, event, general, intervention, "
+        "person",
     ):
         check_template("nope")
     assert topic_kind(CARDIO) == "drug" and topic_kind("Imatinib resistance") == "drug"

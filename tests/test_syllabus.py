@@ -6,7 +6,7 @@ import pytest
 
 from research.errors import InputError
 from research.models import Syllabus
-from research.planning.syllabus import TEMPLATES, get_template, template_names
+from research.planning.syllabus import TEMPLATES, base_template, get_template, template_names
 from research.store.collector import check_syllabus
 
 SEED_000_STORM_QUESTIONS = {  # copied from the seed text, "STORM_QUESTIONS"
@@ -34,6 +34,7 @@ SEED_000_STORM_QUESTIONS = {  # copied from the seed text, "STORM_QUESTIONS"
 def test_names():
     assert template_names() == [
         "comparison",
+        "condition",
         "device",
         "drug",
         "event",
@@ -91,9 +92,31 @@ def test_unknown_template_lists_valid_names(bad):
     with pytest.raises(InputError) as exc:
         get_template(bad)
     assert exc.value.code == "unknown_template"
-    assert "comparison, device, drug, event, general, intervention, person" in str(exc.value)
+    assert "comparison, condition, device, drug, event, general, intervention, person" in str(
+        exc.value
+    )
 
 
 def test_templates_mapping_is_read_only():
     with pytest.raises(TypeError):
         TEMPLATES["x"] = get_template("drug")  # type: ignore[index]  # the write must fail
+
+
+def test_a_condition_gets_the_sections_of_a_medical_article():
+    """A disease named as the topic ("Examplitis", "Fever fit syndrome") is a condition: what it
+    is, causes, signs and diagnosis, treatment, prognosis, how common (the order of a medical
+    encyclopaedia's article), not the general template's history and key actors."""
+    for topic in ("Examplitis", "Fever fit syndrome", "Chronic examplosis"):
+        syllabus = base_template("auto", topic)
+        assert syllabus.name == "auto (condition)", topic
+        assert [q.label for q in syllabus.questions] == [
+            "What it is",
+            "Causes and risk factors",
+            "Signs and diagnosis",
+            "Treatment and management",
+            "Prognosis",
+            "How common it is",
+        ]
+    # a treatment for a condition is still an intervention question; a person stays a person
+    assert base_template("auto", "Exercise for examplitis").name == "auto (intervention)"
+    assert base_template("auto", "Jane Doe").name == "auto (person)"

@@ -166,6 +166,36 @@ CUES: dict[str, re.Pattern[str]] = {
         re.I,
     ),
 }
+# Cues of a medical condition's questions (``kinds.CONDITION_QUESTIONS``).
+CUES.update(
+    {
+        "causes.risk": re.compile(
+            r"\b(?:caus\w*|trigger\w*|risk\s+factors?|due\s+to|genetic\w*|inherit\w*|"
+            r"family\s+history|run\s+in\s+families|linked\s+to)\b",
+            re.I,
+        ),
+        "diagnosis.signs": re.compile(
+            r"\b(?:symptoms?|signs?|diagnos\w*|tests?|examination|present(?:s|ed)?\s+with|"
+            r"imaging|blood\s+tests?)\b",
+            re.I,
+        ),
+        "treatment.management": re.compile(
+            r"\b(?:treat\w*|therap\w*|medications?|medicines?|drugs?|administ\w+|"
+            r"management|managed|recommended|no\s+benefit|first[- ]line)\b",
+            re.I,
+        ),
+        "prognosis.outcomes": re.compile(
+            r"\b(?:prognos\w*|recur\w*|long[- ]term|chance|later\s+in\s+life|outgrow\w*|"
+            r"complications?|more\s+likely|less\s+likely)\b",
+            re.I,
+        ),
+        "epidemiology.burden": re.compile(
+            r"\d+(?:\.\d+)?\s?%|\bper\s+\d[\d,]*\b|\b(?:prevalen\w+|inciden\w+|common(?:ly)?|"
+            r"between\s+the\s+ages|aged?)\b",
+            re.I,
+        ),
+    }
+)
 # The questions of the kinds' templates that ask for results ("which arm did better, by how
 # much"): abstract beside the outcome a trial names ("hair preservation 50.5% vs 0%"), like the
 # general template's questions, so their answers are read by the same cues.

@@ -255,6 +255,14 @@ def _document_evidence(
                     )
                 )
     return {
-        k: sorted(ps, key=lambda p: (-quote_rank(p.score, p.passage), p.start))[: kept_for(k)]
+        k: sorted(ps, key=lambda p: (-rank_for(k, p.score, p.passage), p.start))[: kept_for(k)]
         for k, ps in found.items()
     }
+
+
+def rank_for(question_key: str, score: float, passage: str) -> float:
+    """The order in which a question's passages are kept and quoted: ``findings.quote_rank``
+    (a stated result before a study's conduct), or the judgement's ``score`` alone on the
+    question of what the topic is (``kinds.DEFINED_BY``): a definition is no finding, and comes
+    before a figure from the same article."""
+    return score if question_key in DEFINED_BY else quote_rank(score, passage)

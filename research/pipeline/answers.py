@@ -33,12 +33,13 @@ from collections import Counter
 import numpy as np
 
 from research.evidence.judge import is_design, names_focus
+from research.evidence.passages import rank_for
 from research.models import EvidencePassage, GapReport, Question, QuestionStop
 from research.pipeline.material import Unit
 from research.pipeline.sections import DUPLICATE_SIM, SectionPlan
 from research.planning.kinds import MISFIT_FACTOR, PRIMARY, PRIMARY_WEIGHT, outcome_fit
 from research.text import norm_key
-from research.text.findings import CONDUCT, finding_weight, outcome_family, quote_rank
+from research.text.findings import CONDUCT, finding_weight, outcome_family
 from research.text.frame import QuestionFrame, frame_question, term_share
 from research.text.vectors import Vectors
 
@@ -147,11 +148,14 @@ def choose(
 def on_point_rank(
     p: EvidencePassage, frame: QuestionFrame | None, relevance: dict[str, float] | None = None
 ) -> float:
-    """``quote_rank`` of a passage × (1 + ``ON_POINT`` × the share of the question's terms it
+    """``quote_rank`` of a passage (its score alone on the question of what the topic is,
+    ``kinds.DEFINED_BY``) × (1 + ``ON_POINT`` × the share of the question's terms it
     names) × (1 + ``DOC_WEIGHT`` × its source's ``relevance`` to the question): among results
     the judgement scores alike (its score saturates at 1), the one on the question's own outcome
     and population, from a study of the question itself, first."""
-    base = quote_rank(p.score, p.passage)
+    # what the topic is, or what happened, is no finding of a study: the judgement's score alone
+    # orders the question that asks it (a definition before a figure from the same article)
+    base = rank_for(p.question, p.score, p.passage)
     if frame is not None:
         base *= 1 + ON_POINT * term_share(p.passage, frame)
     if relevance:

@@ -229,12 +229,50 @@ def outcome_fit(key: str, family: str) -> float:
     return 1.0
 
 
+# A medical condition: the sections of a medical encyclopaedia's article on a disease, in their
+# usual order (what it is, causes, signs and diagnosis, treatment, prognosis, how common: the
+# section order of Wikipedia's Manual of Style for medicine articles, WP:MEDMOS).
+CONDITION_QUESTIONS: dict[str, dict] = {
+    "background.overview": {
+        "label": "What it is",
+        "description": "What the condition is: definition, types and who it affects",
+        "min_sources": 4,
+    },
+    "causes.risk": {
+        "label": "Causes and risk factors",
+        "description": "What causes it, what triggers it and who is at higher risk",
+        "min_sources": 3,
+    },
+    "diagnosis.signs": {
+        "label": "Signs and diagnosis",
+        "description": "Symptoms and signs, and how it is diagnosed: tests and examination",
+        "min_sources": 3,
+    },
+    "treatment.management": {
+        "label": "Treatment and management",
+        "description": "How it is treated or managed: medicines, procedures and care, and what "
+        "works or does not",
+        "min_sources": 4,
+    },
+    "prognosis.outcomes": {
+        "label": "Prognosis",
+        "description": "Outcomes and prognosis: recurrence, complications and long-term risks",
+        "min_sources": 3,
+    },
+    "epidemiology.burden": {
+        "label": "How common it is",
+        "description": "How common it is: incidence, prevalence, ages affected and trends",
+        "min_sources": 3,
+    },
+}
+
 KIND_TEMPLATES: Mapping[str, Mapping[str, dict]] = {
     "comparison": COMPARISON_QUESTIONS,
     "intervention": INTERVENTION_QUESTIONS,
     "device": DEVICE_QUESTIONS,
     "event": EVENT_QUESTIONS,
     "person": PERSON_QUESTIONS,
+    "condition": CONDITION_QUESTIONS,
 }
 
 # Facet phrasings of template questions, keyed by question key (module doc).
@@ -272,6 +310,21 @@ FACETS: dict[str, tuple[str, ...]] = {
         "new formulation such as subcutaneous administration",
     ),
     "background.overview": ("definition and key facts", "what it is and its scope"),
+    "causes.risk": ("caused by or triggered by", "risk factors and who is more likely to have it"),
+    "diagnosis.signs": ("symptoms and signs include", "diagnosed by tests or examination"),
+    "treatment.management": (
+        "treated with medicines or procedures",
+        "treatment is not recommended or has no benefit",
+        "first-line management and care",
+    ),
+    "prognosis.outcomes": (
+        "chance of recurrence and long-term outcome",
+        "risk of later complications compared with the general population",
+    ),
+    "epidemiology.burden": (
+        "occurs in a percentage of people",
+        "incidence and prevalence by age",
+    ),
     "history.timeline": ("began in the year", "key dates and events in order", "was founded"),
     "key.actors": ("people and organisations involved", "led by, founded by, members"),
     "impact.effects": ("consequences and measurable outcomes", "reception and significance"),

@@ -41,8 +41,10 @@ def defines(sentence: str, topic: str) -> bool:
     subject = text[: m.start()]
     if len(subject.split()) > SUBJECT_MAX_WORDS:
         return False
-    if re.search(r"\b(?:that|which|who|it|he|she|they|said|says|stated)\b", subject, re.I):
-        return False  # a clause's subject, not the sentence's: "… said that it was a hard year"
+    if re.search(r"\b(?:that|which|who|it|he|she|they|there|said|says|stated)\b", subject, re.I):
+        # a clause's subject, not the sentence's: "… said that it was a hard year"; "after
+        # one X there is a 35% chance" says what follows X, not what X is
+        return False
     return mentions_topic(subject, topic_words(topic))
 
 

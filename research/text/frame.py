@@ -40,7 +40,7 @@ from research.text.stems import text_counts as _text_counts
 from research.text.stems import text_keys as _text_keys
 from research.text.words import GENERIC, STOP, clean, content_words, word_key
 
-KINDS = ("comparison", "intervention", "drug", "device", "event", "person", "general")
+KINDS = ("comparison", "intervention", "drug", "device", "event", "condition", "person", "general")
 FRAMED_KINDS = frozenset({"comparison", "intervention", "device"})
 
 _VERSUS = re.compile(
@@ -81,6 +81,17 @@ _EVENT = re.compile(
     r"\b(?:19|20)\d{2}\b",
     re.I,
 )
+# A medical condition named as the topic ("Examplitis", "Fever fit syndrome"): the head words
+# and word endings of disease names (the suffixes of medical terminology: -itis inflammation,
+# -osis condition, -emia of the blood, -oma tumour, -pathy disease, -algia pain …).
+_CONDITION = re.compile(
+    r"\b\w+(?:itis|osis|aemia|emia|oma|omas|pathy|plegia|algia|trophy|megaly|iasis)\b|"
+    r"\b(?:diseases?|disorders?|syndromes?|seizures?|convulsions?|infections?|fevers?|failure|"
+    r"deficiency|injur(?:y|ies)|palsy|dementia|diabetes|asthma|hypertension|stroke|epilepsy|"
+    r"migraine|allergy|allergies|cancers?|tumou?rs?|fractures?|poisoning|addiction|sepsis)\b",
+    re.I,
+)
+CONDITION_MAX_WORDS = 6  # a condition's name; a longer question asks something of it
 # "X to prevent Y", "X for Y": X is done or given for an outcome or a condition.
 _GIVEN = re.compile(
     r"\s+(?:for|to\s+(?:treat|prevent|reduce|relieve|improve|manage|control|lower|increase))\s+",
@@ -258,6 +269,8 @@ def frame_question(question: str) -> QuestionFrame:
         return _framed(q, "intervention", [head], setting)
     if _EVENT.search(q):
         return _framed(q, "event", [], q)
+    if _CONDITION.search(q) and len(q.split()) <= CONDITION_MAX_WORDS:
+        return _framed(q, "condition", [], q)
     words = q.split()
     capital = [w for w in words if w[:1].isupper()]
     if _ORG.search(q) or (2 <= len(words) <= 5 and len(capital) == len(words)):
