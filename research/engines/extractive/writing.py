@@ -440,7 +440,9 @@ def question_lead(
     questions: list,
     relevance: dict[int, float] | None = None,
 ) -> str:
-    """Key finding per question: for each answered question (and an open primary question with
+    """Key finding per question: for the question of what the topic is (``kinds.DEFINED_BY``,
+    answered or not) a cited sentence that defines it (``text.definitions.defines``) when its
+    section has one; for each answered question (and an open primary question with
     evidence from ``LEAD_OPEN_MIN`` sources, ``_states_anyway``), in syllabus order, the
     cited sentence of its section closest to ``"topic: label. description"`` (a sentence that
     describes study design rather than a result, ``text.STUDY_DESIGN``, scores ``DESIGN_PENALTY`` less, one that
