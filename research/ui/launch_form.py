@@ -33,7 +33,7 @@ SEARCH_BACKENDS = (
 TEMPLATE_LABELS: dict[TemplateName, str] = {
     "auto": "auto (fitted to the kind of question)",
     "comparison": "comparison (A versus B in a setting)",
-    "condition": "condition (causes, diagnosis, treatment, prognosis)",
+    "condition": "condition (causes, treatment, prognosis)",
     "device": "device or procedure",
     "drug": "drug (six drug questions)",
     "event": "event (what happened, impact, causes)",
