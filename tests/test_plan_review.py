@@ -22,7 +22,12 @@ from research.errors import InputError
 from research.jobs import review
 from research.models import Perspective, Plan, RunConfig, Step, Syllabus, TopicOutline
 from research.planning.edit import PlanBundle, apply_edit, diff
-from research.planning.syllabus import base_template, check_template, template_choices
+from research.planning.syllabus import (
+    base_template,
+    check_template,
+    template_choices,
+    template_names,
+)
 from research.store.collector import SourceCollector
 from research.store.runs import RunStore
 from research.text.entities import split_topic, topic_kind
@@ -33,17 +38,7 @@ CARDIO = "Trastuzumab cardiotoxicity in HER2-positive breast cancer"
 
 # ---------------------------------------------------------------- item 1: auto syllabus
 def test_template_choices_and_topic_kind():
-    assert template_choices() == [
-        "auto",
-        "comparison",
-        "condition",
-        "device",
-        "drug",
-        "event",
-        "general",
-        "intervention",
-        "person",
-    ]
+    assert template_choices() == ["auto", *template_names()]
     assert check_template(" AUTO ") == "auto"
     with pytest.raises(
         InputError,

@@ -275,6 +275,10 @@ KIND_TEMPLATES: Mapping[str, Mapping[str, dict]] = {
     "condition": CONDITION_QUESTIONS,
 }
 
+# A procedure's harms in the words surgical trials use (both questions on harms)
+PROCEDURE_HARMS = (
+    "complications and morbidity after the procedure: pain, swelling, numbness, infection"
+)
 # Facet phrasings of template questions, keyed by question key (module doc).
 FACETS: dict[str, tuple[str, ...]] = {
     "mechanism.moa": (
@@ -340,7 +344,7 @@ FACETS: dict[str, tuple[str, ...]] = {
         "more adverse events than",
         "higher incidence of grade 3 or 4 toxicity",
         "discontinued treatment because of side effects",
-        "complications and morbidity after the procedure: pain, swelling, numbness, infection",
+        PROCEDURE_HARMS,
     ),
     "subgroups.benefit": (
         "benefit was greater in patients with",
@@ -371,7 +375,7 @@ FACETS: dict[str, tuple[str, ...]] = {
         "adverse events were mild",
         "well tolerated with few side effects",
         "serious adverse events occurred",
-        "complications and morbidity after the procedure: pain, swelling, numbness, infection",
+        PROCEDURE_HARMS,
     ),
     "delivery.dose": (
         "dose and schedule of administration",
