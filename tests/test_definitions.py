@@ -54,6 +54,7 @@ def test_who_they_are_is_answered_by_the_sentence_that_says_it():
 def test_a_pages_furniture_is_no_passage():
     text = (
         "Discover the real story, facts, and details of Jane Doe. "
+        "Update your browser to view this website correctly. "
         "Jane Doe recorded eight studio albums with Band X between 1999 and 2021."
     )
     assert [p.text for p in judge.split_passages(text)] == [

@@ -134,7 +134,7 @@ def sentences_of(
 _BOILERPLATE = re.compile(
     r"^(?:discover|learn|explore|click|tap|subscribe|sign up|sign in|log in|read more|follow us|share|copy|"
     r"watch|listen|download|advertisement|outdated browser|this article is|all rights reserved|support our|"
-    r"subscribe to|get the latest)\b|\bsubscription to receive\b",
+    r"subscribe to|get the latest|update your browser|enable javascript)\b|\bsubscription to receive\b",
     re.I,
 )
 
