@@ -66,7 +66,10 @@ _FURNITURE = re.compile(
 POINTS_BACK = re.compile(
     r"^(?:They|Their|It|Its|These|Those|This|That|Such)\s+(?:\w+ly\s+)?"
     r"(?:is|was|are|were|has|have|had|also|said|says|say|stated|will|would|could|can|may|"
-    r"might|did|does|do|led|became|remains?|remained|included?|includes|comprised?)\b"
+    r"might|did|does|do|led|became|remains?|remained|included?|includes|comprised?)\b|"
+    # ... or with a connective that sets it against the sentence before ("In contrast, no
+    # improvement was seen in Group 2")
+    r"^(?:In\s+contrast|By\s+contrast|Conversely|Similarly|Likewise|On\s+the\s+other\s+hand)\b"
 )
 POINTS_BACK_FACTOR = 0.6  # what such a sentence keeps of its rank among a source's passages
 _CONDUCT = re.compile(
