@@ -120,3 +120,6 @@ def test_a_condition_gets_the_sections_of_a_medical_article():
     # a treatment for a condition is still an intervention question; a person stays a person
     assert base_template("auto", "Exercise for examplitis").name == "auto (intervention)"
     assert base_template("auto", "Jane Doe").name == "auto (person)"
+    # a name that ends like a disease is still a name; a disease's head word decides anyway
+    assert base_template("auto", "Paloma Doe").name == "auto (person)"
+    assert base_template("auto", "Examplon Disease").name == "auto (condition)"

@@ -117,7 +117,12 @@ def registration_only(result: SearchResult) -> bool:
     protocol section, which is what the clinicaltrials backend and the shared corpus keep): its
     sentences say what a trial plans to measure and why, so they answer no question of ``FOUND``
     (a planned "serious adverse events will be recorded" is no harm found)."""
-    return result.source_type == REGISTRY and not _RESULTS_LINE.search(result.text)
+    return result.source_type == REGISTRY and not has_results(result.text)
+
+
+def has_results(text: str) -> bool:
+    """True when a registry record's ``text`` has a "Results:" line (its trial has reported)."""
+    return bool(_RESULTS_LINE.search(text or ""))
 
 
 def result_text(result: SearchResult) -> str:

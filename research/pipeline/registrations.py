@@ -14,15 +14,13 @@ from __future__ import annotations
 
 import re
 
-from research.evidence.passages import REGISTRY, on_question_docs
+from research.evidence.passages import REGISTRY, has_results, on_question_docs
 from research.models import SourceRecord
 from research.text import ensure_period, is_whole, norm_key, split_sentences
 from research.text.vectors import Vectors
 
 HEADING = "Registered trials without results"
 MAX_TRIALS = 6  # registrations listed at most (in the order the run saved them)
-_RESULTS_LINE = re.compile(r"^\s*Results?\s*:", re.M)
-_FIELD = re.compile(r"^\s*[A-Z][A-Za-z ]{2,30}:\s+")  # "Summary: ", "Primary outcomes: "
 # how participants are allocated or what they are given
 _ALLOCATION = re.compile(
     r"\brandomi[sz]ed\b|\brandomly\s+assigned\b|\ballocated\b|\bassigned\s+to\b|"
@@ -68,12 +66,11 @@ def trial_sentences(text: str) -> list[str]:
     objective (else the record's "Primary outcomes:" field, up to ``OUTCOME_FIELD_WORDS``
     words); [] when it has neither, or when the record has results (a "Results:" line: its
     findings are evidence, quoted in the sections)."""
-    if _RESULTS_LINE.search(text or ""):
+    if has_results(text):
         return []
-    # a record is fields, one per line ("Official title: …", "Summary: …"): sentences are read
-    # line by line, each line without its field's label
-    lines = [_FIELD.sub("", line) for line in (text or "").splitlines()]
-    sents = [s for line in lines for s in split_sentences(line) if is_whole(s)]
+    # a record's fields are one per line; split_sentences ends a sentence at a line break and
+    # drops the field's label ("Summary: ")
+    sents = [s for s in split_sentences(text or "") if is_whole(s)]
     # the registry's own field of primary outcomes when no sentence names them
     listed = [
         ensure_period(line.strip())

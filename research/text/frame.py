@@ -84,12 +84,16 @@ _EVENT = re.compile(
 # A medical condition named as the topic ("Examplitis", "Fever fit syndrome"): the head words
 # and word endings of disease names (the suffixes of medical terminology: -itis inflammation,
 # -osis condition, -emia of the blood, -oma tumour, -pathy disease, -algia pain …).
-_CONDITION = re.compile(
-    r"\b\w+(?:itis|osis|aemia|emia|oma|omas|pathy|plegia|algia|trophy|megaly|iasis)\b|"
+_CONDITION_WORD = re.compile(
     r"\b(?:diseases?|disorders?|syndromes?|seizures?|convulsions?|infections?|fevers?|failure|"
     r"deficiency|injur(?:y|ies)|palsy|dementia|diabetes|asthma|hypertension|stroke|epilepsy|"
     r"migraine|allergy|allergies|cancers?|tumou?rs?|fractures?|poisoning|addiction|sepsis)\b",
     re.I,
+)
+# ... whose endings a name can share ("Paloma", "Tacoma"): read only when the words are not all
+# capitalised like a name's
+_CONDITION_ENDING = re.compile(
+    r"\b\w+(?:itis|osis|aemia|emia|oma|omas|pathy|plegia|algia|trophy|megaly|iasis)\b", re.I
 )
 CONDITION_MAX_WORDS = 6  # a condition's name; a longer question asks something of it
 # "X to prevent Y", "X for Y": X is done or given for an outcome or a condition.
@@ -269,11 +273,13 @@ def frame_question(question: str) -> QuestionFrame:
         return _framed(q, "intervention", [head], setting)
     if _EVENT.search(q):
         return _framed(q, "event", [], q)
-    if _CONDITION.search(q) and len(q.split()) <= CONDITION_MAX_WORDS:
-        return _framed(q, "condition", [], q)
     words = q.split()
-    capital = [w for w in words if w[:1].isupper()]
-    if _ORG.search(q) or (2 <= len(words) <= 5 and len(capital) == len(words)):
+    named = 2 <= len(words) <= 5 and all(w[:1].isupper() for w in words)
+    if len(words) <= CONDITION_MAX_WORDS and (
+        _CONDITION_WORD.search(q) or (_CONDITION_ENDING.search(q) and not named)
+    ):
+        return _framed(q, "condition", [], q)
+    if _ORG.search(q) or named:
         return _framed(q, "person", [], q)
     return _framed(q, "general", [], q)
 

@@ -468,9 +468,8 @@ def question_lead(
     parts: list[str] = []
     for q in questions:
         sec = by_heading.get(q.heading)
-        if sec is None or (
-            q.status != "answered" and not _states_anyway(q) and q.key not in DEFINED_BY
-        ):
+        unstated = q.status != "answered" and not _states_anyway(q)
+        if sec is None or (unstated and q.key not in DEFINED_BY):
             continue
         cited = [
             u
@@ -481,7 +480,7 @@ def question_lead(
         if said:  # what the topic is, as a source says it, opens a report on a person or event
             parts.append(said[0])
             continue
-        if not cited or (q.status != "answered" and not _states_anyway(q)):
+        if not cited or unstated:
             continue
         sims = vectors.sim(
             [f"{subject}: {q.label}. {q.description}"], [strip_citations(u) for u in cited]
