@@ -106,7 +106,12 @@ def test_a_condition_gets_the_sections_of_a_medical_article():
     """A disease named as the topic ("Examplitis", "Fever fit syndrome") is a condition: what it
     is, causes, signs and diagnosis, treatment, prognosis, how common (the order of a medical
     encyclopaedia's article), not the general template's history and key actors."""
-    for topic in ("Examplitis", "Fever fit syndrome", "Chronic examplosis"):
+    for topic in (
+        "Examplitis",
+        "Fever fit syndrome",
+        "Chronic examplosis",
+        "Drug-induced examplitis",
+    ):
         syllabus = base_template("auto", topic)
         assert syllabus.name == "auto (condition)", topic
         assert [q.label for q in syllabus.questions] == [

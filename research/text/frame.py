@@ -93,7 +93,9 @@ _CONDITION_WORD = re.compile(
 # ... whose endings a name can share ("Paloma", "Tacoma"): read only when the words are not all
 # capitalised like a name's
 _CONDITION_ENDING = re.compile(
-    r"\b\w+(?:itis|osis|aemia|emia|oma|omas|pathy|plegia|algia|trophy|megaly|iasis)\b", re.I
+    r"\b\w+(?:itis|osis|aemia|emia|oma|omas|pathy|plegia|algia|trophy|megaly|iasis|penia|uria|"
+    r"rrh(?:o)?ea)\b",
+    re.I,
 )
 CONDITION_MAX_WORDS = 6  # a condition's name; a longer question asks something of it
 # "X to prevent Y", "X for Y": X is done or given for an outcome or a condition.
@@ -260,6 +262,8 @@ def frame_question(question: str) -> QuestionFrame:
         if second and len(second.split()) <= 4:
             return _framed(q, "comparison", [m.group(1), second], setting)
     head, setting = _split_arm(body)
+    if not setting and _names_condition(head):  # "Drug-induced examplitis": the condition itself
+        return _framed(q, "condition", [], q)
     if INN_STEM.search(head):
         return _framed(q, "drug", [head], setting)
     if _DEVICE.search(head):
@@ -273,15 +277,26 @@ def frame_question(question: str) -> QuestionFrame:
         return _framed(q, "intervention", [head], setting)
     if _EVENT.search(q):
         return _framed(q, "event", [], q)
-    words = q.split()
-    named = 2 <= len(words) <= 5 and all(w[:1].isupper() for w in words)
-    if len(words) <= CONDITION_MAX_WORDS and (
-        _CONDITION_WORD.search(q) or (_CONDITION_ENDING.search(q) and not named)
-    ):
+    if _names_condition(q):
         return _framed(q, "condition", [], q)
-    if _ORG.search(q) or named:
+    words = q.split()
+    if _ORG.search(q) or _named(words):
         return _framed(q, "person", [], q)
     return _framed(q, "general", [], q)
+
+
+def _named(words: list[str]) -> bool:
+    """Two to five words, all capitalised: a person's or an organisation's name."""
+    return 2 <= len(words) <= 5 and all(w[:1].isupper() for w in words)
+
+
+def _names_condition(text: str) -> bool:
+    """``text`` (at most ``CONDITION_MAX_WORDS`` words) names a medical condition: a disease's
+    head word, or a disease's ending in words that are not all capitalised like a name's."""
+    words = text.split()
+    return len(words) <= CONDITION_MAX_WORDS and bool(
+        _CONDITION_WORD.search(text) or (_CONDITION_ENDING.search(text) and not _named(words))
+    )
 
 
 MAX_QUERY_WORDS = 12  # a keyword query longer than this stops matching anything in BM25's top
