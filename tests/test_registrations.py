@@ -61,3 +61,16 @@ def test_the_section_names_each_trial_once_with_its_citation():
     )
     assert len(paras) == 3
     assert registrations.section_text([("src_4", "NCT4", "Summary: Nothing planned.")]) == ""
+
+
+def test_a_near_repeat_of_another_record_leaves_the_count_true():
+    """The report drops a sentence that nearly repeats an earlier one; the section drops it
+    first, so the number it opens with is the paragraphs an analyst sees."""
+    from research.text.vectors import Vectors  # noqa: PLC0415 - MiniLM only for this test
+
+    other = FIELD_ONLY.replace("Change in temperature", "Change in body temperature")
+    text = registrations.section_text(
+        [("src_2", "NCT00000002", FIELD_ONLY), ("src_3", "NCT00000003", other)], Vectors()
+    )
+    assert text.split("\n\n")[0].startswith("The sources include 1 registered trial ")
+    assert "NCT00000003" not in text

@@ -16,6 +16,8 @@ import re
 
 from research.evidence.passages import REGISTRY, has_results, on_question_docs
 from research.models import SourceRecord
+from research.pipeline.material import near_duplicates
+from research.pipeline.sections import DUPLICATE_SIM
 from research.text import ensure_period, is_whole, norm_key, split_sentences
 from research.text.vectors import Vectors
 
@@ -86,17 +88,24 @@ def trial_sentences(text: str) -> list[str]:
     return sorted(picks, key=order.index)
 
 
-def section_text(trials: list[tuple[str, str, str]]) -> str:
+def section_text(trials: list[tuple[str, str, str]], vectors: Vectors | None = None) -> str:
     """Draft text (``[@source_id]`` citations) of the section: for each ``(source_id, registry
     id, record text)``, one paragraph, "NCT01234567: " and its ``trial_sentences``; "" when no
-    record has any."""
+    record has any. A sentence another record already said (the same words, or with
+    ``vectors`` cosine ≥ ``sections.DUPLICATE_SIM``, the report's own near-duplicate bar) is
+    left out, so the count the section opens with is the paragraphs the report keeps."""
+    found = [(sid, ext, trial_sentences(text)) for sid, ext, text in trials]
+    flat = [s for _, _, sents in found for s in sents]
+    repeated = iter(
+        near_duplicates(vectors, flat, DUPLICATE_SIM) if vectors and flat else [False] * len(flat)
+    )
     paras = []
     seen: set[str] = set()  # two records of one trial (a pilot and its main study) say it once
-    for sid, ext, text in trials:
-        sents = [s for s in trial_sentences(text) if norm_key(s) not in seen]
-        seen.update(norm_key(s) for s in sents)
-        if sents:
-            quoted = " ".join(f"{s.rstrip()}[@{sid}]" for s in sents)
+    for sid, ext, sents in found:
+        kept = [s for s in sents if not next(repeated) and norm_key(s) not in seen]
+        seen.update(norm_key(s) for s in kept)
+        if kept:
+            quoted = " ".join(f"{s.rstrip()}[@{sid}]" for s in kept)
             paras.append(f"{ext}: {quoted}" if ext else quoted)
     if not paras:
         return ""

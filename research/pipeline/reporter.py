@@ -224,7 +224,10 @@ def _trials_section(
     # or a gap round found has its record there
     by_url = artifact_text.artifact_texts(ctx.run_id, ctx.settings)
     texts = {s.source_id: by_url.get(s.url, "") for s in regs}
-    text = registrations.section_text(registrations.on_question(ctx.vectors(), topic, regs, texts))
+    vectors = ctx.vectors()
+    text = registrations.section_text(
+        registrations.on_question(vectors, topic, regs, texts), vectors
+    )
     if not text:
         return None
     ctx.emit("section.written", {"heading": registrations.HEADING})
