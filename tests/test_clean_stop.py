@@ -89,7 +89,7 @@ def test_timeout_ending_a_run_leaves_no_server_and_the_run_resumable(tmp_path, f
     proc.send_signal(signal.SIGTERM)
     out, err = proc.communicate(timeout=300)
     assert proc.returncode in (124, 143), (proc.returncode, out[-1500:], err[-1500:])
-    assert _no_server_within(data, 15) == []
+    assert _no_server_within(data, 15) == [], err[-3000:]
     [row] = _listed(data)
     assert row["status"] == "interrupted", row  # `research resume` continues it
     assert _no_server_within(data, 15) == []

@@ -10,13 +10,16 @@ import json
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
 import psutil
+import redis
 from served_api import own_redis_env
 
-from research.store.server import socket_path
+from research.store import holders
+from research.store.server import EmbeddedRedis, probe_client, socket_path
 
 # What the dashboard does (streamlit_app.py: set_role, then research.ui.health on every page
 # load): one health line per line read from stdin; exits (and leaves the server) at EOF.
@@ -159,3 +162,87 @@ def test_api_server_stopped_with_sigterm_leaves_no_server(serve_api):
     while _servers([data]) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert _servers([data]) == []
+
+
+def test_probes_of_this_process_never_read_as_another_user(tmp_path):
+    """While one thread of a process keeps checking that the server is up (every ``get_redis``
+    does, and a run's worker thread goes on while the main thread exits), the last-user check of
+    another thread (``CLIENT LIST``, looked at a few times) sees no connection it would count as
+    another user's: every probe connection is named as this process's and closed after use, and
+    one caught before it is named is gone or named at the next look."""
+    server = EmbeddedRedis(tmp_path / "redis")
+    server.start()
+    stop = threading.Event()
+
+    def keep_probing() -> None:
+        while not stop.is_set():
+            server.ping()
+            server.server_pid()
+
+    probers = [threading.Thread(target=keep_probing) for _ in range(2)]
+    for t in probers:
+        t.start()
+    seen: list[dict] = []
+    try:
+        for _ in range(40):
+            asking = probe_client(server.socket, 2)
+            try:
+                seen += holders.lasting_foreign(asking)
+            finally:
+                asking.close()
+    finally:
+        stop.set()
+        for t in probers:
+            t.join()
+    # another user's connection (an unnamed client, as redis-cli's) is still seen, and keeps it
+    other = redis.Redis(unix_socket_path=str(server.socket))
+    asking = probe_client(server.socket, 2)
+    try:
+        other.ping()
+        kept = holders.lasting_foreign(asking)
+    finally:
+        other.close()
+        asking.close()
+        server.stop()
+    assert seen == [], seen[:3]
+    assert len(kept) == 1, kept
+
+
+# A process whose thread keeps using Redis while its main thread exits (a run's worker after
+# SIGTERM): the thread's next command finds the server shut down by the exit hook.
+_BUSY_AT_EXIT = """
+import sys, threading, time
+from research.store.connection import get_redis
+
+get_redis().ping()
+
+def keep_using():
+    while True:
+        try:
+            get_redis().ping()
+        except Exception:
+            time.sleep(0.01)
+
+threading.Thread(target=keep_using, daemon=True).start()
+time.sleep(0.5)
+sys.exit(0)
+"""
+
+
+def test_a_thread_still_using_redis_at_exit_does_not_start_it_again(tmp_path):
+    """The last user out shuts the server down; a thread of its own that is still running does
+    not start a new one (which nobody would stop) in the moments before the process ends."""
+    for attempt in range(3):
+        data = tmp_path / f"d{attempt}"
+        done = subprocess.run(
+            [sys.executable, "-c", _BUSY_AT_EXIT],
+            env=_env(data),
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert done.returncode == 0, done.stderr[-1500:]
+        deadline = time.monotonic() + 5
+        while _servers([data]) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert _servers([data]) == [], done.stderr[-1500:]

@@ -38,7 +38,7 @@ from redis.retry import Retry
 from research.config import Settings, load_settings
 from research.errors import InputError, StoreError
 from research.store import holders
-from research.store.server import EmbeddedRedis
+from research.store.server import EmbeddedRedis, probe_client
 
 log = logging.getLogger(__name__)
 
@@ -52,6 +52,7 @@ _lock = threading.Lock()
 _clients: dict[str, redis.Redis] = {}
 _servers: dict[str, EmbeddedRedis] = {}
 _leased: dict[str, int] = {}  # redis dir -> pid of the process that holds a lease on it
+_left: set[str] = set()  # redis dirs this process has left (at exit): no server is started again
 _role = "cli"
 ROLES = ("cli", "dashboard", "worker", "api", "mcp")
 
@@ -142,6 +143,12 @@ def redis_url(settings: Settings | None = None, *, keep_server: bool = False) ->
     redis_dir = settings.data_dir / "redis"
     key = str(redis_dir)
     with _lock:
+        if key in _left:
+            # a thread still running while the process exits (a run's worker, after SIGTERM)
+            # must not start the server the last user out has just shut down: nobody would stop it
+            raise StoreError(
+                f"This process is exiting: the embedded Redis in {key} is not restarted."
+            )
         server = _servers.get(key)
         if server is None:
             # keep=True: this module, not EmbeddedRedis's own atexit hook, decides at exit.
@@ -178,15 +185,17 @@ def _leave(key: str, keep: bool) -> None:
         return  # a forked child inherits the hook, not the lease
     redis_dir = Path(key)
     server = _servers[key]
+    with _lock:
+        _left.add(key)
     try:
         with holders.lifecycle_lock(redis_dir):
             holders.remove_lease(redis_dir)
             del _leased[key]
             if keep or holders.live_leases(redis_dir) or not server.ping():
                 return
-            probe = redis.Redis(unix_socket_path=str(server.socket), socket_timeout=2)
+            probe = probe_client(server.socket, 2)
             try:
-                if holders.foreign(holders.other_connections(probe)):
+                if holders.lasting_foreign(probe):
                     return
             finally:
                 probe.close()
@@ -215,7 +224,7 @@ def embedded_status(settings: Settings | None = None) -> dict[str, Any]:
     leases = holders.live_leases(redis_dir) if redis_dir.is_dir() else []
     others: list[dict[str, Any]] = []
     if pid is not None:
-        probe = redis.Redis(unix_socket_path=str(server.socket), socket_timeout=2)
+        probe = probe_client(server.socket, 2)
         try:
             others = holders.other_connections(probe)
         except redis.RedisError:
@@ -261,7 +270,7 @@ def stop_embedded(settings: Settings | None = None, *, force: bool = False) -> d
         if pid is None:
             return {"data_dir": str(settings.data_dir), "stopped": False, "pid": None, "users": ""}
         leases = holders.live_leases(redis_dir, exclude_pid=os.getpid())
-        probe = redis.Redis(unix_socket_path=str(server.socket), socket_timeout=2)
+        probe = probe_client(server.socket, 2)
         try:
             others = holders.other_connections(probe)
         finally:

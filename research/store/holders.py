@@ -20,6 +20,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
@@ -182,6 +183,26 @@ def foreign(connections: list[dict[str, Any]]) -> list[dict[str, Any]]:
     leaving too (a dashboard and an API stopped by the same Ctrl-C): counting it would leave
     the server to nobody."""
     return [c for c in connections if not str(c.get("name") or "").startswith(f"{CLIENT_PREFIX}:")]
+
+
+def lasting_foreign(
+    client: Any, *, checks: int = 3, interval_s: float = 0.1
+) -> list[dict[str, Any]]:
+    """The :func:`foreign` connections that are there at each of ``checks`` looks, ``interval_s``
+    seconds apart (≈ 0.2 s in all by default). A connection is listed by the server from its
+    connect, before its client has named it (``CLIENT SETNAME`` comes next) or while it is being
+    closed: a probe of a thread of ours caught in that moment must not read as another user's,
+    while another user's connection (``redis-cli``, an unnamed client) stays. Returns the last
+    look's entries of those. Raises ``redis.RedisError`` when the server is down."""
+    lasting: dict[str, dict[str, Any]] | None = None
+    for look in range(checks):
+        if look:
+            time.sleep(interval_s)
+        now = {str(c.get("id")): c for c in foreign(other_connections(client))}
+        lasting = now if lasting is None else {k: now[k] for k in lasting if k in now}
+        if not lasting:
+            return []
+    return list((lasting or {}).values())
 
 
 def describe(leases: list[Lease], connections: list[dict[str, Any]]) -> str:

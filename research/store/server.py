@@ -24,7 +24,7 @@ from redis.backoff import NoBackoff
 from redis.retry import Retry
 
 from research.errors import StoreError
-from research.store.holders import pid_alive
+from research.store.holders import client_name, pid_alive
 
 _MAX_SOCKET_PATH = 100  # AF_UNIX limit is 107 bytes on Linux
 
@@ -63,12 +63,21 @@ def socket_path(redis_dir: Path) -> Path:
     return Path(tempfile.gettempdir()) / f"research-redis-{digest}.sock"
 
 
-def _no_retry_client(socket: Path, timeout_s: float) -> redis.Redis:
-    """A one-shot client that does not retry: after SHUTDOWN the server closes the connection
-    and redis-py's default retries would spend seconds reconnecting to a socket that is gone."""
-    return redis.Redis(
-        unix_socket_path=str(socket), socket_timeout=timeout_s, retry=Retry(NoBackoff(), 0)
+def probe_client(socket: Path, timeout_s: float, *, retry: bool = False) -> redis.Redis:
+    """A one-shot client on the unix socket ``socket`` (timeout ``timeout_s`` s), for a check
+    that owns it and closes it. By default it does not retry: after SHUTDOWN the server closes
+    the connection, and redis-py's default retries would spend seconds reconnecting to a socket
+    that is gone; ``retry=True`` keeps redis-py's default (a few retries on connection errors, for
+    a server that is starting or loading its AOF). Its connection is named as this process's
+    (``holders.client_name``): the last user leaving lists the server's connections
+    (``CLIENT LIST``) while this process's other threads may still be probing, and an unnamed
+    probe there would read as another user and leave the server running."""
+    client = redis.Redis(
+        unix_socket_path=str(socket), socket_timeout=timeout_s, client_name=client_name("probe")
     )
+    if not retry:
+        client.set_retry(Retry(NoBackoff(), 0))
+    return client
 
 
 class EmbeddedRedis:
@@ -94,10 +103,13 @@ class EmbeddedRedis:
         """True when a server answers on the socket."""
         if not self.socket.exists():
             return False
+        client = probe_client(self.socket, 1, retry=True)
         try:
-            return bool(redis.Redis(unix_socket_path=str(self.socket), socket_timeout=1).ping())
+            return bool(client.ping())
         except redis.RedisError:
             return False
+        finally:
+            client.close()
 
     def start(self, timeout_s: float = 10.0) -> str:
         """Start (or reuse) the server and return its URL.
@@ -160,7 +172,7 @@ class EmbeddedRedis:
         answers."""
         if not self.socket.exists():
             return None
-        client = redis.Redis(unix_socket_path=str(self.socket), socket_timeout=2)
+        client = probe_client(self.socket, 2)
         try:
             return int(client.info("server")["process_id"])
         except (redis.RedisError, KeyError, ValueError):
@@ -181,7 +193,7 @@ class EmbeddedRedis:
         if pid is None:
             return False
         try:
-            _no_retry_client(self.socket, 5).shutdown()
+            probe_client(self.socket, 5).shutdown()
         except redis.ConnectionError:
             pass  # the server closes the connection as it exits
         except redis.RedisError as exc:
@@ -204,7 +216,7 @@ class EmbeddedRedis:
         if self.process is None or self.process.poll() is not None:
             return
         try:
-            _no_retry_client(self.socket, 2).shutdown(nosave=False)
+            probe_client(self.socket, 2).shutdown(nosave=False)
         except redis.RedisError:
             pass
         try:
