@@ -236,6 +236,15 @@ def test_a_source_on_the_population_that_never_names_the_condition_is_off_the_qu
     assert not about_question(
         "Yoga after treatment-related bone loss in adults with leukemia", tired
     )
+    # ... but a source on the question names it somewhere: tiredness after surgery is another
+    # population than tiredness from treatment
+    assert tired.cause_words() == ["treatment"]
+    assert about_question(
+        "Yoga for tiredness in adults with leukemia\nTiredness fell during treatment.", tired
+    )
+    assert not about_question(
+        "Yoga for tiredness after surgery in adults with leukemia\nTiredness fell by half.", tired
+    )
     # a setting that names only the people treated has no condition to name
     assert frame_question("Ivermectin for patients with malaria").target_words() == []
     assert frame_question(AI_TAM).target_words() == []

@@ -74,3 +74,47 @@ def test_a_near_repeat_of_another_record_leaves_the_count_true():
     )
     assert text.split("\n\n")[0].startswith("The sources include 1 registered trial ")
     assert "NCT00000003" not in text
+
+
+ON_TOPIC = """Official title: Talking Therapy for Anxiety in Adults With Examplitis
+Conditions: Examplitis; Anxiety
+Summary: Adults with examplitis and anxiety will be randomized to talking therapy or usual care.
+Primary outcomes: Anxiety score at 12 weeks"""
+
+# a long description that names the question's population, outcome and therapy in passing
+IN_PASSING = """Official title: A Brief Online Programme to Reduce Pandemic Stress Among Office Workers
+Conditions: Stress
+Summary: Office workers will be randomized to an online programme or a waitlist.
+Description: The programme adapts talking therapy, which lowered anxiety in adults with
+examplitis. Talking therapy for anxiety in adults with examplitis is well studied; this trial
+applies talking therapy to pandemic stress, anxiety and low mood at work, not to examplitis.
+Primary outcomes: Stress score at 8 weeks"""
+
+
+def test_a_record_naming_the_question_only_in_its_description_is_not_listed():
+    """What a registration studies is in its titles and conditions: a record whose description
+    names the question's therapy, outcome and population in passing passes the run's gate on
+    its whole text but is not listed as a trial on the question."""
+    from research.evidence.passages import on_question_docs  # noqa: PLC0415 - loads MiniLM
+    from research.models import SourceRecord  # noqa: PLC0415
+    from research.text.vectors import Vectors  # noqa: PLC0415
+
+    topic = "Talking therapy for anxiety in adults with Examplitis"
+    vectors = Vectors()
+    texts = {"src_1": ON_TOPIC, "src_2": IN_PASSING}
+    titles = {"src_1": "Talking therapy in examplitis", "src_2": "Online pandemic stress programme"}
+    records = [
+        SourceRecord(
+            source_id=sid,
+            citation_id=sid[-1],
+            source_type="clinicaltrials.gov",
+            external_id=f"NCT0000000{sid[-1]}",
+            url=f"https://clinicaltrials.gov/study/NCT0000000{sid[-1]}",
+            title=titles[sid],
+        )
+        for sid in texts
+    ]
+    gate = on_question_docs(vectors, topic, [(titles[s], texts[s]) for s in texts])
+    assert gate == [True, True]  # the whole text of each names the question
+    kept = registrations.on_question(vectors, topic, records, texts)
+    assert [sid for sid, _, _ in kept] == ["src_1"]

@@ -19,6 +19,7 @@ from research.models import SourceRecord
 from research.pipeline.material import near_duplicates
 from research.pipeline.sections import DUPLICATE_SIM
 from research.text import ensure_period, is_whole, norm_key, split_sentences
+from research.text.frame import frame_question, setting_share
 from research.text.vectors import Vectors
 
 HEADING = "Registered trials without results"
@@ -37,6 +38,7 @@ _OUTCOME = re.compile(
 )
 
 
+_HEADER_FIELD = re.compile(r"^\s*(?:Official\s+title|Conditions?)\s*:", re.I)
 _OUTCOME_FIELD = re.compile(r"^\s*Primary\s+outcomes?\s*:\s*\S", re.I)
 OUTCOME_FIELD_WORDS = 60  # a longer list of outcomes is a protocol's table, not a sentence
 
@@ -46,18 +48,29 @@ def registry_sources(sources: list[SourceRecord]) -> list[SourceRecord]:
     return [s for s in sources if s.source_type == REGISTRY]
 
 
+def header(title: str, text: str) -> str:
+    """What a registration says it is about: its title and its "Official title:" and
+    "Conditions:" fields (one per line in the record's ``text``)."""
+    fields = [line for line in (text or "").splitlines() if _HEADER_FIELD.match(line)]
+    return "\n".join([title, *fields])
+
+
 def on_question(
     vectors: Vectors, topic: str, records: list[SourceRecord], texts: dict[str, str]
 ) -> list[tuple[str, str, str]]:
     """``(source id, registry id, record text)`` of the ``records`` that may be evidence on the
-    question (the run's one gate, ``passages.on_question_docs``, on title and text), at most
-    ``MAX_TRIALS``."""
+    question (the run's one gate, ``passages.on_question_docs``, on title and text) and, for a
+    question with a setting, whose ``header`` names a word of it (``frame.setting_share``): a
+    record's long description can name a question's population and outcome in passing (a
+    pandemic-stress trial's "anxiety, depression"), its titles and conditions say what it
+    studies. At most ``MAX_TRIALS``."""
     docs = [(r.title or r.url, texts.get(r.source_id, "")) for r in records]
     keep = on_question_docs(vectors, topic, docs)
+    frame = frame_question(topic)
     kept = [
         (r.source_id, r.external_id, t)
-        for r, (_, t), k in zip(records, docs, keep, strict=True)
-        if k
+        for r, (title, t), k in zip(records, docs, keep, strict=True)
+        if k and (not frame.framed or setting_share(header(title, t), frame) > 0)
     ]
     return kept[:MAX_TRIALS]
 

@@ -113,6 +113,7 @@ _POPULATION = re.compile(
 # Where the condition an intervention is for ends and its population or occasion begins.
 _OCCASION = re.compile(r"\s+(?:in|among|after|following|during|with|for|at|on)\s+", re.I)
 _MODIFIER = re.compile(r"-(?:related|induced|associated|specific|dependent)$", re.I)
+_CAUSE = re.compile(r"-(?:related|induced|associated)$", re.I)
 _ORG = re.compile(
     r"\b(?:inc|corp(?:oration)?|company|ltd|llc|group|university|college|party|association|"
     r"foundation|institute|agency|band|club|team|society|council|ministry)\b\.?",
@@ -208,6 +209,17 @@ class QuestionFrame:
         words = _setting_words(head)
         plain = [w for w in words if not _MODIFIER.search(w)]
         return [_arm_word(w) for w in (plain or words)]
+
+    def cause_words(self) -> list[str]:
+        """What the condition an intervention is for comes from, when the question says it
+        ("chemotherapy" of "chemotherapy-induced nausea", "radiation" of "radiation-associated
+        dermatitis"): [] otherwise. The same condition from another cause is another population
+        (nausea after surgery is not nausea from chemotherapy); a source on the question names
+        the cause, if not in the same compound."""
+        if self.kind not in ("intervention", "device") or not self.setting:
+            return []
+        head = _OCCASION.split(self.setting, maxsplit=1)[0]
+        return [w.rsplit("-", 1)[0] for w in _setting_words(head) if _CAUSE.search(w) and "-" in w]
 
     def arm_keys(self) -> list[set[str]]:
         """Per arm, the stems of its naming words (``arm_words``) as one set."""
@@ -368,7 +380,8 @@ def _mentions(word: ArmWord, counts: Counter[str]) -> int:
 
 def about_question(text: str, frame: QuestionFrame, *, arms: bool = True) -> bool:
     """True when a document (title and text) is about a framed question: it names at least one
-    arm, what the intervention is for (``names_target``) and, when the question has a setting,
+    arm, what the intervention is for (``names_target``) and what that comes from, when the
+    question says it (``QuestionFrame.cause_words``), and, when the question has a setting,
     more than half of the setting's content words (all of them for one or two). Always True
     for a frame that is not ``framed`` (their templates keep the topic-word rule of
     ``research.text.mentions_topic``). ``arms=False`` leaves the arm out of the test, for a
@@ -382,6 +395,9 @@ def about_question(text: str, frame: QuestionFrame, *, arms: bool = True) -> boo
         if not named[0]:
             return False
     if not names_target(text, frame):
+        return False
+    causes = frame.cause_words()
+    if causes and not all(_stems([c]) & _text_keys(text) for c in causes):
         return False
     words = _setting_words(frame.setting)
     if not words:
