@@ -10,7 +10,7 @@ from research.models import EvidencePassage, Question, SearchResult
 from research.planning.kinds import COMPARISON_QUESTIONS, INTERVENTION_QUESTIONS, fill
 from research.planning.syllabus import get_template
 from research.store.passages import EvidenceStore, merge
-from research.text.comparators import third_arm
+from research.text.comparators import another_comparison, third_arm
 from research.text.findings import outcome_family
 from research.text.frame import frame_question
 from research.text.vectors import Vectors
@@ -270,6 +270,41 @@ def test_a_result_against_placebo_answers_no_question_on_the_two_arms(vectors):
     assert [p.passage for p in ev[0]["efficacy.comparison"]] == [both]
     assert third_arm(placebo, frame_question(topic))
     assert not third_arm(placebo, frame_question("Arvotinib versus placebo for early disease"))
+
+
+def test_a_trial_titled_for_another_comparison_answers_no_question_on_the_two_arms(vectors):
+    """On "arvotinib versus belzumab dual-beam infusion", a trial titled as comparing two ways of
+    giving arvotinib names belzumab in its abstract, yet compares something else: it answers no
+    question on the two arms. A title that names the comparator in part (a long arm shortened)
+    still compares the two."""
+    topic = "Arvotinib versus belzumab dual-beam infusion as adjuvant therapy for early disease"
+    frame = frame_question(topic)
+    spec = fill(COMPARISON_QUESTIONS, frame)
+    qs = [
+        Question(key=k, label=v["label"], description=v["description"], min_sources=1)
+        for k, v in spec.items()
+        if k == "efficacy.comparison"
+    ]
+    text = (
+        "Disease-free survival was longer with arvotinib than with belzumab dual-beam infusion "
+        "(HR 0.82; P = 0.01)."
+    )
+    other = SearchResult(
+        url="https://pubmed.ncbi.nlm.nih.gov/4/",
+        title="Weekly versus three-weekly arvotinib as adjuvant therapy for early disease",
+        text=text,
+    )
+    shortened = SearchResult(
+        url="https://pubmed.ncbi.nlm.nih.gov/5/",
+        title="Arvotinib versus belzumab infusion as adjuvant therapy for early disease",
+        text=text,
+    )
+    ev = result_evidence(vectors, qs, topic, [other, shortened])
+    assert "efficacy.comparison" not in ev[0]
+    assert [p.passage for p in ev[1]["efficacy.comparison"]] == [text]
+    assert another_comparison(other.title, frame)
+    assert not another_comparison(shortened.title, frame)
+    assert not another_comparison("Adjuvant arvotinib in early disease", frame)  # no comparison
 
 
 def test_a_registry_record_answers_no_question_on_what_was_found(vectors):

@@ -32,7 +32,7 @@ from research.evidence import judge
 from research.models import EvidencePassage, Question, SearchResult
 from research.planning.kinds import BOTH_ARMS, DEFINED_BY, HARMS, PRIMARY, PRIMARY_WEIGHT
 from research.text import mentions_topic, norm_key, subject_of, topic_words, word_key
-from research.text.comparators import third_arm
+from research.text.comparators import another_comparison, third_arm
 from research.text.definitions import LEAD_SENTENCES, titled_as_topic
 from research.text.entities import drug_names
 from research.text.findings import quote_rank
@@ -191,7 +191,7 @@ def result_evidence(
             if frame.framed and len(frame.arms) > 1:
                 # one arm only, or another setting: no answer to what compares the two here;
                 # nor, in a source that compares them, a result of one arm against placebo
-                both = compares(whole, frame)
+                both = compares(whole, frame) and not another_comparison(r.title, frame)
                 hit = {
                     k: [
                         p

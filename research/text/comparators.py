@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from research.text.frame import QuestionFrame, arms_named
+from research.text.frame import QuestionFrame, arms_named, arms_of
 
 _THIRD_ARM = re.compile(
     r"\b(?:placebo|sham|no\s+(?:further\s+)?(?:treatment|therapy|intervention)|usual\s+care|"
@@ -25,3 +25,21 @@ def third_arm(passage: str, frame: QuestionFrame) -> bool:
     found = {m.group(0).lower() for m in _THIRD_ARM.finditer(passage)}
     own = {m.group(0).lower() for m in _THIRD_ARM.finditer(frame.question)}
     return bool(found - own) and arms_named(passage, frame) < len(frame.arms)
+
+
+# A title that states what a study compares: "X versus Y", "X compared with Y", "comparison of X
+# with Y", "comparing X and Y".
+_COMPARES = re.compile(
+    r"\b(?:versus|vs\.?|v\.|compared\s+(?:with|to)|comparisons?\s+of|comparing)\s", re.I
+)
+
+
+def another_comparison(title: str, frame: QuestionFrame) -> bool:
+    """True when a source's ``title`` states a comparison (``_COMPARES``) without naming the
+    comparator, the question's last arm (in any of its words: ``arms_of`` ``loose``): for "A
+    versus B", a trial of "C versus D for A" (two ways of doing A) or of "A plus X versus A"
+    compares something else, however often its abstract names B in passing. Its findings answer
+    none of the questions that compare A with B (``planning.kinds.BOTH_ARMS``)."""
+    if len(frame.arms) < 2 or not _COMPARES.search(title):
+        return False
+    return not arms_of(title, frame, loose=True)[-1]

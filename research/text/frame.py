@@ -347,11 +347,15 @@ def arms_named(text: str, frame: QuestionFrame) -> int:
     return sum(arms_of(text, frame))
 
 
-def arms_of(text: str, frame: QuestionFrame) -> list[bool]:
-    """Per arm of the frame (in order), True when ``text`` names it (``arms_named``)."""
+def arms_of(text: str, frame: QuestionFrame, *, loose: bool = False) -> list[bool]:
+    """Per arm of the frame (in order), True when ``text`` names it (``arms_named``).
+    ``loose``: an arm of three words or more is named by any one of them, as a title shortens
+    it ("external radiotherapy" for "whole-breast external beam radiotherapy")."""
     have = _text_keys(text)
     return [
-        names_arm(words, have) or names_member(text, class_endings(arm))
+        names_arm(words, have)
+        or (loose and len(words) > 2 and any(w.named_by(have) for w in words))
+        or names_member(text, class_endings(arm))
         for arm, words in zip(frame.arms, frame.arm_words(), strict=True)
     ]
 
