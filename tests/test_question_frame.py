@@ -397,6 +397,25 @@ def test_a_source_titled_for_the_opposite_setting_is_not_on_the_question():
     assert not contradicts_setting("Adjuvant drug B after prevention failed", frame)
 
 
+def test_a_source_on_people_without_the_condition_is_not_on_a_question_about_people_with_it():
+    """ "X for low mood in women with examplitis": a trial in healthy women, or in women at risk
+    of examplitis, or of preventing examplitis, studies people who do not have it; a title that
+    also names people who have it stays on the question."""
+    frame = frame_question("Talking therapy for low mood in women with examplitis")
+    assert contradicts_setting("Talking therapy for healthy women at risk for examplitis", frame)
+    assert contradicts_setting("Examplumab for the prevention of examplitis: mood effects", frame)
+    assert not contradicts_setting("Talking therapy for low mood in examplitis survivors", frame)
+    assert not contradicts_setting(
+        "Preventing low mood in women with examplitis: a randomised trial", frame
+    )
+    assert not contradicts_setting(
+        "Prevention of low mood in patients with examplitis: a randomised trial", frame
+    )
+    # a question on preventing something has no people who already have it
+    prevent = frame_question("Compression sleeves to prevent arm swelling after examplitis surgery")
+    assert not contradicts_setting("Compression for the prevention of arm swelling", prevent)
+
+
 def test_an_arm_that_names_a_drug_class_is_named_by_a_member_of_it():
     """A comparison of a class ("statins versus placebo") is answered by trials that name a
     member ("atorvastatin"), by the WHO INN stem of the class."""

@@ -350,7 +350,7 @@ def arms_named(text: str, frame: QuestionFrame) -> int:
 def arms_of(text: str, frame: QuestionFrame, *, loose: bool = False) -> list[bool]:
     """Per arm of the frame (in order), True when ``text`` names it (``arms_named``).
     ``loose``: an arm of three words or more is named by any one of them, as a title shortens
-    it ("external radiotherapy" for "whole-breast external beam radiotherapy")."""
+    it ("weekly infusion" for "low-dose weekly belzumab infusion")."""
     have = _text_keys(text)
     return [
         names_arm(words, have)
@@ -466,11 +466,31 @@ _CONTRASTS: dict[str, tuple[str, ...]] = {
 }
 
 
+# People who have the condition ("women with X", "X survivors") and people who do not yet: a
+# trial in healthy or at-risk people, or of preventing the disease itself, studies another
+# population, unless its title also names people who have it.
+_HAVE_IT = re.compile(r"\b(?:with|patients?|survivors?|sufferers?)\b", re.I)
+_NOT_YET = re.compile(
+    r"\b(?:healthy|at[- ](?:high[- ])?risk|high[- ]risk|prevention|chemoprevention|"
+    r"risk[- ]reducing|risk[- ]reduction)\b",
+    re.I,
+)
+
+
 def contradicts_setting(title: str, frame: QuestionFrame) -> bool:
     """True when ``title`` names the opposite of one of the question's setting words and not
     the word itself (``_CONTRASTS``: "…in advanced disease" for a question on early disease):
-    the source studies another population, so it is not about the question. The words of a
-    capitalised group or study name (``_NAMED``: "… Surgical Adjuvant … Project") do not count."""
+    the source studies another population, so it is not about the question. So does a title on
+    healthy or at-risk people, or on preventing the disease (``_NOT_YET``), for a question on
+    people who have it ("… in women with X": ``_HAVE_IT``), unless it names such people too. The
+    words of a capitalised group or study name (``_NAMED``: "… Surgical Adjuvant … Project") do
+    not count."""
+    if (
+        _HAVE_IT.search(frame.setting)
+        and _NOT_YET.search(title)
+        and not _HAVE_IT.search(_NAMED.sub(" ", title))
+    ):
+        return True
     have = {w.lower() for w in re.findall(r"[A-Za-z][A-Za-z-]*", _NAMED.sub(" ", title))}
     wanted = {w.lower() for w in re.findall(r"[A-Za-z][A-Za-z-]*", frame.setting)}
     return any(
