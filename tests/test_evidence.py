@@ -307,6 +307,28 @@ def test_a_trial_titled_for_another_comparison_answers_no_question_on_the_two_ar
     assert not another_comparison("Adjuvant arvotinib in early disease", frame)  # no comparison
 
 
+def test_a_published_protocol_answers_no_question(vectors):
+    """A journal's publication of a trial's protocol gives the trial's plans and its case for
+    running it: no question counts it. A treatment protocol's results are evidence."""
+    text = (
+        "Trastuzumab improved disease-free survival in HER2-positive breast cancer (HR 0.71; "
+        "P = 0.01). Adverse events were mild."
+    )
+    protocol = SearchResult(
+        url="https://pubmed.ncbi.nlm.nih.gov/6/",
+        title="Adjuvant trastuzumab in HER2-positive breast cancer: study protocol for a trial",
+        text=text,
+    )
+    treatment = SearchResult(
+        url="https://pubmed.ncbi.nlm.nih.gov/7/",
+        title="A trastuzumab dosing protocol in HER2-positive breast cancer: a randomised trial",
+        text=text,
+    )
+    ev = result_evidence(vectors, list(DRUG.values()), TOPIC, [protocol, treatment])
+    assert ev[0] == {}
+    assert ev[1]
+
+
 def test_a_registry_record_answers_no_question_on_what_was_found(vectors):
     """A trial's registration says what it plans to measure: its sentences answer neither
     whether the treatment works nor what harm it does; the same text with results posted does."""

@@ -11,7 +11,8 @@ opposite setting (``frame.contradicts_setting``),
 and it answers the questions that compare the arms (``planning.kinds.BOTH_ARMS``) only when it
 names both arms and ``COMPARES_SETTING`` of the setting, and then not with a sentence that sets
 one arm against a third comparator (placebo, observation: ``third_arm``). A trial's registry
-record with no results answers no question on what was found (``registration_only``). Its full
+record with no results answers no question on what was found (``registration_only``), a trial's
+published protocol none at all (``published_protocol``). Its full
 text (the raw artifact's ``text``; the snippets when the backend gave no text) is split into
 whole-sentence passages (``judge.split_passages``) and scored against every question
 (``judge.score_passages``); each question gets the result's best ``kept_for(question)``
@@ -109,6 +110,14 @@ def compares(text: str, frame: QuestionFrame) -> bool:
 # The questions only a study's results answer: whether it works and what harm it does.
 FOUND = PRIMARY | HARMS
 REGISTRY = "clinicaltrials.gov"  # the source type of a trial's registry record
+# A journal's publication of a trial's protocol: "…: study protocol for a randomised controlled
+# trial", "… trial protocol", "A protocol for a … trial" (not a treatment protocol's results:
+# "… prevention protocol on quality of life", "the … protocol: a randomized trial").
+PROTOCOL_TITLE = re.compile(
+    r"\b(?:study|trial)\s+protocol\b|^\s*(?:a\s+)?protocol\s+(?:for|of)\s+(?:an?|the)\b|"
+    r":\s*(?:a\s+)?protocol\s+(?:for|of)\b",
+    re.I,
+)
 _RESULTS_LINE = re.compile(r"^\s*Results?\s*:", re.M)
 
 
@@ -118,6 +127,13 @@ def registration_only(result: SearchResult) -> bool:
     sentences say what a trial plans to measure and why, so they answer no question of ``FOUND``
     (a planned "serious adverse events will be recorded" is no harm found)."""
     return result.source_type == REGISTRY and not has_results(result.text)
+
+
+def published_protocol(result: SearchResult) -> bool:
+    """True for a journal's publication of a trial's protocol (titled so: ``PROTOCOL_TITLE``):
+    its sentences are the trial's plans and the case for running it, which answer no question
+    of the syllabus (the background of a hundred papers, and no finding)."""
+    return bool(PROTOCOL_TITLE.search(result.title or ""))
 
 
 def has_results(text: str) -> bool:
@@ -177,7 +193,7 @@ def result_evidence(
     model = str(getattr(vectors.embedder, "path", ""))
     qsig = tuple((q.key, q.label, q.description, tuple(judge.facets(q))) for q in questions)
     for i, (r, on) in enumerate(zip(results, on_question(vectors, topic, results), strict=True)):
-        if not on:
+        if not on or published_protocol(r):  # a trial's plans and its case: no answer
             continue
         text = result_text(r)
         whole = f"{r.title}\n{text}"
