@@ -109,11 +109,11 @@ _ESTIMATE_VALUE = re.compile(
 _BALANCE = re.compile(
     r"\bthis\s+(?:study|trial|paper|article|report)\s+(?:reports|describes|presents|examines|"
     r"evaluates|investigates|assesses)\b|"
-    r"\bbaseline\s+(?:characteristics|demographics|features|variables)\b|"
+    r"(?<!from )\bbaseline\s+(?:[a-z]+\s+)?(?:characteristics|demographics|features|variables|data)\b|"
     r"\b(?:mean|median|average)\s+age\s+(?:of|was|were)?\s*\d[^.;]*\b(?:vs\.?|versus)\b|"
     r"\b(?:conducted|performed|carried\s+out|undertook)\s+an?\s+(?:[\w-]+,?\s+){0,5}"
     r"(?:study|trial|analysis|review|survey)\b|\b(?:trial|study)\s+(?:was\s+)?conducted\s+at\b|"
-    r"\b(?:were|was)\s+compared\s+in\s+an?\b|"
+    r"\b(?:were|was)\s+compared\s+in\s+an?\b|\b(?:arms|groups|cohorts)\s+were\s+(?:well[- ])?balanced\b|"
     r"^(?:(?:final|long-term|interim|first)\s+)?(?:results|findings)\s+(?:of|from)\s+(?:the|an?)\b"
     r"[^.;:]{0,80}\.?$|"
     # a design named with no verb: "A multicenter randomized placebo-controlled phase III trial."
