@@ -20,8 +20,9 @@ from research import jobs
 from research.citations import check_integrity
 from research.costorm import get_meta, get_mindmap, get_turns, post_analyst_message
 from research.costorm.report import OPEN_QUESTIONS
+from research.evidence.passages import REGISTRY
 from research.models import Report, Syllabus
-from research.pipeline import runner
+from research.pipeline import registrations, runner
 from research.planning.kinds import PRIMARY
 from research.store import keys
 from research.store.connection import get_redis
@@ -113,14 +114,22 @@ def test_report_from_mind_map_citations_resolve(cli_run):
     # sources the mind map cites (from the run's evidence)
     primary = [q.label for q in syllabus.questions if q.key in PRIMARY]
     assert report.sections[0].heading in primary
-    assert {s.heading for s in report.sections} - {OPEN_QUESTIONS} <= {*mm.node_names(), *primary}
+    # ... and, last, the registered trials without results, citing registry records only
+    listed = {OPEN_QUESTIONS, registrations.HEADING}
+    assert {s.heading for s in report.sections} - listed <= {*mm.node_names(), *primary}
+    for sec in report.sections:
+        if sec.heading == registrations.HEADING:
+            assert sec is report.sections[-1] or report.sections[-1].heading == OPEN_QUESTIONS
+            cited = {int(n) for n in re.findall(r"\[(\d+)\]", sec.text)}
+            types = {report.references[n - 1].source_type for n in cited}
+            assert types == {REGISTRY}, types
     first = {int(n) for n in re.findall(r"\[(\d+)\]", report.sections[0].text)}
     in_map = {i.source_id for i in mm.items}
     assert first and {report.references[n - 1].source_id for n in first} <= in_map
     # every syllabus question is answered by a section or stated as open
     assert [q.key for q in report.questions] == syllabus.keys()
     for q in report.questions:
-        assert q.heading in {s.heading for s in report.sections}
+        assert q.heading in {s.heading for s in report.sections} - {registrations.HEADING}
         # the primary question's section answers it alone, not the questions citing its sources
         assert q.key in PRIMARY or q.heading not in primary
         if q.status == "insufficient":

@@ -26,9 +26,9 @@ from research.engines.base import LeadInput, LeadQuestion, PolishInput, SectionI
 from research.engines.labels import fallback_line, planned_line
 from research.errors import InputError
 from research.models import OutlineSection, Reference, Report, ReportQuestion, ReportSection
-from research.pipeline import answers
+from research.pipeline import answers, registrations
 from research.pipeline.context import RunContext
-from research.pipeline.reporter import dedupe_report
+from research.pipeline.reporter import dedupe_report, trials_section
 from research.pipeline.sections import insufficient_sentence
 from research.planning.kinds import PRIMARY
 from research.text import split_sentences, strip_citations
@@ -180,8 +180,11 @@ def write_report(table: Table) -> Report:
     drafted = [x for x in drafted if x[1].heading in labels] + [
         x for x in drafted if x[1].heading not in labels
     ]
-    depths = [d for d, _ in drafted]
     lead_draft = _lead(table, [s for _, s in drafted], asked)
+    trials = trials_section(ctx, table.topic, ctx.collector.all_sources())
+    if trials is not None:  # last, as in a STORM report: what is under way, after what was found
+        drafted.append((1, trials))
+    depths = [d for d, _ in drafted]
     lead_draft, draft_sections = dedupe_report(ctx.vectors(), lead_draft, [s for _, s in drafted])
     drafted = list(zip(depths, draft_sections, strict=True))  # the draft report is what follows
     ctx.store.put_doc(
@@ -248,7 +251,8 @@ def _questions(
         refs = {number[sid] for sid in srcs if sid in number}
         best, best_n = None, 0
         for _, sec in final:
-            if own.get(sec.heading, q.key) != q.key:
+            # nor does the list of registered trials answer a question: it says what is planned
+            if own.get(sec.heading, q.key) != q.key or sec.heading == registrations.HEADING:
                 continue
             cited = {int(n) for n in citations.LOCAL_RE.findall(sec.text)} & refs
             if len(cited) > best_n:

@@ -164,7 +164,7 @@ def write_report(
         ctx.emit("section.written", {"heading": plan.heading})
     draft_sections = [s for _, s in written]
     lead_draft = _write_lead(ctx, topic, [p for p, _ in written], draft_sections, titles)
-    trials = _trials_section(ctx, topic, sources)
+    trials = trials_section(ctx, topic, sources)
     if trials is not None:  # last: what is under way, after what was found
         written.append((sections.SectionPlan(heading=trials.heading), trials))
         draft_sections.append(trials)
@@ -209,14 +209,14 @@ def write_report(
     return report
 
 
-def _trials_section(
+def trials_section(
     ctx: RunContext,
     topic: str,
     sources: list[SourceRecord],
 ) -> ReportSection | None:
     """The section on the run's trial registrations without results (``registrations``), or
     None when the run saved none on the question. Reads their records' text from the run's
-    artifacts."""
+    artifacts. The last section of a STORM report and of a Co-STORM one."""
     regs = registrations.registry_sources(sources)
     if not regs:
         return None
