@@ -5,7 +5,7 @@ with offsets into the source text; the run store keeps the best passages per que
 import pytest
 
 from research.evidence import judge
-from research.evidence.passages import about_topic, result_evidence
+from research.evidence.passages import about_topic, compares, result_evidence
 from research.models import EvidencePassage, Question, SearchResult
 from research.planning.kinds import COMPARISON_QUESTIONS, INTERVENTION_QUESTIONS, fill
 from research.planning.syllabus import get_template
@@ -305,6 +305,9 @@ def test_a_trial_titled_for_another_comparison_answers_no_question_on_the_two_ar
     assert another_comparison(other.title, frame)
     assert not another_comparison(shortened.title, frame)
     assert not another_comparison("Adjuvant arvotinib in early disease", frame)  # no comparison
+    # an abstract that shortens the long arm still names it
+    assert compares("Arvotinib or belzumab: adjuvant therapy for early disease", frame)
+    assert not compares("Arvotinib as adjuvant therapy for early disease", frame)
 
 
 def test_a_published_protocol_answers_no_question(vectors):

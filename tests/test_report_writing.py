@@ -414,6 +414,49 @@ def test_a_question_answered_only_by_how_studies_were_run_says_so(vectors):
     assert text.endswith("[@src_1][@src_2].") and finding_weight(text) < PLAIN  # the lead skips it
 
 
+def test_who_benefits_is_asked_of_the_trials_that_answer_the_question(vectors):
+    """A subgroup result of a trial that answers whether the treatment works is quoted under who
+    benefits; one of a study that answers neither efficacy nor harms is not, while the trial
+    has one. With no such trial's subgroup, the other study's stands."""
+    sub = Question(
+        key="subgroups.benefit", label="Who benefits", description="Subgroups", min_sources=1
+    )
+    eff = Question(
+        key="efficacy.intervention", label="Efficacy", description="Results", min_sources=1
+    )
+    result = "Walking reduced fatigue by 20% compared with usual care (P = 0.01)."
+    trial_sub = "Women over 60 gained most from walking (fatigue 25% lower; P = 0.02)."
+    other_sub = "Among smokers, a new dye found 12% more nodes than the old one (P = 0.03)."
+
+    def ev(q: str, sid: str, text: str) -> EvidencePassage:
+        return EvidencePassage(question=q, source_id=sid, passage=text, score=0.6, start=0, end=1)
+
+    def plans_for(evidence):
+        plans = [
+            sections.SectionPlan(heading="Efficacy", question=eff, sources=list(evidence)),
+            sections.SectionPlan(heading="Who benefits", question=sub, sources=list(evidence)),
+        ]
+        answers.fill(
+            vectors,
+            plans,
+            evidence,
+            {"subgroups.benefit": 2, "efficacy.intervention": 1},
+            "standard",
+            topic="Walking for fatigue in women with examplitis",
+        )
+        return plans
+
+    trial = [
+        ev("efficacy.intervention", "src_1", result),
+        ev("subgroups.benefit", "src_1", trial_sub),
+    ]
+    other = [ev("subgroups.benefit", "src_2", other_sub)]
+    plans = plans_for({"src_1": trial, "src_2": other})
+    assert [u.text for u in plans[1].units] == [trial_sub]
+    plans = plans_for({"src_1": trial[:1], "src_2": other})
+    assert [u.text for u in plans[1].units] == [other_sub]
+
+
 def test_an_unmet_statement_leaves_out_the_corpus_hint_of_the_plan():
     """The fitted syllabus shows the corpus's own words in plan review; the report's sentence on
     what was searched and found does not repeat that hint."""

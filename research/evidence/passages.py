@@ -40,7 +40,7 @@ from research.text.findings import quote_rank
 from research.text.frame import (
     QuestionFrame,
     about_question,
-    arms_named,
+    arms_of,
     contradicts_setting,
     frame_question,
     setting_share,
@@ -99,12 +99,10 @@ def _arm_in_title(vectors: Vectors, frame: QuestionFrame, titles: np.ndarray) ->
 
 
 def compares(text: str, frame: QuestionFrame) -> bool:
-    """True when a source names every arm of a comparison and ``COMPARES_SETTING`` of its
-    setting: it can answer the questions only such a source answers (``kinds.BOTH_ARMS``)."""
-    return (
-        arms_named(text, frame) >= len(frame.arms)
-        and setting_share(text, frame) >= COMPARES_SETTING
-    )
+    """True when a source names every arm of a comparison (an arm of three words or more by any
+    of them, as an abstract shortens it: ``frame.arms_of`` ``loose``) and ``COMPARES_SETTING`` of
+    its setting: it can answer the questions only such a source answers (``kinds.BOTH_ARMS``)."""
+    return all(arms_of(text, frame, loose=True)) and setting_share(text, frame) >= COMPARES_SETTING
 
 
 # The questions only a study's results answer: whether it works and what harm it does.

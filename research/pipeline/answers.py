@@ -37,7 +37,14 @@ from research.evidence.passages import rank_for
 from research.models import EvidencePassage, GapReport, Question, QuestionStop
 from research.pipeline.material import Unit
 from research.pipeline.sections import DUPLICATE_SIM, SectionPlan
-from research.planning.kinds import MISFIT_FACTOR, PRIMARY, PRIMARY_WEIGHT, outcome_fit
+from research.planning.kinds import (
+    FROM_MAIN,
+    HARMS,
+    MISFIT_FACTOR,
+    PRIMARY,
+    PRIMARY_WEIGHT,
+    outcome_fit,
+)
 from research.text import norm_key
 from research.text.findings import CONDUCT, finding_weight, outcome_family
 from research.text.frame import QuestionFrame, frame_question, term_share
@@ -296,6 +303,9 @@ def fill(
     frame = frame_question(topic) if topic else None
     frame = frame if frame is not None and frame.arms else None
     rel = relevance(vectors, topic, titles or {})
+    # who benefits more is a subgroup of a trial of the question: it is asked of the sources that
+    # answer whether it works or what harm it does, and of another only when none of them answers
+    main = {e.source_id for k in keys if k in PRIMARY | HARMS for e in counted[k]}
     for i in scarce_first:
         # a study's aim, design or conduct counts for coverage but is never quoted: with nothing
         # else, the section says the sources report how their studies were run
@@ -305,6 +315,8 @@ def fill(
         # a section quotes what answers its own question best: an incidence figure that answers
         # "risk" better than "monitoring" is quoted under risk
         found = [e for e in found if _fit_score(e) >= best[_pkey(e)] - HOLD_MARGIN] or found
+        if keys[i] in FROM_MAIN:
+            found = [e for e in found if e.source_id in main] or found
         chosen = reading_order(choose(vectors, found, shares[i], taken, frame, rel))
         questions[i].units = [Unit(p.passage, p.source_id) for p in chosen]
     for plan, key in zip(questions, keys, strict=True):

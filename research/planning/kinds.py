@@ -180,6 +180,10 @@ PERSON_QUESTIONS: dict[str, dict] = {
     },
 }
 
+# Questions asked of the studies that answer the main ones (``PRIMARY``, ``HARMS``): who benefits
+# more is a subgroup of a trial of the question (``pipeline.answers.fill``).
+FROM_MAIN = frozenset({"subgroups.benefit"})
+
 # Questions only a source that names both arms of a comparison can answer.
 BOTH_ARMS = frozenset({"efficacy.comparison", "harms.comparison", "qol.adherence"})
 
