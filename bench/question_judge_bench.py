@@ -34,6 +34,17 @@ def is_calibration(qid: str) -> bool:
     return qid.startswith("c")
 
 
+def asked_now(pairs: list[dict]) -> tuple[list[dict], int]:
+    """``(pairs whose syllabus question the question's syllabus still asks, how many do not)``:
+    a question framed as another kind since it was labelled (a condition's own sections instead
+    of the general template's) no longer asks some labelled questions, and the judgement cannot
+    be measured on a question the pipeline does not ask."""
+    questions = {q["qid"]: q["question"] for q in qs.load_questions()}
+    keys = {qid: {s.key for s in qs.syllabus_questions(q)} for qid, q in questions.items()}
+    kept = [p for p in pairs if p["question_key"] in keys.get(p["qid"], set())]
+    return kept, len(pairs) - len(kept)
+
+
 def score_pairs(pairs: list[dict], vectors) -> dict[str, np.ndarray]:
     """``{scorer: scores (n_pairs,)}`` for the judge as the pipeline applies it and the two
     cosine baselines."""
@@ -136,10 +147,11 @@ def run(vectors=None) -> tuple[list[Figure], dict]:
         from research.text.vectors import Vectors  # noqa: PLC0415 - loads torch
 
         vectors = Vectors()
-    pairs = load_labels(qs.LABELS)
+    pairs, unasked = asked_now(load_labels(qs.LABELS))
     t0 = time.perf_counter()
     rep = report(pairs, score_pairs(pairs, vectors), EVIDENCE_MIN)
     rep["seconds"] = round(time.perf_counter() - t0, 1)
+    rep["unasked_pairs"] = unasked
     j, a, b = (
         rep["scorers"][k] for k in ("judge", "cosine_question_label", "cosine_label_description")
     )
@@ -149,6 +161,11 @@ def run(vectors=None) -> tuple[list[Figure], dict]:
     n = (
         f"{rep['n_pairs']} pairs over {len(j['per_question'])} questions; test = "
         f"{len(rep['test_questions'])} unseen questions, {rep['n_pairs'] - rep['n_calibration_pairs']} pairs"
+        + (
+            f"; {unasked} pairs on questions the syllabus no longer asks left out"
+            if unasked
+            else ""
+        )
     )
     base = "cosine to 'question: label', test questions, bar calibrated on c01–c12"
     return [
