@@ -181,7 +181,8 @@ def write_report(table: Table) -> Report:
         x for x in drafted if x[1].heading not in labels
     ]
     lead_draft = _lead(table, [s for _, s in drafted], asked)
-    trials = trials_section(ctx, table.topic, ctx.collector.all_sources())
+    all_sources = ctx.collector.all_sources()
+    trials = trials_section(ctx, table.topic, all_sources)
     if trials is not None:  # last, as in a STORM report: what is under way, after what was found
         drafted.append((1, trials))
     depths = [d for d, _ in drafted]
@@ -190,7 +191,6 @@ def write_report(table: Table) -> Report:
     ctx.store.put_doc(
         ctx.run_id, "draft_report", assemble(ctx, table.topic, lead_draft, drafted, [])
     )
-    all_sources = ctx.collector.all_sources()
     by_id = {s.source_id: s for s in all_sources}
     texts, order = citations.renumber([lead_draft, *[s.text for s in draft_sections]], set(by_id))
     refs = [

@@ -33,18 +33,11 @@ from collections import Counter
 import numpy as np
 
 from research.evidence.judge import is_design, names_focus
-from research.evidence.passages import rank_for
+from research.evidence.passages import FOUND, rank_for
 from research.models import EvidencePassage, GapReport, Question, QuestionStop
 from research.pipeline.material import Unit
 from research.pipeline.sections import DUPLICATE_SIM, SectionPlan
-from research.planning.kinds import (
-    FROM_MAIN,
-    HARMS,
-    MISFIT_FACTOR,
-    PRIMARY,
-    PRIMARY_WEIGHT,
-    outcome_fit,
-)
+from research.planning.kinds import FROM_MAIN, MISFIT_FACTOR, PRIMARY, PRIMARY_WEIGHT, outcome_fit
 from research.text import norm_key
 from research.text.findings import CONDUCT, finding_weight, outcome_family
 from research.text.frame import QuestionFrame, frame_question, term_share
@@ -305,7 +298,7 @@ def fill(
     rel = relevance(vectors, topic, titles or {})
     # who benefits more is a subgroup of a trial of the question: it is asked of the sources that
     # answer whether it works or what harm it does, and of another only when none of them answers
-    main = {e.source_id for k in keys if k in PRIMARY | HARMS for e in counted[k]}
+    main = {e.source_id for k in keys if k in FOUND for e in counted[k]}
     for i in scarce_first:
         # a study's aim, design or conduct counts for coverage but is never quoted: with nothing
         # else, the section says the sources report how their studies were run

@@ -201,10 +201,8 @@ class QuestionFrame:
         for a setting that names only the people treated ("… for patients with X"). A modifier
         that says what the condition comes from ("treatment-related", "drug-induced") is left out
         when another word remains: the condition is named without it."""
-        if self.kind not in ("intervention", "device") or not self.setting:
-            return []
-        head = _OCCASION.split(self.setting, maxsplit=1)[0]
-        if _POPULATION.search(head):
+        head = self._condition_head()
+        if not head or _POPULATION.search(head):
             return []
         words = _setting_words(head)
         plain = [w for w in words if not _MODIFIER.search(w)]
@@ -216,10 +214,15 @@ class QuestionFrame:
         dermatitis"): [] otherwise. The same condition from another cause is another population
         (nausea after surgery is not nausea from chemotherapy); a source on the question names
         the cause, if not in the same compound."""
+        words = _setting_words(self._condition_head())
+        return [w.rsplit("-", 1)[0] for w in words if _CAUSE.search(w) and "-" in w]
+
+    def _condition_head(self) -> str:
+        """The setting of an intervention or a device up to its population or occasion ("hot
+        flushes" of "hot flushes in women with X"); "" for other kinds and no setting."""
         if self.kind not in ("intervention", "device") or not self.setting:
-            return []
-        head = _OCCASION.split(self.setting, maxsplit=1)[0]
-        return [w.rsplit("-", 1)[0] for w in _setting_words(head) if _CAUSE.search(w) and "-" in w]
+            return ""
+        return _OCCASION.split(self.setting, maxsplit=1)[0]
 
     def arm_keys(self) -> list[set[str]]:
         """Per arm, the stems of its naming words (``arm_words``) as one set."""
@@ -400,13 +403,12 @@ def about_question(text: str, frame: QuestionFrame, *, arms: bool = True) -> boo
             return False
     if not names_target(text, frame):
         return False
-    causes = frame.cause_words()
-    if causes and not all(_stems([c]) & _text_keys(text) for c in causes):
+    have = _text_keys(text)
+    if not all(_stems([c]) & have for c in frame.cause_words()):
         return False
     words = _setting_words(frame.setting)
     if not words:
         return True
-    have = _text_keys(text)
     hits = sum(bool(_stems([w]) & have) for w in words)
     return hits > len(words) / 2 if len(words) > 2 else hits == len(words)
 
