@@ -398,6 +398,12 @@ def test_a_source_titled_for_the_opposite_setting_is_not_on_the_question():
         frame,
     )
     assert not contradicts_setting("Adjuvant drug B after prevention failed", frame)
+    # ... and the other way: a question on metastases is not answered by trials in early or
+    # nonmetastatic disease
+    spread = frame_question("Drug A versus drug B for bone metastases of the disease")
+    assert contradicts_setting("Drug A in patients with nonmetastatic disease", spread)
+    assert contradicts_setting("Adjuvant drug A in the disease: a placebo-controlled trial", spread)
+    assert not contradicts_setting("Drug A versus drug B in bone metastases", spread)
 
 
 def test_a_source_on_people_without_the_condition_is_not_on_a_question_about_people_with_it():
