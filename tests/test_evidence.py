@@ -5,12 +5,17 @@ with offsets into the source text; the run store keeps the best passages per que
 import pytest
 
 from research.evidence import judge
-from research.evidence.passages import about_topic, compares, result_evidence
+from research.evidence.passages import about_topic, compares, on_question_docs, result_evidence
 from research.models import EvidencePassage, Question, SearchResult
 from research.planning.kinds import COMPARISON_QUESTIONS, INTERVENTION_QUESTIONS, fill
 from research.planning.syllabus import get_template
 from research.store.passages import EvidenceStore, merge
-from research.text.comparators import another_comparison, third_arm
+from research.text.comparators import (
+    added_treatment,
+    another_comparison,
+    studies_another,
+    third_arm,
+)
 from research.text.findings import outcome_family
 from research.text.frame import frame_question
 from research.text.vectors import Vectors
@@ -308,6 +313,42 @@ def test_a_trial_titled_for_another_comparison_answers_no_question_on_the_two_ar
     # an abstract that shortens the long arm still names it
     assert compares("Arvotinib or belzumab: adjuvant therapy for early disease", frame)
     assert not compares("Arvotinib as adjuvant therapy for early disease", frame)
+
+
+def test_a_trial_of_another_treatment_given_with_an_arm_is_not_on_the_question(vectors):
+    """On "early versus delayed examplotherapy", a trial that adds another medicine to one arm,
+    or gives it to people who receive an arm, studies that medicine: the gate leaves it out,
+    however often its abstract names the arms. A trial of the arms themselves stays, and so
+    does an addition that is an arm."""
+    topic = "Early versus delayed examplotherapy for operable examplitis"
+    frame = frame_question(topic)
+    text = (
+        "Patients with operable examplitis received early or delayed examplotherapy. "
+        "Survival was longer in the examplitis patients given arvotinib (HR 0.7)."
+    )
+    titles = {
+        "Adding arvotinib to early examplotherapy in operable examplitis": False,
+        "Early examplotherapy with or without arvotinib for operable examplitis": False,
+        "Arvotinib plus early examplotherapy versus early examplotherapy alone": False,
+        "Arvotinib after delayed examplotherapy in operable examplitis": False,
+        "Early versus delayed examplotherapy for operable examplitis: a randomised trial": True,
+        "Delayed examplotherapy with or without early examplotherapy in examplitis": True,
+    }
+    gate = on_question_docs(vectors, topic, [(t, text) for t in titles])
+    assert gate == list(titles.values())
+    assert added_treatment("Early examplotherapy with or without arvotinib as adjuvant") == (
+        "arvotinib"
+    )
+    assert added_treatment("Arvotinib plus examplotherapy versus examplotherapy alone") == (
+        "Arvotinib"
+    )
+    assert added_treatment("Early versus delayed examplotherapy") == ""
+    # an outcome measured after an arm is no other treatment: only a medicine's name is
+    assert not studies_another("Quality of life after early examplotherapy", frame)
+    # an open arm is named by every text: nothing is background to it
+    assert not studies_another(
+        "Adding arvotinib to usual care", frame_question("Interventions for examplitis")
+    )
 
 
 def test_a_published_protocol_answers_no_question(vectors):

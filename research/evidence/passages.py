@@ -33,7 +33,7 @@ from research.evidence import judge
 from research.models import EvidencePassage, Question, SearchResult
 from research.planning.kinds import BOTH_ARMS, DEFINED_BY, HARMS, PRIMARY, PRIMARY_WEIGHT
 from research.text import mentions_topic, norm_key, subject_of, topic_words, word_key
-from research.text.comparators import another_comparison, third_arm
+from research.text.comparators import another_comparison, studies_another, third_arm
 from research.text.definitions import LEAD_SENTENCES, titled_as_topic
 from research.text.entities import drug_names
 from research.text.findings import quote_rank
@@ -153,8 +153,9 @@ def on_question_docs(vectors: Vectors, topic: str, docs: list[tuple[str, str]]) 
     """Per document ``(title, text)`` (in order), True when it may be evidence on the run's
     question ``topic`` (module doc): for a framed question it names an arm (in words, or for one
     arm by a title close to it: ``_arm_in_title``), what the intervention is for and the
-    setting; for any question naming a treatment its title does not name the opposite setting;
-    and it is about the topic (``about_topic``) or titled close to it (cosine ≥
+    setting, and its title does not study another intervention with an arm as its background
+    (``comparators.studies_another``); for any question naming a treatment its title does not
+    name the opposite setting; and it is about the topic (``about_topic``) or titled close to it (cosine ≥
     ``TITLE_ON_TOPIC``). The one gate of what a run may quote: a STORM turn's evidence, the
     results a Co-STORM expert speaks from, the sources of the report's other sections
     (``pipeline.material``)."""
@@ -172,6 +173,7 @@ def on_question_docs(vectors: Vectors, topic: str, docs: list[tuple[str, str]]) 
         out.append(
             not (frame.framed and not about_question(whole, frame, arms=not named))
             and not (frame.arms and contradicts_setting(title, frame))
+            and not studies_another(title, frame)
             and (float(title_sim) >= TITLE_ON_TOPIC or about_topic(whole, topic))
         )
     return out

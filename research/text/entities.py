@@ -22,7 +22,7 @@ INN_STEM = re.compile(
     r"sartan|olol|prazole|floxacin|cillin|mycin|cycline|vir|tide|lukast|gliptin|gliflozin|"
     r"dronate|dronic|conazole|tecan|lisib|degib|zomib|limus|vastatin|ximab|zumab|umab|trozole|"
     r"xifen|xifene|mestane|strant|setron|pitant|caine|parin|dipine|triptan|afil|glinide|"
-    r"formin|tidine|zepam|oxetine|relin)\b",
+    r"formin|tidine|zepam|oxetine|relin|grastim|poetin)\b",
     re.I,
 )
 # words that make a topic about a medicine even without an INN-stemmed name
