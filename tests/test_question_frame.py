@@ -248,6 +248,12 @@ def test_a_source_on_the_population_that_never_names_the_condition_is_off_the_qu
     assert not about_question(
         "Yoga for tiredness after surgery in adults with leukemia\nTiredness fell by half.", tired
     )
+    # what is measured of a condition does not name it: "quality" of life is in every abstract
+    sleep = frame_question("Yoga for sleep quality in adults with leukaemia")
+    assert not about_question(
+        "Yoga in adults with leukemia\nQuality of life improved; quality scores rose.", sleep
+    )
+    assert about_question("Yoga for sleep in adults with leukemia\nSleep improved.", sleep)
     # a setting that names only the people treated has no condition to name
     assert frame_question("Ivermectin for patients with malaria").target_words() == []
     assert frame_question(AI_TAM).target_words() == []

@@ -17,6 +17,7 @@ from research.text import (
     word_key,
 )
 from research.text.artifact_text import artifact_results, artifact_texts, source_texts
+from research.text.entities import abbreviations, names_any
 from research.text.vectors import Vectors
 
 ROOT = Path(__file__).resolve().parents[1] / "research"
@@ -68,6 +69,13 @@ def test_helpers_behave():
     assert not is_whole("improved disease-free survival compared with …")
     assert is_whole_form("Exemestane was given for five years after tamoxifen.")
     assert drug_names("Trastuzumab and lapatinib") == ["Trastuzumab", "lapatinib"]
+    # two letters before the stem make a name too
+    assert drug_names("Letrozole versus heparin") == ["Letrozole", "heparin"]
+    # a document's short form of a medicine names it in its later sentences
+    text = "Examplumab (EXB) was given with zoledronic acid (ZOL, 4 mg). EXB halved relapse."
+    assert abbreviations(text, ["examplumab", "zoledronic"]) == ["EXB", "ZOL"]
+    assert names_any("EXB halved relapse.", ["EXB"])
+    assert not names_any("EXBX rose; exb fell.", ["EXB"])
     assert topic_kind("Hurricane Hilary") == "general"
     assert split_topic("Trastuzumab cardiotoxicity in HER2-positive breast cancer") == (
         "Trastuzumab",

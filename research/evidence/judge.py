@@ -58,7 +58,7 @@ from research.text import (
     word_key,
 )
 from research.text.definitions import defines
-from research.text.entities import drug_names, split_topic
+from research.text.entities import drug_names, names_any, split_topic
 from research.text.findings import HARM_CUES, RESULT_CUES, outcome_family, states_result
 from research.text.roots import VERNACULAR
 from research.text.vectors import Vectors
@@ -323,8 +323,11 @@ def score_passages(
     topic: str,
     vectors: Vectors | None = None,
     fixed: bool = False,
+    short_forms: tuple[str, ...] = (),
 ) -> np.ndarray:
     """Evidence scores ``(len(questions), len(passages))`` in [0, 1] (module docstring).
+    ``short_forms``: what the passages' document calls the topic's medicines for short
+    (``entities.abbreviations``: "EXB"); a passage naming one names the topic's medicine.
 
     Embeds each passage and aspect text once (``vectors`` caches them; a new ``Vectors`` loads
     MiniLM lazily, ~5 s the first time in a process). ``fixed``: embed ``passages`` as one batch
@@ -348,7 +351,10 @@ def score_passages(
     own = {d.lower() for d in drug_names(topic)}
     other = np.array(
         [
-            bool(own) and not ({d.lower() for d in drug_names(p)} & own) and bool(drug_names(p))
+            bool(own)
+            and not ({d.lower() for d in drug_names(p)} & own)
+            and bool(drug_names(p))
+            and not names_any(p, list(short_forms))
             for p in passages
         ]
     )

@@ -35,7 +35,7 @@ from research.planning.kinds import BOTH_ARMS, DEFINED_BY, HARMS, PRIMARY, PRIMA
 from research.text import mentions_topic, norm_key, subject_of, topic_words, word_key
 from research.text.comparators import another_comparison, studies_another, third_arm
 from research.text.definitions import LEAD_SENTENCES, titled_as_topic
-from research.text.entities import drug_names
+from research.text.entities import abbreviations, drug_names, names_any
 from research.text.findings import quote_rank
 from research.text.frame import (
     QuestionFrame,
@@ -242,18 +242,25 @@ def _document_evidence(
     best first (source ids empty); {} when no passage qualifies."""
     title = norm_key(title_text)
     # a document whose title does not name the topic's drug counts only where the passage
-    # itself names it (an approval note on another drug is no evidence on this one)
+    # itself names it (an approval note on another drug is no evidence on this one), or the
+    # short form the document gives it ("examplumab (EXB)")
     named = not drugs or any(d in title_text.lower() for d in drugs)
+    short = tuple(abbreviations(f"{title_text}\n{text}", drugs))
     spans = [
         p
         for p in judge.split_passages(text)
         if not (title and norm_key(p.text).startswith(title))
-        and (named or any(d in p.text.lower() for d in drugs))
+        and (named or any(d in p.text.lower() for d in drugs) or names_any(p.text, list(short)))
     ]
     if not spans:
         return {}
     scores = judge.score_passages(
-        questions, [p.text for p in spans], topic=topic, vectors=vectors, fixed=True
+        questions,
+        [p.text for p in spans],
+        topic=topic,
+        vectors=vectors,
+        fixed=True,
+        short_forms=short,
     )
     if titled_as_topic(title_text, topic):  # the article on the topic: its lead says what it is
         for qi, q in enumerate(questions):

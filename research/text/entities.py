@@ -16,9 +16,11 @@ from research.text.words import clean
 # -vir antivirals, -tide peptides, -lukast, -gliptin, -gliflozin, -dronate, -azole antifungals,
 # -trozole and -mestane enzyme inhibitors, -xifen(e) and -strant anti-oestrogens, -dronic acid
 # bisphosphonates, -setron and -pitant antiemetics, -caine anaesthetics, -parin heparins, -dipine
-# calcium-channel blockers, -triptan, -afil, -glinide, -formin, -tidine, -zepam, -oxetine, -relin.
+# calcium-channel blockers, -triptan, -afil, -glinide, -formin, -tidine, -zepam, -oxetine, -relin,
+# -grastim colony-stimulating factors, -poetin erythropoietins. A name has two letters or more
+# before its stem ("heparin", "losartan").
 INN_STEM = re.compile(
-    r"\b[a-z]{3,}(?:mab|tinib|anib|rafenib|parib|ciclib|platin|taxel|rubicin|statin|pril|"
+    r"\b[a-z]{2,}(?:mab|tinib|anib|rafenib|parib|ciclib|platin|taxel|rubicin|statin|pril|"
     r"sartan|olol|prazole|floxacin|cillin|mycin|cycline|vir|tide|lukast|gliptin|gliflozin|"
     r"dronate|dronic|conazole|tecan|lisib|degib|zomib|limus|vastatin|ximab|zumab|umab|trozole|"
     r"xifen|xifene|mestane|strant|setron|pitant|caine|parin|dipine|triptan|afil|glinide|"
@@ -54,6 +56,25 @@ def drug_names(topic: str) -> list[str]:
     ``["Imatinib"]``), in order, without repeats; [] for a topic that names none."""
     text = topic if isinstance(topic, str) else ""
     return list(dict.fromkeys(m.group(0) for m in INN_STEM.finditer(text)))
+
+
+_ABBREVIATION = r"\b{name}(?:\s+[a-z]+)?\s*\(\s*([A-Z][A-Za-z0-9-]{{1,7}})\s*[;,)]"
+
+
+def abbreviations(text: str, names: list[str]) -> list[str]:
+    """The short forms ``text`` defines for the medicines ``names`` ("examplumab (EXB)" →
+    ["EXB"]), in order, without repeats: a document's later sentences name the medicine by
+    them. [] when it defines none."""
+    found: list[str] = []
+    for name in names:
+        pattern = re.compile(_ABBREVIATION.format(name=re.escape(name)), re.I)
+        found += [m.group(1) for m in pattern.finditer(text or "")]
+    return list(dict.fromkeys(found))
+
+
+def names_any(text: str, short_forms: list[str]) -> bool:
+    """True when ``text`` has one of ``short_forms`` as a whole word, case as written."""
+    return any(re.search(rf"(?<![\w-]){re.escape(s)}(?![\w-])", text) for s in short_forms)
 
 
 def split_topic(topic: str) -> tuple[str, str, str]:

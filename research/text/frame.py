@@ -366,18 +366,29 @@ def arms_of(text: str, frame: QuestionFrame, *, loose: bool = False) -> list[boo
 def names_target(text: str, frame: QuestionFrame) -> bool:
     """True when ``text`` (a document's title and text) names what the question's intervention
     is for (``QuestionFrame.target_words``): half or more of its words, at least one ("hot" or
-    "flushes" of "hot flushes"), one of them ``TARGET_MENTIONS`` times or more. True when it has
-    none. A document that never names the condition, or names it once in passing (a side effect
-    in a list), is not about treating it, whatever population it shares with the question."""
+    "flushes" of "hot flushes"), one of them ``TARGET_MENTIONS`` times or more; words that
+    name what is measured ("quality" of "sleep quality": ``_MEASURE_WORDS``) count only when the
+    target has no other. True when it has none. A document that never names the condition, or
+    names it once in passing (a side effect in a list), is not about treating it, whatever
+    population it shares with the question."""
     words = frame.target_words()
     if not words:
         return True
+    # "sleep quality" is named by "sleep": "quality" of life is in every trial's abstract
+    words = [w for w in words if w.whole not in _MEASURE_KEYS] or words
     counts = _text_counts(text)
     have = set(counts)
     named = [w for w in words if w.named_by(have)]
     if len(named) < max(1, (len(words) + 1) // 2):
         return False
     return max(_mentions(w, counts) for w in named) >= TARGET_MENTIONS
+
+
+# Words that name what is measured of a condition, not the condition: a target's other words
+# name it ("sleep" of "sleep quality", "bone" of "bone density").
+_MEASURE_WORDS = """quality qualities level levels score scores rate rates function functioning
+status density health outcome outcomes index burden severity intensity""".split()
+_MEASURE_KEYS = frozenset(_arm_word(w).whole for w in _MEASURE_WORDS)
 
 
 def _mentions(word: ArmWord, counts: Counter[str]) -> int:
