@@ -431,6 +431,26 @@ def test_a_source_on_people_without_the_condition_is_not_on_a_question_about_peo
     assert not contradicts_setting("Compression for the prevention of arm swelling", prevent)
 
 
+def test_a_question_on_preventing_a_disease_is_not_answered_by_treating_it():
+    """ "A versus B for examplitis prevention": a trial in people who have the disease is
+    another population, and a source that never speaks of preventing it is on treatment, though
+    both name the disease; a trial in people at risk stays on the question."""
+    frame = frame_question("Arvotinib versus belzumab for examplitis prevention in women")
+    assert contradicts_setting("Arvotinib after surgery in women with invasive examplitis", frame)
+    assert contradicts_setting("Belzumab for bone loss in examplitis patients", frame)
+    assert not contradicts_setting("Arvotinib in women at increased risk of examplitis", frame)
+    treated = "Arvotinib and belzumab in women\nArvotinib improved survival in examplitis."
+    assert not about_question(treated, frame)
+    assert about_question(treated + " It also prevents examplitis in healthy carriers.", frame)
+    assert about_question(treated + " Examplitis risk reduction was 40%.", frame)
+    # a question on adjuvant use is answered by a source that says so, in either word
+    adjuvant = frame_question(
+        "Arvotinib versus belzumab as adjuvant therapy for examplitis in women"
+    )
+    assert not about_question(treated, adjuvant)
+    assert about_question(treated + " Postoperative arvotinib was given for 5 years.", adjuvant)
+
+
 def test_an_arm_that_names_a_drug_class_is_named_by_a_member_of_it():
     """A comparison of a class ("statins versus placebo") is answered by trials that name a
     member ("atorvastatin"), by the WHO INN stem of the class."""

@@ -493,8 +493,9 @@ def test_a_source_whose_best_sentence_is_quoted_elsewhere_gives_its_next_one_fir
 
 
 def test_an_open_primary_question_still_states_its_results_in_the_lead(vectors):
-    """A primary question one source short of its bar is open, but the results of the sources
-    it has are still the answer asked for: the lead states them, and says what is open."""
+    """A primary question short of its bar is open, but the results of the sources it has are
+    still the answer asked for: the lead states them, even a single trial's, and says how many
+    sources of how many needed it rests on."""
     texts = [
         "Disease-free survival was longer with drug A than with drug B (HR 0.82; P = 0.01).[1]",
         "Drug A reduced recurrence by 20% compared with drug B in the second trial.[2]",
@@ -522,7 +523,8 @@ def test_an_open_primary_question_still_states_its_results_in_the_lead(vectors):
         [ReportSection(heading="Efficacy", text=texts[0])],
         [alone],
     )
-    assert texts[0] not in lead  # one source is not yet an answer to lead with
+    # a single trial is what the analyst has: its result leads, with the count beside it
+    assert texts[0] in lead and "(1 of 5 sources)" in lead
     aims = [
         "This inclusion will concern all patients given drug A or drug B.[1]",
         "Drug B has been used for many years.[2]",

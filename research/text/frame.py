@@ -400,7 +400,8 @@ def about_question(text: str, frame: QuestionFrame, *, arms: bool = True) -> boo
     """True when a document (title and text) is about a framed question: it names at least one
     arm, what the intervention is for (``names_target``) and what that comes from, when the
     question says it (``QuestionFrame.cause_words``), and, when the question has a setting,
-    more than half of the setting's content words (all of them for one or two). Always True
+    more than half of the setting's content words (all of them for one or two), the role of
+    treatment among them in its own words (``names_role``). Always True
     for a frame that is not ``framed`` (their templates keep the topic-word rule of
     ``research.text.mentions_topic``). ``arms=False`` leaves the arm out of the test, for a
     caller that knows the source names it in other words (a title close in meaning)."""
@@ -417,11 +418,33 @@ def about_question(text: str, frame: QuestionFrame, *, arms: bool = True) -> boo
     have = _text_keys(text)
     if not all(_stems([c]) & have for c in frame.cause_words()):
         return False
+    if not names_role(text, frame):
+        return False
     words = _setting_words(frame.setting)
     if not words:
         return True
     hits = sum(bool(_stems([w]) & have) for w in words)
     return hits > len(words) / 2 if len(words) > 2 else hits == len(words)
+
+
+# A treatment's role that a setting names, and the words a source on that role uses for it: a
+# trial of treating the disease is not one of preventing it, though both name the disease (the
+# setting's other words), and a question on adjuvant use is answered by trials that say so.
+_ROLES: dict[str, tuple[str, ...]] = {
+    "prevention": ("prevent", "chemoprevent", "risk reduc", "risk-reduc"),
+    "adjuvant": ("adjuvant", "postoperative", "post-operative"),
+}
+
+
+def names_role(text: str, frame: QuestionFrame) -> bool:
+    """True when ``text`` names the role of treatment the question's setting names (``_ROLES``:
+    "… for *prevention*" is named by "prevents", "chemoprevention", "risk reduction"), or the
+    setting names none."""
+    low = text.lower()
+    return all(
+        any(w in low for w in _ROLES[role])
+        for role in {w.lower() for w in re.findall(r"[A-Za-z-]+", frame.setting)} & set(_ROLES)
+    )
 
 
 def setting_share(text: str, frame: QuestionFrame) -> float:
@@ -492,18 +515,42 @@ _NOT_YET = re.compile(
 )
 
 
+# ... and the mirror: a question on preventing a disease is not answered by a trial in people
+# who have it ("X patients", "… in women with invasive X": ``_has_it``).
+_PATIENTS = re.compile(r"\b(?:patients|survivors)\b", re.I)
+_DISEASE_HEADS = ("cancers?", "carcinomas?", "tumou?rs?", "diseases?", "neoplasms?", "neoplasia")
+
+
+def _has_it(title: str, setting: str) -> bool:
+    """True when ``title`` names people who have the condition of ``setting``: patients or
+    survivors, or people "with" (up to three words before) the condition's name or a disease's
+    head word."""
+    if _PATIENTS.search(title):
+        return True
+    names = [re.escape(w) for w in _setting_words(_NOT_YET.sub(" ", setting))]
+    heads = "|".join([*names, *_DISEASE_HEADS])
+    return bool(re.search(rf"\bwith\s+(?:[\w-]+\s+){{0,3}}(?:{heads})\b", title, re.I))
+
+
 def contradicts_setting(title: str, frame: QuestionFrame) -> bool:
     """True when ``title`` names the opposite of one of the question's setting words and not
     the word itself (``_CONTRASTS``: "…in advanced disease" for a question on early disease):
     the source studies another population, so it is not about the question. So does a title on
     healthy or at-risk people, or on preventing the disease (``_NOT_YET``), for a question on
-    people who have it ("… in women with X": ``_HAVE_IT``), unless it names such people too. The
-    words of a capitalised group or study name (``_NAMED``: "… Surgical Adjuvant … Project") do
+    people who have it ("… in women with X": ``_HAVE_IT``), unless it names such people too;
+    and a title on people who have it (``_has_it``) for a question on preventing it. The words
+    of a capitalised group or study name (``_NAMED``: "… Surgical Adjuvant … Project") do
     not count."""
     if (
         _HAVE_IT.search(frame.setting)
         and _NOT_YET.search(title)
         and not _HAVE_IT.search(_NAMED.sub(" ", title))
+    ):
+        return True
+    if (
+        _NOT_YET.search(frame.setting)
+        and not _HAVE_IT.search(frame.setting)
+        and _has_it(_NAMED.sub(" ", title), frame.setting)
     ):
         return True
     have = {w.lower() for w in re.findall(r"[A-Za-z][A-Za-z-]*", _NAMED.sub(" ", title))}

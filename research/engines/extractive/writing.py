@@ -422,7 +422,7 @@ DESIGN_PENALTY = 0.15  # a key finding states a result, not how a study was set 
 # states a figure: that is the sentence that answers "which did better, by how much".
 ARMS_BONUS, FIGURE_BONUS = 0.15, 0.10
 LEAD_RESULTS = 3  # sentences, from as many sources, that answer a primary question in the lead
-LEAD_OPEN_MIN = 2  # sources with evidence at which an open primary question's results lead
+LEAD_OPEN_MIN = 1  # sources with evidence at which an open primary question's results lead
 RESULT_WEIGHT = 0.7  # finding_weight of a sentence that states a result (one signal or more)
 ANAPHORA_PENALTY = (
     0.10  # ... and stands alone: no "this regimen" whose regimen the lead never names
@@ -560,7 +560,8 @@ def _states_anyway(q) -> bool:
     """True for a primary question (``planning.kinds.PRIMARY``) left open with evidence from at
     least ``LEAD_OPEN_MIN`` sources: the lead still states what they found (the sentence on what
     the evidence leaves open says it is short of its sources), since those results are the answer
-    the question was asked for."""
+    the question was asked for; a single trial's result, with "1 of 5 sources" beside it, tells
+    the analyst more than a lead that states nothing."""
     return q.key in PRIMARY and q.sources_found >= LEAD_OPEN_MIN
 
 
