@@ -351,6 +351,17 @@ def test_a_trial_of_another_treatment_given_with_an_arm_is_not_on_the_question(v
     )
 
 
+def test_a_drug_profiles_source_names_the_drug(vectors):
+    """On "Examplumab in postmenopausal women with examplitis", a trial of another medicine in
+    the same women is titled close to the topic, yet it says nothing of examplumab: it is no
+    source on the profile. One that names examplumab in its abstract is."""
+    topic = "Examplumab in postmenopausal women with examplitis"
+    title = "Arvotinib in postmenopausal women with examplitis: a randomised trial"
+    other = "Arvotinib improved survival in postmenopausal women with examplitis (HR 0.8)."
+    named = other + " Examplumab was allowed after progression."
+    assert on_question_docs(vectors, topic, [(title, other), (title, named)]) == [False, True]
+
+
 def test_a_published_protocol_answers_no_question(vectors):
     """A journal's publication of a trial's protocol gives the trial's plans and its case for
     running it: no question counts it. A treatment protocol's results are evidence."""

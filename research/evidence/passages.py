@@ -153,12 +153,13 @@ def on_question_docs(vectors: Vectors, topic: str, docs: list[tuple[str, str]]) 
     """Per document ``(title, text)`` (in order), True when it may be evidence on the run's
     question ``topic`` (module doc): for a framed question it names an arm (in words, or for one
     arm by a title close to it: ``_arm_in_title``), what the intervention is for and the
-    setting, and its title does not study another intervention with an arm as its background
-    (``comparators.studies_another``); for any question naming a treatment its title does not
-    name the opposite setting; and it is about the topic (``about_topic``) or titled close to it (cosine ≥
-    ``TITLE_ON_TOPIC``). The one gate of what a run may quote: a STORM turn's evidence, the
-    results a Co-STORM expert speaks from, the sources of the report's other sections
-    (``pipeline.material``)."""
+    setting; for a drug profile it names the drug (a trial of another medicine in the same
+    population is titled close to the topic); its title does not study another intervention
+    with an arm as its background (``comparators.studies_another``); for any question naming a
+    treatment its title does not name the opposite setting; and it is about the topic
+    (``about_topic``) or titled close to it (cosine ≥ ``TITLE_ON_TOPIC``). The one gate of
+    what a run may quote: a STORM turn's evidence, the results a Co-STORM expert speaks from,
+    the sources of the report's other sections (``pipeline.material``)."""
     if not docs:
         return []
     # one batch for the titles, outside the cache: the counting decisions must not depend on
@@ -172,6 +173,8 @@ def on_question_docs(vectors: Vectors, topic: str, docs: list[tuple[str, str]]) 
         whole = f"{title}\n{text}"
         out.append(
             not (frame.framed and not about_question(whole, frame, arms=not named))
+            # a drug profile's source names the drug, however close its title's other words
+            and not (frame.kind == "drug" and frame.arms and not any(arms_of(whole, frame)))
             and not (frame.arms and contradicts_setting(title, frame))
             and not studies_another(title, frame)
             and (float(title_sim) >= TITLE_ON_TOPIC or about_topic(whole, topic))
