@@ -362,6 +362,21 @@ def test_a_drug_profiles_source_names_the_drug(vectors):
     assert on_question_docs(vectors, topic, [(title, other), (title, named)]) == [False, True]
 
 
+def test_a_products_market_and_patents_are_answered_only_by_what_names_them(vectors):
+    """A trial's dosing sits close to "approved for this indication" in meaning, yet says
+    nothing of the market; a sentence on an approval or a patent answers those questions."""
+    qs = [DRUG["market.status"], DRUG["ip.patents"]]
+    passages = [
+        "Trastuzumab was given subcutaneously every 3 weeks for one year.",
+        "Trastuzumab was approved by the FDA in 1998 for HER2-positive metastatic breast cancer.",
+        "Trastuzumab patents expired in Europe in 2014, opening the market to biosimilars.",
+    ]
+    scores = judge.score_passages(qs, passages, topic=TOPIC, vectors=vectors)
+    assert scores[0, 0] == 0 and scores[1, 0] == 0
+    assert scores[0, 1] >= judge.EVIDENCE_MIN
+    assert scores[1, 2] >= judge.EVIDENCE_MIN
+
+
 def test_a_published_protocol_answers_no_question(vectors):
     """A journal's publication of a trial's protocol gives the trial's plans and its case for
     running it: no question counts it. A treatment protocol's results are evidence."""

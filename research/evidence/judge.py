@@ -32,7 +32,9 @@ without any of the question's own words keeps only ``LEX_BASE`` of it; ``design`
 that reports only the other family of outcome (a harm for "does it work", a benefit for "what
 harm does it do") keeps less (``research.planning.kinds.outcome_fit``); on a focused
 topic ("Imatinib hepatotoxicity in …") a passage that never names the focus keeps
-``OFF_FOCUS_FACTOR`` (``names_focus``). Words every
+``OFF_FOCUS_FACTOR`` (``names_focus``); a question on a product's market or its patents
+answers only with a sentence that names what it asks about (``REQUIRED_CUES``: approval,
+price, patent, exclusivity…), else 0. Words every
 study report uses ("trial", "patients", "phase",
 "administration"…) are not question terms. The weights and ``EVIDENCE_MIN`` were chosen on the labelled set of
 ``bench/data/evidence_labels.jsonl`` (calibration half; the bench reports the test half).
@@ -214,6 +216,23 @@ CUES.update(
 # frequent") is as far from "adverse events, toxicity" in MiniLM as a trial's figures are from
 # "which arm did better", so they are read by the harm cues too.
 CUES.update({key: HARM_CUES for key in HARMS})
+# Questions no sentence answers without naming what they ask about: a product's market (its
+# approvals, launch, price) and its protection (patents, exclusivity, follow-on products). A
+# trial's dosing or a result sits close to "approved for this indication" in MiniLM, and a
+# section of such sentences reads as answered when nothing in the sources is.
+REQUIRED_CUES: dict[str, re.Pattern[str]] = {
+    "market.status": re.compile(
+        r"\b(?:approv\w*|FDA|EMA|licen[cs]\w*|marketed|marketing|market|launch\w*|"
+        r"commerciali[sz]\w*|reimburs\w*|pric(?:e|es|ing)|cost[- ]effective\w*|sales|"
+        r"authori[sz]ation|regulator\w*|available\s+in)\b",
+        re.I,
+    ),
+    "ip.patents": re.compile(
+        r"\b(?:patent\w*|exclusivit\w*|generics?|biosimilars?|intellectual\s+property|"
+        r"licen[cs]\w*|trademarks?|litigation|follow-on|copies)\b",
+        re.I,
+    ),
+}
 # What a finding says: a number with a unit of effect, a comparison or an effect verb.
 _FINDING = re.compile(
     r"\d+(?:\.\d+)?\s?%|\bhazard\s+ratio\b|(?-i:\b(?:HR|OR|RR|CI)\b)|\bP\s?[<=>]|"
@@ -384,8 +403,10 @@ def score_passages(
             1.0,
         )
         misfit = np.array([outcome_fit(q.key, f) for f in families])
+        required = REQUIRED_CUES.get(q.key)
+        named = np.array([1.0 if required is None or required.search(p) else 0.0 for p in passages])
         out[i] = np.clip(
-            sem * (base + (1 - base) * lex) * design * others * focused * misfit, 0.0, 1.0
+            sem * (base + (1 - base) * lex) * design * others * focused * misfit * named, 0.0, 1.0
         )
         if q.key in DEFINED_BY:  # the sentence that says what the topic is answers it
             said = np.array([DEFINITION_SCORE if defines(p, topic) else 0.0 for p in passages])
