@@ -360,6 +360,13 @@ def test_a_drug_profiles_source_names_the_drug(vectors):
     other = "Arvotinib improved survival in postmenopausal women with examplitis (HR 0.8)."
     named = other + " Examplumab was allowed after progression."
     assert on_question_docs(vectors, topic, [(title, other), (title, named)]) == [False, True]
+    # on a focused profile the drug is the medicine's name, not the focus beside it
+    focused = "Examplumab cardiotoxicity in postmenopausal women with examplitis"
+    cardiac = (
+        "Examplumab and cardiac dysfunction in postmenopausal women with examplitis",
+        "Cardiac dysfunction occurred in 3% of postmenopausal women given examplumab.",
+    )
+    assert on_question_docs(vectors, focused, [cardiac]) == [True]
 
 
 def test_a_products_market_and_patents_are_answered_only_by_what_names_them(vectors):
