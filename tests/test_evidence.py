@@ -5,7 +5,13 @@ with offsets into the source text; the run store keeps the best passages per que
 import pytest
 
 from research.evidence import judge
-from research.evidence.passages import about_topic, compares, on_question_docs, result_evidence
+from research.evidence.passages import (
+    about_topic,
+    compares,
+    on_question_docs,
+    published_protocol,
+    result_evidence,
+)
 from research.models import EvidencePassage, Question, SearchResult
 from research.planning.kinds import COMPARISON_QUESTIONS, INTERVENTION_QUESTIONS, fill
 from research.planning.syllabus import get_template
@@ -404,6 +410,13 @@ def test_a_published_protocol_answers_no_question(vectors):
     ev = result_evidence(vectors, list(DRUG.values()), TOPIC, [protocol, treatment])
     assert ev[0] == {}
     assert ev[1]
+    # the other standard title of a protocol paper
+    assert published_protocol(
+        protocol.model_copy(update={"title": "Trastuzumab dosing: design and rationale of a RCT"})
+    )
+    assert published_protocol(
+        protocol.model_copy(update={"title": "Rationale and design of the EXAMPLE trial"})
+    )
 
 
 def test_a_registry_record_answers_no_question_on_what_was_found(vectors):

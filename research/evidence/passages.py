@@ -109,11 +109,13 @@ def compares(text: str, frame: QuestionFrame) -> bool:
 FOUND = PRIMARY | HARMS
 REGISTRY = "clinicaltrials.gov"  # the source type of a trial's registry record
 # A journal's publication of a trial's protocol: "…: study protocol for a randomised controlled
-# trial", "… trial protocol", "A protocol for a … trial" (not a treatment protocol's results:
-# "… prevention protocol on quality of life", "the … protocol: a randomized trial").
+# trial", "… trial protocol", "A protocol for a … trial", "…: design and rationale of a
+# randomized trial", "Rationale and design of …" (not a treatment protocol's results: "…
+# prevention protocol on quality of life", "the … protocol: a randomized trial").
 PROTOCOL_TITLE = re.compile(
     r"\b(?:study|trial)\s+protocol\b|^\s*(?:a\s+)?protocol\s+(?:for|of)\s+(?:an?|the)\b|"
-    r":\s*(?:a\s+)?protocol\s+(?:for|of)\b",
+    r":\s*(?:a\s+)?protocol\s+(?:for|of)\b|"
+    r"\b(?:design\s+and\s+(?:rationale|methods?)|rationale\s+and\s+design)\b",
     re.I,
 )
 _RESULTS_LINE = re.compile(r"^\s*Results?\s*:", re.M)
