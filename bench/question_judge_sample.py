@@ -99,7 +99,8 @@ def pipeline_scores(
     from research.search.base import source_type_for  # noqa: PLC0415
     from research.text import norm_key, subject_of  # noqa: PLC0415
     from research.text.entities import drug_names  # noqa: PLC0415
-    from research.text.frame import about_question, contradicts_setting, frame_question  # noqa: PLC0415
+    from research.text.frame import about_question, frame_question  # noqa: PLC0415
+    from research.text.populations import contradicts_setting  # noqa: PLC0415
 
     r = SearchResult(
         url=doc.get("url", ""),

@@ -18,9 +18,9 @@ from research.text.frame import (
     about_question,
     anchor_queries,
     arms_named,
-    contradicts_setting,
     frame_question,
 )
+from research.text.populations import contradicts_setting
 
 AI_TAM = "Aromatase inhibitors versus tamoxifen as adjuvant therapy for postmenopausal early breast cancer"
 

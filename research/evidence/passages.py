@@ -7,7 +7,7 @@ the drug itself (another medicine's efficacy sentence is no evidence about the t
 its title alone is close to the topic. For a framed question (a comparison, an intervention, a
 device: ``research.text.frame``) it must name an arm and most of the setting whatever its title,
 and for any question naming a treatment (a drug profile too) its title must not name the
-opposite setting (``frame.contradicts_setting``),
+opposite setting (``populations.contradicts_setting``),
 and it answers the questions that compare the arms (``planning.kinds.BOTH_ARMS``) only when it
 names both arms and ``COMPARES_SETTING`` of the setting, and then not with a sentence that sets
 one arm against a third comparator (placebo, observation: ``third_arm``). A trial's registry
@@ -41,17 +41,17 @@ from research.text.frame import (
     QuestionFrame,
     about_question,
     arms_of,
-    contradicts_setting,
     frame_question,
     setting_share,
 )
+from research.text.populations import contradicts_setting
 from research.text.vectors import Vectors
 
 TITLE_ON_TOPIC = 0.55  # cosine(title, topic) that makes a result on-topic by itself
 # Share of a comparison's setting words (population, role) a source must name before it answers
 # what compares the arms: two of three, three of four. A first-line metastatic trial of the same
 # two drugs names the disease and the population but not "adjuvant" or "early" (3 of 5), and a
-# title naming the opposite setting is out whatever its share (``frame.contradicts_setting``);
+# title naming the opposite setting is out whatever its share (``populations.contradicts_setting``);
 # a trial "in clinically node-negative" patients that never says "early" names 2 of 3.
 COMPARES_SETTING = 0.65
 # A one-arm question's source whose title is this close to the arm as typed (cosine, MiniLM)
