@@ -185,9 +185,15 @@ def test_killed_followup_resumes_once(small, kill_after):
         and store.count_turns(run_id) == n_turns + 1
     )
     assert len(store.collector(run_id).all_sources()) == n_sources + f.sources_added
-    events = store.events(run_id, after=mark)
-    mine = [e for e in events if e.data.get("id") == p.id]
-    types = [e.type for e in mine]
+    # the answer is stored, then its event appended: the job may still be between the two
+    deadline = time.monotonic() + 30
+    while True:
+        events = store.events(run_id, after=mark)
+        mine = [e for e in events if e.data.get("id") == p.id]
+        types = [e.type for e in mine]
+        if "followup.answered" in types or time.monotonic() > deadline:
+            break
+        time.sleep(0.1)
     assert types.count("followup.answered") == 1 and "followup.resumed" in types
     assert "followup.resume.requested" in types
     by = "dashboard" if kill_after == "turn.finished" else "cli"

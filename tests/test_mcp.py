@@ -180,7 +180,10 @@ def test_start_research_to_report_over_stdio(mcp_env, r):
                 )
             assert asked["status"] == "answered", asked
             assert asked["answer"] and asked["citations"]
-            assert set(asked["citations"]) <= {ref.number for ref in stored.references}
+            # the report's references, and those the follow-up's own research added after them
+            added = {ref["number"] for ref in asked["new_references"]}
+            assert set(asked["citations"]) <= {ref.number for ref in stored.references} | added
+            assert all(n > len(stored.references) for n in added)
 
             found = _data(
                 await client.call_tool("search_corpus", {"query": "cardiotoxicity", "k": 3})

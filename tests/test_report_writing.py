@@ -525,6 +525,16 @@ def test_an_open_primary_question_still_states_its_results_in_the_lead(vectors):
     )
     # a single trial is what the analyst has: its result leads, with the count beside it
     assert texts[0] in lead and "(1 of 5 sources)" in lead
+    # no source compares the two: the lead says so first, then what is open
+    none = q.model_copy(update={"sources_found": 0})
+    lead = question_lead(
+        vectors,
+        "Drug A versus drug B as adjuvant therapy for early disease",
+        [ReportSection(heading="Efficacy", text="")],
+        [none],
+    )
+    assert lead.startswith("No source found compares drug A with drug B directly.")
+    assert "(0 of 5 sources)" in lead
     aims = [
         "This inclusion will concern all patients given drug A or drug B.[1]",
         "Drug B has been used for many years.[2]",

@@ -8,13 +8,18 @@ the labelled question sets of ``bench/data`` (docs/evidence.md).
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from research.text.findings import NAMED as _NAMED
 from research.text.words import STOP, content_words
 
-if TYPE_CHECKING:
-    from research.text.frame import QuestionFrame
+
+class QuestionFrame(Protocol):
+    """What these rules read of a question's frame (``research.text.frame.QuestionFrame``):
+    its setting, the words after the arms ("adjuvant therapy for early X")."""
+
+    @property
+    def setting(self) -> str: ...
 
 
 # A treatment's role that a setting names, and the words a source on that role uses for it: a

@@ -458,8 +458,9 @@ def question_lead(
     verbatim; a sentence already taken is not repeated; a positive score rises by up to
     ``LEAD_DOC_WEIGHT`` with ``relevance`` (citation number → [0, 1], its best cited source's);
     a primary question, ``planning.kinds.PRIMARY``,
-    gets up to ``LEAD_RESULTS`` results from as many sources: which trials found what); then one
-    sentence naming the questions
+    gets up to ``LEAD_RESULTS`` results from as many sources: which trials found what); on a
+    comparison whose primary question no source answers, first a sentence that says no source
+    compares the arms directly; then one sentence naming the questions
     the evidence leaves open, with their source counts. The reporter removes the chosen
     sentences from their sections (no sentence twice in a report)."""
     subject = subject_of(topic)
@@ -538,6 +539,10 @@ def question_lead(
         if q.key in PRIMARY:  # the answer: what the strongest trials found, not one of them
             both = [bool(frame.arms) and arms_named(u, frame) >= len(frame.arms) for u in cited]
             parts += _more_results(cited, order[1:], weights, parts, both)
+    # a comparison that no source makes says so first: what follows is each arm on its own
+    if len(frame.arms) >= 2 and any(q.key in PRIMARY and not q.sources_found for q in questions):
+        first, second = (_in_sentence(a) for a in frame.arms[:2])
+        parts.insert(0, f"No source found compares {first} with {second} directly.")
     open_qs = [q for q in questions if q.status != "answered"]
     if open_qs:
         names = [
@@ -549,6 +554,13 @@ def question_lead(
         listed = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
         parts.append(f"The evidence found leaves open {listed}.")
     return " ".join(parts)
+
+
+def _in_sentence(term: str) -> str:
+    """``term`` as typed, without the capital it has only for opening the question ("Examplumab"
+    → "examplumab"; an acronym such as "ABC" keeps its capitals)."""
+    head = term.split()[0] if term.split() else ""
+    return term if head.isupper() or not head else term[0].lower() + term[1:]
 
 
 def _source_relevance(unit: str, relevance: dict[int, float]) -> float:
