@@ -439,6 +439,10 @@ def test_a_question_on_preventing_a_disease_is_not_answered_by_treating_it():
     assert contradicts_setting("Arvotinib after surgery in women with invasive examplitis", frame)
     assert contradicts_setting("Belzumab for bone loss in examplitis patients", frame)
     assert not contradicts_setting("Arvotinib in women at increased risk of examplitis", frame)
+    # "with" between the arms, and the people the question names, are no one who has it
+    assert not contradicts_setting(
+        "Comparison of arvotinib with belzumab in women at increased risk", frame
+    )
     treated = "Arvotinib and belzumab in women\nArvotinib improved survival in examplitis."
     assert not about_question(treated, frame)
     assert about_question(treated + " It also prevents examplitis in healthy carriers.", frame)

@@ -74,6 +74,8 @@ def test_helpers_behave():
     # a document's short form of a medicine names it in its later sentences
     text = "Examplumab (EXB) was given with zoledronic acid (ZOL, 4 mg). EXB halved relapse."
     assert abbreviations(text, ["examplumab", "zoledronic"]) == ["EXB", "ZOL"]
+    # a word in brackets is no short form: only one written in capitals
+    assert abbreviations("Examplumab (placebo) was given.", ["examplumab"]) == []
     assert names_any("EXB halved relapse.", ["EXB"])
     assert not names_any("EXBX rose; exb fell.", ["EXB"])
     assert topic_kind("Hurricane Hilary") == "general"

@@ -373,7 +373,7 @@ def score_passages(
             bool(own)
             and not ({d.lower() for d in drug_names(p)} & own)
             and bool(drug_names(p))
-            and not names_any(p, list(short_forms))
+            and not names_any(p, short_forms)
             for p in passages
         ]
     )

@@ -121,13 +121,6 @@ PROTOCOL_TITLE = re.compile(
 _RESULTS_LINE = re.compile(r"^\s*Results?\s*:", re.M)
 
 
-def names_drug(text: str, drugs: list[str]) -> bool:
-    """True when ``text`` names one of ``drugs`` (any case) or a short form it gives one
-    (``entities.abbreviations``)."""
-    low = text.lower()
-    return any(d.lower() in low for d in drugs) or bool(abbreviations(text, drugs))
-
-
 def registration_only(result: SearchResult) -> bool:
     """True for a trial registry record with no results in its text (ClinicalTrials.gov's
     protocol section, which is what the clinicaltrials backend and the shared corpus keep): its
@@ -176,7 +169,7 @@ def on_question_docs(vectors: Vectors, topic: str, docs: list[tuple[str, str]]) 
     head = judge.fixed_encode(vectors, [subject_of(topic), *[t for t, _ in docs]])
     titles = np.round(head[1:] @ head[0], 4)
     frame = frame_question(topic)
-    drugs = drug_names(topic)
+    drugs = [d.lower() for d in drug_names(topic)]
     named_by_title = _arm_in_title(vectors, frame, head[1:])
     out = []
     for (title, text), title_sim, named in zip(docs, titles, named_by_title, strict=True):
@@ -184,7 +177,7 @@ def on_question_docs(vectors: Vectors, topic: str, docs: list[tuple[str, str]]) 
         out.append(
             not (frame.framed and not about_question(whole, frame, arms=not named))
             # a drug profile's source names the drug, however close its title's other words
-            and not (frame.kind == "drug" and drugs and not names_drug(whole, drugs))
+            and not (frame.kind == "drug" and drugs and not any(d in whole.lower() for d in drugs))
             and not (frame.arms and contradicts_setting(title, frame))
             and not studies_another(title, frame)
             and (float(title_sim) >= TITLE_ON_TOPIC or about_topic(whole, topic))
@@ -263,7 +256,7 @@ def _document_evidence(
         p
         for p in judge.split_passages(text)
         if not (title and norm_key(p.text).startswith(title))
-        and (named or any(d in p.text.lower() for d in drugs) or names_any(p.text, list(short)))
+        and (named or any(d in p.text.lower() for d in drugs) or names_any(p.text, short))
     ]
     if not spans:
         return {}

@@ -66,7 +66,7 @@ _ALONE = re.compile(r"([^:;]+?)\s+(?:versus|vs\.?|compared\s+(?:with|to))\s+(.+?
 _JOINERS = frozenset({"plus", "combined", "combination", "concurrent", "together"})
 # A title whose own intervention comes before the people or occasion it studies: "X after A",
 # "X in patients receiving A".
-_OCCASION = re.compile(
+_RECEIVING = re.compile(
     r"\s+(?:after|following|during|receiving|undergoing|treated\s+with|prior\s+to|"
     r"(?:in|for)\s+(?:patients|women|men|children|adults))\s+",
     re.I,
@@ -103,7 +103,7 @@ def studies_another(title: str, frame: QuestionFrame) -> bool:
     added = added_treatment(title)
     if added and not any(arms_of(added, frame, loose=True)):
         return True
-    parts = _OCCASION.split(title, maxsplit=1)
+    parts = _RECEIVING.split(title, maxsplit=1)
     if len(parts) < 2:
         return False
     head, occasion = parts

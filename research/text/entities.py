@@ -7,6 +7,7 @@ Pure text rules: no model, deterministic.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from research.text.words import clean
 
@@ -58,7 +59,8 @@ def drug_names(topic: str) -> list[str]:
     return list(dict.fromkeys(m.group(0) for m in INN_STEM.finditer(text)))
 
 
-_ABBREVIATION = r"\b{name}(?:\s+[a-z]+)?\s*\(\s*([A-Z][A-Za-z0-9-]{{1,7}})\s*[;,)]"
+# "<name> [word] (<SHORT FORM>" with the name in any case and the short form capitalised as written
+_ABBREVIATION = r"\b(?i:{name})(?:\s+[a-z]+)?\s*\(\s*([A-Z][A-Za-z0-9-]{{1,7}})\s*[;,)]"
 
 
 def abbreviations(text: str, names: list[str]) -> list[str]:
@@ -67,12 +69,12 @@ def abbreviations(text: str, names: list[str]) -> list[str]:
     them. [] when it defines none."""
     found: list[str] = []
     for name in names:
-        pattern = re.compile(_ABBREVIATION.format(name=re.escape(name)), re.I)
+        pattern = re.compile(_ABBREVIATION.format(name=re.escape(name)))
         found += [m.group(1) for m in pattern.finditer(text or "")]
     return list(dict.fromkeys(found))
 
 
-def names_any(text: str, short_forms: list[str]) -> bool:
+def names_any(text: str, short_forms: Sequence[str]) -> bool:
     """True when ``text`` has one of ``short_forms`` as a whole word, case as written."""
     return any(re.search(rf"(?<![\w-]){re.escape(s)}(?![\w-])", text) for s in short_forms)
 

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 
 from research.text.drug_classes import class_endings, names_member
 from research.text.entities import INN_STEM, topic_kind
-from research.text.populations import names_role
+from research.text.populations import POPULATION, names_role
 from research.text.stems import ArmWord, names_arm
 from research.text.stems import arm_word as _arm_word
 from research.text.stems import stems as _stems
@@ -103,13 +103,8 @@ _GIVEN = re.compile(
     r"\s+(?:for|to\s+(?:treat|prevent|reduce|relieve|improve|manage|control|lower|increase))\s+",
     re.I,
 )
-# A setting that names the people treated: "X for patients with Y", "X in women with Y" asks what
-# X does for them, whatever X is called ("ivermectin", "a low-FODMAP diet").
-_POPULATION = re.compile(
-    r"\b(?:patients?|women|men|children|adolescents|adults|infants|neonates|newborns|people|"
-    r"participants|survivors|smokers|persons?|individuals|residents|workers|pregnan\w+)\b",
-    re.I,
-)
+# A setting that names the people treated ("X for patients with Y", "X in women with Y") asks what
+# X does for them, whatever X is called ("ivermectin", "a low-FODMAP diet"): ``POPULATION``.
 # Where the condition an intervention is for ends and its population or occasion begins.
 _OCCASION = re.compile(r"\s+(?:in|among|after|following|during|with|for|at|on)\s+", re.I)
 _MODIFIER = re.compile(r"-(?:related|induced|associated|specific|dependent)$", re.I)
@@ -202,7 +197,7 @@ class QuestionFrame:
         that says what the condition comes from ("treatment-related", "drug-induced") is left out
         when another word remains: the condition is named without it."""
         head = self._condition_head()
-        if not head or _POPULATION.search(head):
+        if not head or POPULATION.search(head):
             return []
         words = _setting_words(head)
         plain = [w for w in words if not _MODIFIER.search(w)]
@@ -287,7 +282,7 @@ def frame_question(question: str) -> QuestionFrame:
         _INTERVENTION.search(head)
         or topic_kind(head) == "drug"
         or (setting and len(head.split()) <= 5 and _GIVEN.match(body[len(head) :]))
-        or (setting and _POPULATION.search(setting) and len(head.split()) <= 5)
+        or (setting and POPULATION.search(setting) and len(head.split()) <= 5)
     ):
         return _framed(q, "intervention", [head], setting)
     if _EVENT.search(q):

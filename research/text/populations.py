@@ -22,6 +22,14 @@ class QuestionFrame(Protocol):
     def setting(self) -> str: ...
 
 
+# The people a setting names: patients, women, children… (not a condition's name).
+POPULATION = re.compile(
+    r"\b(?:patients?|women|men|children|adolescents|adults|infants|neonates|newborns|people|"
+    r"participants|survivors|smokers|persons?|individuals|residents|workers|pregnan\w+)\b",
+    re.I,
+)
+
+
 # A treatment's role that a setting names, and the words a source on that role uses for it: a
 # trial of treating the disease is not one of preventing it, though both name the disease (the
 # setting's other words), and a question on adjuvant use is answered by trials that say so.
@@ -94,13 +102,13 @@ _DISEASE_HEADS = ("cancers?", "carcinomas?", "tumou?rs?", "diseases?", "neoplasm
 
 def _has_it(title: str, setting: str) -> bool:
     """True when ``title`` names people who have the condition of ``setting``: patients or
-    survivors, or people "with" (up to three words before) the condition's name or a disease's
-    head word."""
+    survivors, or people "with" (up to three words before) the condition's name (the setting's
+    words but its role and its people: "comparing A with B in women" is no one with X) or a
+    disease's head word."""
     if _PATIENTS.search(title):
         return True
-    names = [
-        re.escape(w) for w in content_words(_NOT_YET.sub(" ", setting)) if w.lower() not in STOP
-    ]
+    condition = POPULATION.sub(" ", _NOT_YET.sub(" ", setting))
+    names = [re.escape(w) for w in content_words(condition) if w.lower() not in STOP]
     heads = "|".join([*names, *_DISEASE_HEADS])
     return bool(re.search(rf"\bwith\s+(?:[\w-]+\s+){{0,3}}(?:{heads})\b", title, re.I))
 
@@ -114,19 +122,16 @@ def contradicts_setting(title: str, frame: QuestionFrame) -> bool:
     and a title on people who have it (``_has_it``) for a question on preventing it. The words
     of a capitalised group or study name (``_NAMED``: "… Surgical Adjuvant … Project") do
     not count."""
-    if (
-        _HAVE_IT.search(frame.setting)
-        and _NOT_YET.search(title)
-        and not _HAVE_IT.search(_NAMED.sub(" ", title))
-    ):
+    plain = _NAMED.sub(" ", title)
+    if _HAVE_IT.search(frame.setting) and _NOT_YET.search(title) and not _HAVE_IT.search(plain):
         return True
     if (
         _NOT_YET.search(frame.setting)
         and not _HAVE_IT.search(frame.setting)
-        and _has_it(_NAMED.sub(" ", title), frame.setting)
+        and _has_it(plain, frame.setting)
     ):
         return True
-    have = {w.lower() for w in re.findall(r"[A-Za-z][A-Za-z-]*", _NAMED.sub(" ", title))}
+    have = {w.lower() for w in re.findall(r"[A-Za-z][A-Za-z-]*", plain)}
     wanted = {w.lower() for w in re.findall(r"[A-Za-z][A-Za-z-]*", frame.setting)}
     return any(
         w not in have and any(c in have for c in _CONTRASTS[w]) for w in wanted if w in _CONTRASTS

@@ -559,8 +559,8 @@ def question_lead(
 def _in_sentence(term: str) -> str:
     """``term`` as typed, without the capital it has only for opening the question ("Examplumab"
     → "examplumab"; an acronym such as "ABC" keeps its capitals)."""
-    head = term.split()[0] if term.split() else ""
-    return term if head.isupper() or not head else term[0].lower() + term[1:]
+    head = (term.split() or [""])[0]
+    return term if not head or head.isupper() else term[0].lower() + term[1:]
 
 
 def _source_relevance(unit: str, relevance: dict[int, float]) -> float:
