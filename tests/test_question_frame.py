@@ -453,6 +453,8 @@ def test_a_question_on_preventing_a_disease_is_not_answered_by_treating_it():
     )
     assert not about_question(treated, adjuvant)
     assert about_question(treated + " Postoperative arvotinib was given for 5 years.", adjuvant)
+    # treatment before surgery is not adjuvant treatment, though the word holds it
+    assert not about_question(treated + " Neoadjuvant arvotinib was given.", adjuvant)
 
 
 def test_an_arm_that_names_a_drug_class_is_named_by_a_member_of_it():

@@ -8,7 +8,10 @@ Replay answers from the cassette with no network: first by exact ``key``, else b
 engine's ``semantic`` key (step + the parts of the input that do not depend on thread
 timing, e.g. perspective and turn for a question) so that parallel conversations whose prompts
 differ only by scheduling still get their recorded answers. Each recorded answer is used once,
-in recorded order; a request with no answer raises ``LLMError(code="cassette_miss")``.
+in recorded order; a request with no answer raises ``LLMError(code="cassette_miss")``. (Which of
+two parallel searches cards a shared result first also depends on timing, so a replay may ask
+for a summary card its recording never made: the litellm engine makes that one card offline,
+``research.engines.litellm.engine.REPLAY_MAY_MISS``.)
 """
 
 from __future__ import annotations

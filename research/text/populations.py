@@ -44,8 +44,9 @@ def names_role(text: str, frame: QuestionFrame) -> bool:
     "… for *prevention*" is named by "prevents", "chemoprevention", "risk reduction"), or the
     setting names none."""
     low = text.lower()
+    # a word's start, not any substring: the word for treatment before surgery holds "adjuvant"
     return all(
-        any(w in low for w in _ROLES[role])
+        any(re.search(rf"(?<![a-z]){re.escape(w)}", low) for w in _ROLES[role])
         for role in {w.lower() for w in re.findall(r"[A-Za-z-]+", frame.setting)} & set(_ROLES)
     )
 
