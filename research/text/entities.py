@@ -18,14 +18,21 @@ from research.text.words import clean
 # -trozole and -mestane enzyme inhibitors, -xifen(e) and -strant anti-oestrogens, -dronic acid
 # bisphosphonates, -setron and -pitant antiemetics, -caine anaesthetics, -parin heparins, -dipine
 # calcium-channel blockers, -triptan, -afil, -glinide, -formin, -tidine, -zepam, -oxetine, -relin,
-# -grastim colony-stimulating factors, -poetin erythropoietins. A name has two letters or more
-# before its stem ("heparin", "losartan").
+# -grastim colony-stimulating factors, -poetin erythropoietins; -citabine/-rabine nucleosides,
+# -trexed/-trexate antifolates, -uracil, -fosfamide/-phosphamide and -mustine alkylators, -poside,
+# -lutamide anti-androgens, -relix, -domide, -sertib kinase inhibitors, -ercept receptor fusions,
+# -xaban/-gatran anticoagulants, -coxib/-profen/-fenac anti-inflammatories, -steride,
+# -pramine/-triptyline antidepressants, -fungin, -nidazole, -vudine. A name has two letters or
+# more before its stem ("heparin", "losartan"). Not -cept ("concept") nor -terone (hormones
+# sources name as receptors).
 INN_STEM = re.compile(
     r"\b[a-z]{2,}(?:mab|tinib|anib|rafenib|parib|ciclib|platin|taxel|rubicin|statin|pril|"
     r"sartan|olol|prazole|floxacin|cillin|mycin|cycline|vir|tide|lukast|gliptin|gliflozin|"
     r"dronate|dronic|conazole|tecan|lisib|degib|zomib|limus|vastatin|ximab|zumab|umab|trozole|"
     r"xifen|xifene|mestane|strant|setron|pitant|caine|parin|dipine|triptan|afil|glinide|"
-    r"formin|tidine|zepam|oxetine|relin|grastim|poetin)\b",
+    r"formin|tidine|zepam|oxetine|relin|grastim|poetin|citabine|rabine|trexed|trexate|poside|"
+    r"mustine|lutamide|relix|domide|sertib|ercept|xaban|gatran|coxib|profen|fenac|steride|"
+    r"pramine|triptyline|fungin|nidazole|vudine|uracil|fosfamide|phosphamide)\b",
     re.I,
 )
 # words that make a topic about a medicine even without an INN-stemmed name
