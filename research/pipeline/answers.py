@@ -39,6 +39,7 @@ from research.pipeline.material import Unit
 from research.pipeline.sections import DUPLICATE_SIM, SectionPlan
 from research.planning.kinds import FROM_MAIN, MISFIT_FACTOR, PRIMARY, PRIMARY_WEIGHT, outcome_fit
 from research.text import norm_key
+from research.text.asking import label_in_sentence
 from research.text.findings import CONDUCT, finding_weight, outcome_family
 from research.text.frame import QuestionFrame, frame_question, term_share
 from research.text.vectors import Vectors
@@ -211,12 +212,11 @@ def unmet_statement(
             f"the planned conversations and {n} gap {'search' if n == 1 else 'searches'} "
             f"(such as “{queries[min(1, n - 1)]}”)"
         )
+    label = label_in_sentence(q.label, first=True)
     if found == 0:
-        return (
-            f"{q.label} is not answered: {searched} found no source that states {what_it_asks(q)}."
-        )
+        return f"{label} is not answered: {searched} found no source that states {what_it_asks(q)}."
     said = (
-        f"{q.label} is not answered: {searched} found {found} of the {q.min_sources} sources "
+        f"{label} is not answered: {searched} found {found} of the {q.min_sources} sources "
         f"needed that state {what_it_asks(q)}"
     )
     if not follows:

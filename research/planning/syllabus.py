@@ -23,12 +23,15 @@ Usage::
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from types import MappingProxyType
 
 from research.errors import InputError, InvariantError
 from research.models import TEMPLATE_CHOICES, Question, Syllabus
-from research.planning.kinds import KIND_TEMPLATES, fill
+from research.planning.kinds import FACETS, KIND_TEMPLATES, fill
+from research.text import subject_of, word_key
+from research.text.asking import asked
 from research.text.frame import frame_question
 
 # docs/design.md § Question syllabus, "STORM_QUESTIONS" — keys, labels, descriptions and thresholds verbatim
@@ -168,12 +171,68 @@ def base_template(name: str, topic: str) -> Syllabus:
     frame = frame_question(topic)
     if key != AUTO:
         if key in KIND_TEMPLATES:
-            return _syllabus(key, fill(KIND_TEMPLATES[key], frame))
-        return get_template(key)
+            return _asking(topic, _syllabus(key, fill(KIND_TEMPLATES[key], frame)))
+        return _asking(topic, get_template(key))
     if frame.kind in KIND_TEMPLATES:
-        return _syllabus(f"{AUTO} ({frame.kind})", fill(KIND_TEMPLATES[frame.kind], frame))
+        filled = fill(KIND_TEMPLATES[frame.kind], frame)
+        return _asking(topic, _syllabus(f"{AUTO} ({frame.kind})", filled))
     syllabus = get_template("drug" if frame.kind == "drug" else "general")
-    return syllabus.model_copy(update={"name": f"{AUTO} ({syllabus.name})"})
+    return _asking(topic, syllabus.model_copy(update={"name": f"{AUTO} ({syllabus.name})"}))
+
+
+ASKED_KEY = "asked.question"
+ASKED_MIN_SOURCES = 4
+LABEL_MAX = 80  # characters of a question's label (``planning.edit.check_questions``)
+
+
+def _asking(topic: str, syllabus: Syllabus) -> Syllabus:
+    """``syllabus`` led by the question the analyst asked, when it asks more of its topic than
+    the template does ("What caused X?", "How did A prepare for X?": ``text.asking.asked``),
+    labelled with the question itself. The template question that shares the most of its words
+    (label, description and facet phrasings, ``kinds.FACETS``) becomes it and keeps its key, so
+    the evidence judgement reads it in that question's words ("What caused X?" is the causes
+    question); one that shares none is added as a question of its own. Unchanged otherwise."""
+    question = asked(topic)
+    if not question:
+        return syllabus
+    label = (
+        question
+        if len(question) <= LABEL_MAX
+        else question[: LABEL_MAX - 1].rsplit(" ", 1)[0] + "…"
+    )
+    ask = _keys(question) - _keys(subject_of(topic))
+    if question.lower().startswith("why"):  # a question of why asks for causes
+        ask |= _keys("caused causes")
+    best, shared = None, 0
+    for q in syllabus.questions:
+        words = _keys(" ".join([q.label, q.description, *FACETS.get(q.key, ())]))
+        if len(ask & words) > shared:
+            best, shared = q, len(ask & words)
+    if best is None:
+        first = Question(
+            key=ASKED_KEY,
+            label=label,
+            description=f"{question} The answer to the question as asked"[:300],
+            min_sources=ASKED_MIN_SOURCES,
+        )
+    else:
+        first = best.model_copy(
+            update={"label": label, "description": f"{question} {best.description}"[:300]}
+        )
+    rest = [q for q in syllabus.questions if q.key not in (first.key, ASKED_KEY)]
+    return syllabus.model_copy(update={"questions": [first, *rest]})
+
+
+def _keys(text: str) -> set[str]:
+    """``word_key`` forms of ``text``'s words of three letters or more but the words that ask
+    and join (not every stop word: "side effects" is what a question on harms asks)."""
+    return {word_key(w) for w in re.findall(r"[A-Za-z]{3,}", text) if w.lower() not in _JOINING}
+
+
+_JOINING = frozenset(
+    """what which who whom how why when where did does was were are the and for with from
+    into its their this that these those has have had can could should would will""".split()
+)
 
 
 def get_template(name: str) -> Syllabus:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from research.text.words import clean
+from research.text.asking import restate
 
 # International nonproprietary name stems (WHO INN "Use of stems", 2018 edition) that end drug
 # names: -mab antibodies, -tinib/-anib kinase inhibitors, -parib, -ciclib, -platin, -taxel,
@@ -93,7 +93,7 @@ def split_topic(topic: str) -> tuple[str, str, str]:
     "hepatotoxicity", "chronic myeloid leukaemia")``; a topic without a medicine name or
     without other head words has no focus (``("Large language model", "", "")``).
     """
-    t = clean(topic).rstrip("?.! ")
+    t = restate(topic)
     parts = _CONTEXT.split(t, maxsplit=1)
     head, context = parts[0], (parts[1] if len(parts) > 1 else "")
     words = head.split()

@@ -30,6 +30,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
+from research.text.asking import restate
 from research.text.drug_classes import class_endings, names_member
 from research.text.entities import INN_STEM, topic_kind
 from research.text.populations import POPULATION, names_role
@@ -256,7 +257,8 @@ def frame_question(question: str) -> QuestionFrame:
     """The frame of ``question`` (module doc). Deterministic; never raises (an empty question
     frames as ``general`` with no terms)."""
     q = clean(question).rstrip("?.! ")
-    body = _strip_lead_in(q)
+    topic = restate(question)  # a question read as the topic it asks about
+    body = _strip_lead_in(topic)
     if not body:
         return QuestionFrame(q, "general")
     parts = _VERSUS.split(body, maxsplit=1)
@@ -273,7 +275,7 @@ def frame_question(question: str) -> QuestionFrame:
             return _framed(q, "comparison", [m.group(1), second], setting)
     head, setting = _split_arm(body)
     if not setting and _names_condition(head):  # "Drug-induced examplitis": the condition itself
-        return _framed(q, "condition", [], q)
+        return _framed(q, "condition", [], topic)
     if INN_STEM.search(head):
         return _framed(q, "drug", [head], setting)
     if _DEVICE.search(head):
@@ -285,14 +287,14 @@ def frame_question(question: str) -> QuestionFrame:
         or (setting and POPULATION.search(setting) and len(head.split()) <= 5)
     ):
         return _framed(q, "intervention", [head], setting)
-    if _EVENT.search(q):
-        return _framed(q, "event", [], q)
-    if _names_condition(q):
-        return _framed(q, "condition", [], q)
-    words = q.split()
-    if _ORG.search(q) or _named(words):
-        return _framed(q, "person", [], q)
-    return _framed(q, "general", [], q)
+    if _EVENT.search(topic):
+        return _framed(q, "event", [], topic)
+    if _names_condition(topic):
+        return _framed(q, "condition", [], topic)
+    words = topic.split()
+    if _ORG.search(topic) or _named(words):
+        return _framed(q, "person", [], topic)
+    return _framed(q, "general", [], topic)
 
 
 def _named(words: list[str]) -> bool:

@@ -13,6 +13,7 @@ import re
 from pathlib import Path
 
 from research.citations import CITE_RE
+from research.text.asking import restate
 
 CITE = CITE_RE
 
@@ -149,8 +150,10 @@ def is_negated(text: str) -> bool:
 
 
 def subject_of(topic: str) -> str:
-    """The topic as a noun phrase for templates: whitespace collapsed, trailing ``?``/``.`` off."""
-    return clean(topic).rstrip("?.! ")
+    """The topic as a noun phrase for templates: whitespace collapsed, trailing ``?``/``.`` off,
+    a question read as the topic it asks about ("What caused X?" → "X":
+    ``research.text.asking.restate``)."""
+    return restate(topic)
 
 
 def aspect_of(text: str, topic: str) -> str:

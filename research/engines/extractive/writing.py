@@ -45,6 +45,7 @@ from research.text import (
     topic_keys,
     word_key,
 )
+from research.text.asking import label_in_sentence
 from research.text.comparators import third_arm
 from research.text.definitions import defines
 from research.text.findings import (
@@ -546,9 +547,10 @@ def question_lead(
     open_qs = [q for q in questions if q.status != "answered"]
     if open_qs:
         names = [
-            f"{q.label.lower()} ({q.sources_found} of {q.min_sources} sources)"
+            f"{label_in_sentence(q.label)} ({q.sources_found} of {q.min_sources} sources)"
             if q.sources_found < q.min_sources
-            else f"{q.label.lower()} ({q.sources_found} sources, none addressing it directly)"
+            else f"{label_in_sentence(q.label)} ({q.sources_found} sources, none addressing it "
+            "directly)"
             for q in open_qs
         ]
         listed = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"

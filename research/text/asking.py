@@ -1,0 +1,147 @@
+"""A question typed as a question, read as the topic it is about and what it asks of that topic.
+
+Analysts type questions ("What are the side effects of X?", "Is A better than B in S?", "Why did
+X collapse?") as often as topics ("X in S"). The frame, the syllabus templates and the searches
+read a topic phrase, so ``restate`` turns a question into one, by the standard question forms of
+English (an interrogative opener, then an aspect "of" the subject):
+
+* "What are the side effects / the causes of X?" → "X" (what it asks of X is the asked question);
+* "What is the role / efficacy / evidence of X in S?" → "X in S" (does it work: the kind's own
+  template asks it);
+* "Is A better / safer / more effective than B in S?" → "A versus B in S" (a comparison);
+* "Who was X?", "What is X?" → "X"; "What caused X?", "Why did X happen?" → "X".
+
+A topic that is not a question comes back unchanged (whitespace collapsed, end punctuation off).
+``asked`` is what the question asks beyond its topic ("What caused X?" asks for causes, "How did
+A prepare for X?" for A's preparation): the syllabus leads with it (``research.planning.syllabus``).
+"""
+
+from __future__ import annotations
+
+import re
+
+
+def clean(text: str) -> str:
+    """Whitespace runs collapsed to one space, stripped (``research.text.words.clean``, which
+    reads this module: no import back)."""
+    return " ".join(str(text or "").split())
+
+
+_AUX = r"(?:is|are|was|were|do|does|did|has|have|had|can|could|should|will|would|might|may)"
+_WH = r"(?:what|which|who|whom|whose|how|why|when|where)"
+# Without its "?", only an interrogative with its verb opens a question ("What is …", "How did
+# …"): "Will Smith", "May Day" and "When Harry Met Sally" are names
+_WH_OPENER = re.compile(rf"^{_WH}(?:\s+(?:well|much|many|often|long))?\s+{_AUX}\s", re.I)
+# "What is X", "Who was X": the subject follows the copula
+_COPULA = re.compile(r"^(?:what|which|who)\s+(?:is|are|was|were)\s+", re.I)
+# "Is A better than B", "Does X reduce Y", "How well does X work": a yes/no question on a subject
+_YES_NO = re.compile(
+    r"^(?:(?:how\s+(?:well|effective|safe|useful)\s+)?(?:is|are|was|were|do|does|did|can|could|"
+    r"should|will|would|has|have)|what\s+is\s+known\s+about)\s+",
+    re.I,
+)
+_ARTICLE = re.compile(r"^(?:the|a|an)\s+", re.I)
+# Aspects that ask whether or how well the subject works: the kind's template asks that already
+_WORKS = (
+    r"(?:role|efficacy|effectiveness|benefits?|evidence|value|use|effects?|impact|"
+    r"clinical\s+(?:efficacy|evidence|benefit))"
+)
+# "the <aspect> of X": X is the topic; any aspect but whether it works is asked of it
+_ASPECT_OF = re.compile(rf"^(?:({_WORKS})|[a-z][a-z -]{{2,30}}?)\s+of\s+(.+)$", re.I)
+# "A better than B": a comparison written as a question
+_THAN = re.compile(
+    r"\s+(?:(?:any\s+)?(?:better|worse|safer|more\s+effective|less\s+effective|more\s+toxic|"
+    r"superior|inferior|preferable)\s+(?:than|to)|as\s+(?:good|effective|safe)\s+as)\s+",
+    re.I,
+)
+# "What caused X": the causes are the ask, X the topic
+_CAUSED = re.compile(r"^what\s+(?:caused|triggered|led\s+to)\s+(.+)$", re.I)
+# "Why did X happen / collapse": X (and its event noun, when the verb names one) is the topic
+_WHY = re.compile(rf"^why\s+{_AUX}\s+(.+)$", re.I)
+_HAPPEN = re.compile(r"\s+(?:happen|occur|take\s+place|start|begin|end)$", re.I)
+_EVENT_VERBS = {
+    "collapse": "collapse",
+    "fail": "failure",
+    "crash": "crash",
+    "resign": "resignation",
+}
+
+
+def is_question(text: str) -> bool:
+    """True when ``text`` is written as a question: it ends with "?" or opens with an
+    interrogative word and its verb ("What is …", "How did …")."""
+    t = clean(text)
+    return t.endswith("?") or bool(_WH_OPENER.match(t))
+
+
+def _why(body: str) -> str:
+    """The topic of "why did X <verb>": X with the event noun its verb names ("Example
+    Bank collapse"), or X alone."""
+    body = _HAPPEN.sub("", body)
+    words = body.split()
+    if len(words) > 1 and words[-1].lower() in _EVENT_VERBS:
+        return " ".join([*words[:-1], _EVENT_VERBS[words[-1].lower()]])
+    return body
+
+
+def _read(question: str) -> tuple[str, bool]:
+    """``(topic, asks_more)``: the topic phrase of ``question`` and whether the question asks
+    something of it that the topic's kind of report does not lead with (module doc)."""
+    q = clean(question).rstrip("?.! ")
+    if not is_question(question):
+        return q, False
+    why, caused = _WHY.match(q), _CAUSED.match(q)
+    if why:
+        return _why(why.group(1)), True
+    if caused:
+        return _ARTICLE.sub("", caused.group(1)), True
+    if _COPULA.match(q):
+        body = _ARTICLE.sub("", _COPULA.sub("", q, count=1))
+        aspect = _ASPECT_OF.match(body)
+        if not aspect:
+            return body or q, False
+        return _ARTICLE.sub("", aspect.group(2)), not aspect.group(1)
+    if _YES_NO.match(q):
+        body = _ARTICLE.sub("", _YES_NO.sub("", q, count=1))
+        parts = _THAN.split(body, maxsplit=1)
+        if len(parts) == 2 and parts[0].strip() and parts[1].strip():
+            return f"{parts[0].strip()} versus {parts[1].strip()}", False
+        return body or q, False
+    # "How did A prepare for X", "When did X …": the last name the question holds is its topic
+    # (what it asks of the name is the asked question), or the whole question when it names none
+    return _last_name(q) or q, True
+
+
+# A name: capitalised words or numbers in a row ("Typhoon Examplo", "2022 Examplia floods")
+_NAME = re.compile(r"(?:\b(?:[A-Z][\w'’.-]*|\d{4})\b\s*)+")
+
+
+def _last_name(question: str) -> str:
+    """The last run of capitalised words or years in ``question`` after its first word."""
+    first = question.split(" ", 1)
+    runs = [m.group(0).strip() for m in _NAME.finditer(first[1] if len(first) > 1 else "")]
+    return runs[-1] if runs else ""
+
+
+def restate(question: str) -> str:
+    """The topic phrase of ``question`` (module doc); a text that is not a question comes back
+    cleaned and unchanged. Deterministic; never raises."""
+    return _read(question)[0]
+
+
+def asked(question: str) -> str:
+    """What ``question`` asks beyond its topic, as the question itself with its "?" ("How did A
+    prepare for X?", "What caused X?", "What were the consequences of X?"), or "" when it asks
+    only what the topic's kind of report answers: not a question, "Who was X?", "What is X?",
+    the role, efficacy or harms of X, "Is A better than B?"."""
+    topic, more = _read(question)
+    q = clean(question).rstrip("?.! ")
+    return f"{q[:1].upper()}{q[1:]}?" if more and topic else ""
+
+
+def label_in_sentence(label: str, *, first: bool = False) -> str:
+    """A syllabus label as a sentence names it: a question quoted whole ("“How did A prepare for
+    X?”"), any other label in lower case unless it opens the sentence (``first``)."""
+    if label.rstrip().endswith("?"):
+        return f"“{label.strip()}”"
+    return label if first else label.lower()

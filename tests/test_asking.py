@@ -1,0 +1,53 @@
+"""A question typed as a question is read as the topic it asks about, and the syllabus leads with
+what it asks (``research.text.asking``, ``research.planning.syllabus``)."""
+
+from __future__ import annotations
+
+from research.planning.syllabus import ASKED_KEY, base_template
+from research.text.asking import asked, is_question, restate
+from research.text.frame import frame_question
+
+
+def test_a_question_is_read_as_its_topic():
+    assert restate("What are the side effects of examplumab?") == "examplumab"
+    assert restate("Who was Jane Examplar?") == "Jane Examplar"
+    assert restate("What is a febrile examplitis?") == "febrile examplitis"
+    assert restate("What caused the 2031 Examplia floods?") == "2031 Examplia floods"
+    assert restate("Why did Example Bank collapse?") == "Example Bank collapse"
+    assert restate("How did Examplia prepare for Typhoon Examplo?") == "Typhoon Examplo"
+    # whether it works is what the kind's template asks: nothing more is asked
+    assert restate("What is the role of examplumab in women with examplitis?") == (
+        "examplumab in women with examplitis"
+    )
+    assert asked("What is the role of examplumab in women with examplitis?") == ""
+
+
+def test_a_comparison_written_as_a_question_is_a_comparison():
+    frame = frame_question("Is arvotinib better than belzumab in advanced examplitis?")
+    assert frame.kind == "comparison"
+    assert frame.arms == ("arvotinib", "belzumab")
+    assert frame.setting == "advanced examplitis"
+
+
+def test_names_and_topics_are_not_questions():
+    for name in ("Will Smith", "May Day", "When Harry Met Sally", "Examplumab in examplitis"):
+        assert not is_question(name)
+        assert restate(name) == name
+        assert asked(name) == ""
+
+
+def test_the_syllabus_leads_with_what_is_asked():
+    # the template question that shares the ask's words becomes it and keeps its key
+    causes = base_template("auto", "What caused the 2031 Examplia floods?")
+    assert causes.questions[0].key == "debate.controversies"
+    assert causes.questions[0].label == "What caused the 2031 Examplia floods?"
+    harms = base_template("auto", "What are the side effects of examplumab?")
+    assert harms.questions[0].key == "clinical.safety"
+    assert [q.key for q in harms.questions].count("clinical.safety") == 1
+    # an ask no template question shares is a question of its own, first
+    prepared = base_template("auto", "How did Examplia prepare for Typhoon Examplo?")
+    assert prepared.name == "auto (event)"
+    assert prepared.questions[0].key == ASKED_KEY
+    assert len(prepared.questions) == 7
+    # a topic keeps its template as it was
+    assert base_template("auto", "Typhoon Examplo").questions[0].key == "background.overview"
