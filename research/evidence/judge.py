@@ -57,6 +57,7 @@ from research.text import (
     is_boilerplate,
     is_whole_form,
     split_sentences,
+    subject_of,
     word_key,
 )
 from research.text.definitions import defines
@@ -265,7 +266,7 @@ def topic_stems(topic: str) -> frozenset[str]:
     the subject and its context are what every passage shares (``research.text.entities.split_topic``)."""
     subject, focus, context = split_topic(topic)
     if not focus:  # a question's subject: what it asks of the subject is no topic word
-        return frozenset(_stems(f"{subject} {context}"))
+        return frozenset(_stems(subject_of(topic)))
     return frozenset(_stems(f"{subject} {context}") - _stems(focus))
 
 
