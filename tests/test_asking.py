@@ -3,6 +3,7 @@ what it asks (``research.text.asking``, ``research.planning.syllabus``)."""
 
 from __future__ import annotations
 
+from research.planning.kinds import purpose
 from research.planning.syllabus import ASKED_KEY, base_template
 from research.text.asking import asked, is_question, restate
 from research.text.frame import frame_question
@@ -51,3 +52,12 @@ def test_the_syllabus_leads_with_what_is_asked():
     assert len(prepared.questions) == 7
     # a topic keeps its template as it was
     assert base_template("auto", "Typhoon Examplo").questions[0].key == "background.overview"
+
+
+def test_a_comparison_for_preventing_a_condition_asks_for_that_outcome():
+    """The primary outcome of treatments given to prevent or treat a condition is that
+    condition, not a cancer trial's survival."""
+    assert purpose("Arvotinib versus belzumab for preventing examplitis in adults") == "Examplitis"
+    assert purpose("Arvotinib versus belzumab in advanced examplitis") == ""
+    efficacy = base_template("auto", "Arvotinib versus belzumab to treat examplitis").questions[0]
+    assert efficacy.description.startswith("Examplitis and other primary outcomes")

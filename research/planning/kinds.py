@@ -16,6 +16,7 @@ test checks it).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 
 from research.text.frame import QuestionFrame
@@ -23,7 +24,7 @@ from research.text.frame import QuestionFrame
 COMPARISON_QUESTIONS: dict[str, dict] = {
     "efficacy.comparison": {
         "label": "Efficacy: {a} vs {b}",
-        "description": "Survival, recurrence, response, accuracy and other primary outcomes with "
+        "description": "{outcomes} and other primary outcomes with "
         "{a} compared with {b}{in_s}: which arm did better, by how much, in which trials",
         "min_sources": 5,
     },
@@ -407,6 +408,7 @@ def fill(questions: Mapping[str, dict], frame: QuestionFrame) -> dict[str, dict]
     b = arms[1] if len(arms) > 1 else "the alternatives"
     s = frame.setting
     values = {
+        "outcomes": purpose(frame.question) or "Survival, recurrence, response, accuracy",
         "a": _mid(a),
         "b": _mid(b),
         "s": s,
@@ -423,6 +425,26 @@ def fill(questions: Mapping[str, dict], frame: QuestionFrame) -> dict[str, dict]
             "description": desc[:1].upper() + desc[1:],
         }
     return out
+
+
+# "… for preventing X", "… to treat X in S", "… for the relief of X": what the treatments are
+# given for, which is then their primary outcome (not the survival of a cancer trial)
+_PURPOSE = re.compile(
+    r"\b(?:for|to)\s+(?:the\s+)?(?:prevent\w*|treat\w*|reduc\w*|relie\w*|manag\w*|control\w*)"
+    r"(?:\s+of)?\s+(.+)$",
+    re.I,
+)
+_PURPOSE_END = re.compile(r"\s+(?:in|among|after|following|during|with|for|at|on)\s+", re.I)
+
+
+def purpose(question: str) -> str:
+    """What the treatments of ``question`` are given for, capitalised ("Febrile neutropenia" of
+    "A versus B for preventing febrile neutropenia in adults"), or "" when it does not say."""
+    m = _PURPOSE.search(question.rstrip("?.! "))
+    if not m:
+        return ""
+    target = _PURPOSE_END.split(m.group(1), maxsplit=1)[0].strip()
+    return target[:1].upper() + target[1:]
 
 
 def _mid(term: str) -> str:
