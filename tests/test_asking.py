@@ -4,7 +4,7 @@ what it asks (``research.text.asking``, ``research.planning.syllabus``)."""
 from __future__ import annotations
 
 from research.planning.kinds import purpose
-from research.planning.syllabus import ASKED_KEY, base_template
+from research.planning.syllabus import ASKED_KEY, asked_key, base_template
 from research.text.asking import asked, is_question, restate
 from research.text.frame import frame_question
 
@@ -61,3 +61,20 @@ def test_a_comparison_for_preventing_a_condition_asks_for_that_outcome():
     assert purpose("Arvotinib versus belzumab in advanced examplitis") == ""
     efficacy = base_template("auto", "Arvotinib versus belzumab to treat examplitis").questions[0]
     assert efficacy.description.startswith("Examplitis and other primary outcomes")
+
+
+def test_the_asked_question_is_found_again_unless_the_analyst_relabels_it():
+    """Co-STORM's report leads with the question the analyst asked, found by its label."""
+    topic = "What caused the 2031 Examplia floods?"
+    syllabus = base_template("auto", topic)
+    assert asked_key(syllabus, topic) == "debate.controversies"
+    relabelled = syllabus.model_copy(
+        update={
+            "questions": [
+                syllabus.questions[0].model_copy(update={"label": "Causes"}),
+                *syllabus.questions[1:],
+            ]
+        }
+    )
+    assert asked_key(relabelled, topic) is None
+    assert asked_key(base_template("auto", "Typhoon Examplo"), "Typhoon Examplo") is None

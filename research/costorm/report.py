@@ -31,6 +31,7 @@ from research.pipeline.context import RunContext
 from research.pipeline.reporter import dedupe_report, trials_section
 from research.pipeline.sections import insufficient_sentence
 from research.planning.kinds import PRIMARY
+from research.planning.syllabus import asked_key
 from research.text import split_sentences, strip_citations
 from research.text.findings import no_finding
 from research.text.frame import frame_question
@@ -82,8 +83,9 @@ def _key_results(table: Table) -> tuple[list[tuple[int, ReportSection]], list[Le
     share = answers.section_budget(ctx.config.depth, len(syllabus.questions), 1)[0]
     out: list[tuple[int, ReportSection]] = []
     asked: list[LeadQuestion] = []
+    first = asked_key(syllabus, table.topic)  # what the analyst asked leads, as "does it work"
     for q in syllabus.questions:
-        if q.key not in PRIMARY:
+        if q.key not in PRIMARY and q.key != first:
             continue
         mine = [p for sid in cited for p in evidence.get(sid, []) if p.question == q.key]
         found = answers.results_of(mine, q.key)

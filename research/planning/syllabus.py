@@ -195,11 +195,7 @@ def _asking(topic: str, syllabus: Syllabus) -> Syllabus:
     question = asked(topic)
     if not question:
         return syllabus
-    label = (
-        question
-        if len(question) <= LABEL_MAX
-        else question[: LABEL_MAX - 1].rsplit(" ", 1)[0] + "…"
-    )
+    label = _label(question)
     ask = _keys(question) - _keys(subject_of(topic))
     if question.lower().startswith("why"):  # a question of why asks for causes
         ask |= _keys("caused causes")
@@ -221,6 +217,24 @@ def _asking(topic: str, syllabus: Syllabus) -> Syllabus:
         )
     rest = [q for q in syllabus.questions if q.key not in (first.key, ASKED_KEY)]
     return syllabus.model_copy(update={"questions": [first, *rest]})
+
+
+def _label(question: str) -> str:
+    """The asked question as a label: whole, or cut at a word to ``LABEL_MAX`` characters."""
+    if len(question) <= LABEL_MAX:
+        return question
+    return question[: LABEL_MAX - 1].rsplit(" ", 1)[0] + "…"
+
+
+def asked_key(syllabus: Syllabus, topic: str) -> str | None:
+    """The key of the question of ``syllabus`` that is the one the analyst asked (its first,
+    labelled with the question: ``_asking``), or None when the topic asks nothing more of
+    its subject or the analyst relabelled it."""
+    question = asked(topic)
+    first = syllabus.questions[0] if syllabus.questions else None
+    if question and first is not None and first.label == _label(question):
+        return first.key
+    return None
 
 
 def _keys(text: str) -> set[str]:
