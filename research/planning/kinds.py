@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from research.text.frame import QuestionFrame
+from research.text.frame import OCCASION, QuestionFrame
 
 COMPARISON_QUESTIONS: dict[str, dict] = {
     "efficacy.comparison": {
@@ -434,7 +434,6 @@ _PURPOSE = re.compile(
     r"(?:\s+of)?\s+(.+)$",
     re.I,
 )
-_PURPOSE_END = re.compile(r"\s+(?:in|among|after|following|during|with|for|at|on)\s+", re.I)
 
 
 def purpose(question: str) -> str:
@@ -443,7 +442,7 @@ def purpose(question: str) -> str:
     m = _PURPOSE.search(question.rstrip("?.! "))
     if not m:
         return ""
-    target = _PURPOSE_END.split(m.group(1), maxsplit=1)[0].strip()
+    target = OCCASION.split(m.group(1), maxsplit=1)[0].strip()
     return target[:1].upper() + target[1:]
 
 

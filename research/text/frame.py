@@ -107,7 +107,7 @@ _GIVEN = re.compile(
 # A setting that names the people treated ("X for patients with Y", "X in women with Y") asks what
 # X does for them, whatever X is called ("ivermectin", "a low-FODMAP diet"): ``POPULATION``.
 # Where the condition an intervention is for ends and its population or occasion begins.
-_OCCASION = re.compile(r"\s+(?:in|among|after|following|during|with|for|at|on)\s+", re.I)
+OCCASION = re.compile(r"\s+(?:in|among|after|following|during|with|for|at|on)\s+", re.I)
 _MODIFIER = re.compile(r"-(?:related|induced|associated|specific|dependent)$", re.I)
 _CAUSE = re.compile(r"-(?:related|induced|associated)$", re.I)
 _ORG = re.compile(
@@ -218,7 +218,7 @@ class QuestionFrame:
         flushes" of "hot flushes in women with X"); "" for other kinds and no setting."""
         if self.kind not in ("intervention", "device") or not self.setting:
             return ""
-        return _OCCASION.split(self.setting, maxsplit=1)[0]
+        return OCCASION.split(self.setting, maxsplit=1)[0]
 
     def arm_keys(self) -> list[set[str]]:
         """Per arm, the stems of its naming words (``arm_words``) as one set."""
