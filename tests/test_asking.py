@@ -23,6 +23,34 @@ def test_a_question_is_read_as_its_topic():
     assert asked("What is the role of examplumab in women with examplitis?") == ""
 
 
+def test_the_ways_analysts_ask_about_a_treatment_are_read_as_its_topic():
+    assert restate("Is it safe to exercise during examplitis treatment?") == (
+        "exercise during examplitis treatment"
+    )
+    assert restate("Is arvotinib necessary after surgery in women over 70?") == (
+        "arvotinib after surgery in women over 70"
+    )
+    assert restate("What is the evidence for yoga in examplitis?") == "yoga in examplitis"
+    assert restate("What is the best treatment for examplitis in adults?") == (
+        "treatment for examplitis in adults"
+    )
+    assert restate("What happened at the 2031 Examplia train collision?") == (
+        "2031 Examplia train collision"
+    )
+    which = frame_question("Which is better for examplitis, arvotinib or belzumab?")
+    assert (which.kind, which.arms, which.setting) == (
+        "comparison",
+        ("arvotinib", "belzumab"),
+        "examplitis",
+    )
+    should = frame_question("Should postmenopausal women take arvotinib or belzumab?")
+    assert (should.kind, should.arms, should.setting) == (
+        "comparison",
+        ("arvotinib", "belzumab"),
+        "postmenopausal women",
+    )
+
+
 def test_a_comparison_written_as_a_question_is_a_comparison():
     frame = frame_question("Is arvotinib better than belzumab in advanced examplitis?")
     assert frame.kind == "comparison"

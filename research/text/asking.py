@@ -9,7 +9,13 @@ English (an interrogative opener, then an aspect "of" the subject):
 * "What is the role / efficacy / evidence of X in S?" → "X in S" (does it work: the kind's own
   template asks it);
 * "Is A better / safer / more effective than B in S?" → "A versus B in S" (a comparison);
-* "Who was X?", "What is X?" → "X"; "What caused X?", "Why did X happen?" → "X".
+* "Which is better for S, A or B?", "Should women with S take A or B?" → "A versus B for S",
+  "A or B in women with S";
+* "Is X necessary after Y?", "Is it safe to X during Y?", "What is the best treatment for S?" →
+  "X after Y", "X during Y", "treatment for S" (whether it is needed, safe or best is whether
+  it works);
+* "Who was X?", "What is X?", "What happened at X?" → "X"; "What caused X?", "Why did X
+  happen?" → "X".
 
 A topic that is not a question comes back unchanged (whitespace collapsed, end punctuation off).
 ``asked`` is what the question asks beyond its topic ("What caused X?" asks for causes, "How did
@@ -46,8 +52,44 @@ _WORKS = (
     r"(?:role|efficacy|effectiveness|benefits?|evidence|value|use|effects?|impact|"
     r"clinical\s+(?:efficacy|evidence|benefit))"
 )
-# "the <aspect> of X": X is the topic; any aspect but whether it works is asked of it
-_ASPECT_OF = re.compile(rf"^(?:({_WORKS})|[a-z][a-z -]{{2,30}}?)\s+of\s+(.+)$", re.I)
+# "the <aspect> of X": X is the topic; any aspect but whether it works is asked of it ("the
+# evidence for X" asks whether it works too)
+_ASPECT_OF = re.compile(
+    rf"^(?:({_WORKS})\s+(?:of|for|on)|[a-z][a-z -]{{2,30}}?\s+of)\s+(.+)$", re.I
+)
+# "What is the best treatment for X": the treatments for X, whichever is best
+_BEST = re.compile(
+    r"^(?:best|most\s+effective|safest|recommended|preferred|optimal|standard)\s+", re.I
+)
+# "Is X necessary after Y": X after Y (whether it is needed is whether it works)
+_NEEDED = re.compile(
+    r"^(.+?)\s+(?:necessary|needed|required|effective|safe|useful|beneficial|recommended|"
+    r"worthwhile|helpful|worth\s+it)\b\s*",
+    re.I,
+)
+# "Is it safe to exercise during X": exercise during X
+_IT_IS = re.compile(
+    r"^it\s+(?:\w+\s+)?(?:safe|effective|necessary|useful|worth|better|advisable|helpful|"
+    r"recommended)\s+to\s+",
+    re.I,
+)
+# "Should women with X take A or B": A or B in women with X
+_TAKE = re.compile(
+    r"^(.{2,60}?)\s+(?:take|use|get|receive|be\s+given|be\s+offered|start|undergo|have)\s+(.+)$",
+    re.I,
+)
+_PEOPLE = re.compile(
+    r"\b(?:patients?|women|men|children|adults|people|survivors|girls|boys|infants|smokers)\b",
+    re.I,
+)
+# "Which is better for X, A or B": A versus B for X
+_WHICH = re.compile(
+    r"^which\s+(?:is|are|works?)\s+(?:better|safer|more\s+effective)(?:\s+((?:for|in)\s+.+?))?"
+    r"\s*[,:]\s*(.+?)\s+or\s+(.+)$",
+    re.I,
+)
+# "What happened at / in X": X (what happened is what an event's report opens with)
+_HAPPENED = re.compile(r"^what\s+happened\s+(?:at|in|during|to|on|with)\s+(.+)$", re.I)
 # "A better than B": a comparison written as a question
 _THAN = re.compile(
     r"\s+(?:(?:any\s+)?(?:better|worse|safer|more\s+effective|less\s+effective|more\s+toxic|"
@@ -91,18 +133,29 @@ def _read(question: str) -> tuple[str, bool]:
     if not is_question(question):
         return q, False
     why, caused = _WHY.match(q), _CAUSED.match(q)
+    which, happened = _WHICH.match(q), _HAPPENED.match(q)
+    if which:
+        where = f" {which.group(1)}" if which.group(1) else ""
+        return f"{which.group(2)} versus {which.group(3)}{where}", False
+    if happened:
+        return _ARTICLE.sub("", happened.group(1)), False
     if why:
         return _why(why.group(1)), True
     if caused:
         return _ARTICLE.sub("", caused.group(1)), True
     if _COPULA.match(q):
-        body = _ARTICLE.sub("", _COPULA.sub("", q, count=1))
+        body = _BEST.sub("", _ARTICLE.sub("", _COPULA.sub("", q, count=1)))
         aspect = _ASPECT_OF.match(body)
         if not aspect:
             return body or q, False
         return _ARTICLE.sub("", aspect.group(2)), not aspect.group(1)
     if _YES_NO.match(q):
         body = _ARTICLE.sub("", _YES_NO.sub("", q, count=1))
+        body = _IT_IS.sub("", body)
+        take = _TAKE.match(body)
+        if take and _PEOPLE.search(take.group(1)):
+            body = f"{take.group(2)} in {take.group(1)}"
+        body = _NEEDED.sub(r"\1 ", body).strip()
         parts = _THAN.split(body, maxsplit=1)
         if len(parts) == 2 and parts[0].strip() and parts[1].strip():
             return f"{parts[0].strip()} versus {parts[1].strip()}", False
