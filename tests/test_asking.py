@@ -6,6 +6,7 @@ from __future__ import annotations
 from research.planning.kinds import purpose
 from research.planning.syllabus import ASKED_KEY, asked_key, base_template
 from research.text.asking import asked, is_question, restate
+from research.text.entities import split_topic
 from research.text.frame import frame_question
 
 
@@ -43,6 +44,8 @@ def test_the_ways_analysts_ask_about_a_treatment_are_read_as_its_topic():
         ("arvotinib", "belzumab"),
         "examplitis",
     )
+    # a choice between two medicines has no focus on either (``split_topic``)
+    assert split_topic("Should postmenopausal women take arvotinib or examplifen?")[1] == ""
     should = frame_question("Should postmenopausal women take arvotinib or belzumab?")
     assert (should.kind, should.arms, should.setting) == (
         "comparison",

@@ -46,6 +46,7 @@ _SALT = re.compile(
     r"(?i:acid|sodium|potassium|calcium|magnesium|hydrochloride|mesylate|maleate|citrate|"
     r"sulfate|sulphate|phosphate|acetate|tartrate|succinate|besylate|tosylate)"
 )
+_CHOICE = re.compile(r"\s(?:or|versus|vs\.?)\s", re.I)
 _CONTEXT = re.compile(r"\s+(?:in|for|among|during|with|after|versus|vs\.?|within|across)\s+", re.I)
 
 
@@ -98,8 +99,8 @@ def split_topic(topic: str) -> tuple[str, str, str]:
     head, context = parts[0], (parts[1] if len(parts) > 1 else "")
     words = head.split()
     drugs = [w for w in words if INN_STEM.fullmatch(re.sub(r"[^A-Za-z]", "", w))]
-    if not drugs or topic_kind(topic) != "drug":
-        return t, "", ""
+    if not drugs or topic_kind(topic) != "drug" or _CHOICE.search(head):
+        return t, "", ""  # "A or B in S" chooses between treatments: no focus on either
     focus = " ".join(
         w
         for w in words
