@@ -23,7 +23,7 @@ from research.models import (
 )
 from research.pipeline import answers, material, sections
 from research.pipeline.reporter import dedupe_report
-from research.planning.kinds import COMPARISON_QUESTIONS
+from research.planning.kinds import COMPARISON_QUESTIONS, PRIMARY_OUTCOMES
 from research.planning.syllabus import STORM_QUESTIONS
 from research.search.local import _truncate
 from research.text import ANAPHORA, is_whole, split_sentences
@@ -327,7 +327,9 @@ def _efficacy_of_a_versus_b(sources_found: int, min_sources: int) -> LeadQuestio
     return LeadQuestion(
         key="efficacy.comparison",
         label="Efficacy: drug A vs drug B",
-        description=spec["description"].format(a="drug A", b="drug B", in_s=""),
+        description=spec["description"].format(
+            a="drug A", b="drug B", in_s="", outcomes=PRIMARY_OUTCOMES
+        ),
         heading="Efficacy",
         status="answered",
         sources_found=sources_found,
@@ -683,7 +685,9 @@ def test_a_comparisons_lead_takes_no_one_arm_trial_and_no_third_comparator(vecto
     q = LeadQuestion(
         key="subgroups.benefit",
         label="Who benefits: subgroups",
-        description=spec["description"].format(a="arvotinib", b="belzumab", in_s=""),
+        description=spec["description"].format(
+            a="arvotinib", b="belzumab", in_s="", outcomes=PRIMARY_OUTCOMES
+        ),
         heading="Who benefits",
         status="answered",
         sources_found=3,

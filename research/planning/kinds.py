@@ -408,7 +408,7 @@ def fill(questions: Mapping[str, dict], frame: QuestionFrame) -> dict[str, dict]
     b = arms[1] if len(arms) > 1 else "the alternatives"
     s = frame.setting
     values = {
-        "outcomes": purpose(frame.question) or "Survival, recurrence, response, accuracy",
+        "outcomes": purpose(frame.question) or PRIMARY_OUTCOMES,
         "a": _mid(a),
         "b": _mid(b),
         "s": s,
@@ -427,6 +427,8 @@ def fill(questions: Mapping[str, dict], frame: QuestionFrame) -> dict[str, dict]
     return out
 
 
+# A comparison's primary outcomes when the question does not say what the treatments are for
+PRIMARY_OUTCOMES = "Survival, recurrence, response, accuracy"
 # "… for preventing X", "… to treat X in S", "… for the relief of X": what the treatments are
 # given for, which is then their primary outcome (not the survival of a cancer trial)
 _PURPOSE = re.compile(
