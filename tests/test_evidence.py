@@ -7,6 +7,7 @@ import pytest
 from research.evidence import judge
 from research.evidence.passages import (
     about_topic,
+    another_year,
     compares,
     on_question_docs,
     published_protocol,
@@ -439,3 +440,15 @@ def test_a_registry_record_answers_no_question_on_what_was_found(vectors):
     found = {"clinical.efficacy", "clinical.safety"}
     assert not found & set(ev[0])
     assert "clinical.efficacy" in ev[1] and "clinical.efficacy" in ev[2]
+
+
+def test_an_event_of_another_year_is_another_event():
+    """A topic that names its year ("2031 Examplia floods") is not answered by a source titled
+    with only another year, however many words the two share; a title with no year, or with the
+    topic's, may be."""
+    topic = "What caused the 2031 Examplia floods?"
+    assert another_year("2032 Examplia floods — Effects", topic)
+    assert not another_year("2031 Examplia floods — Background", topic)
+    assert not another_year("Floods in Examplia: a 2032 review of 2031", topic)
+    assert not another_year("Examplia floods", topic)
+    assert not another_year("2032 Examplia floods", "Examplia floods")

@@ -151,12 +151,25 @@ def on_question(vectors: Vectors, topic: str, results: list[SearchResult]) -> li
     return on_question_docs(vectors, topic, [(r.title or r.url, result_text(r)) for r in results])
 
 
+_YEAR = re.compile(r"\b(?:1[89]|20)\d{2}\b")
+
+
+def another_year(title: str, topic: str) -> bool:
+    """True when the topic names a year ("2031 Examplia floods") and ``title`` names only other
+    years ("2032 Examplia floods"): another season's or another year's event, however many of
+    its words it shares."""
+    mine = set(_YEAR.findall(topic))
+    theirs = set(_YEAR.findall(title))
+    return bool(mine and theirs and not theirs & mine)
+
+
 def on_question_docs(vectors: Vectors, topic: str, docs: list[tuple[str, str]]) -> list[bool]:
     """Per document ``(title, text)`` (in order), True when it may be evidence on the run's
     question ``topic`` (module doc): for a framed question it names an arm (in words, or for one
     arm by a title close to it: ``_arm_in_title``), what the intervention is for and the
     setting; for a drug profile it names the drug (a trial of another medicine in the same
-    population is titled close to the topic); its title does not study another intervention
+    population is titled close to the topic); an event's title names no other year than the
+    topic's (``another_year``); its title does not study another intervention
     with an arm as its background (``comparators.studies_another``); for any question naming a
     treatment its title does not name the opposite setting; and it is about the topic
     (``about_topic``) or titled close to it (cosine ≥ ``TITLE_ON_TOPIC``). The one gate of
@@ -180,6 +193,7 @@ def on_question_docs(vectors: Vectors, topic: str, docs: list[tuple[str, str]]) 
             and not (frame.kind == "drug" and drugs and not any(d in whole.lower() for d in drugs))
             and not (frame.arms and contradicts_setting(title, frame))
             and not studies_another(title, frame)
+            and not (not frame.framed and another_year(title, topic))
             and (float(title_sim) >= TITLE_ON_TOPIC or about_topic(whole, topic))
         )
     return out
