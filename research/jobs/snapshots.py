@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, cast
 
 from research import artifacts
 from research import models as m
+from research.errors import InputError
 from research.llm.usage import usage_report
 from research.models import Report, Syllabus
 from research.store import open_store
@@ -36,13 +37,17 @@ def run_summary(run_id: str) -> dict:
     collector = store.collector(run_id)
     report = store.get_doc(run_id, "report", Report)
     usage = store.get_usage(run_id)
-    counts = collector.question_counts() if store.get_doc(run_id, "syllabus", Syllabus) else {}
+    try:
+        counts = collector.question_counts() if store.get_doc(run_id, "syllabus", Syllabus) else {}
+        sources = len(collector.all_sources())
+    except InputError:  # the run stopped between storing its syllabus and starting its collector
+        counts, sources = {}, 0
     return {
         "run_id": run_id,
         "status": state.status,
         "report_path": state.report_path or None,
         "artifacts_dir": str(artifacts.artifacts_dir(run_id)),
-        "sources": len(collector.all_sources()),
+        "sources": sources,
         "questions": counts,
         "citations": len(report.references) if report else 0,
         "llm_calls": usage.llm_calls,
