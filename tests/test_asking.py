@@ -3,6 +3,9 @@ what it asks (``research.text.asking``, ``research.planning.syllabus``)."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 from research.planning.kinds import purpose
 from research.planning.syllabus import ASKED_KEY, asked_key, base_template
 from research.text.asking import asked, is_question, restate
@@ -109,3 +112,14 @@ def test_the_asked_question_is_found_again_unless_the_analyst_relabels_it():
     )
     assert asked_key(relabelled, topic) is None
     assert asked_key(base_template("auto", "Typhoon Examplo"), "Typhoon Examplo") is None
+
+
+def test_no_bench_question_is_typed_as_a_question():
+    """The bench's questions are topics: reading questions as their topic changes none of them,
+    so a bench figure cannot move by it (a question typed as a question is measured by reading
+    its report, docs/features.md)."""
+    files = sorted((Path(__file__).parent.parent / "bench" / "data").glob("questions_*.jsonl"))
+    questions = [json.loads(line)["question"] for f in files for line in f.open(encoding="utf-8")]
+    assert len(questions) >= 36
+    for q in questions:
+        assert not is_question(q) and restate(q) == q.rstrip("?.! ") and asked(q) == ""
