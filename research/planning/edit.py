@@ -28,6 +28,8 @@ from pydantic import BaseModel, Field
 from research.errors import InputError
 from research.models import Perspective, Plan, Question, Step, Syllabus
 
+LABEL_MAX = 80  # characters of a syllabus question's label
+
 KEY_RE = re.compile(r"^[a-z0-9_]+\.[a-z0-9_]+$")
 MAX_KEY_CHARS = 64
 MIN_SOURCES, MAX_SOURCES = 1, 20
@@ -87,8 +89,10 @@ def check_questions(rows: Any, errors: list[str]) -> list[Question]:
         where = f"Question {i}" + (f" ({key})" if key else "")
         if not label:
             errors.append(f"{where}: give it a label.")
-        elif len(label) > 80:
-            errors.append(f"{where}: the label has {len(label)} characters; keep it to 80.")
+        elif len(label) > LABEL_MAX:
+            errors.append(
+                f"{where}: the label has {len(label)} characters; keep it to {LABEL_MAX}."
+            )
         if len(desc) > 300:
             errors.append(f"{where}: the description has {len(desc)} characters; keep it to 300.")
         if not key:

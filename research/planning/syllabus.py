@@ -29,6 +29,7 @@ from types import MappingProxyType
 
 from research.errors import InputError, InvariantError
 from research.models import TEMPLATE_CHOICES, Question, Syllabus
+from research.planning.edit import LABEL_MAX
 from research.planning.kinds import FACETS, KIND_TEMPLATES, fill
 from research.text import subject_of, word_key
 from research.text.asking import asked
@@ -182,7 +183,6 @@ def base_template(name: str, topic: str) -> Syllabus:
 
 ASKED_KEY = "asked.question"
 ASKED_MIN_SOURCES = 4
-LABEL_MAX = 80  # characters of a question's label (``planning.edit.check_questions``)
 
 
 def _asking(topic: str, syllabus: Syllabus) -> Syllabus:

@@ -78,8 +78,11 @@ _TAKE = re.compile(
     r"^(.{2,60}?)\s+(?:take|use|get|receive|be\s+given|be\s+offered|start|undergo|have)\s+(.+)$",
     re.I,
 )
-_PEOPLE = re.compile(
-    r"\b(?:patients?|women|men|children|adults|people|survivors|girls|boys|infants|smokers)\b",
+# The people a question or a setting names: patients, women, children… (not a condition's name;
+# ``research.text.populations`` reads it too)
+POPULATION = re.compile(
+    r"\b(?:patients?|women|men|children|adolescents|adults|infants|neonates|newborns|people|"
+    r"participants|survivors|smokers|persons?|individuals|residents|workers|pregnan\w+)\b",
     re.I,
 )
 # "Which is better for X, A or B": A versus B for X
@@ -153,7 +156,7 @@ def _read(question: str) -> tuple[str, bool]:
         body = _ARTICLE.sub("", _YES_NO.sub("", q, count=1))
         body = _IT_IS.sub("", body)
         take = _TAKE.match(body)
-        if take and _PEOPLE.search(take.group(1)):
+        if take and POPULATION.search(take.group(1)):
             body = f"{take.group(2)} in {take.group(1)}"
         body = _NEEDED.sub(r"\1 ", body).strip()
         parts = _THAN.split(body, maxsplit=1)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from typing import Protocol
 
+from research.text.asking import POPULATION
 from research.text.findings import NAMED as _NAMED
 from research.text.words import STOP, content_words
 
@@ -20,14 +21,6 @@ class QuestionFrame(Protocol):
 
     @property
     def setting(self) -> str: ...
-
-
-# The people a setting names: patients, women, children… (not a condition's name).
-POPULATION = re.compile(
-    r"\b(?:patients?|women|men|children|adolescents|adults|infants|neonates|newborns|people|"
-    r"participants|survivors|smokers|persons?|individuals|residents|workers|pregnan\w+)\b",
-    re.I,
-)
 
 
 # A treatment's role that a setting names, and the words a source on that role uses for it: a
