@@ -350,6 +350,9 @@ def test_a_trial_of_another_treatment_given_with_an_arm_is_not_on_the_question(v
         "Arvotinib"
     )
     assert added_treatment("Early versus delayed examplotherapy") == ""
+    assert added_treatment(
+        "Augmentation of examplotherapy with arvotinib improves sleep in examplitis"
+    ) == ("arvotinib improves sleep")
     # an outcome measured after an arm is no other treatment: only a medicine's name is
     assert not studies_another("Quality of life after early examplotherapy", frame)
     # an open arm is named by every text: nothing is background to it

@@ -55,13 +55,15 @@ _ADDED_END = re.compile(
     r"[,:;()\[\]]",
     re.I,
 )
-# "A with or without X", "A ± X", "A +/- X"; "adding X to A", "addition of X to A"; "X added to
-# A"; "X plus A versus A alone".
+# "A with or without X", "A ± X", "A +/- X", "augmentation of A with X"; "adding X to A",
+# "addition of X to A"; "X added to A"; "X plus A versus A alone".
 _WITH_OR_WITHOUT = re.compile(
     r"(?:\bwith\s+or\s+without\b|\bwithout\s+or\s+with\b|±|\+/[-−])\s*(.+)", re.I
 )
 _ADDING = re.compile(r"\b(?:adding|addition\s+of)\s+(.+?)\s+to\s+", re.I)
 _ADDED_TO = re.compile(r"([^,:;]+?)\s+(?:when\s+)?added\s+to\b", re.I)
+# "augmentation of A with X", "A augmented with X"
+_AUGMENTED = re.compile(r"\baugment(?:ation\s+of\s+.+?|ed)\s+with\s+(.+)", re.I)
 _ALONE = re.compile(r"([^:;]+?)\s+(?:versus|vs\.?|compared\s+(?:with|to))\s+(.+?)\s+alone\b", re.I)
 _JOINERS = frozenset({"plus", "combined", "combination", "concurrent", "together"})
 # A title whose own intervention comes before the people or occasion it studies: "X after A",
@@ -75,9 +77,9 @@ _RECEIVING = re.compile(
 
 def added_treatment(title: str) -> str:
     """The part of a trial's ``title`` that names a treatment added to another (module
-    patterns: "A with or without X", "adding X to A", "X added to A", "X plus A versus A
-    alone" → X's words), "" when the title states no addition."""
-    m = _WITH_OR_WITHOUT.search(title)
+    patterns: "A with or without X", "augmentation of A with X", "adding X to A", "X added to
+    A", "X plus A versus A alone" → X's words), "" when the title states no addition."""
+    m = _WITH_OR_WITHOUT.search(title) or _AUGMENTED.search(title)
     if m:
         return _ADDED_END.split(m.group(1), maxsplit=1)[0].strip()
     m = _ADDING.search(title) or _ADDED_TO.search(title)
