@@ -72,18 +72,30 @@ def test_names_and_topics_are_not_questions():
 
 
 def test_the_syllabus_leads_with_what_is_asked():
-    # the template question that shares the ask's words becomes it and keeps its key
-    causes = base_template("auto", "What caused the 2031 Examplia floods?")
-    assert causes.questions[0].key == "debate.controversies"
-    assert causes.questions[0].label == "What caused the 2031 Examplia floods?"
+    # the template question that is the ask in other words becomes it and keeps its key
     harms = base_template("auto", "What are the side effects of examplumab?")
     assert harms.questions[0].key == "clinical.safety"
+    assert harms.questions[0].label == "What are the side effects of examplumab?"
     assert [q.key for q in harms.questions].count("clinical.safety") == 1
+    effects = base_template("auto", "What were the consequences of Typhoon Examplo?")
+    assert effects.questions[0].key == "impact.effects"
+    assert "Deaths, injuries, damage" in effects.questions[0].description
+    # ... one whose label names several things, the ask one of them, stays a question of its
+    # own: the ask takes only the parts of its description that share its words
+    causes = base_template("auto", "What caused the 2031 Examplia floods?")
+    assert causes.questions[0].key == ASKED_KEY
+    assert causes.questions[0].label == "What caused the 2031 Examplia floods?"
+    assert causes.questions[0].description.endswith("What caused or shaped it")
+    assert "criticism" not in causes.questions[0].description
+    assert "debate.controversies" in [q.key for q in causes.questions]
+    why = base_template("auto", "Why did Examplo Bank collapse?").questions[0]
+    assert why.key == ASKED_KEY and why.description.endswith("What caused or shaped it")
     # an ask no template question shares is a question of its own, first
     prepared = base_template("auto", "How did Examplia prepare for Typhoon Examplo?")
     assert prepared.name == "auto (event)"
     assert prepared.questions[0].key == ASKED_KEY
     assert len(prepared.questions) == 7
+    assert len(causes.questions) == 7
     # a topic keeps its template as it was
     assert base_template("auto", "Typhoon Examplo").questions[0].key == "background.overview"
 
@@ -101,7 +113,7 @@ def test_the_asked_question_is_found_again_unless_the_analyst_relabels_it():
     """Co-STORM's report leads with the question the analyst asked, found by its label."""
     topic = "What caused the 2031 Examplia floods?"
     syllabus = base_template("auto", topic)
-    assert asked_key(syllabus, topic) == "debate.controversies"
+    assert asked_key(syllabus, topic) == ASKED_KEY
     relabelled = syllabus.model_copy(
         update={
             "questions": [

@@ -251,6 +251,10 @@ def test_a_comparisons_efficacy_and_harms_keep_to_their_own_family_of_outcome(ve
         "harm",
         "benefit",
     ]
+    # stopping an earlier treatment is no harm; stopping for one is
+    late = "Drug A improved DFS even long after the discontinuation of prior adjuvant drug B."
+    assert outcome_family(late) == "benefit"
+    assert outcome_family("Discontinuation due to adverse events was 5%.") == "harm"
     eff, harms = judge.score_passages(
         qs, [survival, harm, toxicity, os_only], topic=topic, vectors=vectors
     )
@@ -455,3 +459,18 @@ def test_an_event_of_another_year_is_another_event():
     assert not another_year("Floods in Examplia: a 2032 review of 2031", topic)
     assert not another_year("Examplia floods", topic)
     assert not another_year("2032 Examplia floods", "Examplia floods")
+
+
+def test_a_finding_about_another_medicine_alone_is_no_evidence_on_the_drug(vectors):
+    """On a drug's profile, a result that names only another medicine (the partner of a
+    combination, a comparator) is that medicine's: it answers none of the drug's questions but
+    the one about its competitors. A sentence naming the drug, alone or beside the other, does."""
+    topic = "Examplumab in advanced examplitis"
+    other = "Grade 3 or 4 adverse events, mainly neutropenia, occurred in 72% given arvotinib."
+    own = "Grade 3 or 4 adverse events, mainly neutropenia, occurred in 12% given examplumab."
+    both = "Arvotinib plus examplumab was well tolerated: grade 3 or 4 adverse events in 12%."
+    qs = [DRUG["clinical.safety"], DRUG["competitive.landscape"]]
+    safety, rivals = judge.score_passages(qs, [other, own, both], topic=topic, vectors=vectors)
+    assert safety[0] == 0.0
+    assert safety[1] >= judge.EVIDENCE_MIN and safety[2] >= judge.EVIDENCE_MIN
+    assert rivals[0] > 0.0

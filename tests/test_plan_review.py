@@ -154,6 +154,24 @@ def test_auto_syllabus_for_a_general_topic_adds_survey_subjects(engine):
     )
 
 
+def test_the_question_the_analyst_asked_keeps_its_own_words(engine):
+    """Fitting grounds each question in the corpus's nearby phrases, but not the question the
+    analyst asked in so many words: "flood victims" would change what "What caused it?" asks.
+    A fitted question names the subject, not the whole question."""
+    topic = "What caused the 2031 Examplia floods?"
+    survey = [
+        TopicOutline(
+            topic="2031 Examplia floods",
+            sections=["Flood Victims", "Monsoon Rains", "Relief Efforts", "Economic Losses"],
+        )
+    ]
+    base = base_template("auto", topic)
+    s = engine.fit_syllabus(FitInput(topic=topic, syllabus=base, related=survey))
+    asked = s.questions[0]
+    assert asked.label == topic and "(corpus:" not in asked.description
+    assert all("What caused the" not in q.description for q in s.questions[1:])
+
+
 def test_subject_phrases_exclude_fragments_and_restatements():
 
     assert is_subject_phrase("Maximum Sustained Winds", "Hurricane Hilary")

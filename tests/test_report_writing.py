@@ -709,3 +709,106 @@ def test_a_comparisons_lead_takes_no_one_arm_trial_and_no_third_comparator(vecto
         )
         == ""
     )
+
+
+def test_a_harms_section_quotes_no_result_that_reports_only_a_benefit(vectors):
+    """A benefit is no answer to what harm a treatment does: under harms a survival result is
+    never quoted, even with room left, while an efficacy section still quotes a harm last."""
+    dfs = "Disease-free survival was longer with drug A than with drug B (HR 0.82; P = 0.01)."
+    harm = "Grade 3 or 4 toxicity was more frequent with drug A than with drug B (12% vs 6%)."
+
+    def ev(key: str, sid: str, text: str) -> EvidencePassage:
+        return EvidencePassage(question=key, source_id=sid, passage=text, score=1.0, start=0, end=1)
+
+    harms = answers.choose(
+        vectors,
+        [ev("harms.comparison", "src_1", dfs), ev("harms.comparison", "src_2", harm)],
+        3,
+        [],
+    )
+    assert [p.passage for p in harms] == [harm]
+    efficacy = answers.choose(
+        vectors,
+        [ev("efficacy.comparison", "src_1", dfs), ev("efficacy.comparison", "src_2", harm)],
+        3,
+        [],
+    )
+    assert [p.passage for p in efficacy] == [dfs, harm]
+
+
+def test_an_open_questions_section_says_when_the_lead_quotes_its_only_sentence(vectors):
+    """The question the analyst asked leads the report with what its one source says; its
+    section, left with its statement alone, says the summary quotes it (no sentence twice, no
+    "what it reports follows" with nothing after it)."""
+    q = Question(key="asked.question", label="What caused it?", description="x", min_sources=4)
+    statement = answers.unmet_statement(q, 1, None)
+    assert statement.endswith("; what it reports follows.")
+    cause = "Heavier than usual monsoon rains followed a severe heat wave."
+    secs = [ReportSection(heading=q.label, text=f"{statement}\n\n{cause}[@src_001]")]
+    lead, out = dedupe_report(vectors, f"{cause}[@src_001]", secs)
+    assert cause in lead and cause not in out[0].text
+    assert out[0].text.endswith("; the summary above quotes what it reports.")
+    assert answers.quoted_in_lead("Timeline is answered.") == "Timeline is answered."
+
+
+def test_a_fitted_questions_description_reads_as_a_clause():
+    """A question the fitted syllabus adds ("What do sources report about X for Y?") is named
+    in a sentence as what sources report, not as a question inside a sentence."""
+    q = Question(
+        key="topic.flood_victims",
+        label="Flood Victims",
+        description="What do sources report about flood victims for 2031 Examplia floods?",
+        min_sources=3,
+    )
+    assert (
+        answers.what_it_asks(q)
+        == "what sources report about flood victims for 2031 Examplia floods"
+    )
+
+
+def test_the_lead_answers_the_question_the_analyst_asked_even_while_it_is_open(vectors):
+    """ "What caused the floods?" with one source of the four it needs: the lead still states
+    what that source says of the cause, read without the words of the subject that every
+    sentence of its source shares (so the death toll that names the floods and says "caused"
+    does not lead), and says the question is open."""
+    topic = "What caused the 2031 Examplia floods?"
+    toll = (
+        "From June to October 2031, floods in Examplia killed 1,739 people and caused "
+        "$14.9 billion of damage.[1]"
+    )
+    cause = (
+        "The immediate causes of the floods were heavier than usual monsoon rains and melting "
+        "glaciers that followed a severe heat wave.[1]"
+    )
+    q = LeadQuestion(
+        key="asked.question",
+        label=topic,
+        description=f"{topic} What caused or shaped it",
+        heading=topic,
+        status="insufficient",
+        sources_found=1,
+        min_sources=4,
+    )
+    lead = question_lead(
+        vectors, topic, [ReportSection(heading=topic, text=f"{toll} {cause}")], [q]
+    )
+    assert lead.startswith(cause), lead
+    assert toll not in lead and "leaves open “What caused the 2031 Examplia floods?”" in lead
+
+
+def test_a_lead_that_is_one_sections_only_sentence_keeps_it(vectors):
+    """When the lead is nothing but the one sentence of a section (the answer to the question
+    asked, from one source), the answer stays on top and the section says where it is: no
+    empty lead, and no sentence twice."""
+    cause = "Heavier than usual monsoon rains followed a severe heat wave.[@src_001]"
+    other = "Floods in the south killed 799 people and injured 8,422.[@src_002]"
+    secs = [
+        ReportSection(heading="What caused it?", text=cause),
+        ReportSection(heading="Impact", text=other),
+    ]
+    lead, out = dedupe_report(vectors, cause, secs)
+    assert lead == cause
+    assert out[0].text == answers.QUOTED_ABOVE and out[1].text == other
+    # beside another lead sentence, a section's only sentence stays in the section
+    lead, out = dedupe_report(vectors, f"{cause} {other}", secs[:1])
+    assert lead == other and out[0].text == cause

@@ -63,6 +63,12 @@ def test_helpers_behave():
         "Dr. Smith found it.",
         "Then it rose 5%.",
     ]
+    # a currency sign's point abbreviates ("Rs."), it ends no sentence
+    assert split_sentences("It gave ₨. 1.75 billion to relief. It cost $5 then. Then it rose.") == [
+        "It gave ₨. 1.75 billion to relief.",
+        "It cost $5 then.",
+        "Then it rose.",
+    ]
     assert word_key("HER-2") == "her2"
     assert "HER2" in content_words("HER2 status of the tumour")
     assert is_whole("Anastrozole improved disease-free survival compared with tamoxifen.")

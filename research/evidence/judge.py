@@ -28,7 +28,8 @@ that a sentence about the topic cannot pass for evidence just by naming it (cosi
 without any of the question's own words keeps only ``LEX_BASE`` of it; ``design`` is
 ``DESIGN_FACTOR`` for a sentence that describes how a study was run and reports no finding
 (``is_design``), else 1; a passage that names other medicines but not the topic's
-(``OTHER_DRUG_FACTOR``) keeps half, unless the question is about the competition; a passage
+(``OTHER_DRUG_FACTOR``) keeps nothing, unless the question is about the competition (a
+combination partner's result is the partner's: docs/evidence.md § Findings); a passage
 that reports only the other family of outcome (a harm for "does it work", a benefit for "what
 harm does it do") keeps less (``research.planning.kinds.outcome_fit``); on a focused
 topic ("Imatinib hepatotoxicity in …") a passage that never names the focus keeps
@@ -130,7 +131,7 @@ _AIM = re.compile(
 # Names of other medicines (WHO INN stems, research.planning.syllabus): a finding about one of
 # them is no evidence about the topic's drug, except for a question about the competition.
 _COMPARATIVE = re.compile(r"compet|landscape|alternativ|comparis|versus|combination|rival", re.I)
-OTHER_DRUG_FACTOR = 0.5
+OTHER_DRUG_FACTOR = 0.0
 # A definitional sentence's score for the question it answers (``kinds.DEFINED_BY``: "X was an
 # American drummer …", ``research.text.definitions``): among a source's best, where MiniLM
 # reads what the sentence says about X, not that it says what X is

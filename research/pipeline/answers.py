@@ -37,7 +37,14 @@ from research.evidence.passages import FOUND, rank_for
 from research.models import EvidencePassage, GapReport, Question, QuestionStop
 from research.pipeline.material import Unit
 from research.pipeline.sections import DUPLICATE_SIM, SectionPlan
-from research.planning.kinds import FROM_MAIN, MISFIT_FACTOR, PRIMARY, PRIMARY_WEIGHT, outcome_fit
+from research.planning.kinds import (
+    FROM_MAIN,
+    HARMS,
+    MISFIT_FACTOR,
+    PRIMARY,
+    PRIMARY_WEIGHT,
+    outcome_fit,
+)
 from research.text import norm_key
 from research.text.asking import label_in_sentence
 from research.text.findings import CONDUCT, finding_weight, outcome_family
@@ -128,7 +135,16 @@ def choose(
     # "does it work": ``kinds.outcome_fit``)
     fits = [outcome_fit(p.question, outcome_family(p.passage)) >= 1.0 for p in ranked]
     quoted: set[str] = set()  # sources with a passage in ``out``
-    for fitting, firsts in ((True, True), (True, False), (False, True), (False, False)):
+    rounds: tuple[tuple[bool, bool], ...] = (
+        (True, True),
+        (True, False),
+        (False, True),
+        (False, False),
+    )
+    # a benefit is no answer to what harm a treatment does: a harms section quotes none
+    if ranked[0].question in HARMS:
+        rounds = rounds[:2]
+    for fitting, firsts in rounds:
         for p, v, fit in zip(ranked, vecs, fits, strict=True):
             if len(out) >= n:
                 return out
@@ -193,7 +209,12 @@ def what_it_asks(q: Question) -> str:
     # review, not for a sentence of the report
     desc = re.sub(r"\s*\(corpus:[^)]*\)", "", q.description).strip().rstrip(".")
     desc = desc.rsplit("?", 1)[-1].strip() or desc
+    # a description that is one question reads as a clause: "what sources report about X"
+    desc = _ASKS_SOURCES.sub("what sources report", desc).rstrip("?")
     return f"{desc[:1].lower()}{desc[1:]}" if desc else q.label.lower()
+
+
+_ASKS_SOURCES = re.compile(r"^what\s+do\s+(?:the\s+)?sources\s+report", re.I)
 
 
 def unmet_statement(
@@ -221,7 +242,27 @@ def unmet_statement(
     )
     if not follows:
         return f"{said}."
-    return f"{said}; what {'it reports' if found == 1 else 'they report'} follows."
+    return f"{said}; {_follows(found)}."
+
+
+def _follows(found: int) -> str:
+    return f"what {'it reports' if found == 1 else 'they report'} follows"
+
+
+# A section whose one sentence is the whole of the report's lead (the answer to the question
+# asked, from one source): it says where that sentence is, rather than repeat it
+QUOTED_ABOVE = "The summary above quotes the sources' answer to this question."
+
+
+def quoted_in_lead(statement: str) -> str:
+    """An open question's ``statement`` (``unmet_statement``) whose quoted sentences all went to
+    the report's lead: "…; what it reports follows." becomes "…; the summary above quotes what
+    it reports."; any other text comes back unchanged."""
+    for found, what in ((1, "it reports"), (2, "they report")):
+        statement = statement.replace(
+            f"; {_follows(found)}.", f"; the summary above quotes what {what}."
+        )
+    return statement
 
 
 def registrations_note(external_ids: list[str], shown: int = 4) -> str:

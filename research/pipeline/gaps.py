@@ -93,7 +93,14 @@ def gap_queries(
             for a in chosen
         ]
     subject = subject_of(ctx.config.topic)
-    return [f"{subject} {a}" for a in chosen]
+    # the question the analyst asked names its subject already: not twice in one query
+    own = {word_key(w) for w in subject.split()}
+    return [
+        " ".join([subject, *[w for w in content_words(a) if word_key(w) not in own]])
+        if own & {word_key(w) for w in a.split()}
+        else f"{subject} {a}"
+        for a in chosen
+    ]
 
 
 def _question_text(q: Question) -> str:

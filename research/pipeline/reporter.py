@@ -356,7 +356,10 @@ def dedupe_report(
     """No sentence twice in a report: a sentence that repeats an earlier one (same
     words, or cosine ≥ ``threshold`` without citations) is removed, reading lead first, then the
     sections in order. A lead sentence that repeats the only sentence of a section is removed
-    from the lead instead, so no section loses its text. Paragraphs and citations are kept."""
+    from the lead instead, so no section loses its text, unless the lead has no other sentence
+    (the section then reads ``answers.QUOTED_ABOVE``); an open question's section left with its
+    statement alone says that the lead quotes what its sources report
+    (``answers.quoted_in_lead``). Paragraphs and citations are kept."""
     sec_paras = [
         [_units(p) for p in re.split(r"\n\s*\n", s.text) if p.strip()] for s in draft_sections
     ]
@@ -381,7 +384,9 @@ def dedupe_report(
         return norm_key(plain(a)) == norm_key(plain(b)) or float(vec[a] @ vec[b]) >= threshold
 
     singles = [p[0][0] for p in sec_paras if sum(len(x) for x in p) == 1]
-    lead_units = [u for u in lead_units if not any(same(u, s) for s in singles)]
+    trimmed = [u for u in lead_units if not any(same(u, s) for s in singles)]
+    # ... unless the lead is nothing else: the answer stays on top, and its section says so
+    lead_units = trimmed or lead_units
     kept: list[str] = list(lead_units)
     out_sections = []
     for sec, paras in zip(draft_sections, sec_paras, strict=True):
@@ -394,9 +399,16 @@ def dedupe_report(
                     mine.append(u)
             if mine:
                 new_paras.append(" ".join(mine))
-        out_sections.append(
-            ReportSection(heading=sec.heading, text="\n\n".join(new_paras), level=sec.level)
-        )
+        text = "\n\n".join(new_paras)
+        if citations.DRAFT_RE.search(sec.text) and not citations.DRAFT_RE.search(text):
+            # what the section's sources report went to the lead: its statement says so, or a
+            # sentence does when the section had no other (the lead is nothing but its answer)
+            text = (
+                answers.quoted_in_lead(text)
+                if text
+                else (answers.QUOTED_ABOVE if not trimmed else "")
+            )
+        out_sections.append(ReportSection(heading=sec.heading, text=text, level=sec.level))
     return " ".join(lead_units), out_sections
 
 

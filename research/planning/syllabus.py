@@ -34,6 +34,7 @@ from research.planning.kinds import FACETS, KIND_TEMPLATES, fill
 from research.text import subject_of, word_key
 from research.text.asking import asked
 from research.text.frame import frame_question
+from research.text.stems import stems
 
 # docs/design.md § Question syllabus, "STORM_QUESTIONS" — keys, labels, descriptions and thresholds verbatim
 STORM_QUESTIONS: dict[str, dict] = {
@@ -183,6 +184,8 @@ def base_template(name: str, topic: str) -> Syllabus:
 
 ASKED_KEY = "asked.question"
 ASKED_MIN_SOURCES = 4
+_PARTS = re.compile(r"[,;?]")  # a description's parts: "What caused or shaped it, blame, …"
+_ASPECTS = re.compile(r",|\band\b|&")  # a label's: "Causes, disputes and investigations"
 
 
 def _asking(topic: str, syllabus: Syllabus) -> Syllabus:
@@ -204,11 +207,21 @@ def _asking(topic: str, syllabus: Syllabus) -> Syllabus:
         words = _keys(" ".join([q.label, q.description, *FACETS.get(q.key, ())]))
         if len(ask & words) > shared:
             best, shared = q, len(ask & words)
-    if best is None:
+    # a template question whose label names several things, the ask only one of them ("What
+    # caused X?" of "Causes, disputes and investigations"), stays a question of its own: the ask
+    # takes the parts of its description that share its words (disputes do not say what caused
+    # an event); a label the ask shares no word with ("Safety Profile" for side effects, "Impact
+    # and outcomes" for consequences) is the ask in other words, and becomes it
+    aspects = [stems(_keys(a)) for a in _ASPECTS.split(best.label)] if best else []
+    asks = stems(ask)
+    parts = _PARTS.split(best.description) if best else []
+    narrow = [p.strip() for p in parts if stems(_keys(p)) & asks]
+    if best is None or 0 < sum(bool(a & asks) for a in aspects) < len(aspects):
+        what = "; ".join(narrow) or "The answer to the question as asked"
         first = Question(
             key=ASKED_KEY,
             label=label,
-            description=f"{question} The answer to the question as asked"[:300],
+            description=f"{question} {what}"[:300],
             min_sources=ASKED_MIN_SOURCES,
         )
     else:

@@ -202,7 +202,9 @@ _BENEFIT = re.compile(
 )
 _HARM = re.compile(
     r"\b(?:adverse|toxicit\w*|toxic|side[- ]effects?|complications?|morbidity|harms?|"
-    r"safety|tolerab\w+|tolerated|grade\s*(?:≥\s*)?[2-5]\b|serious|discontinu\w+|"
+    r"safety|tolerab\w+|tolerated|grade\s*(?:≥\s*)?[2-5]\b|serious|"
+    # stopping for harm, not the end of an earlier treatment ("since the discontinuation of prior X")
+    r"discontinu\w+(?!\s+of\s+(?:the\s+)?(?:prior|previous|earlier))|"
     r"hospitali[sz]\w+|pain|infections?|swelling|numbness|sensory\s+loss|o?edema)\b",
     re.I,
 )

@@ -8,6 +8,7 @@ sentences; ``is_whole`` says whether a sentence can be quoted as it stands; ``ST
 from __future__ import annotations
 
 import re
+import unicodedata
 
 from research.citations import CITE_PATTERN
 from research.models import SearchResult
@@ -86,6 +87,9 @@ def _split_line(line: str, min_words: int) -> list[str]:
     for m in _BOUNDARY.finditer(text):
         before = text[start : m.start()].rsplit(" ", 1)[-1].lower().lstrip("([\"'")
         if before in _ABBREV or (len(before) == 1 and before.isalpha()):
+            continue
+        # "₨. 1.75 billion": a currency sign's abbreviating point, not a sentence's end
+        if before and unicodedata.category(before[-1]) == "Sc":
             continue
         pieces.append(text[start : m.end()].strip())
         start = m.end()

@@ -40,6 +40,7 @@ import numpy as np
 
 from research.models import Question, Syllabus, TopicOutline
 from research.text import clean, content_words, title_case, topic_keys, word_key
+from research.text.asking import restate
 from research.text.entities import split_topic, topic_kind
 from research.text.frame import frame_question
 from research.text.vectors import Vectors, rank
@@ -148,7 +149,8 @@ def _ground(
     vectors: Vectors, questions: list[Question], phrases: list[str], topic: str
 ) -> list[Question]:
     """Append the ≤ 3 survey phrases closest to each question (cosine ≥ GROUND_MIN_SIM) among
-    those that name a subject (``is_subject_phrase``, one word allowed)."""
+    those that name a subject (``is_subject_phrase``, one word allowed); not to a question
+    labelled with the analyst's own question (``planning.syllabus._asking``)."""
     phrases = [p for p in phrases if is_subject_phrase(p, topic, min_words=1)]
     if not phrases or not questions:
         return questions
@@ -157,7 +159,9 @@ def _ground(
     for i, q in enumerate(questions):
         near = [phrases[j] for j in rank(sims[i])[:3] if sims[i][j] >= GROUND_MIN_SIM]
         desc = q.description.rstrip(". ")
-        if near:
+        # the question the analyst asked in so many words keeps them: a nearby phrase of the
+        # corpus ("flood victims" for "what caused the floods?") would change what it asks
+        if near and not q.label.rstrip().endswith("?"):
             desc = f"{desc} (corpus: {', '.join(title_case(p) for p in near)})"
         out.append(q.model_copy(update={"description": desc[:300]}))
     return out
@@ -215,7 +219,7 @@ def _unfocused(
                     key=key,
                     label=title_case(phrase),
                     min_sources=3,
-                    description=f"What do sources report about {phrase.lower()} for {clean(topic)}?",
+                    description=f"What do sources report about {phrase.lower()} for {restate(topic)}?",
                 )
             )
     return questions

@@ -59,6 +59,7 @@ from research.text.findings import (
     states_result,
 )
 from research.text.frame import arms_named, frame_question
+from research.text.stems import stems
 from research.text.vectors import Vectors, pick_diverse, rank
 
 _KINDS = (
@@ -484,9 +485,19 @@ def question_lead(
             continue
         if not cited or unstated:
             continue
-        sims = vectors.sim(
-            [f"{subject}: {q.label}. {q.description}"], [strip_citations(u) for u in cited]
-        )[0]
+        if _answers(q) and q.key not in PRIMARY:
+            # the question as asked, read as the evidence judgement reads it: without its
+            # subject's words, which every sentence of its sources shares ("What caused the
+            # floods?" is closer to the monsoon than to the death toll that names the floods)
+            own = stems(subject.split())
+            sims = vectors.sim(
+                [_without(f"{q.label} {q.description}", own)],
+                [_without(strip_citations(u), own) for u in cited],
+            )[0]
+        else:
+            sims = vectors.sim(
+                [f"{subject}: {q.label}. {q.description}"], [strip_citations(u) for u in cited]
+            )[0]
         sims = sims - np.array(
             [
                 DESIGN_PENALTY * bool(STUDY_DESIGN.search(u))
@@ -515,7 +526,9 @@ def question_lead(
             sims = np.where(sims > 0, sims * (1 + LEAD_DOC_WEIGHT * docs), sims)
         # an open question leads only with a stated result (``findings.states_result``), never
         # with what its sources say of their aims or background
-        if q.status != "answered":
+        # (on a treatment, or a treatment's primary question: what caused an event is said
+        # without a result verb)
+        if q.status != "answered" and (frame.framed or q.key in PRIMARY):
             weights = np.where([states_result(strip_citations(u)) for u in cited], weights, 0.0)
         # on a treatment, any question's lead sentence gives a figure, a comparison or a result
         # (``RESULT_WEIGHT``): not how outcomes were recorded, nor what is common knowledge
@@ -537,7 +550,7 @@ def question_lead(
         sims = np.where(weights >= PLAIN, sims, -np.inf)
         order = rank(sims)
         parts.append(cited[order[0]])
-        if q.key in PRIMARY:  # the answer: what the strongest trials found, not one of them
+        if _answers(q):  # the answer: what the strongest trials found, not one of them
             both = [bool(frame.arms) and arms_named(u, frame) >= len(frame.arms) for u in cited]
             parts += _more_results(cited, order[1:], weights, parts, both)
     # a comparison that no source makes says so first: what follows is each arm on its own
@@ -570,13 +583,26 @@ def _source_relevance(unit: str, relevance: dict[int, float]) -> float:
     return max((relevance.get(int(n), 0.0) for n in LOCAL_RE.findall(unit)), default=0.0)
 
 
+def _without(text: str, keys: set[str]) -> str:
+    """``text`` without the words whose ``stems`` are all in ``keys`` (whole when none is left)."""
+    kept = [w for w in text.split() if not (stems([w]) and stems([w]) <= keys)]
+    return " ".join(kept) or text
+
+
+def _answers(q) -> bool:
+    """True for a question whose answer the report exists to give: a primary question
+    (``planning.kinds.PRIMARY``), or the question the analyst asked in so many words (its label
+    is the question: ``planning.syllabus._asking``)."""
+    return q.key in PRIMARY or q.label.rstrip().endswith("?")
+
+
 def _states_anyway(q) -> bool:
-    """True for a primary question (``planning.kinds.PRIMARY``) left open with evidence from at
-    least ``LEAD_OPEN_MIN`` sources: the lead still states what they found (the sentence on what
-    the evidence leaves open says it is short of its sources), since those results are the answer
-    the question was asked for; a single trial's result, with "1 of 5 sources" beside it, tells
-    the analyst more than a lead that states nothing."""
-    return q.key in PRIMARY and q.sources_found >= LEAD_OPEN_MIN
+    """True for a question the report exists to answer (``_answers``) left open with evidence
+    from at least ``LEAD_OPEN_MIN`` sources: the lead still states what they found (the sentence
+    on what the evidence leaves open says it is short of its sources), since those results are
+    the answer the question was asked for; a single trial's result, with "1 of 5 sources" beside
+    it, tells the analyst more than a lead that states nothing."""
+    return _answers(q) and q.sources_found >= LEAD_OPEN_MIN
 
 
 def _more_results(
