@@ -96,6 +96,13 @@ def test_the_syllabus_leads_with_what_is_asked():
     assert prepared.questions[0].key == ASKED_KEY
     assert len(prepared.questions) == 7
     assert len(causes.questions) == 7
+    # ... described in the words its answers use, for the asks the template data knows
+    assert prepared.questions[0].description.endswith(
+        "Warnings, evacuations, closures and other preparations made before it"
+    )
+    other = base_template("auto", "How did Examplia celebrate Examplo Day?").questions[0]
+    assert other.key == ASKED_KEY
+    assert other.description.endswith("The answer to the question as asked")
     # a topic keeps its template as it was
     assert base_template("auto", "Typhoon Examplo").questions[0].key == "background.overview"
 

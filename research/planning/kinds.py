@@ -455,3 +455,17 @@ def _mid(term: str) -> str:
     if first[1:] and (any(c.isupper() for c in first[1:]) or any(c.isdigit() for c in first)):
         return term
     return f"{first[:1].lower()}{first[1:]}{' ' if rest else ''}{rest}"
+
+
+# What an ask no template question shares is answered with, in the words its answers use ("How
+# did A prepare for X?": the warnings and evacuations sources report, not X's landfall in A),
+# keyed by the stem of the ask's word (``planning.syllabus._asking``). Names no event.
+ASK_PHRASES: dict[str, str] = {
+    "prepar": "Warnings, evacuations, closures and other preparations made before it",
+    "warn": "Warnings, forecasts and alerts issued before it",
+    "evacu": "Evacuations, shelters and closures before it",
+    "rescu": "Rescue, relief and aid during and after it",
+    "fund": "Funding, money raised and pledged, and who paid",
+    "learn": "Lessons drawn and changes made since",
+    "lesson": "Lessons drawn and changes made since",
+}

@@ -30,7 +30,7 @@ from types import MappingProxyType
 from research.errors import InputError, InvariantError
 from research.models import TEMPLATE_CHOICES, Question, Syllabus
 from research.planning.edit import LABEL_MAX
-from research.planning.kinds import FACETS, KIND_TEMPLATES, fill
+from research.planning.kinds import ASK_PHRASES, FACETS, KIND_TEMPLATES, fill
 from research.text import subject_of, word_key
 from research.text.asking import asked
 from research.text.frame import frame_question
@@ -217,7 +217,9 @@ def _asking(topic: str, syllabus: Syllabus) -> Syllabus:
     parts = _PARTS.split(best.description) if best else []
     narrow = [p.strip() for p in parts if stems(_keys(p)) & asks]
     if best is None or 0 < sum(bool(a & asks) for a in aspects) < len(aspects):
-        what = "; ".join(narrow) or "The answer to the question as asked"
+        said = [ASK_PHRASES[s] for s in sorted(asks) if s in ASK_PHRASES]
+        what = "; ".join(narrow) or "; ".join(dict.fromkeys(said))
+        what = what or "The answer to the question as asked"
         first = Question(
             key=ASKED_KEY,
             label=label,
