@@ -76,8 +76,8 @@ def pipeline_scores(
 ) -> list[tuple[str, np.ndarray]]:
     """``[(passage, scores (len(syllabus),))]`` of one corpus document as a run scores it.
 
-    The document's passages (``judge.split_passages``; ``passages`` instead when given, e.g. the
-    labelled ones) scored with ``score_passages(fixed=True)``; a score is 0 where the pipeline
+    The document's passages (``passage_split.split_passages``; ``passages`` instead when given,
+    e.g. the labelled ones) scored with ``score_passages(fixed=True)``; a score is 0 where the pipeline
     would never count it: the document fails the gate (framed question: ``about_question`` and
     not ``contradicts_setting``; else a close title or ``about_topic``), the passage does not
     name the topic's drug in a document whose title does not, a ``BOTH_ARMS`` key in a source
@@ -85,7 +85,7 @@ def pipeline_scores(
     record without results. Passages that repeat the title are left out, as the pipeline does.
     """
     # research is imported when the item runs, not when the bench starts
-    from research.evidence import judge  # noqa: PLC0415
+    from research.evidence import judge, passage_split  # noqa: PLC0415
     from research.evidence.passages import (  # noqa: PLC0415
         FOUND,
         TITLE_ON_TOPIC,
@@ -99,7 +99,8 @@ def pipeline_scores(
     from research.search.base import source_type_for  # noqa: PLC0415
     from research.text import norm_key, subject_of  # noqa: PLC0415
     from research.text.entities import drug_names  # noqa: PLC0415
-    from research.text.frame import about_question, frame_question  # noqa: PLC0415
+    from research.text.frame import frame_question  # noqa: PLC0415
+    from research.text.frame_match import about_question  # noqa: PLC0415
     from research.text.populations import contradicts_setting  # noqa: PLC0415
 
     r = SearchResult(
@@ -120,7 +121,7 @@ def pipeline_scores(
     title = norm_key(r.title)
     texts = passages
     if texts is None:
-        texts = [p.text for p in judge.split_passages(r.text)]
+        texts = [p.text for p in passage_split.split_passages(r.text)]
     texts = [t for t in texts if not (title and norm_key(t).startswith(title))]
     if not texts:
         return []

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from research.evidence import judge
+from research.evidence import judge, passage_split
 from research.planning.syllabus import base_template
 from research.text.definitions import defines, titled_as_topic
 from research.text.findings import FURNITURE, finding_weight, quote_rank
@@ -57,7 +57,7 @@ def test_a_pages_furniture_is_no_passage():
         "Update your browser to view this website correctly. "
         "Jane Doe recorded eight studio albums with Band X between 1999 and 2021."
     )
-    assert [p.text for p in judge.split_passages(text)] == [
+    assert [p.text for p in passage_split.split_passages(text)] == [
         "Jane Doe recorded eight studio albums with Band X between 1999 and 2021."
     ]
 

@@ -4,7 +4,7 @@ with offsets into the source text; the run store keeps the best passages per que
 
 import pytest
 
-from research.evidence import judge
+from research.evidence import cues, judge, passage_split
 from research.evidence.passages import (
     about_topic,
     another_year,
@@ -77,7 +77,7 @@ def test_passages_are_whole_sentences_with_offsets():
         "Cardiac dysfunction (more common with trastuzumab than with observation alone. "
         "Patients received 1 year of treatment after chemotherapy was complete."
     )
-    passages = judge.split_passages(text)
+    passages = passage_split.split_passages(text)
     assert [p.text for p in passages] == [
         "Trastuzumab improved overall survival in the HERA trial of 5,102 women.",
         "Patients received 1 year of treatment after chemotherapy was complete.",
@@ -219,9 +219,9 @@ def test_a_focused_topic_counts_only_passages_that_name_its_focus(vectors):
         "with the risk of a CE."
     )
     heart = "Symptomatic heart failure occurred in 4% of the women given trastuzumab."
-    assert not judge.names_focus(relapse, CARDIO) and not judge.names_focus(dfs, CARDIO)
-    assert judge.names_focus(risk_score, CARDIO) and judge.names_focus(heart, CARDIO)
-    assert judge.names_focus(relapse, TOPIC)  # a topic without a focus asks nothing of it
+    assert not cues.names_focus(relapse, CARDIO) and not cues.names_focus(dfs, CARDIO)
+    assert cues.names_focus(risk_score, CARDIO) and cues.names_focus(heart, CARDIO)
+    assert cues.names_focus(relapse, TOPIC)  # a topic without a focus asks nothing of it
     scores = judge.score_passages([RISK], [relapse, dfs, risk_score], topic=CARDIO, vectors=vectors)
     assert float(scores[0, 0]) < judge.EVIDENCE_MIN and float(scores[0, 1]) < judge.EVIDENCE_MIN
     assert float(scores[0, 2]) >= judge.EVIDENCE_MIN

@@ -38,7 +38,7 @@ from research.models import CoStormTurn, Intent, Perspective, SearchResult, Turn
 from research.pipeline.context import RunContext
 from research.text import split_sentences
 from research.text.findings import quote_rank
-from research.text.frame import anchor_queries
+from research.text.frame_match import anchor_queries
 
 MAX_QUERIES_PER_TURN = 3
 POOL_TEXT_CHARS = 600

@@ -14,7 +14,7 @@ one arm against a third comparator (placebo, observation: ``third_arm``). A tria
 record with no results answers no question on what was found (``registration_only``), a trial's
 published protocol none at all (``published_protocol``). Its full
 text (the raw artifact's ``text``; the snippets when the backend gave no text) is split into
-whole-sentence passages (``judge.split_passages``) and scored against every question
+whole-sentence passages (``passage_split.split_passages``) and scored against every question
 (``judge.score_passages``); each question gets the result's best ``kept_for(question)``
 passages at or over ``judge.EVIDENCE_MIN`` (``PER_QUESTION``; twice that for a primary question,
 ``planning.kinds.PRIMARY``, whose section quotes a trial's second result too), best by
@@ -29,7 +29,7 @@ from collections import OrderedDict
 
 import numpy as np
 
-from research.evidence import judge
+from research.evidence import judge, passage_split
 from research.models import EvidencePassage, Question, SearchResult
 from research.planning.kinds import BOTH_ARMS, DEFINED_BY, HARMS, PRIMARY, PRIMARY_WEIGHT
 from research.text import mentions_topic, norm_key, subject_of, topic_words, word_key
@@ -37,13 +37,8 @@ from research.text.comparators import another_comparison, studies_another, third
 from research.text.definitions import LEAD_SENTENCES, titled_as_topic
 from research.text.entities import abbreviations, drug_names, names_any
 from research.text.findings import quote_rank
-from research.text.frame import (
-    QuestionFrame,
-    about_question,
-    arms_of,
-    frame_question,
-    setting_share,
-)
+from research.text.frame import QuestionFrame, frame_question
+from research.text.frame_match import about_question, arms_of, setting_share
 from research.text.populations import contradicts_setting
 from research.text.vectors import Vectors
 
@@ -100,8 +95,9 @@ def _arm_in_title(vectors: Vectors, frame: QuestionFrame, titles: np.ndarray) ->
 
 def compares(text: str, frame: QuestionFrame) -> bool:
     """True when a source names every arm of a comparison (an arm of three words or more by any
-    of them, as an abstract shortens it: ``frame.arms_of`` ``loose``) and ``COMPARES_SETTING`` of
-    its setting: it can answer the questions only such a source answers (``kinds.BOTH_ARMS``)."""
+    of them, as an abstract shortens it: ``frame_match.arms_of`` ``loose``) and
+    ``COMPARES_SETTING`` of its setting: it can answer the questions only such a source answers
+    (``kinds.BOTH_ARMS``)."""
     return all(arms_of(text, frame, loose=True)) and setting_share(text, frame) >= COMPARES_SETTING
 
 
@@ -268,7 +264,7 @@ def _document_evidence(
     short = tuple(abbreviations(f"{title_text}\n{text}", drugs))
     spans = [
         p
-        for p in judge.split_passages(text)
+        for p in passage_split.split_passages(text)
         if not (title and norm_key(p.text).startswith(title))
         and (named or any(d in p.text.lower() for d in drugs) or names_any(p.text, short))
     ]

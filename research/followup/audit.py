@@ -55,7 +55,8 @@ from research.text import (
     topic_words,
     word_key,
 )
-from research.text.frame import about_question, frame_question
+from research.text.frame import frame_question
+from research.text.frame_match import about_question
 
 W_COSINE = 0.8
 SUPPORTED = 0.63
@@ -183,7 +184,7 @@ def summarize(checks: list[CitationCheck]) -> AuditSummary:
 def on_question(doc: EvidenceDoc, question: str) -> bool:
     """True when the cited source is about the run's question: for a framed question (a
     comparison, an intervention, a device) it names an arm and the setting
-    (``research.text.frame.about_question``); otherwise it names more than half of the
+    (``research.text.frame_match.about_question``); otherwise it names more than half of the
     question's content words (``research.text.mentions_topic``). A sentence can occur verbatim in
     a source that answers another question; this check fails such a citation."""
     text = f"{doc.source.title}\n{doc.text}"

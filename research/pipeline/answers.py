@@ -14,7 +14,7 @@ of every source that has them, up to ``RESULTS_GROWTH`` times its share: ``resul
 passage is quoted under the question it answers best once its score is weighed by how its outcome
 fits the question (``_fit_score``: a harm under harms).
 A sentence on a study's aim, design or conduct (who took part, how they were allocated:
-``findings.CONDUCT``, ``judge.is_design``) counts for coverage but is never quoted; a question
+``findings.CONDUCT``, ``cues.is_design``) counts for coverage but is never quoted; a question
 with nothing else says so (``conduct_statement``). An unmet question's section opens with the
 statement of what was searched and found (``unmet_statement``) and then quotes
 what evidence there is. Outline sections that
@@ -32,7 +32,7 @@ from collections import Counter
 
 import numpy as np
 
-from research.evidence.judge import is_design, names_focus
+from research.evidence.cues import is_design, names_focus
 from research.evidence.passages import FOUND, rank_for
 from research.models import EvidencePassage, GapReport, Question, QuestionStop
 from research.pipeline.material import Unit
@@ -48,7 +48,8 @@ from research.planning.kinds import (
 from research.text import norm_key
 from research.text.asking import label_in_sentence
 from research.text.findings import CONDUCT, finding_weight, outcome_family
-from research.text.frame import QuestionFrame, frame_question, term_share
+from research.text.frame import QuestionFrame, frame_question
+from research.text.frame_match import term_share
 from research.text.vectors import Vectors
 
 ON_POINT = 0.5  # how much naming every term of the question raises a passage's rank
@@ -112,7 +113,7 @@ def choose(
 ) -> list[EvidencePassage]:
     """Up to ``n`` passages, best first (``quote_rank``: a stated result before a study's conduct;
     with the run's question ``frame``, raised by up to ``ON_POINT`` for naming the question's own
-    terms, ``frame.term_share``, and for its source's ``relevance`` to the question:
+    terms, ``frame_match.term_share``, and for its source's ``relevance`` to the question:
     ``on_point_rank``), those reporting the question's own family of outcome before the others
     (``kinds.outcome_fit``), one per source before any source's second, none
     a near-duplicate (same words, or cosine ≥ ``DUPLICATE_SIM``) of a chosen one or of ``taken``
@@ -300,7 +301,7 @@ def fill(
 ) -> dict[str, list[EvidencePassage]]:
     """Give every question section its evidence and its status (module docstring), and drop
     from the other sections what a question section quotes, and, on a focused ``topic``, what
-    never names its focus (``judge.names_focus``). ``titles`` (source id → title) rank a source's
+    never names its focus (``cues.names_focus``). ``titles`` (source id → title) rank a source's
     passages by how close its title is to the question (``relevance``). Returns ``question key → every
     passage that counts for it`` (for ``Report.questions``), best first."""
     questions = [p for p in plans if p.question is not None]
@@ -402,7 +403,7 @@ def results_quota(results: list[EvidencePassage], share: int, depth: str) -> int
 
 def _conduct(passage: str) -> bool:
     """True for a sentence on how a study was run or who took part (``findings.CONDUCT``) or on
-    its design or aim (``judge.is_design``): no finding."""
+    its design or aim (``cues.is_design``): no finding."""
     return finding_weight(passage) <= CONDUCT or is_design(passage)
 
 

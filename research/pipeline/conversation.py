@@ -60,7 +60,7 @@ from research.models import (
 from research.pipeline.context import RunContext
 from research.pipeline.recorders import DeferredRecorder, useful_messages
 from research.text.findings import quote_rank
-from research.text.frame import anchor_queries
+from research.text.frame_match import anchor_queries
 
 
 def _dedupe(results: list[SearchResult]) -> list[SearchResult]:

@@ -41,7 +41,8 @@ from research.pipeline.context import RunContext
 from research.pipeline.conversation import PendingTurn, commit_turn, research_turn
 from research.pipeline.recorders import DeferredRecorder
 from research.text import content_words, subject_of, word_key
-from research.text.frame import anchor_queries, frame_question
+from research.text.frame import frame_question
+from research.text.frame_match import anchor_queries
 
 GAP_PERSPECTIVE = Perspective(
     name="Gap search",

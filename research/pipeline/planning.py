@@ -34,7 +34,7 @@ from research.pipeline.context import RunContext
 from research.pipeline.recorders import DeferredRecorder
 from research.planning.edit import check_questions
 from research.planning.syllabus import AUTO, base_template
-from research.text.frame import anchor_queries
+from research.text.frame_match import anchor_queries
 
 SURVEY_WORKERS = 5  # related-topic outlines asked at once (the model client caps calls at once)
 

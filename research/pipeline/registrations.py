@@ -19,7 +19,8 @@ from research.models import SourceRecord
 from research.pipeline.material import near_duplicates
 from research.pipeline.sections import DUPLICATE_SIM
 from research.text import ensure_period, is_whole, norm_key, split_sentences
-from research.text.frame import frame_question, setting_share
+from research.text.frame import frame_question
+from research.text.frame_match import setting_share
 from research.text.vectors import Vectors
 
 HEADING = "Registered trials without results"
@@ -60,7 +61,7 @@ def on_question(
 ) -> list[tuple[str, str, str]]:
     """``(source id, registry id, record text)`` of the ``records`` that may be evidence on the
     question (the run's one gate, ``passages.on_question_docs``, on title and text) and, for a
-    question with a setting, whose ``header`` names a word of it (``frame.setting_share``): a
+    question with a setting, whose ``header`` names a word of it (``frame_match.setting_share``): a
     record's long description can name a question's population and outcome in passing (a
     pandemic-stress trial's "anxiety, depression"), its titles and conditions say what it
     studies. At most ``MAX_TRIALS``."""

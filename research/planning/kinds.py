@@ -112,7 +112,7 @@ DEVICE_QUESTIONS: dict[str, dict] = {
 }
 
 # An event and a person or organisation keep the general template's question keys (the judgement's
-# answer cues, ``research.evidence.judge.CUES``, are keyed by them) under the headings an article
+# answer cues, ``research.evidence.cues.CUES``, are keyed by them) under the headings an article
 # on such a subject has: what happened and why for an event, who and what they did for a person.
 EVENT_QUESTIONS: dict[str, dict] = {
     "background.overview": {

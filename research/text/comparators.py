@@ -9,7 +9,8 @@ from __future__ import annotations
 import re
 
 from research.text.entities import INN_STEM
-from research.text.frame import QuestionFrame, arms_named, arms_of
+from research.text.frame import QuestionFrame
+from research.text.frame_match import arms_named, arms_of
 from research.text.words import content_words
 
 _THIRD_ARM = re.compile(

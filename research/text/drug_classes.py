@@ -3,7 +3,7 @@ rules, not a topic's vocabulary (it lists the classes of the stem book, whatever
 
 A question that names a class ("statins versus placebo") is answered by a trial that names a
 member ("atorvastatin"): ``class_endings`` gives the endings a phrase's classes imply and
-``names_member`` finds one in a text (``research.text.frame.arms_named``).
+``names_member`` finds one in a text (``research.text.frame_match.arms_named``).
 """
 
 from __future__ import annotations

@@ -22,23 +22,21 @@ Kinds (checked in this order; pure text rules, measured on the labelled question
 * ``event`` — something that happened (a storm, an election, a war, a tournament, a year);
 * ``person`` — a person, band or organisation named in capitals ("Ada Lovelace");
 * ``general`` — anything else.
+
+Matching a text against a frame (which arms it names, whether a document is about the question,
+the search queries that keep the frame's terms) is ``research.text.frame_match``.
 """
 
 from __future__ import annotations
 
 import re
-from collections import Counter
 from dataclasses import dataclass, field
 
 from research.text.asking import restate
-from research.text.drug_classes import class_endings, names_member
 from research.text.entities import INN_STEM, topic_kind
-from research.text.populations import POPULATION, names_role
-from research.text.stems import ArmWord, names_arm
+from research.text.populations import POPULATION
+from research.text.stems import ArmWord
 from research.text.stems import arm_word as _arm_word
-from research.text.stems import stems as _stems
-from research.text.stems import text_counts as _text_counts
-from research.text.stems import text_keys as _text_keys
 from research.text.words import GENERIC, STOP, clean, content_words, word_key
 
 KINDS = ("comparison", "intervention", "drug", "device", "event", "condition", "person", "general")
@@ -200,7 +198,7 @@ class QuestionFrame:
         head = self._condition_head()
         if not head or POPULATION.search(head):
             return []
-        words = _setting_words(head)
+        words = setting_words(head)
         plain = [w for w in words if not _MODIFIER.search(w)]
         return [_arm_word(w) for w in (plain or words)]
 
@@ -210,7 +208,7 @@ class QuestionFrame:
         dermatitis"): [] otherwise. The same condition from another cause is another population
         (nausea after surgery is not nausea from chemotherapy); a source on the question names
         the cause, if not in the same compound."""
-        words = _setting_words(self._condition_head())
+        words = setting_words(self._condition_head())
         return [w.rsplit("-", 1)[0] for w in words if _CAUSE.search(w) and "-" in w]
 
     def _condition_head(self) -> str:
@@ -226,16 +224,13 @@ class QuestionFrame:
 
 
 MAX_SETTING_WORDS = 4
-# A document names the condition an intervention is for at least this often to be about it: the
-# title and the abstract both, or the text twice (labelled sets of docs/evidence.md)
-TARGET_MENTIONS = 2
 
 
 def _strip_lead_in(text: str) -> str:
     return _LEAD_IN.sub("", text).strip()
 
 
-def _setting_words(setting: str) -> list[str]:
+def setting_words(setting: str) -> list[str]:
     words = [w for w in content_words(setting) if w.lower() not in STOP | GENERIC]
     return [w for w in words if word_key(w) not in {word_key(x) for x in _CLASS_WORDS}]
 
@@ -249,7 +244,7 @@ def _split_arm(text: str) -> tuple[str, str]:
 
 def _framed(question: str, kind: str, arms: list[str], setting: str) -> QuestionFrame:
     arms = [clean(a).strip(" ,;:") for a in arms if clean(a).strip(" ,;:")]
-    terms = [*arms, *_setting_words(setting)[:MAX_SETTING_WORDS]]
+    terms = [*arms, *setting_words(setting)[:MAX_SETTING_WORDS]]
     return QuestionFrame(question, kind, tuple(arms), clean(setting), tuple(dict.fromkeys(terms)))
 
 
@@ -309,140 +304,3 @@ def _names_condition(text: str) -> bool:
     return len(words) <= CONDITION_MAX_WORDS and bool(
         _CONDITION_WORD.search(text) or (_CONDITION_ENDING.search(text) and not _named(words))
     )
-
-
-MAX_QUERY_WORDS = 12  # a keyword query longer than this stops matching anything in BM25's top
-
-
-def anchor_query(query: str, frame: QuestionFrame) -> str:
-    """``query`` with the frame's key terms it lacks put in front: every arm whose words it does
-    not all contain, then up to two setting words when it has none of them ("Taxanes Safety
-    Profile Adverse" → "anthracyclines Taxanes Safety Profile Adverse adjuvant"). Queries of
-    a frame that is not ``framed`` come back unchanged; so does a query that already holds them."""
-    query = clean(query)
-    if not frame.framed or not query:
-        return query
-    have = _text_keys(query)
-    missing = [
-        arm
-        for arm, words in zip(frame.arms, frame.arm_words(), strict=False)
-        if not names_arm(words, have)
-    ]
-    setting = _setting_words(frame.setting)
-    extra = [] if _stems(setting) & have else setting[:2]
-    words = " ".join([*missing, query, *extra]).split()
-    return " ".join(words[: max(MAX_QUERY_WORDS, len(query.split()))])
-
-
-def anchor_queries(queries: list[str], topic: str) -> list[str]:
-    """``anchor_query`` over a list for the run's question ``topic``, repeats removed (order kept)."""
-    frame = frame_question(topic)
-    return list(dict.fromkeys(q for q in (anchor_query(x, frame) for x in queries) if q))
-
-
-def arms_named(text: str, frame: QuestionFrame) -> int:
-    """How many of the frame's arms ``text`` names (every content word of the arm but its class
-    words: "kinase inhibitors" is named by "kinase"; an arm that names a drug class is also
-    named by a member of it, ``drug_classes.class_endings``: "statins" by "atorvastatin")."""
-    return sum(arms_of(text, frame))
-
-
-def arms_of(text: str, frame: QuestionFrame, *, loose: bool = False) -> list[bool]:
-    """Per arm of the frame (in order), True when ``text`` names it (``arms_named``).
-    ``loose``: an arm of three words or more is named by any one of them, as a title shortens
-    it ("weekly infusion" for "low-dose weekly belzumab infusion")."""
-    have = _text_keys(text)
-    return [
-        names_arm(words, have)
-        or (loose and len(words) > 2 and any(w.named_by(have) for w in words))
-        or names_member(text, class_endings(arm))
-        for arm, words in zip(frame.arms, frame.arm_words(), strict=True)
-    ]
-
-
-def names_target(text: str, frame: QuestionFrame) -> bool:
-    """True when ``text`` (a document's title and text) names what the question's intervention
-    is for (``QuestionFrame.target_words``): half or more of its words, at least one ("hot" or
-    "flushes" of "hot flushes"), one of them ``TARGET_MENTIONS`` times or more; words that
-    name what is measured ("quality" of "sleep quality": ``_MEASURE_WORDS``) count only when the
-    target has no other. True when it has none. A document that never names the condition, or
-    names it once in passing (a side effect in a list), is not about treating it, whatever
-    population it shares with the question."""
-    words = frame.target_words()
-    if not words:
-        return True
-    # "sleep quality" is named by "sleep": "quality" of life is in every trial's abstract
-    words = [w for w in words if w.whole not in _MEASURE_KEYS] or words
-    counts = _text_counts(text)
-    have = set(counts)
-    named = [w for w in words if w.named_by(have)]
-    if len(named) < max(1, (len(words) + 1) // 2):
-        return False
-    return max(_mentions(w, counts) for w in named) >= TARGET_MENTIONS
-
-
-# Words that name what is measured of a condition, not the condition: a target's other words
-# name it ("sleep" of "sleep quality", "bone" of "bone density").
-_MEASURE_WORDS = """quality qualities level levels score scores rate rates function functioning
-status density health outcome outcomes index burden severity intensity""".split()
-_MEASURE_KEYS = frozenset(_arm_word(w).whole for w in _MEASURE_WORDS)
-
-
-def _mentions(word: ArmWord, counts: Counter[str]) -> int:
-    parts = min((counts[p] for p in word.parts), default=0)
-    return max(counts[word.whole], parts)
-
-
-def about_question(text: str, frame: QuestionFrame, *, arms: bool = True) -> bool:
-    """True when a document (title and text) is about a framed question: it names at least one
-    arm, what the intervention is for (``names_target``) and what that comes from, when the
-    question says it (``QuestionFrame.cause_words``), and, when the question has a setting,
-    more than half of the setting's content words (all of them for one or two), the role of
-    treatment among them in its own words (``names_role``). Always True
-    for a frame that is not ``framed`` (their templates keep the topic-word rule of
-    ``research.text.mentions_topic``). ``arms=False`` leaves the arm out of the test, for a
-    caller that knows the source names it in other words (a title close in meaning)."""
-    if not frame.framed:
-        return True
-    if arms and frame.arms:
-        named = arms_of(text, frame)
-        # "A versus B": B is the comparator (PICO's C), the standard that a hundred studies of
-        # other questions also name; a source on A, or on both, is on the question
-        if not named[0]:
-            return False
-    if not names_target(text, frame):
-        return False
-    have = _text_keys(text)
-    if not all(_stems([c]) & have for c in frame.cause_words()):
-        return False
-    if not names_role(text, frame):
-        return False
-    words = _setting_words(frame.setting)
-    if not words:
-        return True
-    hits = sum(bool(_stems([w]) & have) for w in words)
-    return hits > len(words) / 2 if len(words) > 2 else hits == len(words)
-
-
-def setting_share(text: str, frame: QuestionFrame) -> float:
-    """Share of the setting's content words that ``text`` contains (1.0 when the question has no
-    setting): how closely a source matches the population and role the question names."""
-    words = _setting_words(frame.setting)
-    if not words:
-        return 1.0
-    have = _text_keys(text)
-    return sum(bool(_stems([w]) & have) for w in words) / len(words)
-
-
-def term_share(text: str, frame: QuestionFrame) -> float:
-    """Share of the question's own terms that ``text`` names, in [0, 1]: each arm counts once
-    (``names_arm``), each content word of the setting once (for a frame with neither, the
-    question's content words). A result that names the question's outcome or population ("…
-    reduced fatigue") is closer to the question asked than one on another end point of the same
-    trial ("…less decline in fitness"); 0.0 when the question has no terms."""
-    have = _text_keys(text)
-    words = _setting_words(frame.setting) or ([] if frame.arms else _setting_words(frame.question))
-    named = sum(names_arm(words, have) for words in frame.arm_words())
-    named += sum(bool(_stems([w]) & have) for w in words)
-    total = len(frame.arms) + len(words)
-    return named / total if total else 0.0

@@ -3,7 +3,7 @@ organ or system: a language table, like a stemmer's, covering every organ system
 
 A question focused on a harm named with a combining form ("X hepatotoxicity", "X nephropathy")
 is answered by sentences that use either the form ("hepatic enzymes") or the plain word ("liver
-enzymes"). ``research.evidence.judge.focus_roots`` reads the focus's roots (the first five
+enzymes"). ``research.evidence.cues.focus_roots`` reads the focus's roots (the first five
 letters of each focus word's stem) and adds their ``VERNACULAR`` words.
 
 Source: the combining forms of standard medical terminology (e.g. Chabner, *The Language of

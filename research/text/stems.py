@@ -1,4 +1,4 @@
-"""The stems a question's words are matched by in a text (``research.text.frame``).
+"""The stems a question's words are matched by in a text (``research.text.frame_match``).
 
 A question's word is found in a text when their Snowball English stems meet, after the word's
 ``word_key`` form and British spelling are folded ("oedema" and "edema", "tumour" and

@@ -58,7 +58,8 @@ from research.text.findings import (
     result_factor,
     states_result,
 )
-from research.text.frame import arms_named, frame_question
+from research.text.frame import frame_question
+from research.text.frame_match import arms_named
 from research.text.stems import stems
 from research.text.vectors import Vectors, pick_diverse, rank
 
@@ -454,7 +455,7 @@ def question_lead(
     figures set against each other first), and a question whose every sentence is about a
     study's conduct or a page's furniture puts none in the lead; on a framed question (a
     treatment) the sentence gives a figure, a comparison or a result (``RESULT_WEIGHT``) and on a
-    comparison it names an arm (``frame.arms_named``; both, for a question one-arm sources
+    comparison it names an arm (``frame_match.arms_named``; both, for a question one-arm sources
     answer, outside ``kinds.BOTH_ARMS``) and no third comparator (``comparators.third_arm``:
     placebo, "versus control"); citations
     verbatim; a sentence already taken is not repeated; a positive score rises by up to
