@@ -84,6 +84,14 @@ def test_passages_are_whole_sentences_with_offsets():
     ]
     for p in passages:
         assert text[p.start : p.end] == p.text
+    # a registration after the last sentence is no part of it, however the abstract spaces it
+    tail = (
+        "Further studies of the two approaches in larger groups of women are necessary. "
+        "clinicaltrials. gov (NCT00711529)."
+    )
+    assert [p.text for p in passage_split.split_passages(tail)] == [
+        "Further studies of the two approaches in larger groups of women are necessary."
+    ]
 
 
 def test_a_drug_topic_needs_the_drug_named():

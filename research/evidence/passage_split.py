@@ -29,8 +29,11 @@ class Passage:
 
 
 # A trial registration left after a passage's last sentence ("… disease. NCT00309556,
-# www.clinicaltrials.gov."): not part of what the passage states.
-_REGISTRATION = re.compile(r"(?<=[.!?])\s+[^.!?]*\b(?:NCT\d{8}|clinicaltrials\.gov)\b[^!?]*$", re.I)
+# www.clinicaltrials.gov.", "… necessary. clinicaltrials. gov (NCT00711529)."): not part of
+# what the passage states.
+_REGISTRATION = re.compile(
+    r"(?<=[.!?])\s+[^.!?]*\b(?:NCT\d{8}|clinicaltrials\.\s?gov)\b[^!?]*$", re.I
+)
 
 
 def split_passages(text: str, limit: int = MAX_PASSAGES) -> list[Passage]:
