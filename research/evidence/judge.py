@@ -101,7 +101,9 @@ OFF_FOCUS_FACTOR = 0.4  # what a passage keeps that never names a focused topic'
 
 def facets(question: Question) -> list[str]:
     """The question's facets: curated phrasings (``FACETS``) for template keys, plus the parts
-    of its description split at commas, question marks and semicolons (≥ 2 words each)."""
+    of its description split at commas, question marks, semicolons, brackets and "and" (every
+    non-empty part: keeping only parts of two words or more moved unseen u01's and u10's figures
+    both ways and no calibration figure, docs/evidence.md)."""
     parts = [p.strip(" .") for p in re.split(r"[,;?]|\(|\)| and ", question.description)]
     return list(dict.fromkeys([*FACETS.get(question.key, ()), *(p for p in parts if p)]))
 
