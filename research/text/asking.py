@@ -195,9 +195,15 @@ def asked(question: str) -> str:
     return f"{q[:1].upper()}{q[1:]}?" if more and topic else ""
 
 
+def asked_label(label: str) -> bool:
+    """True for a syllabus label that is the analyst's own question ("What caused X?", as
+    ``planning.syllabus._asking`` labels it): it ends with "?". A template's labels never do."""
+    return label.rstrip().endswith("?")
+
+
 def label_in_sentence(label: str, *, first: bool = False) -> str:
     """A syllabus label as a sentence names it: a question quoted whole ("“How did A prepare for
     X?”"), any other label in lower case unless it opens the sentence (``first``)."""
-    if label.rstrip().endswith("?"):
+    if asked_label(label):
         return f"“{label.strip()}”"
     return label if first else label.lower()

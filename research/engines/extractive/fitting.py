@@ -40,7 +40,7 @@ import numpy as np
 
 from research.models import Question, Syllabus, TopicOutline
 from research.text import clean, content_words, title_case, topic_keys, word_key
-from research.text.asking import restate
+from research.text.asking import asked_label, restate
 from research.text.entities import split_topic, topic_kind
 from research.text.frame import frame_question
 from research.text.vectors import Vectors, rank
@@ -161,7 +161,7 @@ def _ground(
         desc = q.description.rstrip(". ")
         # the question the analyst asked in so many words keeps them: a nearby phrase of the
         # corpus ("flood victims" for "what caused the floods?") would change what it asks
-        if near and not q.label.rstrip().endswith("?"):
+        if near and not asked_label(q.label):
             desc = f"{desc} (corpus: {', '.join(title_case(p) for p in near)})"
         out.append(q.model_copy(update={"description": desc[:300]}))
     return out

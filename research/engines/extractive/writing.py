@@ -45,7 +45,7 @@ from research.text import (
     topic_keys,
     word_key,
 )
-from research.text.asking import label_in_sentence
+from research.text.asking import asked_label, label_in_sentence
 from research.text.comparators import third_arm
 from research.text.definitions import defines
 from research.text.findings import (
@@ -594,7 +594,7 @@ def _answers(q) -> bool:
     """True for a question whose answer the report exists to give: a primary question
     (``planning.kinds.PRIMARY``), or the question the analyst asked in so many words (its label
     is the question: ``planning.syllabus._asking``)."""
-    return q.key in PRIMARY or q.label.rstrip().endswith("?")
+    return q.key in PRIMARY or asked_label(q.label)
 
 
 def _states_anyway(q) -> bool:
