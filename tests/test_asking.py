@@ -20,6 +20,12 @@ def test_a_question_is_read_as_its_topic():
     assert restate("What caused the 2031 Examplia floods?") == "2031 Examplia floods"
     assert restate("Why did Example Bank collapse?") == "Example Bank collapse"
     assert restate("How did Examplia prepare for Typhoon Examplo?") == "Typhoon Examplo"
+    # the name of what happened, wherever the question puts it, and its event noun with it
+    assert restate("How did Storm Examplo affect the United Examplia?") == "Storm Examplo"
+    assert restate("How did Examplia respond to the 2031 Examplia floods?") == (
+        "2031 Examplia floods"
+    )
+    assert restate("When did Jane Examplar publish her notes?") == "Jane Examplar"
     # whether it works is what the kind's template asks: nothing more is asked
     assert restate("What is the role of examplumab in women with examplitis?") == (
         "examplumab in women with examplitis"

@@ -170,13 +170,38 @@ def _read(question: str) -> tuple[str, bool]:
 
 # A name: capitalised words or numbers in a row ("Typhoon Examplo", "2022 Examplia floods")
 _NAME = re.compile(r"(?:\b(?:[A-Z][\w'’.-]*|\d{4})\b\s*)+")
+# Something that happened, by its noun or its year ("Storm Examplo", "the 2031 floods"): the
+# frame reads it too (``research.text.frame``, kind ``event``)
+EVENT = re.compile(
+    r"\b(?:hurricane|storm|typhoon|cyclone|earthquake|flood\w*|wildfire|fire|eruption|election|"
+    r"referendum|war|invasion|attack|shooting|bombing|crash|collapse|derailment|riot\w*|"
+    r"protests?|strike|summit|olympics|championship|cup|tournament|festival|ceremony|awards?|"
+    r"pandemic|epidemic|outbreak|scandal|crisis|disaster|launch|season|concert|tour)\b|"
+    r"\b(?:19|20)\d{2}\b",
+    re.I,
+)
+# Up to two lower-case words right after a name that end in an event's noun ("2031 Examplia
+# floods", "Examplia train crash"): part of the name of what happened
+_EVENT_TAIL = re.compile(r"^\s*((?:[a-z][\w-]*\s+){0,1}[a-z][\w-]*)")
 
 
 def _last_name(question: str) -> str:
-    """The last run of capitalised words or years in ``question`` after its first word."""
+    """The name ``question`` is about, after its first word: the last run of capitalised words
+    or years that names something that happened (``EVENT``, with the lower-case event noun right
+    after it: "How did Examplia prepare for the 2031 Examplia floods?" → "2031 Examplia floods"),
+    else the last run ("How did Storm Examplo affect Examplia?" → "Storm Examplo": a storm
+    affects a country; "When did Ada Lovelace …" → "Ada Lovelace")."""
     first = question.split(" ", 1)
-    runs = [m.group(0).strip() for m in _NAME.finditer(first[1] if len(first) > 1 else "")]
-    return runs[-1] if runs else ""
+    rest = first[1] if len(first) > 1 else ""
+    runs = []
+    for m in _NAME.finditer(rest):
+        run = m.group(0).strip()
+        tail = _EVENT_TAIL.match(rest[m.end() :]) if rest[m.end() - 1 : m.end()] == " " else None
+        if tail and EVENT.search(tail.group(1).split()[-1]):
+            run = f"{run} {tail.group(1)}"
+        runs.append(run)
+    events = [r for r in runs if EVENT.search(r)]
+    return (events or runs)[-1] if runs else ""
 
 
 def restate(question: str) -> str:

@@ -32,6 +32,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from research.text.asking import EVENT as _EVENT
 from research.text.asking import restate
 from research.text.entities import INN_STEM, topic_kind
 from research.text.populations import POPULATION
@@ -70,14 +71,6 @@ _DEVICE = re.compile(
     r"surgical|biops(?:y|ies)|resection|mastectomy|lumpectomy|ectomy|transplant\w*|screening|"
     r"mammograph\w*|imaging|ultrasound|scan|MRI|CT|endoscop\w+|procedures?|ventilat\w+|"
     r"tests?|assays?|diagnostic\w*|monitors?|sensors?|wearables?)\b",
-    re.I,
-)
-_EVENT = re.compile(
-    r"\b(?:hurricane|storm|typhoon|cyclone|earthquake|flood\w*|wildfire|fire|eruption|election|"
-    r"referendum|war|invasion|attack|shooting|bombing|crash|collapse|derailment|riot\w*|"
-    r"protests?|strike|summit|olympics|championship|cup|tournament|festival|ceremony|awards?|"
-    r"pandemic|epidemic|outbreak|scandal|crisis|disaster|launch|season|concert|tour)\b|"
-    r"\b(?:19|20)\d{2}\b",
     re.I,
 )
 # A medical condition named as the topic ("Examplitis", "Fever fit syndrome"): the head words
