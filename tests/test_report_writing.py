@@ -537,6 +537,23 @@ def test_an_open_primary_question_still_states_its_results_in_the_lead(vectors):
     )
     assert lead.startswith("No source found compares drug A with drug B directly.")
     assert "(0 of 5 sources)" in lead
+    # ... and when its section quotes what each arm did in trials of its own, the lead gives
+    # one result per arm after saying so (an indirect comparison: the question stays open)
+    own = [
+        "Drug A reduced recurrence by 30% compared with placebo in early disease.[1]",
+        "Drug B reduced recurrence by 20% compared with observation in early disease.[2]",
+    ]
+    lead = question_lead(
+        vectors,
+        "Drug A versus drug B as adjuvant therapy for early disease",
+        [ReportSection(heading="Efficacy", text=" ".join(own))],
+        [none],
+    )
+    assert lead.startswith(
+        "No source found compares drug A with drug B directly; trials of each against another "
+        f"comparator report the following. {own[0]} {own[1]}"
+    )
+    assert "(0 of 5 sources)" in lead
     aims = [
         "This inclusion will concern all patients given drug A or drug B.[1]",
         "Drug B has been used for many years.[2]",

@@ -73,6 +73,9 @@ def test_helpers_behave():
     assert "HER2" in content_words("HER2 status of the tumour")
     assert is_whole("Anastrozole improved disease-free survival compared with tamoxifen.")
     assert not is_whole("improved disease-free survival compared with …")
+    # a page's reference-list entry is furniture; a quotation and who said it is not
+    assert not is_whole('"Examplia Floods: Leaders Pay Condolences To Victims". Example News.')
+    assert is_whole('"We are devastated by the loss," said the minister of Examplia.')
     assert is_whole_form("Exemestane was given for five years after tamoxifen.")
     assert drug_names("Trastuzumab and lapatinib") == ["Trastuzumab", "lapatinib"]
     # two letters before the stem make a name too

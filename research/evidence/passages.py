@@ -219,7 +219,7 @@ def result_evidence(
             if hit is not None:
                 _MEMO.move_to_end(key)
         if hit is None:
-            hit = _document_evidence(vectors, questions, topic, r.title, text, drugs)
+            hit = document_evidence(vectors, questions, topic, r.title, text, drugs)
             if frame.framed and len(frame.arms) > 1:
                 # one arm only, or another setting: no answer to what compares the two here;
                 # nor, in a source that compares them, a result of one arm against placebo
@@ -246,7 +246,7 @@ def result_evidence(
     return out
 
 
-def _document_evidence(
+def document_evidence(
     vectors: Vectors,
     questions: list[Question],
     topic: str,

@@ -56,7 +56,7 @@ from research.text import (
     word_key,
 )
 from research.text.frame import frame_question
-from research.text.frame_match import about_question
+from research.text.frame_match import about_question, arms_of
 
 W_COSINE = 0.8
 SUPPORTED = 0.63
@@ -183,14 +183,17 @@ def summarize(checks: list[CitationCheck]) -> AuditSummary:
 
 def on_question(doc: EvidenceDoc, question: str) -> bool:
     """True when the cited source is about the run's question: for a framed question (a
-    comparison, an intervention, a device) it names an arm and the setting
-    (``research.text.frame_match.about_question``); otherwise it names more than half of the
-    question's content words (``research.text.mentions_topic``). A sentence can occur verbatim in
-    a source that answers another question; this check fails such a citation."""
+    comparison, an intervention, a device) it names an arm (either arm of a comparison: a trial
+    of one arm alone is what a report quotes as indirect evidence, ``research.evidence.indirect``)
+    and the setting (``research.text.frame_match.about_question``); otherwise it names more than
+    half of the question's content words (``research.text.mentions_topic``). A sentence can
+    occur verbatim in a source that answers another question; this check fails such a citation."""
     text = f"{doc.source.title}\n{doc.text}"
     frame = frame_question(question)
     if frame.framed:
-        return about_question(text, frame)
+        return about_question(text, frame, arms=False) and (
+            not frame.arms or any(arms_of(text, frame))
+        )
     return mentions_topic(text, topic_words(question))
 
 

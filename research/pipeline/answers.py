@@ -219,13 +219,16 @@ _ASKS_SOURCES = re.compile(r"^what\s+do\s+(?:the\s+)?sources\s+report", re.I)
 
 
 def unmet_statement(
-    q: Question, found: int, stop: QuestionStop | None, follows: bool = True
+    q: Question, found: int, stop: QuestionStop | None, follows: bool = True, indirect: int = 0
 ) -> str:
     """The plain statement for an unmet question: what was searched and what was found, e.g.
     "Intellectual Property is not answered: 6 gap searches (such as “imatinib patent
     expiry”) after the planned conversations found 1 of the 3 sources needed that state patent
     coverage, exclusivity, formulations; what it reports follows." — the last clause only when
-    the section quotes something after it (``follows``)."""
+    the section quotes something after it (``follows``). ``indirect``: the number of sources of
+    a comparison question's section that quote what each arm did in trials of its own
+    (``pipeline.indirect``): "… found no source that states …, only trials of each arm against
+    another comparator (an indirect comparison); what they report follows." """
     queries = stop.gap_queries if stop else []
     searched = "the planned conversations' searches"
     if queries:
@@ -235,6 +238,12 @@ def unmet_statement(
             f"(such as “{queries[min(1, n - 1)]}”)"
         )
     label = label_in_sentence(q.label, first=True)
+    if found == 0 and indirect and follows:
+        return (
+            f"{label} is not answered: {searched} found no source that states {what_it_asks(q)}, "
+            "only trials of each arm against another comparator (an indirect comparison); "
+            f"{_follows(indirect)}."
+        )
     if found == 0:
         return f"{label} is not answered: {searched} found no source that states {what_it_asks(q)}."
     said = (

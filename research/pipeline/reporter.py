@@ -35,7 +35,7 @@ from research.models import (
     ReportSection,
     SourceRecord,
 )
-from research.pipeline import answers, material, registrations, sections
+from research.pipeline import answers, indirect, material, registrations, sections
 from research.pipeline.context import RunContext
 from research.text import artifact_text, norm_key, split_sentences, strip_citations
 from research.text.frame import frame_question
@@ -135,6 +135,10 @@ def write_report(
         topic,
         titles,
     )
+    # a comparison no source makes: what each arm did in trials of its own, labelled so
+    if indirect.add_arm_results(ctx, topic, plans):
+        sources = ctx.collector.all_sources()
+        titles = {s.source_id: s.title for s in sources}
     stops = answers.stops_by_key(ctx.store.get_doc(ctx.run_id, "gaps", GapReport))
     written: list[tuple[sections.SectionPlan, ReportSection]] = []
     reading = sections.reading_order(plans)
@@ -290,7 +294,9 @@ def _write_section(
         text = answers.quoted_under(q, plan.elsewhere, plan.elsewhere_sources)
     if q is not None and plan.status != "answered":
         found = len(plan.sources or [])
-        statement = answers.unmet_statement(q, found, stops.get(q.key), bool(text.strip()))
+        statement = answers.unmet_statement(
+            q, found, stops.get(q.key), bool(text.strip()), len(snippets) if plan.indirect else 0
+        )
         if q.key in FOUND:
             note = answers.registrations_note(registrations)
             statement = " ".join(x for x in [statement, note] if x)

@@ -73,7 +73,9 @@ class SectionPlan:
     section that answers no question (any on-topic source may feed it). ``status`` is
     "answered" | "insufficient" for question sections, "" otherwise. ``conduct_only``: the
     sources of a question whose best passages only say how their studies were run (its section
-    says so instead of quoting them, ``answers.conduct_statement``)."""
+    says so instead of quoting them, ``answers.conduct_statement``). ``indirect``: an open
+    comparison question's section that quotes what each arm did in trials of its own
+    (``pipeline.indirect``)."""
 
     heading: str
     subsections: list[str] = field(default_factory=list)
@@ -85,6 +87,7 @@ class SectionPlan:
     elsewhere: list[str] = field(default_factory=list)
     elsewhere_sources: list[str] = field(default_factory=list)
     conduct_only: list[str] = field(default_factory=list)
+    indirect: bool = False
 
     def query(self, topic: str) -> str:
         """The text a sentence's fit is measured against: ``"topic: heading"`` (exactly the

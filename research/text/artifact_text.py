@@ -9,6 +9,9 @@ artifact is one document. Two readers share one parser (``artifact_results``):
   ``(source_type, external_id)``; a source with none falls back to its snippets and key excerpts.
 * ``artifact_texts``: a follow-up's corpus. URL → the longest text (or joined snippets) that any
   raw JSON artifact of the run holds, scrapes included.
+* ``search_results``: every search result of the run as it was retrieved (``SearchResult``),
+  saved as a source or not: the report's indirect evidence reads them
+  (``research.evidence.indirect``).
 """
 
 from __future__ import annotations
@@ -18,10 +21,12 @@ import logging
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from research.artifacts import artifact_path, artifacts_dir
 from research.config import Settings
 from research.errors import ArtifactError
-from research.models import ConversationResult, SourceRecord
+from research.models import ConversationResult, SearchResult, SourceRecord
 from research.store.collector import canonical_url
 
 log = logging.getLogger(__name__)
@@ -121,3 +126,27 @@ def artifact_texts(run_id: str, settings: Settings | None = None) -> dict[str, s
             if isinstance(text, str) and len(text) > len(out.get(item["url"], "")):
                 out[item["url"]] = text
     return out
+
+
+def search_results(run_id: str, settings: Settings | None = None) -> list[SearchResult]:
+    """Every search result the run's raw JSON artifacts hold (scrapes left out), one per URL
+    with its longest text, in artifact file order. Unreadable files and records that do not
+    parse as a ``SearchResult`` are skipped."""
+    out: dict[str, SearchResult] = {}
+    root = artifacts_dir(run_id, settings)
+    if not root.is_dir():
+        return []
+    for path in sorted(root.rglob("*.json")):
+        try:
+            raw = _read(path)
+        except (OSError, ValueError):
+            continue
+        for item in artifact_results(raw):
+            try:
+                r = SearchResult.model_validate(item)
+            except ValidationError:
+                continue
+            old = out.get(r.url)
+            if old is None or len(r.text) > len(old.text):
+                out[r.url] = r
+    return list(out.values())

@@ -232,3 +232,10 @@ def label_in_sentence(label: str, *, first: bool = False) -> str:
     if asked_label(label):
         return f"“{label.strip()}”"
     return label if first else label.lower()
+
+
+def in_sentence(term: str) -> str:
+    """``term`` as typed, without the capital it has only for opening the question ("Examplumab"
+    → "examplumab"; an acronym such as "ABC" keeps its capitals)."""
+    head = (term.split() or [""])[0]
+    return term if not head or head.isupper() else term[0].lower() + term[1:]

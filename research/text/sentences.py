@@ -143,9 +143,16 @@ _BOILERPLATE = re.compile(
 )
 
 
+# An entry of a page's reference list: a quoted title, then the publisher ('"Examplia Floods:
+# Leaders Pay Condolences". Example News.')
+_REFERENCE = re.compile(r"^[\"“][^\"“”]{8,}[\"”]\s*[.,]\s*(?:[A-Z][\w&'’.-]*\s*){1,5}\.?$")
+
+
 def is_boilerplate(sentence: str) -> bool:
-    """Web page furniture rather than content ('Discover the real story...', 'Click here...')."""
-    return bool(_BOILERPLATE.match(sentence.strip()))
+    """Web page furniture rather than content ('Discover the real story...', 'Click here...',
+    a reference-list entry: a quoted title and its publisher)."""
+    s = sentence.strip()
+    return bool(_BOILERPLATE.match(s) or _REFERENCE.match(s))
 
 
 MIN_WORDS, MAX_WORDS = 6, 80  # a whole sentence's length in words

@@ -45,7 +45,7 @@ from research.text import (
     topic_keys,
     word_key,
 )
-from research.text.asking import asked_label, label_in_sentence
+from research.text.asking import asked_label, in_sentence, label_in_sentence
 from research.text.comparators import third_arm
 from research.text.definitions import defines
 from research.text.findings import (
@@ -59,7 +59,7 @@ from research.text.findings import (
     states_result,
 )
 from research.text.frame import frame_question
-from research.text.frame_match import arms_named
+from research.text.frame_match import arms_named, arms_of
 from research.text.stems import stems
 from research.text.vectors import Vectors, pick_diverse, rank
 
@@ -554,10 +554,17 @@ def question_lead(
         if _answers(q):  # the answer: what the strongest trials found, not one of them
             both = [bool(frame.arms) and arms_named(u, frame) >= len(frame.arms) for u in cited]
             parts += _more_results(cited, order[1:], weights, parts, both)
-    # a comparison that no source makes says so first: what follows is each arm on its own
-    if len(frame.arms) >= 2 and any(q.key in PRIMARY and not q.sources_found for q in questions):
-        first, second = (_in_sentence(a) for a in frame.arms[:2])
-        parts.insert(0, f"No source found compares {first} with {second} directly.")
+    # a comparison that no source makes says so first, then what each arm did in a trial of its
+    # own, when its section quotes one (``pipeline.indirect``: the question stays open)
+    unmade = [q for q in questions if q.key in PRIMARY and not q.sources_found]
+    if len(frame.arms) >= 2 and unmade:
+        first, second = (in_sentence(a) for a in frame.arms[:2])
+        sec = by_heading.get(unmade[0].heading)
+        by_arm = _arm_results(sec.text if sec else "", frame, parts)
+        opening = f"No source found compares {first} with {second} directly"
+        if by_arm:
+            opening += "; trials of each against another comparator report the following"
+        parts[:0] = [f"{opening}.", *by_arm]
     open_qs = [q for q in questions if q.status != "answered"]
     if open_qs:
         names = [
@@ -572,11 +579,16 @@ def question_lead(
     return " ".join(parts)
 
 
-def _in_sentence(term: str) -> str:
-    """``term`` as typed, without the capital it has only for opening the question ("Examplumab"
-    → "examplumab"; an acronym such as "ABC" keeps its capitals)."""
-    head = (term.split() or [""])[0]
-    return term if not head or head.isupper() else term[0].lower() + term[1:]
+def _arm_results(text: str, frame, taken: list[str]) -> list[str]:
+    """Per arm of ``frame`` (in order), the first cited sentence of ``text`` (an open comparison
+    question's section of indirect evidence) that names it and is not in ``taken``."""
+    units = [u for u in cited_units(text) if CITE.search(u) and u not in taken]
+    out: list[str] = []
+    for i in range(len(frame.arms[:2])):
+        hit = next((u for u in units if arms_of(u, frame)[i] and u not in out), None)
+        if hit:
+            out.append(hit)
+    return out
 
 
 def _source_relevance(unit: str, relevance: dict[int, float]) -> float:

@@ -1,0 +1,66 @@
+"""The report's indirect evidence: for a comparison that no source of the run makes, what each
+arm did in trials of its own (``research.evidence.indirect``; docs/evidence.md § Indirect
+evidence).
+
+``add_arm_results(ctx, topic, plans) → bool`` fills the sections of the questions that only a
+trial of one arm against the other answers (``planning.kinds.BOTH_ARMS``) and that no source
+answered, when the primary question has no source either, with the arms' own results, read
+from every search result of the run (``text.artifact_text.search_results``: the gate of
+``evidence.passages.on_question_docs`` keeps a trial of the comparator alone out of the
+conversations, so it is looked for again here). The sources quoted are saved to the collector
+unassigned (they answer no question: the questions stay open) so that they can be cited.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from research.evidence.indirect import arm_results
+from research.pipeline.material import Unit
+from research.planning.kinds import BOTH_ARMS, PRIMARY
+from research.text.artifact_text import search_results
+from research.text.frame import frame_question
+
+if TYPE_CHECKING:
+    from research.pipeline.context import RunContext
+    from research.pipeline.sections import SectionPlan
+
+
+def add_arm_results(ctx: RunContext, topic: str, plans: list[SectionPlan]) -> bool:
+    """Give each open comparison question's section (module doc) the arms' own results as its
+    units and mark it ``indirect``; True when any source was saved for them (the caller reads
+    the collector's sources again). Nothing happens for a question that is not a comparison, or
+    when any source answers the primary question."""
+    if len(frame_question(topic).arms) < 2:
+        return False
+    asked = [p for p in plans if p.question is not None]
+    if any(p.question.key in PRIMARY and p.sources for p in asked if p.question):
+        return False
+    open_plans = [p for p in asked if p.question and p.question.key in BOTH_ARMS and not p.sources]
+    if not open_plans:
+        return False
+    results = search_results(ctx.run_id, ctx.settings)
+    vectors = ctx.vectors()
+    saved = False
+    taken: set[str] = set()  # a passage is quoted once, under the first question it answers
+    for plan in open_plans:
+        assert plan.question is not None
+        units = []
+        for found in arm_results(vectors, topic, plan.question, results, frozenset(taken)):
+            taken.add(found.passage.passage)
+            r = found.result
+            out = ctx.collector.save_source(
+                r.source_type,
+                r.external_id,
+                r.url,
+                r.title,
+                [],
+                key_excerpts=found.passage.passage,
+                found_by=[f"{x.get('backend', '')}: {x.get('query', '')}" for x in r.found_by],
+            )
+            units.append(Unit(text=found.passage.passage, source_id=out["source_id"]))
+        if units:
+            plan.units = units
+            plan.indirect = True
+            saved = True
+    return saved
