@@ -106,6 +106,11 @@ def test_the_syllabus_leads_with_what_is_asked():
     assert prepared.questions[0].description.endswith(
         "Warnings, evacuations, closures and other preparations made before it"
     )
+    wrong = base_template("auto", "What went wrong with the Examplo Deep submersible?")
+    assert wrong.questions[0].key == ASKED_KEY
+    assert wrong.questions[0].description.endswith(
+        "Failures, faults, warnings and safety concerns, and what caused them"
+    )
     other = base_template("auto", "How did Examplia celebrate Examplo Day?").questions[0]
     assert other.key == ASKED_KEY
     assert other.description.endswith("The answer to the question as asked")

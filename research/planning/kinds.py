@@ -468,4 +468,7 @@ ASK_PHRASES: dict[str, str] = {
     "fund": "Funding, money raised and pledged, and who paid",
     "learn": "Lessons drawn and changes made since",
     "lesson": "Lessons drawn and changes made since",
+    "wrong": "Failures, faults, warnings and safety concerns, and what caused them",
+    "fail": "Failures, faults, warnings and safety concerns, and what caused them",
+    "failur": "Failures, faults, warnings and safety concerns, and what caused them",
 }
