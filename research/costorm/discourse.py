@@ -104,18 +104,33 @@ def save_sources(
     ctx: RunContext, question: str, results: list[SearchResult], cited: set[int]
 ) -> list[TurnSource]:
     """Seed 000 ``save_source`` for every cited result and every result bearing on a syllabus
-    question (engine assignment), with the evidence judgement's passages of each saved result
+    question, with the evidence judgement's passages of each saved result
     (``passages.result_evidence``, kept per question as a STORM turn keeps them: ``kept_for``);
-    returns the turn's numbered sources (n = result number)."""
+    returns the turn's numbered sources (n = result number). A question counts a result, as in
+    a STORM turn (``pipeline.conversation.counted_keys``), only when the judgement finds a
+    passage of it for that question: the offline engine's keys are exactly those, a model's
+    assignment keeps its keys that have one."""
     if not results:
         return []
     assigned = ctx.engine.assign_questions(
         AssignInput(syllabus=ctx.syllabus, question=question, focus=[], results=results)
     )
+    judgements = (
+        result_evidence(ctx.vectors(), ctx.syllabus.questions, ctx.config.topic, results)
+        if ctx.syllabus is not None
+        else [{} for _ in results]
+    )
     out = []
-    for n, (res, qkeys, excerpt) in enumerate(
-        zip(results, assigned.relevant_questions, assigned.key_excerpts, strict=False), start=1
+    for n, (res, qkeys, excerpt, judged) in enumerate(
+        zip(results, assigned.relevant_questions, assigned.key_excerpts, judgements, strict=False),
+        start=1,
     ):
+        if ctx.syllabus is not None:
+            qkeys = (
+                [q.key for q in ctx.syllabus.questions if q.key in judged]
+                if ctx.engine.extractive
+                else [k for k in qkeys if k in judged]
+            )
         if not qkeys and n not in cited:
             continue
         saved = ctx.collector.save_source(
@@ -128,11 +143,6 @@ def save_sources(
         )
         # the judgement's passages of the saved result, kept as a STORM turn keeps them: the
         # report's section on the primary question quotes them
-        judged = (
-            result_evidence(ctx.vectors(), ctx.syllabus.questions, ctx.config.topic, [res])[0]
-            if ctx.syllabus is not None
-            else {}
-        )
         passages = [
             p.model_copy(update={"source_id": saved["source_id"]})
             for ps in judged.values()

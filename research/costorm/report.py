@@ -26,7 +26,7 @@ from research.engines.base import LeadInput, LeadQuestion, PolishInput, SectionI
 from research.engines.labels import fallback_line, planned_line
 from research.errors import InputError
 from research.models import OutlineSection, Reference, Report, ReportQuestion, ReportSection
-from research.pipeline import answers, registrations
+from research.pipeline import answers, indirect, registrations
 from research.pipeline.context import RunContext
 from research.pipeline.reporter import dedupe_report, trials_section
 from research.pipeline.sections import insufficient_sentence
@@ -98,6 +98,13 @@ def _key_results(table: Table) -> tuple[list[tuple[int, ReportSection]], list[Le
             Snippet(n=n, source_id=sid, text=" ".join(texts))
             for n, (sid, texts) in enumerate(by_source.items(), start=1)
         ]
+        # a comparison no source makes: what each arm did in trials of its own, labelled so
+        own = not snippets and q.key in PRIMARY and len(frame.arms) >= 2
+        if own:
+            snippets = [
+                Snippet(n=n, source_id=u.source_id, text=u.text)
+                for n, u in enumerate(indirect.arm_units(ctx, table.topic, q), start=1)
+            ]
         if not snippets:
             continue
         section = OutlineSection(heading=q.label, subsections=[])
@@ -107,6 +114,9 @@ def _key_results(table: Table) -> tuple[list[tuple[int, ReportSection]], list[Le
         polished = ctx.engine.polish(PolishInput(topic=table.topic, text=written.text)).text
         text = citations.local_to_draft(polished, {s.n: s.source_id for s in snippets})
         if citations.DRAFT_RE.search(text):
+            if own:
+                said = answers.unmet_statement(q, 0, None, True, len(snippets))
+                text = f"{said}\n\n{text}"
             out.append((1, ReportSection(heading=q.label, text=text)))
             asked.append(
                 LeadQuestion(
@@ -114,8 +124,8 @@ def _key_results(table: Table) -> tuple[list[tuple[int, ReportSection]], list[Le
                     label=q.label,
                     description=q.description,
                     heading=q.label,
-                    status="answered",
-                    sources_found=len(snippets),
+                    status="insufficient" if own else "answered",
+                    sources_found=0 if own else len(snippets),
                     min_sources=q.min_sources,
                 )
             )

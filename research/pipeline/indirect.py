@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from research.evidence.indirect import arm_results
+from research.models import Question, SearchResult
 from research.pipeline.material import Unit
 from research.planning.kinds import BOTH_ARMS, PRIMARY
 from research.text.artifact_text import search_results
@@ -40,27 +41,43 @@ def add_arm_results(ctx: RunContext, topic: str, plans: list[SectionPlan]) -> bo
     if not open_plans:
         return False
     results = search_results(ctx.run_id, ctx.settings)
-    vectors = ctx.vectors()
-    saved = False
     taken: set[str] = set()  # a passage is quoted once, under the first question it answers
+    saved = False
     for plan in open_plans:
         assert plan.question is not None
-        units = []
-        for found in arm_results(vectors, topic, plan.question, results, frozenset(taken)):
-            taken.add(found.passage.passage)
-            r = found.result
-            out = ctx.collector.save_source(
-                r.source_type,
-                r.external_id,
-                r.url,
-                r.title,
-                [],
-                key_excerpts=found.passage.passage,
-                found_by=[f"{x.get('backend', '')}: {x.get('query', '')}" for x in r.found_by],
-            )
-            units.append(Unit(text=found.passage.passage, source_id=out["source_id"]))
+        units = arm_units(ctx, topic, plan.question, results, taken)
         if units:
             plan.units = units
             plan.indirect = True
             saved = True
     return saved
+
+
+def arm_units(
+    ctx: RunContext,
+    topic: str,
+    question: Question,
+    results: list[SearchResult] | None = None,
+    taken: set[str] | None = None,
+) -> list[Unit]:
+    """The arms' own results on ``question`` (``evidence.indirect.arm_results``) among
+    ``results`` (default: every search result of the run), their sources saved to the collector
+    unassigned; the passages quoted are added to ``taken`` (and none in it is quoted again)."""
+    if results is None:
+        results = search_results(ctx.run_id, ctx.settings)
+    taken = set() if taken is None else taken
+    units = []
+    for found in arm_results(ctx.vectors(), topic, question, results, frozenset(taken)):
+        taken.add(found.passage.passage)
+        r = found.result
+        out = ctx.collector.save_source(
+            r.source_type,
+            r.external_id,
+            r.url,
+            r.title,
+            [],
+            key_excerpts=found.passage.passage,
+            found_by=[f"{x.get('backend', '')}: {x.get('query', '')}" for x in r.found_by],
+        )
+        units.append(Unit(text=found.passage.passage, source_id=out["source_id"]))
+    return units
