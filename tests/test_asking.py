@@ -26,6 +26,13 @@ def test_a_question_is_read_as_its_topic():
         "2031 Examplia floods"
     )
     assert restate("When did Jane Examplar publish her notes?") == "Jane Examplar"
+    # a topic that names an event and the part of its story asked about asks it
+    assert restate("Examplo Air Flight 12 crash investigation") == "Examplo Air Flight 12 crash"
+    assert asked("Examplo Air Flight 12 crash investigation") == (
+        "What did the investigation of the Examplo Air Flight 12 crash find?"
+    )
+    assert asked("Storm Examplo impact") == "What was the impact of Storm Examplo?"
+    assert asked("Immune response") == "" and restate("Immune response") == "Immune response"
     # whether it works is what the kind's template asks: nothing more is asked
     assert restate("What is the role of examplumab in women with examplitis?") == (
         "examplumab in women with examplitis"

@@ -134,7 +134,8 @@ def _read(question: str) -> tuple[str, bool]:
     something of it that the topic's kind of report does not lead with (module doc)."""
     q = clean(question).rstrip("?.! ")
     if not is_question(question):
-        return q, False
+        part = _story_part(q)
+        return (part[0], True) if part else (q, False)
     why, caused = _WHY.match(q), _CAUSED.match(q)
     which, happened = _WHICH.match(q), _HAPPENED.match(q)
     if which:
@@ -217,7 +218,47 @@ def asked(question: str) -> str:
     the role, efficacy or harms of X, "Is A better than B?"."""
     topic, more = _read(question)
     q = clean(question).rstrip("?.! ")
+    part = None if is_question(question) else _story_part(q)
+    if part:  # "X crash investigation" asks what the investigation of the crash found
+        event = part[0]
+        # "the 2031 Examplia floods", but "Storm Examplo": a name takes no article
+        named = event.split()[-1][:1].isupper()
+        return _STORY_ASKS[part[1].lower()].format(event if named else f"the {event}")
     return f"{q[:1].upper()}{q[1:]}?" if more and topic else ""
+
+
+# A topic that names an event and the part of its story the analyst wants ("Examplo Air Flight 1
+# crash investigation", "2031 Examplia floods aftermath"): the event is the topic, and the part
+# is asked as a question of it
+_STORY_PART = re.compile(
+    r"^(.+?\S)\s+(investigations?|inquiry|inquest|aftermath|response|reactions?|causes?|impact|"
+    r"consequences)$",
+    re.I,
+)
+_FIND = "What did the investigation of {} find?"
+_STORY_ASKS = {
+    "investigation": _FIND,
+    "investigations": _FIND,
+    "inquiry": _FIND,
+    "inquest": _FIND,
+    "aftermath": "What happened in the aftermath of {}?",
+    "response": "How did authorities and others respond to {}?",
+    "reaction": "How did authorities and others respond to {}?",
+    "reactions": "How did authorities and others respond to {}?",
+    "cause": "What caused {}?",
+    "causes": "What caused {}?",
+    "impact": "What was the impact of {}?",
+    "consequences": "What were the consequences of {}?",
+}
+
+
+def _story_part(topic: str) -> tuple[str, str] | None:
+    """``(event, part)`` of a topic that names an event (``EVENT``) and then a part of its story
+    (``_STORY_PART``), else None ("immune response" names no event)."""
+    m = _STORY_PART.match(topic)
+    if not m or not EVENT.search(m.group(1)):
+        return None
+    return m.group(1), m.group(2)
 
 
 def asked_label(label: str) -> bool:
