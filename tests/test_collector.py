@@ -15,8 +15,9 @@ from research.errors import InputError, UnknownQuestionError
 from research.models import Question, SourceRecord, Syllabus
 from research.planning.syllabus import get_template
 from research.store import keys
-from research.store.collector import SourceCollector, canonical_url, dedup_key
+from research.store.collector import SourceCollector
 from research.store.coverage import completion_report, progress_report, response_chars
+from research.store.source_input import canonical_url, dedup_key
 
 RID = "00112233445566aa"
 DRUG = get_template("drug").keys()

@@ -7,7 +7,7 @@ import pytest
 from research.errors import InputError
 from research.models import Syllabus
 from research.planning.syllabus import TEMPLATES, base_template, get_template, template_names
-from research.store.collector import check_syllabus
+from research.store.source_input import check_syllabus
 
 SEED_000_STORM_QUESTIONS = {  # copied from the seed text, "STORM_QUESTIONS"
     "mechanism.moa": (

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from research.engines.base import AnswerInput
-from research.engines.litellm.engine import CITE_RE
+from research.engines.litellm.sanitise import CITE_RE
 from research.followup.corpus import EvidenceDoc, EvidenceIndex, embed
 from research.models import Reference, SearchResult
 from research.text import content_words, ensure_period, overlap, word_key

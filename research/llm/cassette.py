@@ -11,7 +11,7 @@ differ only by scheduling still get their recorded answers. Each recorded answer
 in recorded order; a request with no answer raises ``LLMError(code="cassette_miss")``. (Which of
 two parallel searches cards a shared result first also depends on timing, so a replay may ask
 for a summary card its recording never made: the litellm engine makes that one card offline,
-``research.engines.litellm.engine.REPLAY_MAY_MISS``.)
+``research.engines.litellm.runner.REPLAY_MAY_MISS``.)
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ deduplicate, and report each backend's failure or empty result instead of hiding
 * Identity (dedup) keys of a result: ``pmid:<n>`` (from ``PMID:n``, a digit id of a pubmed
   result, or a pubmed.ncbi.nlm.nih.gov URL), ``nct:<NCT…>`` (id or clinicaltrials.gov URL),
   ``doi:<doi>`` (``DOI:`` ids or a doi.org URL, lowercase) and, for web results, the canonical
-  URL (``research.store.collector.canonical_url``); corpus results use ``doc:<backend>:<doc_id>``
+  URL (``research.store.source_input.canonical_url``); corpus results use ``doc:<backend>:<doc_id>``
   instead of their URL, since sections/pages of one file share it. Two results sharing any key
   are one source: the first (by merge order) is kept, and ``found_by`` lists every
   ``{"backend", "query"}`` that found it.
@@ -30,7 +30,7 @@ from research.search.backends import BACKENDS, VALID_BACKENDS, make_backend
 from research.search.base import Retriever
 from research.search.http import BackendError
 from research.search.since import DATE_AWARE, SinceFilter
-from research.store.collector import canonical_url
+from research.store.source_input import canonical_url
 
 
 def _local(corpus: str, index_dir: Path) -> Retriever:

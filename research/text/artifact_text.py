@@ -27,7 +27,7 @@ from research.artifacts import artifact_path, artifacts_dir
 from research.config import Settings
 from research.errors import ArtifactError
 from research.models import ConversationResult, SearchResult, SourceRecord
-from research.store.collector import canonical_url
+from research.store.source_input import canonical_url
 
 log = logging.getLogger(__name__)
 

@@ -16,8 +16,8 @@ import plotly.graph_objects as go
 
 from research.errors import InputError
 from research.models import Outline, Report, RunState, SourceRecord, Syllabus
-from research.store.collector import dedup_key
 from research.store.runs import RunStore
+from research.store.source_input import dedup_key
 from research.ui.history import duration_s, format_duration
 
 MAX_RUNS = 4

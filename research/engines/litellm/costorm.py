@@ -45,12 +45,9 @@ from research.engines.costorm_steps import (
     UtteranceInput,
 )
 from research.engines.litellm import material as mat
-from research.engines.litellm.engine import (
-    CITE_RE,
-    READ_ARTIFACT_TOOL,
-    LiteLLMEngine,
-    _keep_cites,
-)
+from research.engines.litellm.engine import LiteLLMEngine
+from research.engines.litellm.runner import READ_ARTIFACT_TOOL
+from research.engines.litellm.sanitise import CITE_RE, _keep_cites
 from research.engines.litellm.weak import usable_queries
 from research.engines.replies import PlacementReply
 from research.llm.errors import InvalidOutput

@@ -4,7 +4,9 @@ Prompts: ``prompts/{step}.md`` (our wording with STORM's intent, docs/design.md 
 docs/design.md § Tool-result compression: planner and compression schemas). Structured output and
 re-ask: ``structured.py``. Calls, accounting, budget and record/replay:
 ``research.llm.session.LLMSession``. Each step's role, reply model, prompt file and cassette key:
-its declaration in ``research.engines.steps``.
+its declaration in ``research.engines.steps``. Calling a step, its fallback, the offline answers
+and the ``read_artifact`` tool: the base class ``runner.StepRunner``; reply sanitising:
+``sanitise.py``.
 
 Fallbacks: when the run's budget is exhausted, or a step's reply is still invalid after a
 re-ask (bad JSON, cut at the step's bound, or weak: an empty answer, an empty or repeated query
@@ -22,15 +24,9 @@ material and fallback helpers, so splitting them would scatter one protocol's im
 
 from __future__ import annotations
 
-import re
 import threading
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from pydantic import field_validator
-
-from research.artifacts import read_artifact
-from research.citations import LOCAL_RE
 from research.config import load_settings
 from research.engines.base import (
     AnalysisInput,
@@ -63,16 +59,21 @@ from research.engines.extractive.writing import polish as polish_text
 from research.engines.litellm import material as mat
 from research.engines.litellm.planned import offline_by_design
 from research.engines.litellm.prompts import compact
-from research.engines.litellm.structured import call_structured
+from research.engines.litellm.runner import READ_ARTIFACT_TOOL, StepRunner
+from research.engines.litellm.sanitise import (
+    CITE_RE,
+    _assignment,
+    _keep_cites,
+    _outline,
+    cited_only,
+)
 from research.engines.litellm.weak import (
     nonempty,
     usable_headings,
     usable_personas,
     usable_queries,
 )
-from research.engines.steps import step as declared
-from research.events import EventType
-from research.llm.errors import BudgetExhausted, InvalidOutput, LLMError
+from research.llm.errors import InvalidOutput
 from research.llm.session import LLMSession
 from research.llm.tokens import count_tokens
 from research.models import (
@@ -93,67 +94,8 @@ from research.text.vectors import Vectors
 if TYPE_CHECKING:
     from research.engines.extractive.engine import ExtractiveEngine
 
-CITE_RE = LOCAL_RE  # [n], group 1 = n
-READ_ARTIFACT_TOOL = {
-    "type": "function",
-    "function": {
-        "name": "read_artifact",
-        "description": "Read or grep a stored raw tool output (artifact) when its summary is not enough. "
-        "Returns matching lines (or the file head), at most 1500 characters.",
-        "parameters": {
-            "type": "object",
-            "properties": {
-                "file": {"type": "string", "description": "artifact_file name from the notes"},
-                "pattern": {
-                    "type": "string",
-                    "description": "case-insensitive regex; empty for the file head",
-                },
-            },
-            "required": ["file"],
-        },
-    },
-}
-RAISE_CODES = {"auth_error", "cassette_miss"}
-# Steps whose calls depend on thread timing: which of two parallel searches cards a shared result
-# first decides which one calls the compressor (``cards_once``), so a replay may ask for a card
-# its recording never made. The offline compressor makes that card (the ``llm.fallback`` event
-# says so; not counted as the model's fallback, which the report discloses: the recorded run had
-# none); the steps that read cards find their answers by their semantic keys, so the report is
-# the recorded one.
-REPLAY_MAY_MISS = {"compress"}
 
-
-def _keep_cites(text: str, valid: set[int]) -> str:
-    """Drop ``[n]`` markers whose n is not in ``valid``; tidy spaces."""
-    text = CITE_RE.sub(lambda m: m.group(0) if int(m.group(1)) in valid else "", text)
-    return re.sub(r"[ \t]+([.,;:])", r"\1", re.sub(r"[ \t]{2,}", " ", text)).strip()
-
-
-def cited_only(valid: set[int]) -> type[TextOutput]:
-    """A ``TextOutput`` reply model whose validation fails (so ``call_structured`` re-asks once)
-    when the text cites a number outside ``valid`` or cites nothing while ``valid`` is non-empty."""
-    allowed = sorted(valid)
-
-    class SectionText(TextOutput):
-        @field_validator("text")
-        @classmethod
-        def _cites_only_material(cls, text: str) -> str:
-            used = {int(n) for n in CITE_RE.findall(text)}
-            bad = sorted(used - valid)
-            if bad:
-                raise ValueError(
-                    f"the text cites {bad}, which are not snippet numbers; cite only {allowed}"
-                )
-            if allowed and not used:
-                raise ValueError(
-                    f"the text cites nothing; support each sentence with a snippet number from {allowed}"
-                )
-            return text
-
-    return SectionText
-
-
-class LiteLLMEngine:
+class LiteLLMEngine(StepRunner):
     """The LLM engine (``name = "litellm"``, ``label = "litellm (MODEL[, MODEL…])"``).
 
     Args:
@@ -190,119 +132,6 @@ class LiteLLMEngine:
                 "llm.cassette",
                 {"mode": self.session.cassette.mode, "file": self.session.cassette.path.name},
             )
-
-    # ------------------------------------------------------------------ plumbing
-    def _on_budget(self, reason: str) -> None:
-        if self.store and self.run_id:
-            self.store.set_fields(
-                self.run_id, budget_exhausted="True", stop_reason="budget_exhausted"
-            )
-            self.store.emit(self.run_id, "budget.exhausted", {"reason": reason})
-
-    def _fallback(self):
-        with self._lock:
-            if self._fallback_engine is None:
-                from research.engines.extractive import ExtractiveEngine  # noqa: PLC0415 - scikit-learn, only when a step falls back
-
-                self._fallback_engine = ExtractiveEngine()
-                if self._vectors is not None:  # one sentence cache per run
-                    self._fallback_engine.vectors = self._vectors
-            return self._fallback_engine
-
-    @property
-    def vectors(self):
-        """The run's cached sentence vectors (``research.text.vectors.Vectors``,
-        the extractive fallback's): the reporter's material, allocation and dedupe share them, so
-        each sentence is embedded once per run (allocation re-embedded every candidate
-        sentence, 0.73 s on the 4×3 drug run, on the critical path). Made without the
-        extractive engine itself (whose modules import scikit-learn), which reuses it if a step
-        falls back."""
-        with self._lock:
-            if self._fallback_engine is not None:
-                return self._fallback_engine.vectors
-            if self._vectors is None:
-                self._vectors = Vectors()
-            return self._vectors
-
-    def _run(
-        self,
-        step: str,
-        material: dict,
-        fallback: Callable[[], Any],
-        post: Callable[[Any], Any] = lambda x: x,
-        *,
-        inp: Any = None,
-        tool_tokens: int = 0,
-        tools: list[dict] | None = None,
-        run_tool=None,
-        reply: type | None = None,
-    ) -> Any:
-        """Call the declared step's model (``research.engines.steps``; ``inp`` gives the cassette
-        key) and post-process (``post`` raising InvalidOutput re-asks once with its reason), or
-        answer with ``fallback()`` (module doc). ``reply``: a stricter reply model than the
-        declared one (its validation errors re-ask)."""
-        try:
-            return call_structured(
-                self.session,
-                declared(step),
-                material,
-                inp,
-                reply=reply,
-                tool_tokens=tool_tokens,
-                tools=tools,
-                run_tool=run_tool,
-                post=post,
-            )
-        except BudgetExhausted:
-            return fallback()
-        except LLMError as exc:  # InvalidOutput included
-            replay_gap = exc.code == "cassette_miss" and step in REPLAY_MAY_MISS
-            if exc.code in RAISE_CODES and not replay_gap:
-                raise
-            if self.store and self.run_id and not replay_gap:
-                self.store.add_fallback(self.run_id, step)
-            self._emit("llm.fallback", {"step": step, "code": exc.code, "error": exc.message[:300]})
-            return fallback()
-
-    def _offline(self, step: str) -> Any:
-        """The offline engine, answering ``step`` by design (``planned``): counted
-        (``RunStore.add_offline``) and, the first time in this engine, an ``llm.offline`` event
-        with the reason."""
-        if self.store and self.run_id:
-            self.store.add_offline(self.run_id, step)
-            with self._lock:
-                first = step not in self._announced
-                self._announced.add(step)
-            if first:
-                self._emit("llm.offline", {"step": step, "reason": self.planned[step]})
-        return self._fallback()
-
-    def _emit(self, type_: EventType, data: dict) -> None:
-        if self.store and self.run_id:
-            self.store.emit(self.run_id, type_, data)
-
-    def _read_artifact(self, name: str, args: dict) -> str:
-        if name != "read_artifact" or not self.run_id:
-            return "error: unknown tool"
-
-        return (
-            read_artifact(
-                self.run_id,
-                str(args.get("file", "")),
-                str(args.get("pattern") or "") or None,
-                max_chars=1500,
-                settings=self.settings,
-            )
-            or "(no matching lines)"
-        )
-
-    def _cards_for(self, queries: set[str], known: int | None = None) -> list:
-        """Stored cards of the run whose tool input is one of ``queries``; only the first
-        ``known`` cards in commit order when given."""
-        if not (self.store and self.run_id and queries) or known == 0:
-            return []
-        cards = self.store.get_cards(self.run_id)
-        return [c for c in (cards if known is None else cards[:known]) if c.tool_input in queries]
 
     # ------------------------------------------------------------------ planning
     def plan(self, inp: PlanInput) -> Plan:
@@ -648,41 +477,6 @@ class LiteLLMEngine:
         a round trip per section; STORM likewise polishes once, for the whole article (its lead),
         which ``write_lead`` is here. Citations are kept verbatim."""
         return TextOutput(text=polish_text(inp.text))
-
-    def _guard(self, step: str, material: dict, fallback, post) -> Any:
-        """``_run`` for a step whose empty reply is useless (``post`` raises InvalidOutput)."""
-        return self._run(step, material, fallback, post)
-
-    def fallbacks(self) -> dict[str, int]:
-        """The run's steps answered offline so far: ``{step: count}`` (``RunStore.fallbacks``;
-        {} without a run)."""
-        if not (self.store and self.run_id):
-            return {}
-        return self.store.fallbacks(self.run_id)
-
-
-def _assignment(
-    relevant: list[list[str]], excerpts: list[str], results: list, keys: set[str]
-) -> AssignOutput:
-    """A reply's assignment made whole: per result, valid syllabus keys (deduplicated) and a
-    ≤ 300-char excerpt (the result's snippet where the reply has none)."""
-    n = len(results)
-    rel = [[k for k in dict.fromkeys(ks) if k in keys] for ks in relevant][:n]
-    rel += [[] for _ in range(n - len(rel))]
-    exc = [str(x)[:300] for x in excerpts][:n]
-    exc += [(" ".join(r.snippets) or r.title)[:300] for r in results[len(exc) :]]
-    return AssignOutput(relevant_questions=rel, key_excerpts=exc)
-
-
-def _outline(o: Outline) -> Outline:
-    bad = {"references", "see also", "introduction", "external links"}
-    sections = [s for s in o.sections if s.heading.strip() and s.heading.strip().lower() not in bad]
-    if not sections:
-        raise InvalidOutput(
-            "outline: no usable section (each needs a heading other than "
-            "References, See also, Introduction or External links)"
-        )
-    return Outline(sections=sections[:10])
 
 
 def snippet_text(inp: RegenerateInput) -> str:
