@@ -71,6 +71,9 @@ def test_the_ways_analysts_ask_about_a_treatment_are_read_as_its_topic():
 
 
 def test_a_comparison_written_as_a_question_is_a_comparison():
+    assert restate("Is examplumab as effective as belzumab in adults with examplitis?") == (
+        "examplumab versus belzumab in adults with examplitis"
+    )
     frame = frame_question("Is arvotinib better than belzumab in advanced examplitis?")
     assert frame.kind == "comparison"
     assert frame.arms == ("arvotinib", "belzumab")

@@ -25,6 +25,7 @@ from research.text.comparators import (
 )
 from research.text.findings import outcome_family
 from research.text.frame import frame_question
+from research.text.named_events import another_name
 from research.text.vectors import Vectors
 
 TOPIC = "Trastuzumab in HER2-positive breast cancer"
@@ -467,6 +468,16 @@ def test_an_event_of_another_year_is_another_event():
     assert not another_year("Floods in Examplia: a 2032 review of 2031", topic)
     assert not another_year("Examplia floods", topic)
     assert not another_year("2032 Examplia floods", "Examplia floods")
+
+
+def test_an_event_of_the_same_kind_with_another_name_is_another_event():
+    assert another_name("Cyclone Examplo", "Cyclone Mocha")
+    assert another_name("Effects of Cyclone Examplo in Examplia", "Cyclone Mocha")
+    assert not another_name("Cyclone Mocha — Impact > Examplia", "Cyclone Mocha")
+    assert not another_name("Tropical cyclones in 2031", "Cyclone Mocha")
+    # a question names the event wherever it puts it; a topic naming no event has no other
+    assert another_name("Storm Examplo", "How did Storm Eunice affect Examplia?")
+    assert not another_name("Storm Examplo", "Examplumab in adults with examplitis")
 
 
 def test_a_finding_about_another_medicine_alone_is_no_evidence_on_the_drug(vectors):

@@ -39,6 +39,7 @@ from research.text.entities import abbreviations, drug_names, names_any
 from research.text.findings import quote_rank
 from research.text.frame import QuestionFrame, frame_question
 from research.text.frame_match import about_question, arms_of, setting_share
+from research.text.named_events import another_name
 from research.text.populations import contradicts_setting
 from research.text.vectors import Vectors
 
@@ -165,12 +166,14 @@ def on_question_docs(vectors: Vectors, topic: str, docs: list[tuple[str, str]]) 
     arm by a title close to it: ``_arm_in_title``), what the intervention is for and the
     setting; for a drug profile it names the drug (a trial of another medicine in the same
     population is titled close to the topic); an event's title names no other year than the
-    topic's (``another_year``); its title does not study another intervention
-    with an arm as its background (``comparators.studies_another``); for any question naming a
-    treatment its title does not name the opposite setting; and it is about the topic
-    (``about_topic``) or titled close to it (cosine ≥ ``TITLE_ON_TOPIC``). The one gate of
-    what a run may quote: a STORM turn's evidence, the results a Co-STORM expert speaks from,
-    the sources of the report's other sections (``pipeline.material``)."""
+    topic's (``another_year``) and gives the topic's event noun no other name
+    (``text.named_events.another_name``: "Cyclone Examplo" for "Cyclone Mocha"); its title does
+    not study another intervention with an arm as its background
+    (``comparators.studies_another``); for any question naming a treatment its title does not
+    name the opposite setting; and it is about the topic (``about_topic``) or titled close to
+    it (cosine ≥ ``TITLE_ON_TOPIC``). The one gate of what a run may quote: a STORM turn's
+    evidence, the results a Co-STORM expert speaks from, the sources of the report's other
+    sections (``pipeline.material``)."""
     if not docs:
         return []
     # one batch for the titles, outside the cache: the counting decisions must not depend on
@@ -189,7 +192,9 @@ def on_question_docs(vectors: Vectors, topic: str, docs: list[tuple[str, str]]) 
             and not (frame.kind == "drug" and drugs and not any(d in whole.lower() for d in drugs))
             and not (frame.arms and contradicts_setting(title, frame))
             and not studies_another(title, frame)
-            and not (not frame.framed and another_year(title, topic))
+            and not (
+                not frame.framed and (another_year(title, topic) or another_name(title, topic))
+            )
             and (float(title_sim) >= TITLE_ON_TOPIC or about_topic(whole, topic))
         )
     return out

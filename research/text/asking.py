@@ -159,10 +159,11 @@ def _read(question: str) -> tuple[str, bool]:
         take = _TAKE.match(body)
         if take and POPULATION.search(take.group(1)):
             body = f"{take.group(2)} in {take.group(1)}"
-        body = _NEEDED.sub(r"\1 ", body).strip()
+        # "as effective as" compares before "effective" asks whether it works
         parts = _THAN.split(body, maxsplit=1)
         if len(parts) == 2 and parts[0].strip() and parts[1].strip():
             return f"{parts[0].strip()} versus {parts[1].strip()}", False
+        body = _NEEDED.sub(r"\1 ", body).strip()
         return body or q, False
     # "How did A prepare for X", "When did X …": the last name the question holds is its topic
     # (what it asks of the name is the asked question), or the whole question when it names none
