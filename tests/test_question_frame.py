@@ -15,7 +15,7 @@ from research.store.followup_models import CitationCheck
 from research.text.entities import split_topic
 from research.text.findings import CONDUCT, FURNITURE, PLAIN, contrasts, finding_weight, quote_rank
 from research.text.frame import frame_question
-from research.text.frame_match import about_question, anchor_queries, arms_named
+from research.text.frame_match import about_question, anchor_queries, arms_named, arms_of
 from research.text.populations import contradicts_setting
 
 AI_TAM = "Aromatase inhibitors versus tamoxifen as adjuvant therapy for postmenopausal early breast cancer"
@@ -506,3 +506,13 @@ def test_a_contrast_is_quoted_before_a_result_of_the_same_score_and_an_allocatio
     assert finding_weight(allocation) == CONDUCT
     measured = "Patients were randomised; relapse was 12% vs 25% (P = 0.01)."
     assert finding_weight(measured) > CONDUCT
+
+
+def test_a_name_made_of_a_word_and_a_letter_is_named_by_its_letter():
+    """ "vitamin D" is not "vitamin E": the letter is the name, so a trial of vitamin E with
+    another drug is no source on vitamin D, while "vitamin D3" and "Vitamin-D" name it."""
+    frame = frame_question("Should adults with examplitis take vitamin D?")
+    assert [[w.whole for w in arm] for arm in frame.arm_words()] == [["vitamind"]]
+    assert not any(arms_of("Adults took examplumab and vitamin E daily.", frame))
+    assert all(arms_of("Vitamin D3 supplementation in adults", frame))
+    assert all(arms_of("Vitamin-D levels rose", frame))

@@ -36,7 +36,7 @@ from research.text.asking import EVENT as _EVENT
 from research.text.asking import restate
 from research.text.entities import INN_STEM, topic_kind
 from research.text.populations import POPULATION
-from research.text.stems import ArmWord
+from research.text.stems import LETTERED, ArmWord
 from research.text.stems import arm_word as _arm_word
 from research.text.words import GENERIC, STOP, clean, content_words, word_key
 
@@ -164,7 +164,8 @@ class QuestionFrame:
         """Per arm, its naming words (``ArmWord``: Snowball English stems of the whole word, and
         of all its hyphen parts together: "full-thickness" is named by "full thickness", not by
         "full"; "H1N1-vaccine" counts once): the arm's content words without class words and
-        open words ("kinase inhibitors" → kinas). A word every arm
+        open words ("kinase inhibitors" → kinas; "vitamin D" → vitamind, ``stems.LETTERED``). A
+        word every arm
         of a comparison shares names none of them against the others and is left out ("mesh
         repair" of "laparoscopic mesh repair" vs "open mesh repair"), unless that would leave an
         arm no word. An open arm — class words only, or what it is not ("Interventions",
@@ -172,6 +173,7 @@ class QuestionFrame:
         the setting alone tells a source on the question (``names_arm``)."""
         out = []
         for arm in self.arms:
+            arm = LETTERED.sub(r"\1\2", arm)  # "vitamin D" is named by its letter too
             words = [w for w in content_words(arm) if word_key(w) not in _CLASS_KEYS]
             out.append([_arm_word(w) for w in words if not _open_word(w)])
         out = [[w for w in arm if w.stems] for arm in out]

@@ -42,18 +42,26 @@ def stems(words: Iterable[str]) -> set[str]:
 
 
 _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'’-]*")
+# A name made of a word and a capital letter ("vitamin D", "hepatitis B", "vitamin D3"): the
+# letter is what tells it from its neighbours ("vitamin E"), so the pair is one word as well
+LETTERED = re.compile(r"\b([A-Za-z]{3,})[\s-]([A-Z])\d{0,2}\b")
+
+
+def lettered(text: str) -> list[str]:
+    """The word-and-letter names of ``text`` as one word each ("vitamin D3" → "vitaminD")."""
+    return [f"{word}{letter}" for word, letter in LETTERED.findall(text)]
 
 
 def text_keys(text: str) -> set[str]:
-    """``stems`` of every word of ``text``."""
-    return stems(_WORD.findall(text))
+    """``stems`` of every word of ``text``, and of its word-and-letter names (``lettered``)."""
+    return stems([*_WORD.findall(text), *lettered(text)])
 
 
 def text_counts(text: str) -> Counter[str]:
     """How many times each stem of ``text_keys`` occurs in ``text`` (a hyphenated word counts
     for itself and for each part); each distinct word is stemmed once."""
     out: Counter[str] = Counter()
-    for tok, n in Counter(_WORD.findall(text)).items():
+    for tok, n in Counter([*_WORD.findall(text), *lettered(text)]).items():
         for s in stems([tok]):
             out[s] += n
     return out
