@@ -829,3 +829,45 @@ def test_a_lead_that_is_one_sections_only_sentence_keeps_it(vectors):
     # beside another lead sentence, a section's only sentence stays in the section
     lead, out = dedupe_report(vectors, f"{cause} {other}", secs[:1])
     assert lead == other and out[0].text == cause
+
+
+def test_the_lead_of_a_question_typed_as_a_question_is_its_answer(vectors):
+    """"What were the consequences of X?" is answered in the lead by the consequences; the
+    timeline's finding stays in its own section."""
+    asked = LeadQuestion(
+        key="impact.effects",
+        label="What were the consequences of Cyclone Examplo?",
+        description="Deaths, injuries, damage and people affected",
+        heading="What were the consequences of Cyclone Examplo?",
+        status="answered",
+        sources_found=4,
+        min_sources=4,
+    )
+    timeline = LeadQuestion(
+        key="history.timeline",
+        label="Timeline",
+        description="Key dates and the order of events",
+        heading="Timeline",
+        status="answered",
+        sources_found=3,
+        min_sources=3,
+    )
+    effects = [
+        "Cyclone Examplo killed at least 145 people in Examplia.[1]",
+        "More than 5,700 people in 50 villages were affected by the cyclone.[2]",
+    ]
+    dates = "On 12 May the storm became a very severe cyclonic storm over the bay.[3]"
+    sections = [
+        ReportSection(heading=asked.heading, text=" ".join(effects)),
+        ReportSection(heading="Timeline", text=dates),
+    ]
+    lead = question_lead(
+        vectors, "What were the consequences of Cyclone Examplo?", sections, [asked, timeline]
+    )
+    assert all(e in lead for e in effects) and dates not in lead
+    # with one sentence of an answer, the other questions' findings stay in the lead
+    sections[0] = ReportSection(heading=asked.heading, text=effects[0])
+    lead = question_lead(
+        vectors, "What were the consequences of Cyclone Examplo?", sections, [asked, timeline]
+    )
+    assert effects[0] in lead and dates in lead

@@ -425,6 +425,7 @@ DESIGN_PENALTY = 0.15  # a key finding states a result, not how a study was set 
 # states a figure: that is the sentence that answers "which did better, by how much".
 ARMS_BONUS, FIGURE_BONUS = 0.15, 0.10
 LEAD_RESULTS = 3  # sentences, from as many sources, that answer a primary question in the lead
+ASKED_LEAD_MIN = 2  # sentences answering the analyst's own question for it to be the whole lead
 LEAD_OPEN_MIN = 1  # sources with evidence at which an open primary question's results lead
 RESULT_WEIGHT = 0.7  # finding_weight of a sentence that states a result (one signal or more)
 ANAPHORA_PENALTY = (
@@ -464,12 +465,16 @@ def question_lead(
     gets up to ``LEAD_RESULTS`` results from as many sources: which trials found what); on a
     comparison whose primary question no source answers, first a sentence that says no source
     compares the arms directly; then one sentence naming the questions
-    the evidence leaves open, with their source counts. The reporter removes the chosen
-    sentences from their sections (no sentence twice in a report)."""
+    the evidence leaves open, with their source counts. When the analyst typed a question that
+    asks more than the template does (its label is the question, ``text.asking.asked_label``)
+    and ``ASKED_LEAD_MIN`` sentences or more of its section answer it, the lead is that answer
+    alone, before the open questions. The reporter removes the chosen sentences from their
+    sections (no sentence twice in a report)."""
     subject = subject_of(topic)
     frame = frame_question(topic)
     by_heading = {s.heading: s for s in sections}
     parts: list[str] = []
+    answer: list[str] = []  # the sentences that answer the question as the analyst asked it
     for q in questions:
         sec = by_heading.get(q.heading)
         unstated = q.status != "answered" and not _states_anyway(q)
@@ -550,10 +555,18 @@ def question_lead(
             continue
         sims = np.where(weights >= PLAIN, sims, -np.inf)
         order = rank(sims)
+        before = len(parts)
         parts.append(cited[order[0]])
         if _answers(q):  # the answer: what the strongest trials found, not one of them
             both = [bool(frame.arms) and arms_named(u, frame) >= len(frame.arms) for u in cited]
             parts += _more_results(cited, order[1:], weights, parts, both)
+        if asked_label(q.label):
+            answer = parts[before:]
+    # the analyst's own question is what the lead answers: the other questions' findings stay in
+    # their sections ("What were the consequences of X?" is not answered by X's timeline), once
+    # its sources state an answer in more than one sentence
+    if len(answer) >= ASKED_LEAD_MIN:
+        parts = answer
     # a comparison that no source makes says so first, then what each arm did in a trial of its
     # own, when its section quotes one (``pipeline.indirect``: the question stays open)
     unmade = [q for q in questions if q.key in PRIMARY and not q.sources_found]
