@@ -832,7 +832,7 @@ def test_a_lead_that_is_one_sections_only_sentence_keeps_it(vectors):
 
 
 def test_the_lead_of_a_question_typed_as_a_question_is_its_answer(vectors):
-    """"What were the consequences of X?" is answered in the lead by the consequences; the
+    """A question "What were the consequences of X?" is answered in the lead by the consequences; the
     timeline's finding stays in its own section."""
     asked = LeadQuestion(
         key="impact.effects",
