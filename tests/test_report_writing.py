@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from research.engines.base import LeadQuestion
-from research.engines.extractive.writing import names_subject, question_lead
+from research.engines.extractive.writing import _not_contained, names_subject, question_lead
 from research.models import (
     EvidencePassage,
     Outline,
@@ -871,3 +871,16 @@ def test_the_lead_of_a_question_typed_as_a_question_is_its_answer(vectors):
         vectors, "What were the consequences of Cyclone Examplo?", sections, [asked, timeline]
     )
     assert effects[0] in lead and dates in lead
+
+
+def test_the_lead_says_a_thing_once():
+    """A lead sentence whose words and figures another, longer lead sentence holds is dropped;
+    two trials' results with their own figures both stay."""
+    short = "On 2 June 2031, three trains collided in Examplo district of Examplia.[1]"
+    long = (
+        "On 2 June 2031, three trains collided in Examplo district of Examplia, killing at least "
+        "288 people and injuring over 1,100.[2]"
+    )
+    first = "Disease-free survival was longer with drug A than with drug B (HR 0.82).[3]"
+    second = "Disease-free survival was longer with drug A than with drug B (HR 0.90).[4]"
+    assert _not_contained([short, long, first, second]) == [long, first, second]

@@ -73,6 +73,15 @@ def test_helpers_behave():
     assert "HER2" in content_words("HER2 status of the tumour")
     assert is_whole("Anastrozole improved disease-free survival compared with tamoxifen.")
     assert not is_whole("improved disease-free survival compared with …")
+    # a live blog's timestamp ends a post and is no part of a sentence
+    assert split_sentences(
+        "The minister added that work resumed.03 Jun, 2031, 11:27 AM IST The crash killed 261 "
+        "people in Examplia.05 Jun, 2031, 11:31 AM IST · At least 233 people died there."
+    ) == [
+        "The minister added that work resumed.",
+        "The crash killed 261 people in Examplia.",
+        "At least 233 people died there.",
+    ]
     # a page's reference-list entry is furniture; a quotation and who said it is not
     assert not is_whole('"Examplia Floods: Leaders Pay Condolences To Victims". Example News.')
     assert is_whole('"We are devastated by the loss," said the minister of Examplia.')

@@ -63,7 +63,8 @@ def split_sentences(text: str, min_words: int = 3) -> list[str]:
     """Split prose into sentences (rule based; keeps trailing ``[n]`` markers with their sentence).
 
     Line breaks always end a sentence (structured records such as ClinicalTrials.gov fields are
-    one per line). Within a line, a boundary is ``.``, ``!``, ``?`` or ``…`` (plus closing
+    one per line), and so does a live blog's timestamp, which is cut ("03 Jun, 2023, 11:27 AM
+    IST"). Within a line, a boundary is ``.``, ``!``, ``?`` or ``…`` (plus closing
     quotes/brackets and citation markers) followed by whitespace and an upper-case letter,
     digit, quote or bracket, unless the word before it is a known abbreviation or a
     single-letter initial. Field labels such as ``BACKGROUND:`` or ``Official title:`` are
@@ -73,9 +74,17 @@ def split_sentences(text: str, min_words: int = 3) -> list[str]:
         Sentences in order (empty list for empty text).
     """
     out: list[str] = []
-    for line in str(text or "").splitlines():
+    for line in _STAMP.sub("\n", str(text or "")).splitlines():
         out += _split_line(line, min_words)
     return out
+
+
+# A live blog's timestamp between two posts ("… the minister added.03 Jun, 2023, 11:27 AM IST The
+# accident …"): page furniture that also ends a post, so it is cut and ends a sentence
+_STAMP = re.compile(
+    r"\s*\b\d{1,2} (?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*,? \d{4},? "
+    r"\d{1,2}:\d{2}(?:\s?[AP]M)?(?: [A-Z]{2,4})?\s*·?\s*"
+)
 
 
 def _split_line(line: str, min_words: int) -> list[str]:

@@ -567,6 +567,7 @@ def question_lead(
     # its sources state an answer in more than one sentence
     if len(answer) >= ASKED_LEAD_MIN:
         parts = answer
+    parts = _not_contained(parts)
     # a comparison that no source makes says so first, then what each arm did in a trial of its
     # own, when its section quotes one (``pipeline.indirect``: the question stays open)
     unmade = [q for q in questions if q.key in PRIMARY and not q.sources_found]
@@ -590,6 +591,30 @@ def question_lead(
         listed = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
         parts.append(f"The evidence found leaves open {listed}.")
     return " ".join(parts)
+
+
+CONTAINED = 0.7  # share of a lead sentence's words and figures another one holds: it says it again
+
+
+def _not_contained(parts: list[str]) -> list[str]:
+    """``parts`` without a sentence whose content words and figures another, longer one holds
+    at ``CONTAINED`` or more ("On 2 June three trains collided in Examplia." beside "On 2 June
+    three trains collided in Examplia, killing 288 people."): the lead says a thing once. Two
+    trials' results differ in their figures, and both stay."""
+    figures = [set(numbers(strip_citations(u))) for u in parts]
+    words = [set(topic_keys(strip_citations(u))) | f for u, f in zip(parts, figures, strict=True)]
+    keep = []
+    for i, (u, w) in enumerate(zip(parts, words, strict=True)):
+        said = any(
+            j != i
+            and len(words[j]) > len(w)
+            and figures[i] <= figures[j]
+            and len(w & words[j]) >= CONTAINED * len(w)
+            for j in range(len(parts))
+        )
+        if not (w and said):
+            keep.append(u)
+    return keep
 
 
 def _arm_results(text: str, frame, taken: list[str]) -> list[str]:
