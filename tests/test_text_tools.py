@@ -73,6 +73,12 @@ def test_helpers_behave():
     assert "HER2" in content_words("HER2 status of the tumour")
     assert is_whole("Anastrozole improved disease-free survival compared with tamoxifen.")
     assert not is_whole("improved disease-free survival compared with …")
+    # a page's glued join of two sentences ends the first; an initialism does not
+    assert split_sentences("Cooling is not recommended.Fever fits affect 2-10% of children.") == [
+        "Cooling is not recommended.",
+        "Fever fits affect 2-10% of children.",
+    ]
+    assert len(split_sentences("See e.g.The results of the trial in many adults today.")) == 1
     # a live blog's timestamp ends a post and is no part of a sentence
     assert split_sentences(
         "The minister added that work resumed.03 Jun, 2031, 11:27 AM IST The crash killed 261 "

@@ -31,7 +31,12 @@ _LABEL = re.compile(
     rf"^(?:(?:[A-Z][A-Z &/-]{{2,30}}|(?i:{_LABELS}))\s*:\s+(?=\S)|(?i:{_LABELS})\s+(?=[A-Z][a-z]))"
 )
 
-_BOUNDARY = re.compile(r"[.!?…]+[\"'”’)\]]*(?:" + CITE_PATTERN + r")*(?=\s+[A-Z0-9\"'“(\[]|\s*$)")
+# A sentence's end: its mark, closing quotes and citations, then a space and a capital (or the end
+# of the line), or a page's glued join of two sentences ("not recommended.Febrile seizures …")
+_BOUNDARY = re.compile(
+    r"[.!?…]+[\"'”’)\]]*(?:" + CITE_PATTERN + r")*"
+    r"(?=\s+[A-Z0-9\"'“(\[]|\s*$|(?<=[a-z][a-z][.!?])[A-Z][a-z])"
+)
 
 _ELLIPSIS_AFTER_END = re.compile(
     r"([.!?])\s*(?:\.\s?\.\s?\.|…)(?=\s|$)"
