@@ -493,3 +493,22 @@ def test_a_finding_about_another_medicine_alone_is_no_evidence_on_the_drug(vecto
     assert safety[0] == 0.0
     assert safety[1] >= judge.EVIDENCE_MIN and safety[2] >= judge.EVIDENCE_MIN
     assert rivals[0] > 0.0
+
+
+def test_who_took_part_and_how_outcomes_were_recorded_is_no_finding():
+    """A sentence on the participants entered or the assessments and diaries they completed says
+    how a study was run; one that reports a difference between those who completed something is
+    a finding."""
+    assert cues.is_design(
+        "Two hundred and thirty women with examplitis (age, 31 to 84 years) were entered into the "
+        "study."
+    )
+    assert cues.is_design(
+        "Patients completed a cosmetic assessment before radiotherapy and annually thereafter."
+    )
+    assert cues.is_design(
+        "Each patient kept a 1-week, self-report diary on the frequency of flushes."
+    )
+    assert not cues.is_design(
+        "Patients who completed the questionnaire had better scores than controls (P = 0.01)."
+    )

@@ -43,6 +43,10 @@ _DESIGN = re.compile(
     r"\bwere\s+(?:randomi[sz]ed|enrolled|recruited|assigned|allocated|eligible|stratified)\b|"
     r"\b(?:randomly|randomi[sz]ed)\s+assigned\b|"
     r"\bunderwent\b|\b(?:was|were)\s+undertaken\b|\bcould\s+be\s+enrolled\b|"
+    # who took part and how outcomes were recorded: "230 women … were entered into the study",
+    # "patients completed a cosmetic assessment before …", "each patient kept a diary"
+    r"\b(?:was|were)\s+entered\s+into\b|\b(?:completed|kept)\s+(?:an?|the)\s+(?:[\w-]+,?\s+){0,4}"
+    r"(?:assessments?|questionnaires?|diar(?:y|ies))\b|"
     r"\bwe\s+(?:expect|aim|aimed|hypothesi[sz]e|evaluated|assessed|compared)\b|"
     r"\b(?:this|the|in\s+this)\s+(?:[\w-]+[\s,]+){0,6}(?:trial|study)\s+(?:compared|evaluates|"
     r"evaluated|assessed|enrolled|investigated|examined|will|was\s+designed)\b|"

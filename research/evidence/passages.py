@@ -167,7 +167,7 @@ def on_question_docs(vectors: Vectors, topic: str, docs: list[tuple[str, str]]) 
     setting; for a drug profile it names the drug (a trial of another medicine in the same
     population is titled close to the topic); an event's title names no other year than the
     topic's (``another_year``) and gives the topic's event noun no other name
-    (``text.named_events.another_name``: "Cyclone Examplo" for "Cyclone Mocha"); its title does
+    (``text.named_events.another_name``: "Cyclone Examplo" for "Cyclone Exampla"); its title does
     not study another intervention with an arm as its background
     (``comparators.studies_another``); for any question naming a treatment its title does not
     name the opposite setting; and it is about the topic (``about_topic``) or titled close to

@@ -1,7 +1,7 @@
-"""Another event of the same kind: "Cyclone Examplo" is not "Cyclone Mocha".
+"""Another event of the same kind: "Cyclone Examplo" is not "Cyclone Exampla".
 
 A source titled with the same kind of event as the topic and another name ("Typhoon Examplo"
-for "Typhoon Hinnamnor") shares the topic's most telling word and is close to it in meaning, so
+for "Typhoon Exampla") shares the topic's most telling word and is close to it in meaning, so
 the title-closeness test of the evidence gate (``research.evidence.passages.on_question_docs``)
 lets it in; what it reports happened elsewhere. ``another_name(title, topic) → bool`` finds it:
 the event noun of the topic (``research.text.asking.EVENT``: storm, cyclone, earthquake…) is
@@ -19,10 +19,10 @@ _NOUN_NAME = re.compile(r"\b([A-Za-z]+)\s+(?=([A-Z][\w'’-]*))")
 
 
 def another_name(title: str, topic: str) -> bool:
-    """True when ``topic`` names an event by a noun and a name ("Cyclone Mocha") and ``title``
+    """True when ``topic`` names an event by a noun and a name ("Cyclone Exampla") and ``title``
     gives the same noun another name ("Cyclone Examplo", "… of Cyclone Examplo"): another
     event of the same kind. False when the title's name is one of the topic's words ("Cyclone
-    Mocha — Impact"), when the noun is followed by no name ("Tropical cyclones in 2031"), or
+    Exampla — Impact"), when the noun is followed by no name ("Tropical cyclones in 2031"), or
     when the topic names no event by a noun and a name."""
     mine = {
         m.group(1).lower()
