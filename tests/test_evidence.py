@@ -512,3 +512,17 @@ def test_who_took_part_and_how_outcomes_were_recorded_is_no_finding():
     assert not cues.is_design(
         "Patients who completed the questionnaire had better scores than controls (P = 0.01)."
     )
+
+
+def test_a_medicine_that_inhibits_an_enzyme_has_a_mechanism_too(vectors):
+    """The mechanism question is not only an antibody's: a small molecule that inhibits an
+    enzyme and its pathway answers it, a dose or a result does not."""
+    topic = "Exampronate in early examplitis"
+    question = DRUG["mechanism.moa"]
+    said = (
+        "Exampronate is a nitrogen-containing bisphosphonate that induces osteoclast apoptosis "
+        "and inhibits bone resorption by inhibiting the mevalonate pathway."
+    )
+    dose = "Patients received exampronate 4 mg every 6 months for three years."
+    assert judge.evidence_score(question, said, topic=topic, vectors=vectors) >= judge.EVIDENCE_MIN
+    assert judge.evidence_score(question, dose, topic=topic, vectors=vectors) < judge.EVIDENCE_MIN

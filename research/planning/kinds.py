@@ -290,6 +290,7 @@ FACETS: dict[str, tuple[str, ...]] = {
         "binds the receptor and blocks its signalling",
         "monoclonal antibody target and pathway inhibition",
         "antibody-dependent cellular cytotoxicity and receptor internalisation",
+        "inhibits an enzyme and the pathway it drives in the target cells",
         "mechanism of resistance",
     ),
     "clinical.efficacy": (
