@@ -118,18 +118,19 @@ def save_sources(
     assigned = ctx.engine.assign_questions(
         AssignInput(syllabus=ctx.syllabus, question=question, focus=[], results=results)
     )
-    judgements = (
-        result_evidence(ctx.vectors(), ctx.syllabus.questions, ctx.config.topic, results)
-        if ctx.syllabus is not None
-        else [{} for _ in results]
-    )
     out = []
-    for n, (res, qkeys, excerpt, judged) in enumerate(
-        zip(results, assigned.relevant_questions, assigned.key_excerpts, judgements, strict=False),
-        start=1,
+    for n, (res, qkeys, excerpt) in enumerate(
+        zip(results, assigned.relevant_questions, assigned.key_excerpts, strict=False), start=1
     ):
         if not qkeys and n not in cited:
             continue
+        # the judgement's passages of the saved result, kept as a STORM turn keeps them: the
+        # report's section on the primary question quotes them
+        judged = (
+            result_evidence(ctx.vectors(), ctx.syllabus.questions, ctx.config.topic, [res])[0]
+            if ctx.syllabus is not None
+            else {}
+        )
         # a question that compares the arms counts only a source that compares them (the
         # judgement's rule, ``passages.compares``): a trial of one arm against a third answers
         # no "A versus B"
@@ -142,8 +143,6 @@ def save_sources(
             relevant_questions=counted,
             key_excerpts=excerpt or None,
         )
-        # the judgement's passages of the saved result, kept as a STORM turn keeps them: the
-        # report's section on the primary question quotes them
         passages = [
             p.model_copy(update={"source_id": saved["source_id"]})
             for ps in judged.values()

@@ -36,7 +36,7 @@ from research.planning.kinds import HARMS
 from research.text.comparators import studies_another
 from research.text.entities import drug_names
 from research.text.findings import outcome_family, states_result
-from research.text.frame import frame_question
+from research.text.frame import QuestionFrame, frame_question
 from research.text.frame_match import arms_of, names_target, setting_share
 from research.text.populations import contradicts_setting
 from research.text.vectors import Vectors
@@ -59,7 +59,10 @@ def one_arm(result: SearchResult, topic: str) -> int | None:
     """The index of the one arm of the comparison ``topic`` that ``result`` studies (module
     doc: its title names that arm and not the other; the target, the setting, results), else
     None."""
-    frame = frame_question(topic)
+    return _one_arm(result, frame_question(topic))
+
+
+def _one_arm(result: SearchResult, frame: QuestionFrame) -> int | None:
     if len(frame.arms) < 2 or published_protocol(result) or registration_only(result):
         return None
     title = result.title or ""
@@ -92,7 +95,7 @@ def arm_results(
         if r.url in seen:
             continue
         seen.add(r.url)
-        arm = one_arm(r, topic)
+        arm = _one_arm(r, frame)
         if arm is None:
             continue
         hit = document_evidence(vectors, [question], topic, r.title, result_text(r), drugs)

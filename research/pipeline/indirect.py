@@ -34,19 +34,17 @@ def add_arm_results(ctx: RunContext, topic: str, plans: list[SectionPlan]) -> bo
     when any source answers the primary question."""
     if len(frame_question(topic).arms) < 2:
         return False
-    asked = [p for p in plans if p.question is not None]
-    if any(p.question.key in PRIMARY and p.sources for p in asked if p.question):
+    asked = [(p, p.question) for p in plans if p.question is not None]
+    if any(q.key in PRIMARY and p.sources for p, q in asked):
         return False
-    open_plans = [p for p in asked if p.question and p.question.key in BOTH_ARMS and not p.sources]
+    open_plans = [(p, q) for p, q in asked if q.key in BOTH_ARMS and not p.sources]
     if not open_plans:
         return False
     results = search_results(ctx.run_id, ctx.settings)
     taken: set[str] = set()  # a passage is quoted once, under the first question it answers
     saved = False
-    for plan in open_plans:
-        if plan.question is None:
-            continue
-        units = arm_units(ctx, topic, plan.question, results, taken)
+    for plan, question in open_plans:
+        units = arm_units(ctx, topic, question, results, taken)
         if units:
             plan.units = units
             plan.indirect = True

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -109,23 +110,31 @@ def artifact_texts(run_id: str, settings: Settings | None = None) -> dict[str, s
     """URL → longest text found for it in the run's raw JSON artifacts (search results'
     ``text``/``snippets``, scraped pages' ``text``). Unreadable files are skipped."""
     out: dict[str, str] = {}
+    for item in _run_records(run_id, settings, single=True):
+        if not isinstance(item.get("url"), str):
+            continue
+        text = item.get("text") or " ".join(
+            x for x in item.get("snippets") or [] if isinstance(x, str)
+        )
+        if isinstance(text, str) and len(text) > len(out.get(item["url"], "")):
+            out[item["url"]] = text
+    return out
+
+
+def _run_records(
+    run_id: str, settings: Settings | None, *, single: bool
+) -> Iterator[dict[str, Any]]:
+    """The result records of every readable raw JSON artifact of the run, in file order
+    (``artifact_results``; ``single``: a scrape counts as one record)."""
     root = artifacts_dir(run_id, settings)
     if not root.is_dir():
-        return out
+        return
     for path in sorted(root.rglob("*.json")):
         try:
             raw = _read(path)
         except (OSError, ValueError):
             continue
-        for item in artifact_results(raw, single=True):
-            if not isinstance(item.get("url"), str):
-                continue
-            text = item.get("text") or " ".join(
-                x for x in item.get("snippets") or [] if isinstance(x, str)
-            )
-            if isinstance(text, str) and len(text) > len(out.get(item["url"], "")):
-                out[item["url"]] = text
-    return out
+        yield from artifact_results(raw, single=single)
 
 
 def search_results(run_id: str, settings: Settings | None = None) -> list[SearchResult]:
@@ -133,20 +142,12 @@ def search_results(run_id: str, settings: Settings | None = None) -> list[Search
     with its longest text, in artifact file order. Unreadable files and records that do not
     parse as a ``SearchResult`` are skipped."""
     out: dict[str, SearchResult] = {}
-    root = artifacts_dir(run_id, settings)
-    if not root.is_dir():
-        return []
-    for path in sorted(root.rglob("*.json")):
+    for item in _run_records(run_id, settings, single=False):
         try:
-            raw = _read(path)
-        except (OSError, ValueError):
+            r = SearchResult.model_validate(item)
+        except ValidationError:
             continue
-        for item in artifact_results(raw):
-            try:
-                r = SearchResult.model_validate(item)
-            except ValidationError:
-                continue
-            old = out.get(r.url)
-            if old is None or len(r.text) > len(old.text):
-                out[r.url] = r
+        old = out.get(r.url)
+        if old is None or len(r.text) > len(old.text):
+            out[r.url] = r
     return list(out.values())
