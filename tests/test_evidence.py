@@ -9,6 +9,7 @@ from research.evidence.passages import (
     about_topic,
     another_year,
     compares,
+    document_evidence,
     on_question_docs,
     published_protocol,
     result_evidence,
@@ -526,3 +527,20 @@ def test_a_medicine_that_inhibits_an_enzyme_has_a_mechanism_too(vectors):
     dose = "Patients received exampronate 4 mg every 6 months for three years."
     assert judge.evidence_score(question, said, topic=topic, vectors=vectors) >= judge.EVIDENCE_MIN
     assert judge.evidence_score(question, dose, topic=topic, vectors=vectors) < judge.EVIDENCE_MIN
+
+
+def test_the_title_after_its_acronym_is_no_passage(vectors):
+    """An abstract that opens with its title behind the trial's acronym ("EXAMPLE: A randomized
+    trial of …") gives that title as a sentence of its own: it is no finding, and no question's
+    evidence."""
+    title = (
+        "EXAMPLE: A randomized trial of trastuzumab with chemotherapy versus chemotherapy alone "
+        "in HER2-positive breast cancer."
+    )
+    text = (
+        f"{title} The addition of trastuzumab to chemotherapy improved disease-free survival "
+        "(hazard ratio 0.52; P<0.001)."
+    )
+    found = document_evidence(vectors, list(DRUG.values()), TOPIC, title, text, ["trastuzumab"])
+    passages = {p.passage for ps in found.values() for p in ps}
+    assert passages and not any("randomized trial of" in p for p in passages)

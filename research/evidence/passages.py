@@ -270,7 +270,8 @@ def document_evidence(
     spans = [
         p
         for p in passage_split.split_passages(text)
-        if not (title and norm_key(p.text).startswith(title))
+        # the title again, whole or after a label ("ACRONYM: A randomized trial of …"): no finding
+        if not (title and (norm_key(p.text).startswith(title) or norm_key(p.text) in title))
         and (named or any(d in p.text.lower() for d in drugs) or names_any(p.text, short))
     ]
     if not spans:
