@@ -25,6 +25,7 @@ def test_a_question_is_read_as_its_topic():
     assert restate("How did Examplia respond to the 2031 Examplia floods?") == (
         "2031 Examplia floods"
     )
+    assert restate("How did the 2031 Examplia floods affect farming?") == "2031 Examplia floods"
     assert restate("When did Jane Examplar publish her notes?") == "Jane Examplar"
     # a topic that names an event and the part of its story asked about asks it
     assert restate("Examplo Air Flight 12 crash investigation") == "Examplo Air Flight 12 crash"

@@ -199,8 +199,11 @@ def _last_name(question: str) -> str:
     for m in _NAME.finditer(rest):
         run = m.group(0).strip()
         tail = _EVENT_TAIL.match(rest[m.end() :]) if rest[m.end() - 1 : m.end()] == " " else None
-        if tail and EVENT.search(tail.group(1).split()[-1]):
-            run = f"{run} {tail.group(1)}"
+        after = tail.group(1).split() if tail else []
+        # the event noun among the next two words ("… floods affect …" → "floods")
+        ends = [k for k in (2, 1) if len(after) >= k and EVENT.fullmatch(after[k - 1])]
+        if ends:
+            run = " ".join([run, *after[: ends[0]]])
         runs.append(run)
     events = [r for r in runs if EVENT.search(r)]
     return (events or runs)[-1] if runs else ""
