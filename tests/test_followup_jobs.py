@@ -130,31 +130,35 @@ def test_killed_followup_resumes_once(small, kill_after):
 
     store, run_id, data, url = small
     fs = FollowupStore(store)
-    question = {
-        "followup.research.started": "Which cardiac events were seen with trastuzumab plus anthracyclines?",
-        "turn.finished": "What is known about subcutaneous trastuzumab dosing?",
+    questions = {
+        "followup.research.started": [
+            "Which cardiac events were seen with trastuzumab plus anthracyclines?",
+            "Which heart failure rates were reported with trastuzumab after anthracyclines?",
+            "How often was cardiac dysfunction seen with adjuvant trastuzumab?",
+        ],
+        "turn.finished": [
+            "What is known about subcutaneous trastuzumab dosing?",
+            "What is known about the trastuzumab loading dose?",
+            "What is known about trastuzumab infusion schedules?",
+        ],
     }[kill_after]
-    n_sources, n_turns = len(store.collector(run_id).all_sources()), store.count_turns(run_id)
-    mark = _nth_id(store, run_id, store.r.xlen(keys.run_events(run_id)))
-    env = subprocess_env(
-        data, url, RESEARCH_LEASE_TTL_MS=LEASE_TTL_MS, RESEARCH_JOB_BACKEND="thread"
-    )
-    proc = subprocess.Popen(
-        research_cmd("ask", run_id, question, "--research", "--json"),
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-    try:
-        deadline = time.monotonic() + 600
-        while proc.poll() is None and time.monotonic() < deadline:
-            if any(e.type == kill_after for e in store.events(run_id, after=mark)):
-                break
-            time.sleep(0.02)
-        os.kill(proc.pid, signal.SIGKILL)
-    finally:
-        proc.wait(timeout=30)
-    assert proc.returncode == -signal.SIGKILL, proc.stderr.read()[-2000:]
+    for question in questions:
+        # the kill lands after the event is seen; on a loaded machine the process may answer in
+        # between, which is not the case under test: that follow-up is answered, so ask anew
+        n_sources, n_turns = len(store.collector(run_id).all_sources()), store.count_turns(run_id)
+        mark = _nth_id(store, run_id, store.r.xlen(keys.run_events(run_id)))
+        _ask_and_kill(
+            store,
+            run_id,
+            question,
+            kill_after,
+            subprocess_env(
+                data, url, RESEARCH_LEASE_TTL_MS=LEASE_TTL_MS, RESEARCH_JOB_BACKEND="thread"
+            ),
+            mark,
+        )
+        if fs.list_pending(run_id):
+            break
     [p] = fs.list_pending(run_id)
     assert fs.answered(run_id, p.id) is None, "the process answered before it was killed"
     stored_before = len(_analyst_turns(store, run_id, question))
@@ -203,6 +207,31 @@ def test_killed_followup_resumes_once(small, kill_after):
     with pytest.raises(InputError, match="only interrupted or failed"):
         jobs.resume_run(run_id, by="cli")  # nothing left to resume
     _assert_clean(store, run_id)
+
+
+def _ask_and_kill(store, run_id, question, kill_after, env, mark):
+    """Start ``research ask RUN QUESTION --research`` and SIGKILL it as soon as event
+    ``kill_after`` follows ``mark`` in the run's stream (a blocking stream read, not a poll)."""
+
+    proc = subprocess.Popen(
+        research_cmd("ask", run_id, question, "--research", "--json"),
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    stream, last = keys.run_events(run_id), mark if mark != "-" else "0-0"
+    try:
+        deadline = time.monotonic() + 600
+        seen = False
+        while not seen and proc.poll() is None and time.monotonic() < deadline:
+            for _name, entries in store.r.xread({stream: last}, block=200) or []:
+                for entry_id, fields in entries:
+                    last = entry_id
+                    seen = seen or fields.get("type") == kill_after
+        os.kill(proc.pid, signal.SIGKILL)
+    finally:
+        proc.wait(timeout=30)
+    assert proc.returncode == -signal.SIGKILL, proc.stderr.read()[-2000:]
 
 
 def _report_page_showing_interrupted(run_id, question):
