@@ -12,7 +12,7 @@ import pytest
 import research.cli.commands as cli
 from research.devtools.evidence_checks import evidence_checks
 from research.devtools.report_quality import measure
-from research.models import Report, Syllabus
+from research.models import Report, ReportQuestion, Syllabus
 from research.store.connection import get_redis
 from research.store.runs import RunStore
 from research.ui.report_view import heading_anchor, questions_markdown
@@ -95,6 +95,29 @@ def test_heading_anchor_matches_streamlit_slugs():
     assert heading_anchor("Background & Overview") == "background-and-overview"
     assert heading_anchor("HER2 Testing") == "her-2-testing"
     assert heading_anchor("Zelensky's Visit") == "zelenskys-visit"
+
+
+def test_open_question_row_says_it_is_open_before_the_sources_its_section_cites():
+    """An insufficient question whose section quotes trials of each arm on its own: the Sources
+    cell gives the count needed, then the references; an answered one only its references."""
+    questions = [
+        ReportQuestion(
+            key="e",
+            label="Efficacy: A vs B",
+            heading="Efficacy: A vs B",
+            status="insufficient",
+            sources=[3, 1],
+            sources_found=0,
+            min_sources=5,
+        ),
+        ReportQuestion(key="h", label="Harms", heading="Harms", status="answered", sources=[2]),
+    ]
+    report = Report(
+        title="A versus B", lead="", sections=[], references=[], markdown="", questions=questions
+    )
+    rows = questions_markdown(report).splitlines()[2:]
+    assert rows[0].endswith("| 0 of 5 sources needed; cites [[1]](#ref-1) [[3]](#ref-3) |"), rows
+    assert rows[1].endswith("| [[2]](#ref-2) |"), rows
 
 
 def test_parallel_conversations_chase_different_questions(stored, finished_run):

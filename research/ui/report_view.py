@@ -160,7 +160,8 @@ def heading_anchor(heading: str) -> str:
 def questions_markdown(report: Report) -> str:
     """The syllabus questions as a small Markdown table: question, status, the section that
     answers it (a link to its heading's anchor) and the references that section cites (links to
-    ``#ref-n``). Empty string for a report without ``questions`` (stored before reports carried questions)."""
+    ``#ref-n``); an open question's cell says how many sources it had of those needed before the
+    references its section still cites. Empty string for a report without ``questions`` (stored before reports carried questions)."""
     if not report.questions:
         return ""
     rows = ["| Question | Status | Answered in | Sources |", "|---|---|---|---|"]
@@ -177,8 +178,11 @@ def questions_markdown(report: Report) -> str:
                 else f"{q.sources_found} sources, quoted in other sections"
             )
         )
+        # an open question's section may still cite sources (too few, or trials of each arm on
+        # its own): the count says it is open, the links what the section quotes
+        cell = plain(found) + (f"; cites {refs}" if refs else "") if found else refs
         rows.append(
             f"| {plain(q.label)} | {STATUS_LABELS.get(q.status, plain(q.status))} | "
-            f"[{plain(q.heading)}](#{heading_anchor(q.heading)}) | {refs or plain(found)} |"
+            f"[{plain(q.heading)}](#{heading_anchor(q.heading)}) | {cell} |"
         )
     return "\n".join(rows)
