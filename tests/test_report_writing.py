@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 from research.engines.base import LeadQuestion
-from research.engines.extractive.writing import _not_contained, names_subject, question_lead
+from research.engines.extractive.lead import _not_contained, question_lead
+from research.engines.extractive.writing import names_subject
 from research.models import (
     EvidencePassage,
     Outline,

@@ -55,7 +55,7 @@ STUDY_DESIGN = re.compile(
 
 # A sentence that points back at something it does not name ("as given in this regimen", "these
 # patients", "the latter"): whole in its abstract, unclear as a report's lead, where it stands
-# alone. The lead ranks such sentences lower (``writing.question_lead``).
+# alone. The lead ranks such sentences lower (``lead.question_lead``).
 ANAPHORA = re.compile(
     r"\b(?:(?:this|these|such|the present|the same)\s+(?:[\w-]+\s+){0,2}?(?:regimens?|settings?|populations?|"
     r"cohorts?|combinations?|approach(?:es)?|strategy|strategies|schedules?|groups?|patients|subgroups?|"

@@ -161,7 +161,8 @@ def questions_markdown(report: Report) -> str:
     """The syllabus questions as a small Markdown table: question, status, the section that
     answers it (a link to its heading's anchor) and the references that section cites (links to
     ``#ref-n``); an open question's cell says how many sources it had of those needed before the
-    references its section still cites. Empty string for a report without ``questions`` (stored before reports carried questions)."""
+    references its section still cites. Empty string for a report without ``questions``
+    (stored before reports carried questions)."""
     if not report.questions:
         return ""
     rows = ["| Question | Status | Answered in | Sources |", "|---|---|---|---|"]

@@ -6,7 +6,7 @@ for the same input. Algorithms live in the sibling modules: ``planning`` (docs/d
 Coordinator and planner: plan, docs/design.md § Perspective discovery: survey + personas),
 ``dialogue`` (docs/design.md § Simulated conversations: conversation steps, docs/design.md § Source
 collector: question assignment), ``compress`` (docs/design.md § Summary card: summary cards),
-``analysis`` (docs/design.md § STORM pipeline analysis agent), ``writing`` (docs/design.md §
+``analysis`` (docs/design.md § STORM pipeline analysis agent), ``writing`` and ``lead`` (docs/design.md §
 Two-phase outline: outline, STORM §3.4 article writing).
 """
 
@@ -40,7 +40,15 @@ from research.engines.base import (
     SurveyInput,
     TextOutput,
 )
-from research.engines.extractive import analysis, compress, dialogue, fitting, planning, writing
+from research.engines.extractive import (
+    analysis,
+    compress,
+    dialogue,
+    fitting,
+    lead,
+    planning,
+    writing,
+)
 from research.engines.labels import OFFLINE_LABEL
 from research.models import Analysis, Outline, Plan, SummaryCard, Syllabus, TopicOutline
 from research.text.vectors import Vectors
@@ -163,9 +171,9 @@ class ExtractiveEngine:
 
     def write_lead(self, inp: LeadInput) -> TextOutput:
         """Lead from the sections' sentences, citations verbatim: the key finding per syllabus
-        question and the questions left open (``writing.question_lead``), else 2–4 top sentences."""
+        question and the questions left open (``lead.question_lead``), else 2–4 top sentences."""
         return TextOutput(
-            text=writing.write_lead(
+            text=lead.write_lead(
                 self.vectors, inp.topic, inp.sections, inp.questions, inp.relevance
             )
         )
