@@ -203,9 +203,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument(
         "--question-set",
-        choices=("unseen", "holdout"),
+        choices=("unseen", "holdout", "dev"),
         default="unseen",
-        help="item 22: the labelled question set to score (default unseen; holdout measures only)",
+        help="item 22: the labelled question set to score (default unseen; holdout measures only; "
+        "dev is read while building)",
     )
     ap.add_argument(
         "--question-reports",

@@ -21,10 +21,13 @@ directly relevant share >= anchor + 0.15; key findings stated >= 0.7; recall of 
 relevant documents >= 0.8; every figure above the anchor (key findings held included).
 Co-STORM: on the question >= 0.95 and every figure above the anchor.
 
-Two sets (``QUESTION_SETS``): ``unseen`` (``bench/data/questions_unseen.jsonl``, the default)
-and ``holdout`` (``bench/data/questions_holdout.jsonl``, written after the unseen set had been
-read while building; measure with it, never read it while tuning). ``python -m bench --only
-questions --question-set holdout`` scores the hold-out set; its figures are ``questions.holdout.*``.
+Three sets (``QUESTION_SETS``): ``unseen`` (``bench/data/questions_unseen.jsonl``, the default),
+``holdout`` (``bench/data/questions_holdout.jsonl``, written after the unseen set had been
+read while building; measure with it, never read it while tuning) and ``dev``
+(``bench/data/questions_dev.jsonl``, written and graded before any report on it, to read and
+build on once the other two had been read or looked at too often). ``python -m bench --only
+questions --question-set holdout`` scores the hold-out set; its figures are ``questions.holdout.*``
+(``questions.dev.*`` for the dev set).
 
 Writes ``bench/results/<timestamp>-questions.json`` (``-questions-holdout.json`` for the hold-out
 set; per question, per mode: figures, anchors, run id, cited ids) and prints a table per question
@@ -50,7 +53,8 @@ ITEM = 22
 DATA = Path(__file__).resolve().parent / "data"
 UNSEEN = DATA / "questions_unseen.jsonl"
 HOLDOUT = DATA / "questions_holdout.jsonl"
-QUESTION_SETS = {"unseen": UNSEEN, "holdout": HOLDOUT}
+DEV = DATA / "questions_dev.jsonl"
+QUESTION_SETS = {"unseen": UNSEEN, "holdout": HOLDOUT, "dev": DEV}
 _REPO = Path(__file__).resolve().parents[1]
 RUN_TIMEOUT_S = 1800
 LABEL = {
@@ -149,7 +153,8 @@ def means(rows: list[dict]) -> dict:
 
 
 def set_name(questions: Path) -> str:
-    """The name of a question file in ``QUESTION_SETS`` (``unseen``, ``holdout``), else its stem."""
+    """The name of a question file in ``QUESTION_SETS`` (``unseen``, ``holdout``, ``dev``), else
+    its stem."""
     names = {path.resolve(): name for name, path in QUESTION_SETS.items()}
     return names.get(questions.resolve(), questions.stem)
 

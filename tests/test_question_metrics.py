@@ -145,6 +145,7 @@ def _rows(name: str) -> list[dict]:
         ("questions_unseen.jsonl", True),
         ("questions_calibration.jsonl", False),
         ("questions_holdout.jsonl", True),
+        ("questions_dev.jsonl", True),
     ],
 )
 def test_question_sets_are_well_formed(name: str, need_findings: bool) -> None:
@@ -176,6 +177,8 @@ def test_sets_share_no_question() -> None:
     unseen = {normalize(r["question"]) for r in _rows("questions_unseen.jsonl")}
     calib = {normalize(r["question"]) for r in _rows("questions_calibration.jsonl")}
     holdout = {normalize(r["question"]) for r in _rows("questions_holdout.jsonl")}
+    dev = {normalize(r["question"]) for r in _rows("questions_dev.jsonl")}
     assert not unseen & calib and not holdout & (unseen | calib)
+    assert not dev & (unseen | calib | holdout)
     banned = ("trastuzumab", "cardiotox", "aromatase inhibitors versus tamoxifen")
-    assert not any(b in q for q in unseen | calib | holdout for b in banned)
+    assert not any(b in q for q in unseen | calib | holdout | dev for b in banned)
