@@ -19,7 +19,10 @@ import re
 from dataclasses import dataclass, field
 
 _CITE = re.compile(r"(?:\[\d+(?:\s*[,;–-]\s*\d+)*\])+")
-_REF_LINE = re.compile(r"^\s*(\d+)\.\s+\[(?P<title>.*)\]\((?P<url>[^)\s]+)\)(?P<rest>.*)$")
+# a link's URL may hold balanced parentheses, as CommonMark allows ("…/George_Young_(swimmer)#Honors")
+_REF_LINE = re.compile(
+    r"^\s*(\d+)\.\s+\[(?P<title>.*)\]\((?P<url>(?:[^()\s]|\([^()\s]*\))+)\)(?P<rest>.*)$"
+)
 _PMID = re.compile(r"PMID:\s*(\d+)")
 _NCT = re.compile(r"\b(NCT\d{8})\b")
 _SOURCE = re.compile(r"source:\s*([^\s)]+)")

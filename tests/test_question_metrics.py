@@ -28,6 +28,7 @@ DOCS = [
     {"id": "pubmed:3", "url": "https://pubmed.ncbi.nlm.nih.gov/3/", "title": "Tea company"},
     {"id": "wiki:x#1", "url": "https://en.wikipedia.org/wiki/X#S", "title": "X — One"},
     {"id": "wiki:x#2", "url": "https://en.wikipedia.org/wiki/X#S", "title": "X — Two"},
+    {"id": "wiki:y#3", "url": "https://en.wikipedia.org/wiki/Y_(swimmer)#Honors", "title": "Y"},
 ]
 QUESTION = {
     "qid": "t1",
@@ -96,6 +97,12 @@ def test_mixed_citation_makes_sentence_off_question(index: CorpusIndex) -> None:
 def test_shared_url_resolved_by_title(index: CorpusIndex) -> None:
     sentences, cited = parse_report(_report("Text.[1]", [("X — Two", DOCS[4]["url"])]), index)
     assert cited == ["wiki:x#2"] and sentences[0].docs == ["wiki:x#2"]
+
+
+def test_url_with_parentheses_resolves(index: CorpusIndex) -> None:
+    """A page named with a disambiguation in parentheses keeps them in its URL."""
+    _, cited = parse_report(_report("Text.[1]", [("Y", DOCS[5]["url"])]), index)
+    assert cited == ["wiki:y#3"]
 
 
 def test_ranking_anchor_can_fail() -> None:

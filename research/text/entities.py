@@ -46,7 +46,9 @@ _SALT = re.compile(
     r"(?i:acid|sodium|potassium|calcium|magnesium|hydrochloride|mesylate|maleate|citrate|"
     r"sulfate|sulphate|phosphate|acetate|tartrate|succinate|besylate|tosylate)"
 )
-_CHOICE = re.compile(r"\s(?:or|versus|vs\.?)\s", re.I)
+# A head that chooses between treatments or puts one onto another ("A or B", "X added to A",
+# "adding X to A", "A plus X") has no focus: what is left beside the medicine is another treatment.
+_CHOICE = re.compile(r"\s(?:or|versus|vs\.?|to|plus|without|combined)\s", re.I)
 _CONTEXT = re.compile(r"\s+(?:in|for|among|during|with|after|versus|vs\.?|within|across)\s+", re.I)
 
 

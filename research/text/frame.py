@@ -33,9 +33,15 @@ import re
 from dataclasses import dataclass, field
 
 from research.text.asking import EVENT as _EVENT
-from research.text.asking import restate
+from research.text.asking import in_sentence, restate
 from research.text.entities import INN_STEM, topic_kind
 from research.text.populations import POPULATION
+from research.text.question_forms import (
+    appositive_name,
+    asks_how_it_works,
+    asks_what_happened,
+    plain_form,
+)
 from research.text.stems import LETTERED, ArmWord
 from research.text.stems import arm_word as _arm_word
 from research.text.words import GENERIC, STOP, clean, content_words, word_key
@@ -46,13 +52,27 @@ FRAMED_KINDS = frozenset({"comparison", "intervention", "device"})
 _VERSUS = re.compile(
     r"\s+(?:versus|vs\.?|v\.|compared\s+(?:with|to)|in\s+comparison\s+(?:with|to)|against)\s+", re.I
 )
+# An add-on question compares the base treatment with and without the added one: "X added to Y
+# for Z", "adding X to Y in Z", "the addition of X to Y", "X in addition to Y", "Y with or
+# without X" are framed as the comparison "X plus Y" versus "Y alone".
+_ADDED_TO = (
+    re.compile(r"^(?:adding|(?:the\s+)?addition\s+of)\s+(.+?)\s+to\s+(.+)$", re.I),
+    re.compile(r"^(.+?)\s+(?:added\s+to|in\s+addition\s+to|on\s+top\s+of)\s+(.+)$", re.I),
+)
+_WITH_OR_WITHOUT = re.compile(r"^(.+?)\s+with\s+or\s+without\s+(.+)$", re.I)
+ADD_ON_MAX_WORDS = 6  # an added or base treatment's name; a longer stretch is not one
 _OR_ARMS = re.compile(r"^(?:should\s+\w+\s+(?:use|get|take|receive)\s+)?(.+?)\s+or\s+(.+)$", re.I)
 # Where an arm ends and its setting begins ("anthracyclines *as adjuvant therapy for* …").
 _SETTING = re.compile(
-    r"\s+(?:as|in|for|among|during|after|before|with|within|across|on|at|to\s+(?:treat|prevent)|"
+    r"\s+(?:as|in|for|among|during|after|before|with|within|across|on|at|"
+    r"to\s+(?:treat|prevent|improve|reduce|relieve|manage|control|lower|increase|enhance)|"
     r"(?:improve|reduce|relieve|prevent|affect|lower|increase|decrease|help|work|change)s?)\s+",
     re.I,
 )
+_FIRST_ARM_END = re.compile(
+    r"\s+(?:as|in|for|among|during|after|before|within|across|at|to\s+(?:treat|prevent))\s+", re.I
+)
+_SETTING_OPEN = re.compile(r"^(?:for|in|among)\s+", re.I)
 _LEAD_IN = re.compile(
     r"^(?:(?:the\s+)?(?:efficacy|effectiveness|safety|effects?|role|impact|benefits?|use|value)\s+of\s+|"
     r"(?:does|do|is|are|can|should|how\s+(?:well\s+)?(?:does|do)|what\s+is)\s+)",
@@ -120,6 +140,10 @@ _OPEN_WORDS = frozenset(
 )
 
 
+# Words that join or limit an arm's treatments, naming none: "X *plus* Y", "Y *alone*".
+_JOIN_WORDS = frozenset("plus alone only".split())
+
+
 def _open_word(word: str) -> bool:
     low = word.lower()
     return low in _OPEN_WORDS or low.startswith(("non-", "non‑"))
@@ -174,7 +198,11 @@ class QuestionFrame:
         out = []
         for arm in self.arms:
             arm = LETTERED.sub(r"\1\2", arm)  # "vitamin D" is named by its letter too
-            words = [w for w in content_words(arm) if word_key(w) not in _CLASS_KEYS]
+            words = [
+                w
+                for w in content_words(arm)
+                if word_key(w) not in _CLASS_KEYS and w.lower() not in _JOIN_WORDS
+            ]
             out.append([_arm_word(w) for w in words if not _open_word(w)])
         out = [[w for w in arm if w.stems] for arm in out]
         if len(out) > 1:
@@ -230,11 +258,14 @@ def setting_words(setting: str) -> list[str]:
     return [w for w in words if word_key(w) not in {word_key(x) for x in _CLASS_WORDS}]
 
 
-def _split_arm(text: str) -> tuple[str, str]:
-    """``(arm, setting)`` of the text after a comparator ("anthracyclines as adjuvant therapy…")."""
-    parts = _SETTING.split(text, maxsplit=1)
+def _split_arm(text: str, end: re.Pattern[str] | None = None) -> tuple[str, str]:
+    """``(arm, setting)`` of the text after a comparator ("anthracyclines as adjuvant therapy…"),
+    split where ``end`` (default ``_SETTING``) first matches; a setting's opening "for" or "in"
+    is dropped ("… work for older women" → "older women")."""
+    parts = (end or _SETTING).split(text, maxsplit=1)
     arm = parts[0].strip(" ,;:")
-    return arm, (parts[1].strip() if len(parts) > 1 else "")
+    setting = _SETTING_OPEN.sub("", parts[1].strip()) if len(parts) > 1 else ""
+    return arm, setting
 
 
 def _framed(question: str, kind: str, arms: list[str], setting: str) -> QuestionFrame:
@@ -251,10 +282,17 @@ def frame_question(question: str) -> QuestionFrame:
     body = _strip_lead_in(topic)
     if not body:
         return QuestionFrame(q, "general")
+    body = plain_form(body)  # "A combined with B", "Can X be omitted …", "preventing X …"
+    added = _add_on(body)
+    if added:
+        extra, base, setting = added
+        base = in_sentence(base) if extra[:1].islower() else base  # "… plus examplumab"
+        return _framed(q, "comparison", [f"{extra} plus {base}", f"{base} alone"], setting)
     parts = _VERSUS.split(body, maxsplit=1)
     if len(parts) == 2 and parts[0].strip() and parts[1].strip():
         second, setting = _split_arm(parts[1])
-        first, before = _split_arm(parts[0])
+        # "A with B versus C": "with" joins the first arm's treatments, it sets no scene
+        first, before = _split_arm(parts[0], _FIRST_ARM_END)
         return _framed(
             q, "comparison", [first, second], " ".join(x for x in (before, setting) if x)
         )
@@ -266,6 +304,8 @@ def frame_question(question: str) -> QuestionFrame:
     head, setting = _split_arm(body)
     if not setting and _names_condition(head):  # "Drug-induced examplitis": the condition itself
         return _framed(q, "condition", [], topic)
+    if asks_what_happened(question):  # "What happened during the first flight test?"
+        return _framed(q, "event", [], topic)
     if INN_STEM.search(head):
         return _framed(q, "drug", [head], setting)
     if _DEVICE.search(head):
@@ -277,14 +317,50 @@ def frame_question(question: str) -> QuestionFrame:
         or (setting and POPULATION.search(setting) and len(head.split()) <= 5)
     ):
         return _framed(q, "intervention", [head], setting)
+    if asks_how_it_works(question):  # how a kind of election works: no one event's report
+        return _framed(q, "general", [], topic)
     if _EVENT.search(topic):
         return _framed(q, "event", [], topic)
+    if appositive_name(topic):  # "Ada Lovelace, English mathematician"
+        return _framed(q, "person", [], topic)
     if _names_condition(topic):
         return _framed(q, "condition", [], topic)
     words = topic.split()
     if _ORG.search(topic) or _named(words):
         return _framed(q, "person", [], topic)
     return _framed(q, "general", [], topic)
+
+
+def _add_on(body: str) -> tuple[str, str, str] | None:
+    """``(added, base, setting)`` of an add-on question (``_ADDED_TO``, ``_WITH_OR_WITHOUT``),
+    None when ``body`` is none, either part runs past ``ADD_ON_MAX_WORDS`` words or neither
+    names a treatment (``_treatment``)."""
+    m = _WITH_OR_WITHOUT.match(body)
+    if m:
+        base = m.group(1)
+        extra, setting = _split_arm(m.group(2))
+    else:
+        m = next((x for rx in _ADDED_TO if (x := rx.match(body))), None)
+        if m is None:
+            return None
+        extra = m.group(1)
+        base, setting = _split_arm(m.group(2))
+    extra, base = extra.strip(" ,;:"), base.strip(" ,;:")
+    if not extra or not base or max(len(extra.split()), len(base.split())) > ADD_ON_MAX_WORDS:
+        return None
+    if not any(_treatment(x) for x in (extra, base)):  # "names added to the register"
+        return None
+    return extra, base, setting
+
+
+def _treatment(text: str) -> bool:
+    """``text`` names a treatment: a medicine's INN stem, a drug, a therapy word or a device."""
+    return bool(
+        INN_STEM.search(text)
+        or _INTERVENTION.search(text)
+        or _DEVICE.search(text)
+        or topic_kind(text) == "drug"
+    )
 
 
 def _named(words: list[str]) -> bool:
