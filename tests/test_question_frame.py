@@ -15,7 +15,13 @@ from research.store.followup_models import CitationCheck
 from research.text.entities import split_topic
 from research.text.findings import CONDUCT, FURNITURE, PLAIN, contrasts, finding_weight, quote_rank
 from research.text.frame import frame_question
-from research.text.frame_match import about_question, anchor_queries, arms_named, arms_of
+from research.text.frame_match import (
+    about_question,
+    anchor_queries,
+    arms_named,
+    arms_of,
+    occasion_head,
+)
 from research.text.populations import contradicts_setting
 
 AI_TAM = "Aromatase inhibitors versus tamoxifen as adjuvant therapy for postmenopausal early breast cancer"
@@ -256,6 +262,33 @@ def test_an_open_arm_is_named_by_any_source_and_the_setting_decides():
     assert not about_question("Melatonin for insomnia in shift workers", frame)
     # a named arm keeps its words, without the open ones: "exercise interventions" → exercise
     assert frame_question("Exercise interventions for fatigue in women").arm_keys() == [{"exercis"}]
+
+
+def test_the_occasion_of_a_condition_tells_its_sources_apart():
+    """Pain after an operation is not pain from a medicine or a metastasis: a source on the
+    question names the occasion's head, an operation by any of its names."""
+    frame = frame_question("Preventing chronic pain after examplitis surgery")
+    assert occasion_head(frame) == "surgery"
+    on = "Lidocaine for chronic pain after mastectomy for examplitis\nChronic pain: 20% vs 35%."
+    off = "Duloxetine for chronic joint pain in examplitis\nChronic pain scores fell; pain eased."
+    assert about_question(on, frame) and not about_question(off, frame)
+    during = frame_question("Exercise to reduce fatigue during chemotherapy in adults with X")
+    assert occasion_head(during) == "chemotherapy"
+
+
+def test_an_arm_that_leaves_a_treatment_out_is_named_by_its_absence():
+    """ "Radiotherapy versus no radiotherapy": every study of radiotherapy names "radiotherapy";
+    only one that leaves it out names the second arm."""
+    frame = frame_question("Can radiotherapy be omitted after surgery in older women?")
+    assert arms_of("Lumpectomy with or without radiotherapy in older women", frame) == [True] * 2
+    assert arms_of("Omission of postoperative radiotherapy raised recurrence", frame)[1]
+    assert not arms_of("Partial-breast radiotherapy versus whole-breast radiotherapy", frame)[1]
+
+
+def test_a_class_named_in_a_compound_is_named_by_its_members():
+    frame = frame_question("Platinum-based versus non-platinum chemotherapy in examplitis")
+    assert arms_of("Carboplatin plus docetaxel versus epirubicin chemotherapy", frame) == [True] * 2
+    assert arms_of("Adding carboplatin to paclitaxel", frame) == [True, False]
 
 
 def test_a_source_on_the_population_that_never_names_the_condition_is_off_the_question():

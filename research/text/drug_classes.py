@@ -57,9 +57,14 @@ _MEMBER_WORD = re.compile(r"[A-Za-z][A-Za-z-]{4,}")
 
 
 def class_endings(phrase: str) -> tuple[str, ...]:
-    """The INN endings of the members of the drug classes ``phrase`` names (``DRUG_CLASSES``):
-    "statins versus placebo" → ("statin",); () when it names none."""
+    """The INN endings of the members of the drug classes ``phrase`` names (``DRUG_CLASSES``),
+    a hyphenated word by its parts too: "statins versus placebo" → ("statin",),
+    "platinum-based" → ("platin",); () when it names none."""
     words = re.findall(r"[a-z0-9][a-z0-9/-]*", phrase.lower())
+    # a class named in a compound ("platinum-based", "anthracycline-containing") by its part
+    # ... but not "non-platinum": a class by what it is not names none
+    words = [w for w in words if not w.startswith("non-")]
+    words += [part for w in words if "-" in w for part in w.split("-")]
     found = (DRUG_CLASSES.get(w) or DRUG_CLASSES.get(w.removesuffix("s"), ()) for w in words)
     return tuple(dict.fromkeys(e for endings in found for e in endings))
 

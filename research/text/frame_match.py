@@ -9,7 +9,7 @@ terms a text shares, and the search queries that keep the frame's terms.
 * ``names_target(text, frame) → bool``: the condition an intervention or a device is for, named
   ``TARGET_MENTIONS`` times or more;
 * ``about_question(text, frame) → bool``: a document on a framed question (an arm, the target,
-  the cause, the role of treatment, most of the setting);
+  the cause, the role of treatment, the occasion's head word, most of the setting);
 * ``setting_share`` and ``term_share(text, frame) → float`` in [0, 1];
 * ``anchor_query(query, frame) → str`` and ``anchor_queries(queries, topic) → list[str]``: a
   search query with the frame's key terms it lacks put in front (at most ``MAX_QUERY_WORDS``
@@ -20,6 +20,7 @@ Pure text rules, measured on the labelled question sets of ``bench/data`` (docs/
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 
 from research.text.drug_classes import class_endings, names_member
@@ -38,6 +39,23 @@ from research.text.words import clean
 TARGET_MENTIONS = 2
 
 MAX_QUERY_WORDS = 12  # a keyword query longer than this stops matching anything in BM25's top
+
+# An arm that leaves a treatment out ("X versus no X"), and the words that
+# say a text's trial left it out
+_NONE_ARM = re.compile(r"^no\s+", re.I)
+_ABSENCE = re.compile(r"no|without|omit\w*|omission|forgo\w*|avoid\w*|withh\w+|none", re.I)
+_WITH_OR_WITHOUT = re.compile(r"\bwith\s+(?:or|and)\s+without\b", re.I)
+ABSENCE_GAP = (
+    3  # words between "without" and the treatment it leaves out ("without adjuvant whole-organ …")
+)
+
+# The occasion a setting names ("… after knee surgery", "… during chemotherapy") and where its
+# noun phrase ends: its head is the phrase's last content word ("surgery")
+_OCCASION = re.compile(r"\b(?:after|following|during|before|undergoing)\s+(.+)$", re.I)
+_OCCASION_END = re.compile(r"\s+(?:in|for|among|with|of|at|on)\s+", re.I)
+# An operation is named by its kind as often as by the word ("appendectomy", "bowel
+# resection", "postoperative"): any of these names an occasion whose head is one of them
+_SURGICAL = re.compile(r"surg|operat|ectom|dissection|resection|excision", re.I)
 
 
 def anchor_query(query: str, frame: QuestionFrame) -> str:
@@ -79,11 +97,31 @@ def arms_of(text: str, frame: QuestionFrame, *, loose: bool = False) -> list[boo
     it ("weekly infusion" for "low-dose weekly belzumab infusion")."""
     have = _text_keys(text)
     return [
-        names_arm(words, have)
-        or (loose and len(words) > 2 and any(w.named_by(have) for w in words))
-        or names_member(text, class_endings(arm))
+        _names_absence(text, words)
+        if _NONE_ARM.match(arm) and words
+        else (
+            names_arm(words, have)
+            or (loose and len(words) > 2 and any(w.named_by(have) for w in words))
+            or names_member(text, class_endings(arm))
+        )
         for arm, words in zip(frame.arms, frame.arm_words(), strict=True)
     ]
+
+
+def _names_absence(text: str, words: list[ArmWord]) -> bool:
+    """True when ``text`` names the arm "no X": X left out ("without X", "no X", "omission of
+    the X", up to ``ABSENCE_GAP`` words between) or a trial "with or without" a treatment. "X"
+    alone names the other arm, which every study of X names too."""
+    if _WITH_OR_WITHOUT.search(text):
+        return True
+    tokens = [t for t in re.findall(r"[\w-]+", text)]
+    keys = [_stems([t]) for t in tokens]
+    for i, tok in enumerate(tokens):
+        if _ABSENCE.fullmatch(tok):
+            ahead = set().union(*keys[i + 1 : i + 2 + ABSENCE_GAP])
+            if any(w.named_by(ahead) for w in words):
+                return True
+    return False
 
 
 def names_target(text: str, frame: QuestionFrame) -> bool:
@@ -122,7 +160,8 @@ def _mentions(word: ArmWord, counts: Counter[str]) -> int:
 def about_question(text: str, frame: QuestionFrame, *, arms: bool = True) -> bool:
     """True when a document (title and text) is about a framed question: it names at least one
     arm, what the intervention is for (``names_target``) and what that comes from, when the
-    question says it (``QuestionFrame.cause_words``), and, when the question has a setting,
+    question says it (``QuestionFrame.cause_words``), the occasion (``names_occasion``), and,
+    when the question has a setting,
     more than half of the setting's content words (all of them for one or two), the role of
     treatment among them in its own words (``names_role``). Always True
     for a frame that is not ``framed`` (their templates keep the topic-word rule of
@@ -141,13 +180,36 @@ def about_question(text: str, frame: QuestionFrame, *, arms: bool = True) -> boo
     have = _text_keys(text)
     if not all(_stems([c]) & have for c in frame.cause_words()):
         return False
-    if not names_role(text, frame):
+    if not names_role(text, frame) or not names_occasion(text, frame):
         return False
     words = _setting_words(frame.setting)
     if not words:
         return True
     hits = sum(bool(_stems([w]) & have) for w in words)
     return hits > len(words) / 2 if len(words) > 2 else hits == len(words)
+
+
+def occasion_head(frame: QuestionFrame) -> str:
+    """The head word of the occasion a framed question's setting names ("surgery" of "chronic
+    pain after knee surgery"), "" when it names none."""
+    m = _OCCASION.search(frame.setting) if frame.framed else None
+    if m is None:
+        return ""
+    words = _setting_words(_OCCASION_END.split(m.group(1), maxsplit=1)[0])
+    return words[-1] if words else ""
+
+
+def names_occasion(text: str, frame: QuestionFrame) -> bool:
+    """True when ``text`` names the head of the question's occasion (``occasion_head``; an
+    operation by any of its names, ``_SURGICAL``), or the question names none. Pain after an
+    operation and pain from a medicine or a metastasis share the condition, the population and
+    most of the setting's words: the occasion is what tells them apart."""
+    head = occasion_head(frame)
+    if not head:
+        return True
+    if _SURGICAL.search(head):
+        return bool(_SURGICAL.search(text))
+    return bool(_stems([head]) & _text_keys(text))
 
 
 def setting_share(text: str, frame: QuestionFrame) -> float:
