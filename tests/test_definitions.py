@@ -70,6 +70,17 @@ def test_the_article_on_the_topic_opens_with_its_lead():
     assert not titled_as_topic("Jane Doe – Age, Bio, Family - CelebSite", "Jane Doe")
 
 
+def test_a_page_named_inside_a_longer_question_is_the_page_on_it():
+    """``loose``: the page "Exampla attack" for "Exampla attack in Examplia, May 2031", "Jane
+    Doe (swimmer)" for "Jane Doe, Canadian swimmer"; not a section, nor a one-word place."""
+    question = "Exampla attack in northern Examplia, May 2031"
+    assert titled_as_topic("Exampla attack", question, loose=True)
+    assert not titled_as_topic("Exampla attack", question)
+    assert titled_as_topic("Jane Doe (swimmer)", "Jane Doe, Canadian swimmer", loose=True)
+    assert not titled_as_topic("Exampla attack — Attack", question, loose=True)
+    assert not titled_as_topic("Examplia", question, loose=True)
+
+
 def test_a_sentence_that_points_back_ranks_after_one_that_stands_alone():
     alone = "The railway board charged three officials with negligence."
     back = "They were charged with negligence by the railway board."

@@ -285,6 +285,14 @@ def test_an_arm_that_leaves_a_treatment_out_is_named_by_its_absence():
     assert not arms_of("Partial-breast radiotherapy versus whole-breast radiotherapy", frame)[1]
 
 
+def test_the_standard_arm_is_named_by_its_other_names():
+    frame = frame_question("High-dose examplumab versus standard-dose examplumab in examplitis")
+    text = "65% with high-dose examplumab and 59% in the conventional-dose examplumab group"
+    assert arms_of(text, frame) == [True, True]
+    care = frame_question("Exercise versus standard care for fatigue in examplitis")
+    assert arms_of("Exercise or usual care: fatigue fell", care) == [True, True]
+
+
 def test_a_class_named_in_a_compound_is_named_by_its_members():
     frame = frame_question("Platinum-based versus non-platinum chemotherapy in examplitis")
     assert arms_of("Carboplatin plus docetaxel versus epirubicin chemotherapy", frame) == [True] * 2

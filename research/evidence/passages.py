@@ -102,6 +102,10 @@ def compares(text: str, frame: QuestionFrame) -> bool:
     return all(arms_of(text, frame, loose=True)) and setting_share(text, frame) >= COMPARES_SETTING
 
 
+# Kinds of question about something that has a page of its own (an event, a person, a topic): a
+# page named inside the question's longer wording is the page on it (``titled_as_topic`` loose)
+NAMED_KINDS = frozenset({"event", "person", "general", "condition"})
+
 # The questions only a study's results answer: whether it works and what harm it does.
 FOUND = PRIMARY | HARMS
 REGISTRY = "clinicaltrials.gov"  # the source type of a trial's registry record
@@ -284,7 +288,10 @@ def document_evidence(
         fixed=True,
         short_forms=short,
     )
-    if titled_as_topic(title_text, topic):  # the article on the topic: its lead says what it is
+    # the article on the topic: its lead says what it is (a page named inside a longer question
+    # about something that happened or someone, not about a treatment)
+    loose = frame_question(topic).kind in NAMED_KINDS
+    if titled_as_topic(title_text, topic, loose=loose):
         for qi, q in enumerate(questions):
             if q.key in DEFINED_BY:
                 lead = scores[qi, :LEAD_SENTENCES]

@@ -33,11 +33,13 @@ from collections import Counter
 import numpy as np
 
 from research.evidence.cues import is_design, names_focus
+from research.evidence.judge import DEFINITION_SCORE
 from research.evidence.passages import FOUND, rank_for
 from research.models import EvidencePassage, GapReport, Question, QuestionStop
 from research.pipeline.material import Unit
 from research.pipeline.sections import DUPLICATE_SIM, SectionPlan
 from research.planning.kinds import (
+    DEFINED_BY,
     FROM_MAIN,
     HARMS,
     MISFIT_FACTOR,
@@ -115,7 +117,8 @@ def choose(
     with the run's question ``frame``, raised by up to ``ON_POINT`` for naming the question's own
     terms, ``frame_match.term_share``, and for its source's ``relevance`` to the question:
     ``on_point_rank``), those reporting the question's own family of outcome before the others
-    (``kinds.outcome_fit``), one per source before any source's second, none
+    (``kinds.outcome_fit``), one per source before any source's second (the opening sentences
+    of the page on the topic excepted: ``page_lead``), none
     a near-duplicate (same words, or cosine ≥ ``DUPLICATE_SIM``) of a chosen one or of ``taken``
     (texts already quoted elsewhere in the report); appends the chosen texts to ``taken``."""
     if relevance:  # a source titled far from the question is quoted only when no other is
@@ -149,7 +152,7 @@ def choose(
         for p, v, fit in zip(ranked, vecs, fits, strict=True):
             if len(out) >= n:
                 return out
-            if (fitting and not fit) or (firsts and p.source_id in quoted):
+            if (fitting and not fit) or (firsts and p.source_id in quoted and not page_lead(p)):
                 continue
             if norm_key(p.passage) in keys:
                 continue
@@ -161,6 +164,14 @@ def choose(
             kept_vecs.append(v)
             taken.append(p.passage)
     return out
+
+
+def page_lead(p: EvidencePassage) -> bool:
+    """True for an opening sentence of the page on the topic, on the question of what the topic
+    is (``passages.document_evidence`` scores those ``judge.DEFINITION_SCORE``): the page's lead
+    says what happened, where and when, one sentence after another, so its sentences are quoted
+    together, not one per source as findings of separate studies are."""
+    return p.question in DEFINED_BY and p.score >= DEFINITION_SCORE
 
 
 def on_point_rank(

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import re
 
-from research.text.words import mentions_topic, norm_key, subject_of, topic_words
+from research.text.stems import stems
+from research.text.words import content_words, mentions_topic, norm_key, subject_of, topic_words
 
 # "is a", "was the", "are one of", "refers to": the copula that joins the subject to its class
 _COPULA = re.compile(r"\b(?:is|was|are|were)\s+(?:an?|the|one\s+of)\b|\brefers?\s+to\b", re.I)
@@ -52,12 +53,26 @@ def defines(sentence: str, topic: str) -> bool:
 # ("X — Aftermath") is a part of the article, not its opening
 _SITE_SUFFIX = re.compile(r"\s+[-|]\s+[^-|]*$")
 LEAD_SENTENCES = 3  # sentences of an article on the topic that open it (its lead section)
+LOOSE_MIN_WORDS = 2  # a one-word page ("Examplia") is the place, not what happened there
+# a section of a page ("X — Aftermath", "X — Career > Early years")
+_SECTION = re.compile(r"\s[—>]\s")
 
 
-def titled_as_topic(title: str, topic: str) -> bool:
+def titled_as_topic(title: str, topic: str, *, loose: bool = False) -> bool:
     """True when a document's ``title`` is the topic itself, a site's name after it allowed
     ("2023 Example flood - Wikipedia" for "2023 Example flood"): its first ``LEAD_SENTENCES``
     sentences are the article's lead, which says what the topic is, what happened, where and
-    when (the lead section of an encyclopaedia article summarises it)."""
+    when (the lead section of an encyclopaedia article summarises it). ``loose`` (for a topic
+    that names something, not a treatment): also a page's title of ``LOOSE_MIN_WORDS`` content
+    words or more, all of them the topic's (stems), that is no section of a page."""
     want = norm_key(subject_of(topic))
-    return bool(want) and want in {norm_key(title), norm_key(_SITE_SUFFIX.sub("", title))}
+    if not want:
+        return False
+    if want in {norm_key(title), norm_key(_SITE_SUFFIX.sub("", title))}:
+        return True
+    if not loose or _SECTION.search(title):
+        return False
+    # the page's name inside a longer question ("X attack in Examplia, May 2031" for the page
+    # "X attack"; "Ada Lovelace (mathematician)" for "Ada Lovelace, English mathematician")
+    named = stems(content_words(_SITE_SUFFIX.sub("", title)))
+    return len(named) >= LOOSE_MIN_WORDS and named <= stems(content_words(topic))

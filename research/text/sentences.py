@@ -32,10 +32,11 @@ _LABEL = re.compile(
 )
 
 # A sentence's end: its mark, closing quotes and citations, then a space and a capital (or the end
-# of the line), or a page's glued join of two sentences ("not recommended.Febrile seizures …")
+# of the line), or a page's glued join of two sentences ("not recommended.Febrile seizures …",
+# "on 24 May 2031.Between …")
 _BOUNDARY = re.compile(
     r"[.!?…]+[\"'”’)\]]*(?:" + CITE_PATTERN + r")*"
-    r"(?=\s+[A-Z0-9\"'“(\[]|\s*$|(?<=[a-z][a-z][.!?])[A-Z][a-z])"
+    r"(?=\s+[A-Z0-9\"'“(\[]|\s*$|(?:(?<=[a-z][a-z][.!?])|(?<=\d\d[.!?]))[A-Z][a-z])"
 )
 
 _ELLIPSIS_AFTER_END = re.compile(

@@ -25,10 +25,16 @@ _DIGRAPH = re.compile(r"([oa])e(?=[b-df-hj-npqs-tv-z]|a\b|$)")
 _OUR = re.compile(r"(?<=[a-z]{2})our(s?)$")
 
 
+# Words trials use for the same comparator arm: "standard-dose" chemotherapy is the
+# "conventional-dose" group, "standard care" is "usual care"
+_SAME_ARM = {"conventional": "standard", "usual": "standard"}
+
+
 def spelling(key: str) -> str:
     """``key`` (a lower-case ``word_key``) with British spelling folded to American:
-    "oesophagus" → "esophagus", "haemorrhage" → "hemorrhage", "tumours" → "tumors"."""
-    return _OUR.sub(r"or\1", _DIGRAPH.sub("e", key))
+    "oesophagus" → "esophagus", "haemorrhage" → "hemorrhage", "tumours" → "tumors"; a
+    comparator's other names folded to one (``_SAME_ARM``: "conventional" → "standard")."""
+    return _SAME_ARM.get(key) or _OUR.sub(r"or\1", _DIGRAPH.sub("e", key))
 
 
 def stems(words: Iterable[str]) -> set[str]:
