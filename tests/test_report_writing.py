@@ -375,6 +375,32 @@ def test_the_lead_quotes_the_trials_of_the_question_before_their_neighbours(vect
     assert question_lead(vectors, topic, section, [q], {1: 1.0, 2: 0.1}).startswith(far)
 
 
+def test_the_page_on_an_event_opens_the_lead_with_its_own_account(vectors):
+    """"What happened": the section opens with the opening sentences of the page titled as the
+    question; the lead gives them all, not one sentence of it, whichever reads like a definition.
+    A page titled far from the question (relevance 0.2) opens nothing."""
+    topic = "Exampla launch failure in Examplia, May 2031"
+    account = [
+        "On 3 May 2031, the Exampla rocket lifted off from Examplia.[1]",
+        "The vehicle was destroyed four minutes after lifting off.[1]",
+        "Debris fell across 385 acres of the launch site.[1]",
+    ]
+    other = "Officials congratulated the team on the test.[2]"
+    q = LeadQuestion(
+        key="background.overview",
+        label="What happened",
+        heading="What happened",
+        status="answered",
+        sources_found=2,
+    )
+    section = [ReportSection(heading="What happened", text=" ".join([*account, other]))]
+    lead = question_lead(vectors, topic, section, [q], {1: 1.0, 2: 0.5})
+    assert lead.startswith(" ".join(account)), lead
+    assert not question_lead(vectors, topic, section, [q], {1: 0.2, 2: 0.5}).startswith(
+        " ".join(account[:2])
+    )
+
+
 def test_a_question_answered_only_by_how_studies_were_run_says_so(vectors):
     """Randomisation and what the control group received count for coverage (the judgement
     scored them) but answer nothing: the section quotes none of them and says what the sources

@@ -94,6 +94,9 @@ ANAPHORA_PENALTY = (
 # with its source's relevance (title close to the question), as a section's quotes do
 # (``pipeline.answers.on_point_rank``): a trial of the two arms leads before a study of a technique
 LEAD_DOC_WEIGHT = 1.0
+# The page on the topic opens the lead with its opening sentences (two at least) when its title
+# is this close to the question (``answers.relevance``: 1.0 is a title that is the question)
+PAGE_OPENING_MIN, PAGE_RELEVANCE = 2, 0.8
 
 
 def question_lead(
@@ -104,9 +107,10 @@ def question_lead(
     relevance: dict[int, float] | None = None,
 ) -> str:
     """Key finding per question: for the question of what the topic is (``kinds.DEFINED_BY``,
-    answered or not) a cited sentence that defines it (``text.definitions.defines``) when its
-    section has one; for each answered question (and an open primary question with
-    evidence from ``LEAD_OPEN_MIN`` sources, ``_states_anyway``), in syllabus order, the
+    answered or not) the opening sentences of the page on the topic when its section opens with
+    two or more of them (``_page_opening``), else a cited sentence that defines it
+    (``text.definitions.defines``) when its section has one; for each answered question (and an
+    open primary question with evidence from ``LEAD_OPEN_MIN`` sources, ``_states_anyway``), in syllabus order, the
     cited sentence of its section closest to ``"topic: label. description"`` (a sentence that
     describes study design rather than a result, ``text.STUDY_DESIGN``, scores ``DESIGN_PENALTY`` less, one that
     points back at what it does not name, ``text.ANAPHORA``, ``ANAPHORA_PENALTY`` less; the
@@ -144,6 +148,10 @@ def question_lead(
             for u in cited_units(sec.text)
             if CITE.search(u) and norm_key(u) not in map(norm_key, parts)
         ]
+        opening = _page_opening(cited, relevance) if q.key in DEFINED_BY else []
+        if len(opening) >= PAGE_OPENING_MIN:  # the page on the topic says what happened first
+            parts += opening
+            continue
         said = [u for u in cited if q.key in DEFINED_BY and defines(strip_citations(u), topic)]
         if said:  # what the topic is, as a source says it, opens a report on a person or event
             parts.append(said[0])
@@ -234,10 +242,10 @@ def question_lead(
         first, second = (in_sentence(a) for a in frame.arms[:2])
         sec = by_heading.get(unmade[0].heading)
         by_arm = _arm_results(sec.text if sec else "", frame, parts)
-        opening = f"No source found compares {first} with {second} directly"
+        unmade_lead = f"No source found compares {first} with {second} directly"
         if by_arm:
-            opening += "; trials of each against another comparator report the following"
-        parts[:0] = [f"{opening}.", *by_arm]
+            unmade_lead += "; trials of each against another comparator report the following"
+        parts[:0] = [f"{unmade_lead}.", *by_arm]
     open_qs = [q for q in questions if q.status != "answered"]
     if open_qs:
         names = [
@@ -274,6 +282,24 @@ def _not_contained(parts: list[str]) -> list[str]:
         if not (w and said):
             keep.append(u)
     return keep
+
+
+def _page_opening(cited: list[str], relevance: dict[int, float] | None) -> list[str]:
+    """The first cited sentences of the section on what the topic is, up to ``LEAD_RESULTS``,
+    while they cite one source only, the same one, titled as the question (``relevance`` ≥
+    ``PAGE_RELEVANCE``): the page on the topic opens the section with its own opening
+    sentences (``answers.page_lead``), which say what happened, where and when."""
+    out: list[str] = []
+    first: set[str] = set()
+    for u in cited[:LEAD_RESULTS]:
+        marks = set(LOCAL_RE.findall(u))
+        first = first or marks
+        if len(marks) != 1 or marks != first:
+            break
+        out.append(u)
+    if not out or not relevance:
+        return []
+    return out if relevance.get(int(next(iter(first))), 0.0) >= PAGE_RELEVANCE else []
 
 
 def _arm_results(text: str, frame, taken: list[str]) -> list[str]:
