@@ -128,3 +128,13 @@ def test_a_condition_gets_the_sections_of_a_medical_article():
     # a name that ends like a disease is still a name; a disease's head word decides anyway
     assert base_template("auto", "Paloma Doe").name == "auto (person)"
     assert base_template("auto", "Examplon Disease").name == "auto (condition)"
+
+
+def test_a_comparison_that_leaves_a_treatment_out_asks_no_switching():
+    """"Can X be omitted": X versus no X, named so; there is nothing to switch to."""
+    syllabus = base_template("auto", "Can radiotherapy be omitted after surgery in older women?")
+    labels = [q.label for q in syllabus.questions]
+    assert labels[0] == "Efficacy: radiotherapy vs no radiotherapy"
+    assert not any(q.key == "sequencing.switching" for q in syllabus.questions)
+    both = base_template("auto", "Examplumab versus arvotinib in examplitis")
+    assert any(q.key == "sequencing.switching" for q in both.questions)

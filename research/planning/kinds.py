@@ -399,11 +399,16 @@ FACETS: dict[str, tuple[str, ...]] = {
 }
 
 
+# The question a comparison that leaves a treatment out ("X versus no X") does not ask
+NO_SWITCH = frozenset({"sequencing.switching"})
+
+
 def fill(questions: Mapping[str, dict], frame: QuestionFrame) -> dict[str, dict]:
     """The template's questions with the frame's terms in place of ``{a}``, ``{b}``, ``{s}``,
     ``{in_s}`` and ``{for_s}`` (" in S" / " for S", "" when the question has no setting). A frame
     with fewer arms than the template needs gets "the question's subject" for ``{a}`` and "the
-    alternatives" for ``{b}``."""
+    alternatives" for ``{b}``; one whose arm leaves a treatment out ("no X") has no
+    ``NO_SWITCH`` question."""
     arms = list(frame.arms)
     a = arms[0] if arms else (frame.question or "the intervention")
     b = arms[1] if len(arms) > 1 else "the alternatives"
@@ -418,6 +423,8 @@ def fill(questions: Mapping[str, dict], frame: QuestionFrame) -> dict[str, dict]
     }
     out = {}
     for key, q in questions.items():
+        if key in NO_SWITCH and any(re.match(r"no\s", x, re.I) for x in arms):
+            continue  # "X versus no X": nothing to switch to, nor a sequence of the two
         label = q["label"].format(**values)
         desc = q["description"].format(**values)
         out[key] = {
