@@ -289,6 +289,12 @@ def test_the_standard_arm_is_named_by_its_other_names():
     frame = frame_question("High-dose examplumab versus standard-dose examplumab in examplitis")
     text = "65% with high-dose examplumab and 59% in the conventional-dose examplumab group"
     assert arms_of(text, frame) == [True, True]
+    # "dose" is both arms' part; "high-dose" still names the first
+    hdc = frame_question(
+        "High-dose chemotherapy with stem-cell support versus standard-dose chemotherapy in X"
+    )
+    text = "High-dose chemotherapy with stem cell transplantation was compared with observation"
+    assert arms_of(text, hdc) == [True, False]
     care = frame_question("Exercise versus standard care for fatigue in examplitis")
     assert arms_of("Exercise or usual care: fatigue fell", care) == [True, True]
 

@@ -206,8 +206,10 @@ class QuestionFrame:
             out.append([_arm_word(w) for w in words if not _open_word(w)])
         out = [[w for w in arm if w.stems] for arm in out]
         if len(out) > 1:
-            shared = set.intersection(*({k for w in arm for k in w.stems} for arm in out))
-            kept = [[w for w in arm if not w.stems & shared] for arm in out]
+            # a word every arm has, whole: "high-dose" and "standard-dose" share a part, and
+            # the part that differs is what names each
+            shared = set.intersection(*({w.whole for w in arm} for arm in out))
+            kept = [[w for w in arm if w.whole not in shared] for arm in out]
             out = [k if k or not arm else arm for k, arm in zip(kept, out, strict=True)]
         return out
 
