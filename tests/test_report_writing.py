@@ -376,7 +376,7 @@ def test_the_lead_quotes_the_trials_of_the_question_before_their_neighbours(vect
 
 
 def test_the_page_on_an_event_opens_the_lead_with_its_own_account(vectors):
-    """"What happened": the section opens with the opening sentences of the page titled as the
+    """ "What happened": the section opens with the opening sentences of the page titled as the
     question; the lead gives them all, not one sentence of it, whichever reads like a definition.
     A page titled far from the question (relevance 0.2) opens nothing."""
     topic = "Exampla launch failure in Examplia, May 2031"

@@ -131,7 +131,7 @@ def test_a_condition_gets_the_sections_of_a_medical_article():
 
 
 def test_a_comparison_that_leaves_a_treatment_out_asks_no_switching():
-    """"Can X be omitted": X versus no X, named so; there is nothing to switch to."""
+    """ "Can X be omitted": X versus no X, named so; there is nothing to switch to."""
     syllabus = base_template("auto", "Can radiotherapy be omitted after surgery in older women?")
     labels = [q.label for q in syllabus.questions]
     assert labels[0] == "Efficacy: radiotherapy vs no radiotherapy"

@@ -118,7 +118,7 @@ def choose(
     terms, ``frame_match.term_share``, and for its source's ``relevance`` to the question:
     ``on_point_rank``), those reporting the question's own family of outcome before the others
     (``kinds.outcome_fit``), one per source before any source's second (the opening sentences
-    of the page on the topic excepted: ``page_lead``), none
+    of the page on the topic excepted: ``page_lead``, quoted beside the ``n``), none
     a near-duplicate (same words, or cosine ≥ ``DUPLICATE_SIM``) of a chosen one or of ``taken``
     (texts already quoted elsewhere in the report); appends the chosen texts to ``taken``."""
     if relevance:  # a source titled far from the question is quoted only when no other is
@@ -148,17 +148,20 @@ def choose(
     # a benefit is no answer to what harm a treatment does: a harms section quotes none
     if ranked[0].question in HARMS:
         rounds = rounds[:2]
+    extra = 0  # the page's own opening sentences after its first: quoted beside the n, not in it
     for fitting, firsts in rounds:
         for p, v, fit in zip(ranked, vecs, fits, strict=True):
-            if len(out) >= n:
+            if len(out) >= n + extra:
                 return out
-            if (fitting and not fit) or (firsts and p.source_id in quoted and not page_lead(p)):
+            again = p.source_id in quoted
+            if (fitting and not fit) or (firsts and again and not page_lead(p)):
                 continue
             if norm_key(p.passage) in keys:
                 continue
             if kept_vecs and float(np.max(np.asarray(kept_vecs) @ v)) >= DUPLICATE_SIM:
                 continue
             out.append(p)
+            extra += again and page_lead(p)
             quoted.add(p.source_id)
             keys.add(norm_key(p.passage))
             kept_vecs.append(v)
