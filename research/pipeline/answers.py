@@ -364,6 +364,9 @@ def fill(
     # who benefits more is a subgroup of a trial of the question: it is asked of the sources that
     # answer whether it works or what harm it does, and of another only when none of them answers
     main = {e.source_id for k in keys if k in FOUND for e in counted[k]}
+    # the opening sentences of the page on the topic say what it is or what happened: they are
+    # quoted under that question, whichever other question scores them higher
+    opening = {_pkey(e) for k in keys for e in counted[k] if page_lead(e)}
     for i in scarce_first:
         # a study's aim, design or conduct counts for coverage but is never quoted: with nothing
         # else, the section says the sources report how their studies were run
@@ -372,7 +375,10 @@ def fill(
             questions[i].conduct_only = list(dict.fromkeys(e.source_id for e in counted[keys[i]]))
         # a section quotes what answers its own question best: an incidence figure that answers
         # "risk" better than "monitoring" is quoted under risk
-        found = [e for e in found if _fit_score(e) >= best[_pkey(e)] - HOLD_MARGIN] or found
+        found = [e for e in found if page_lead(e) or _pkey(e) not in opening]
+        found = [
+            e for e in found if page_lead(e) or _fit_score(e) >= best[_pkey(e)] - HOLD_MARGIN
+        ] or found
         if keys[i] in FROM_MAIN:
             found = [e for e in found if e.source_id in main] or found
         chosen = reading_order(choose(vectors, found, shares[i], taken, frame, rel))

@@ -96,7 +96,7 @@ ANAPHORA_PENALTY = (
 LEAD_DOC_WEIGHT = 1.0
 # The page on the topic opens the lead with its opening sentences (two at least) when its title
 # is this close to the question (``answers.relevance``: 1.0 is a title that is the question)
-PAGE_OPENING_MIN, PAGE_RELEVANCE = 2, 0.8
+PAGE_OPENING_MIN, PAGE_RELEVANCE = 2, 0.5
 
 
 def question_lead(
