@@ -283,6 +283,8 @@ def test_an_arm_that_leaves_a_treatment_out_is_named_by_its_absence():
     assert arms_of("Lumpectomy with or without radiotherapy in older women", frame) == [True] * 2
     assert arms_of("Omission of postoperative radiotherapy raised recurrence", frame)[1]
     assert not arms_of("Partial-breast radiotherapy versus whole-breast radiotherapy", frame)[1]
+    # radiotherapy is "irradiation" in as many abstracts
+    assert arms_of("Lumpectomy plus tamoxifen with or without irradiation", frame) == [True] * 2
 
 
 def test_the_standard_arm_is_named_by_its_other_names():

@@ -25,9 +25,15 @@ _DIGRAPH = re.compile(r"([oa])e(?=[b-df-hj-npqs-tv-z]|a\b|$)")
 _OUR = re.compile(r"(?<=[a-z]{2})our(s?)$")
 
 
-# Words trials use for the same comparator arm: "standard-dose" chemotherapy is the
-# "conventional-dose" group, "standard care" is "usual care"
-_SAME_ARM = {"conventional": "standard", "usual": "standard"}
+# Words trials use for the same arm: "standard-dose" chemotherapy is the "conventional-dose"
+# group, "standard care" is "usual care", and radiotherapy is "irradiation" or "radiation"
+# (therapy) in as many abstracts
+_SAME_ARM = {
+    "conventional": "standard",
+    "usual": "standard",
+    "irradiation": "radiotherapy",
+    "radiation": "radiotherapy",
+}
 
 
 def spelling(key: str) -> str:
