@@ -375,6 +375,22 @@ def test_the_lead_quotes_the_trials_of_the_question_before_their_neighbours(vect
     assert question_lead(vectors, topic, section, [q], {1: 1.0, 2: 0.1}).startswith(far)
 
 
+def test_a_harms_section_quotes_no_treatment_schedule(vectors):
+    """How the arms were treated names no harm and states no finding: under harms it is no
+    answer, where a harm's rate is."""
+    schedule = (
+        "Patients in the standard group received examplumab every three weeks for five courses."
+    )
+    harm = "Heart failure occurred in 4% of the women given examplumab."
+    passages = [
+        EvidencePassage(
+            question="harms.comparison", source_id=f"src_{i}", passage=t, score=0.9, start=0, end=1
+        )
+        for i, t in enumerate([schedule, harm])
+    ]
+    assert [p.passage for p in answers.choose(vectors, passages, 4, [])] == [harm]
+
+
 def test_the_pages_opening_is_quoted_under_what_happened(vectors):
     """The opening sentences of the page on the topic (scored ``DEFINITION_SCORE`` on the
     question of what happened) stay under it together, though another question scores them

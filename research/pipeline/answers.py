@@ -137,7 +137,10 @@ def choose(
     # source whose best sentence the lead took still gives the section its next one; and what
     # reports the question's own family of outcome comes before what does not (a harm under
     # "does it work": ``kinds.outcome_fit``)
-    fits = [outcome_fit(p.question, outcome_family(p.passage)) >= 1.0 for p in ranked]
+    fits = [
+        outcome_fit(p.question, outcome_family(p.passage)) >= 1.0 and _answers_harms(p)
+        for p in ranked
+    ]
     quoted: set[str] = set()  # sources with a passage in ``out``
     rounds: tuple[tuple[bool, bool], ...] = (
         (True, True),
@@ -167,6 +170,20 @@ def choose(
             kept_vecs.append(v)
             taken.append(p.passage)
     return out
+
+
+# what a passage under a question on harms states, at least, when it names no harm: a finding
+# (``finding_weight``: "heart failure occurred in 4%"), not who received what or a prognosis
+HARM_FINDING = 0.7
+
+
+def _answers_harms(p: EvidencePassage) -> bool:
+    """False for a passage under a question on harms (``kinds.HARMS``) that names no harm and
+    states no finding (``HARM_FINDING``): how the arms were treated is no harm found."""
+    if p.question not in HARMS:
+        return True
+    family = outcome_family(p.passage)
+    return family in ("harm", "both") or finding_weight(p.passage) >= HARM_FINDING
 
 
 def page_lead(p: EvidencePassage) -> bool:
