@@ -297,6 +297,9 @@ def test_the_standard_arm_is_named_by_its_other_names():
     )
     text = "High-dose chemotherapy with stem cell transplantation was compared with observation"
     assert arms_of(text, hdc) == [True, False]
+    # ... by "high-dose" or "high dose", not by "high" and "dose" apart
+    assert arms_of("High dose chemotherapy and stem cell rescue", hdc)[0]
+    assert not arms_of("High-risk women: dose-dense chemotherapy, G-CSF support", hdc)[0]
     care = frame_question("Exercise versus standard care for fatigue in examplitis")
     assert arms_of("Exercise or usual care: fatigue fell", care) == [True, True]
 

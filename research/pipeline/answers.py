@@ -173,7 +173,7 @@ def choose(
 
 
 # what a passage under a question on harms states, at least, when it names no harm: a finding
-# (``finding_weight``: "heart failure occurred in 4%"), not who received what or a prognosis
+# (``finding_weight``: "examplitis occurred in 4%"), not who received what or a prognosis
 HARM_FINDING = 0.7
 
 

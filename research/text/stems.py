@@ -43,12 +43,20 @@ def spelling(key: str) -> str:
     return _SAME_ARM.get(key) or _OUR.sub(r"or\1", _DIGRAPH.sub("e", key))
 
 
+def whole_key(word: str) -> str:
+    """``word``'s ``word_key`` with spelling folded (``spelling``), a hyphenated word's part by
+    part ("conventional-dose" → "standarddose")."""
+    if "-" not in word:
+        return spelling(word_key(word))
+    return "".join(spelling(word_key(p)) for p in word.split("-"))
+
+
 def stems(words: Iterable[str]) -> set[str]:
-    """Snowball stems of the words' ``word_key`` forms (spelling folded) and of their hyphen
-    parts of three letters or more."""
+    """Snowball stems of the words' ``whole_key`` forms and of their hyphen parts of three
+    letters or more."""
     keys = set()
     for w in words:
-        keys.add(spelling(word_key(w)))
+        keys.add(whole_key(w))
         keys |= {spelling(word_key(p)) for p in w.split("-") if len(p) >= 3}
     return {k for k in _STEMMER.stemWords(sorted(keys - {""})) if k}
 
@@ -65,8 +73,14 @@ def lettered(text: str) -> list[str]:
 
 
 def text_keys(text: str) -> set[str]:
-    """``stems`` of every word of ``text``, and of its word-and-letter names (``lettered``)."""
-    return stems([*_WORD.findall(text), *lettered(text)])
+    """``stems`` of every word of ``text``, of its word-and-letter names (``lettered``) and of
+    each two words in a row written as one ("high dose" → the stem of "highdose", as "high-dose"
+    is stemmed whole)."""
+    words = _WORD.findall(text)
+    pairs = [f"{a}-{b}" for a, b in zip(words, words[1:], strict=False) if "-" not in a + b]
+    return stems([*words, *lettered(text)]) | {
+        k for k in _STEMMER.stemWords([whole_key(p) for p in pairs]) if k
+    }
 
 
 def text_counts(text: str) -> Counter[str]:
@@ -92,13 +106,15 @@ class ArmWord:
         return frozenset({self.whole, *self.parts} - {""})
 
     def named_by(self, have: set[str]) -> bool:
-        """True when ``have`` (a text's stems) holds the whole word or every hyphen part."""
-        return self.whole in have or bool(self.parts) and self.parts <= have
+        """True when ``have`` (a text's stems, ``text_keys``: two words in a row also as one)
+        holds the whole word: "high-dose" is named by "high-dose" or "high dose", not by "high"
+        and "dose" apart ("high-risk … dose-dense")."""
+        return self.whole in have
 
 
 def arm_word(word: str) -> ArmWord:
     """The ``ArmWord`` of one word as typed ("H1N1-vaccine" → whole and parts)."""
-    key = spelling(word_key(word)) if word_key(word) else ""
+    key = whole_key(word) if word_key(word) else ""
     whole = _STEMMER.stemWord(key) if key else ""
     pieces = [spelling(word_key(p)) for p in word.split("-") if len(p) >= 3] if "-" in word else []
     parts = frozenset(_STEMMER.stemWord(p) for p in pieces if p)
