@@ -14,7 +14,7 @@ from research.costorm.discourse import Table
 from research.costorm.mindmap import MindItem, MindMap, MindNode
 from research.costorm.pipeline import STOP_BUDGET, STOP_COVERAGE, STOP_TURNS, stop_reason
 from research.engines.costorm_steps import PoolItem
-from research.engines.extractive.costorm import ExtractiveCoStorm
+from research.engines.extractive.costorm import ExtractiveCoStorm, _good_name
 from research.errors import InputError
 from research.models import (
     CoStormSettings,
@@ -283,3 +283,11 @@ def test_analyst_messages_are_validated_and_queued(r, data_dir, tmp_path):
     with pytest.raises(InputError, match="STORM"):
         state.post_analyst_message(store, storm, "hello")
     assert state.pending_messages(r, rid) == ["What about cost?"]
+
+
+def test_a_unit_or_a_span_of_time_names_no_concept():
+    """ "Square Meter" (of "mg per square meter") and "Absolute 10-year Risk" name no concept an
+    analyst would look for; a condition or a measure of the body does."""
+    assert not _good_name("Square Meter") and not _good_name("Absolute 10-year Risk")
+    assert not _good_name("Deficits")
+    assert _good_name("Nephrotoxicity") and _good_name("Body Composition")

@@ -395,15 +395,23 @@ GENERIC_NAME_WORDS = frozenset(
     "use uses role effect effects report reports source sources information detail details patient patients "
     "group groups level levels rate rates time type types case cases need needs point points analysis "
     "approach approaches factor factors years year month months number option options efficacy "
-    "january february march april may june july august september october november december".split()
+    "january february march april may june july august september october november december "
+    # units and quantities: what a figure is measured in names no concept ("Square Meter")
+    "square meter meters metre metres mg kg ml dose doses dosage percent hour hours day days week "
+    "weeks absolute relative original mean median range total overall baseline risk risks "
+    "deficit deficits".split()
 )
+_QUANTITY_WORD = re.compile(r"\d")  # "10-year", "5-year": a span of time, not a concept
 
 
 def _good_name(phrase: str) -> bool:
-    """A concept name an analyst would accept: nameable, and not only generic words ('Action',
-    'Phase III', 'Market Status'); a single word needs ≥ 6 letters ('Nephrotoxicity')."""
+    """A concept name an analyst would accept: nameable, and not only generic words, units and
+    spans of time ('Action', 'Phase III', 'Market Status', 'Square Meter', 'Absolute 10-year
+    Risk'); a single word needs ≥ 6 letters ('Nephrotoxicity')."""
     words = [w.lower() for w in phrase.split()]
-    if not words or not _nameable(phrase) or all(w in GENERIC_NAME_WORDS for w in words):
+    if not words or not _nameable(phrase):
+        return False
+    if all(w in GENERIC_NAME_WORDS or _QUANTITY_WORD.search(w) for w in words):
         return False
     return len(words) >= 2 or len(words[0]) >= 6
 
