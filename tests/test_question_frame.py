@@ -169,6 +169,11 @@ def test_events_and_people_get_their_own_questions_under_the_general_keys():
         ("The control group received the educational strategy only.", CONDUCT),
         ("The intervention group received fewer transfusions than controls (12% vs 25%).", 1.0),
         ("40 patients were randomized with a mean age of 55 vs 57 years.", CONDUCT),
+        (
+            "The Exampla Ablation or Suppression Trial randomly assigned women receiving prolonged "
+            "(5 years) examplumab to ovarian suppression versus no suppression.",
+            CONDUCT,
+        ),
         ("We conducted a randomized trial of drug A versus placebo in 40 patients.", CONDUCT),
         ("The city hospital conducted a single centre randomized clinical study.", CONDUCT),
         ("The two techniques were compared in a randomized trial.", CONDUCT),

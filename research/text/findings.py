@@ -86,12 +86,19 @@ _CONDUCT = re.compile(
     r"\beligible\s+(?:patients|participants|women|men|subjects)\s+(?:were|had)\b|"
     r"\b(?:were|was)\s+(?:un)?masked\b|\bmasked\s+to\b|"
     r"\bwe\s+(?:randomly\s+)?(?:assigned|allocated|randomi[sz]ed|enrolled|recruited|accrued)\b|"
+    # ... or the trial did ("The X Trial randomly assigned women … to A versus B")
+    r"\bthe\s+study\s+(?:randomly\s+)?(?:assigned|allocated|randomi[sz]ed|enrolled|recruited)\b|"
     r"\b(?:control|intervention|comparison|study|experimental)\s+(?:group|arm)\s+(?:also\s+)?"
     r"(?:received|did\s+not\s+(?:receive|undergo)|underwent|was\s+given)\b|"
     r"\b(?:study|trial)\s+was\s+(?:performed|conducted|carried\s+out|designed)\b|"
     r"\bthis\s+group\s+(?:also\s+)?received\b|"
     r"\b(?:study|trial)\s+(?:had\s+an?\s+[\w-]+\s+)?design\b|\bdesign\s+of\s+the\s+(?:study|trial)\b|"
     r"\b(?:analys[ie]s|outcomes?|end\s?-?points?)\s+(?:assessed\s+)?included\b",
+    re.I,
+)
+# An allocation: the study or its authors assigned participants to the arms (CONSORT item 8)
+_ALLOCATED = re.compile(
+    r"\b(?:the\s+study|we|(?:were|was))\s+(?:randomly\s+)?(?:assigned|allocated|randomi[sz]ed)\b",
     re.I,
 )
 # The statistical methods (CONSORT item 12): a sentence naming a model or a test with no
@@ -140,7 +147,7 @@ _BACKGROUND = re.compile(
 # A capitalised name of a group or a study ("the Northern Surgical Adjuvant Study Group", "the
 # Health Outcomes and Reduced Incidence … Fracture Trial"): its words name who ran the study.
 NAMED = re.compile(
-    r"\b(?:[A-Z][\w-]*\s+(?:(?:and|of|for|with|in|&)\s+)?){1,12}(?:Project|Group|Study|Trial|"
+    r"\b(?:[A-Z][\w-]*\s+(?:(?:and|of|for|with|in|or|&)\s+)?){1,12}(?:Project|Group|Study|Trial|"
     r"Program|Programme|Network|Consortium|Institute|Society|Association|Alliance|Foundation|"
     r"Organi[sz]ation|Collaborat\w+|Cooperative)\b"
 )
@@ -258,6 +265,10 @@ def finding_weight(sentence: str) -> float:
     # ... but a dose or a duration set against a placebo ("assigned to 410 mg for 6 weeks versus
     # placebo") is the allocation: the conduct is exempt only for outcome figures
     if _CONDUCT.search(text) and not _RESULT.search(text) and not (compared and _measured(text)):
+        return CONDUCT
+    # who was allocated to what, however its adjectives read ("… receiving prolonged examplumab
+    # … to A versus B"): conduct, unless the sentence gives an outcome's figures too
+    if _ALLOCATED.search(text) and not _measured(text):
         return CONDUCT
     if _BACKGROUND.search(text) and not compared:
         return PLAIN  # what was known before the study: quotable, after what it found
