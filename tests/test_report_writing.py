@@ -361,6 +361,22 @@ def test_the_lead_answers_a_comparison_with_several_trials_results(vectors):
     assert texts[4] not in lead  # how a trial was run is no answer
 
 
+def test_the_lead_gives_each_trials_first_result(vectors):
+    """An abstract reports its primary end point first: of one trial's results, in the
+    section's (the source's) order, the lead gives the first, not the one closest in words."""
+    topic = "Drug A versus drug B as adjuvant therapy for early disease"
+    dfs = (
+        "The hazard ratio for disease-free survival with drug A as compared with drug B was 0.68 "
+        "(95% CI, 0.56 to 0.82), a 32 percent reduction in risk.[1]"
+    )
+    os_ = "Survival, recurrence and response with drug A compared with drug B: 93 vs 106 deaths.[1]"
+    q = _efficacy_of_a_versus_b(sources_found=1, min_sources=1)
+    lead = question_lead(
+        vectors, topic, [ReportSection(heading="Efficacy", text=f"{dfs} {os_}")], [q]
+    )
+    assert lead.startswith(dfs), lead
+
+
 def test_the_lead_quotes_the_trials_of_the_question_before_their_neighbours(vectors):
     """Two results read alike; the one whose source is titled like the question (relevance 1.0)
     leads, not the neighbouring study's (0.1), whichever names the arms more plainly."""

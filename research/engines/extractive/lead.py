@@ -222,6 +222,8 @@ def question_lead(
             continue
         sims = np.where(weights >= PLAIN, sims, -np.inf)
         order = rank(sims)
+        if q.key in PRIMARY:  # each trial's primary result: the first it reports
+            order = _first_results(cited, order, sims, weights)
         before = len(parts)
         parts.append(cited[order[0]])
         if _answers(q):  # the answer: what the strongest trials found, not one of them
@@ -282,6 +284,23 @@ def _not_contained(parts: list[str]) -> list[str]:
         if not (w and said):
             keep.append(u)
     return keep
+
+
+def _first_results(
+    cited: list[str], order: list[int], sims: np.ndarray, weights: np.ndarray
+) -> list[int]:
+    """``order`` with each sentence replaced by the first sentence of the section (in its
+    order) that cites the same sources and could lead too (a finite score, ``weights`` ≥
+    ``RESULT_WEIGHT``): a section quotes a source's sentences in the source's order, and an
+    abstract reports its primary end point before its secondary ones (disease-free survival
+    before overall survival), so a trial's first result is the one that answers "which did
+    better"."""
+    first: dict[frozenset[str], int] = {}
+    for i, u in enumerate(cited):
+        if np.isfinite(sims[i]) and weights[i] >= RESULT_WEIGHT:
+            first.setdefault(frozenset(LOCAL_RE.findall(u)), i)
+    out = [first.get(frozenset(LOCAL_RE.findall(cited[i])), i) for i in order]
+    return list(dict.fromkeys(out))
 
 
 def _page_opening(cited: list[str], relevance: dict[int, float] | None) -> list[str]:
