@@ -64,6 +64,8 @@ AI_TAM = "Aromatase inhibitors versus tamoxifen as adjuvant therapy for postmeno
         ("Femoral nerve block for hip fracture surgery", "intervention", ("Femoral nerve block",)),
         ("Ivermectin for patients with malaria", "intervention", ("Ivermectin",)),
         ("Alendronic acid in postmenopausal osteoporosis", "drug", ("Alendronic acid",)),
+        # a medicine given to the people the question names is an intervention (PICO)
+        ("Examplumab for women with examplitis", "intervention", ("Examplumab",)),
         # an add-on compares the base treatment with and without the added one
         (
             "Ovarian function suppression added to tamoxifen for premenopausal breast cancer",

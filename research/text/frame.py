@@ -309,7 +309,10 @@ def frame_question(question: str) -> QuestionFrame:
     if asks_what_happened(question):  # "What happened during the first flight test?"
         return _framed(q, "event", [], topic)
     if INN_STEM.search(head):
-        return _framed(q, "drug", [head], setting)
+        # "X for women with Y", "X to prevent Y": what a medicine is given for, to whom, is an
+        # intervention's question (PICO), not a drug's profile ("X in Y"), with no market status
+        given = setting and _GIVEN.match(body[len(head) :]) and POPULATION.search(setting)
+        return _framed(q, "intervention" if given else "drug", [head], setting)
     if _DEVICE.search(head):
         return _framed(q, "device", [head], setting)
     if (
