@@ -460,6 +460,13 @@ def test_the_page_on_an_event_opens_the_lead_with_its_own_account(vectors):
     section = [ReportSection(heading="What happened", text=" ".join([*account, other]))]
     lead = question_lead(vectors, topic, section, [q], {1: 1.0, 2: 0.5})
     assert lead.startswith(" ".join(account)), lead
+    # ... and is the summary: another question's finding stays in its section
+    reaction = LeadQuestion(
+        key="key.actors", label="Response and reactions", heading="Response", status="answered"
+    )
+    said = "The agency grounded all flights for five months after the failure.[3]"
+    both = [*section, ReportSection(heading="Response", text=said)]
+    assert said not in question_lead(vectors, topic, both, [q, reaction], {1: 1.0, 3: 0.5})
     assert not question_lead(vectors, topic, section, [q], {1: 0.1, 2: 0.5}).startswith(
         " ".join(account[:2])
     )

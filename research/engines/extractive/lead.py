@@ -108,7 +108,8 @@ def question_lead(
 ) -> str:
     """Key finding per question: for the question of what the topic is (``kinds.DEFINED_BY``,
     answered or not) the opening sentences of the page on the topic when its section opens with
-    two or more of them (``_page_opening``), else a cited sentence that defines it
+    two or more of them (``_page_opening``: the summary, after which only the questions the report
+    exists to answer, ``_answers``, add theirs), else a cited sentence that defines it
     (``text.definitions.defines``) when its section has one; for each answered question (and an
     open primary question with evidence from ``LEAD_OPEN_MIN`` sources, ``_states_anyway``), in syllabus order, the
     cited sentence of its section closest to ``"topic: label. description"`` (a sentence that
@@ -138,8 +139,11 @@ def question_lead(
     by_heading = {s.heading: s for s in sections}
     parts: list[str] = []
     answer: list[str] = []  # the sentences that answer the question as the analyst asked it
+    account = False  # the lead opened with the page's own account of the topic
     for q in questions:
         sec = by_heading.get(q.heading)
+        if account and not _answers(q):
+            continue  # the page's account is the summary: the other questions keep their findings
         unstated = q.status != "answered" and not _states_anyway(q)
         if sec is None or (unstated and q.key not in DEFINED_BY):
             continue
@@ -151,6 +155,7 @@ def question_lead(
         opening = _page_opening(cited, relevance) if q.key in DEFINED_BY else []
         if len(opening) >= PAGE_OPENING_MIN:  # the page on the topic says what happened first
             parts += opening
+            account = True
             continue
         said = [u for u in cited if q.key in DEFINED_BY and defines(strip_citations(u), topic)]
         if said:  # what the topic is, as a source says it, opens a report on a person or event
