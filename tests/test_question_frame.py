@@ -171,6 +171,8 @@ def test_events_and_people_get_their_own_questions_under_the_general_keys():
         ("The control group received the educational strategy only.", CONDUCT),
         ("The intervention group received fewer transfusions than controls (12% vs 25%).", 1.0),
         ("40 patients were randomized with a mean age of 55 vs 57 years.", CONDUCT),
+        ("Of 179 patients, 154 were available for long-term follow-up.", CONDUCT),
+        ("Here, we show data from 125 patients (63 TE and 62 TEL patients).", CONDUCT),
         (
             "The Exampla Ablation or Suppression Trial randomly assigned women receiving prolonged "
             "(5 years) examplumab to ovarian suppression versus no suppression.",

@@ -79,6 +79,8 @@ _CONDUCT = re.compile(
     r"\b(?:were|was)\s+(?:excluded|included|enrolled|recruited|screened|allocated|stratified|"
     r"prospectively\s+randomi[sz]ed|randomi[sz]ed|randomly\s+assigned|put\s+into)\b|"
     r"\b(?:were|was)\s+followed[\s-]+up\b|\b(?:were|was)\s+monitored\s+for\b|"
+    r"\b(?:were|was)\s+available\s+for\s+(?:long[\s-]+term\s+)?(?:follow[\s-]*up|analysis)\b|"
+    r"\bwe\s+(?:show|present|report|describe)\s+(?:the\s+)?data\s+(?:from|of|on)\s+\d|"
     r"\b(?:were|was)\s+analy[sz]ed\s+in\s+\d|\b(?:were|was)\s+(?:evaluable|assessable)\b|"
     r"\b(?:randomi[sz]ed|randomly\s+assigned|enrolled|recruited)\s+\d[\d,]*\s+[a-z]|"
     r"\bgroups?\s+(?:are|were)\s+comparable\b|"
