@@ -228,7 +228,7 @@ def question_lead(
         sims = np.where(weights >= PLAIN, sims, -np.inf)
         order = rank(sims)
         if q.key in PRIMARY:  # each trial's primary result: the first it reports
-            order = _first_results(cited, order, sims, weights)
+            order = _first_results(cited, order, sims, weights * (contrast >= 1.0))
         before = len(parts)
         parts.append(cited[order[0]])
         if _answers(q):  # the answer: what the strongest trials found, not one of them
@@ -296,7 +296,9 @@ def _first_results(
 ) -> list[int]:
     """``order`` with each sentence replaced by the first sentence of the section (in its
     order) that cites the same sources and could lead too (a finite score, ``weights`` ≥
-    ``RESULT_WEIGHT``): a section quotes a source's sentences in the source's order, and an
+    ``RESULT_WEIGHT``; the caller gives 0 to a sentence that sets no figures against each other,
+    ``findings.contrasts``: "X has proven efficacy" is a claim, not a trial's result): a section
+    quotes a source's sentences in the source's order, and an
     abstract reports its primary end point before its secondary ones (disease-free survival
     before overall survival), so a trial's first result is the one that answers "which did
     better"."""
