@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from research.text.frame import OCCASION, QuestionFrame
+from research.text.frame import OCCASION, QuestionFrame, leaves_out
 
 COMPARISON_QUESTIONS: dict[str, dict] = {
     "efficacy.comparison": {
@@ -423,7 +423,7 @@ def fill(questions: Mapping[str, dict], frame: QuestionFrame) -> dict[str, dict]
     }
     out = {}
     for key, q in questions.items():
-        if key in NO_SWITCH and any(re.match(r"no\s", x, re.I) for x in arms):
+        if key in NO_SWITCH and any(leaves_out(x) for x in arms):
             continue  # "X versus no X": nothing to switch to, nor a sequence of the two
         label = q["label"].format(**values)
         desc = q["description"].format(**values)

@@ -88,8 +88,8 @@ _CONDUCT = re.compile(
     r"\beligible\s+(?:patients|participants|women|men|subjects)\s+(?:were|had)\b|"
     r"\b(?:were|was)\s+(?:un)?masked\b|\bmasked\s+to\b|"
     r"\bwe\s+(?:randomly\s+)?(?:assigned|allocated|randomi[sz]ed|enrolled|recruited|accrued)\b|"
-    # ... or the trial did ("The X Trial randomly assigned women … to A versus B")
-    r"\bthe\s+study\s+(?:randomly\s+)?(?:assigned|allocated|randomi[sz]ed|enrolled|recruited)\b|"
+    # ... or the trial did (its allocation: ``_ALLOCATED``)
+    r"\bthe\s+study\s+(?:enrolled|recruited)\b|"
     r"\b(?:control|intervention|comparison|study|experimental)\s+(?:group|arm)\s+(?:also\s+)?"
     r"(?:received|did\s+not\s+(?:receive|undergo)|underwent|was\s+given)\b|"
     r"\b(?:study|trial)\s+was\s+(?:performed|conducted|carried\s+out|designed)\b|"

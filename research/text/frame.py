@@ -63,15 +63,16 @@ _WITH_OR_WITHOUT = re.compile(r"^(.+?)\s+with\s+or\s+without\s+(.+)$", re.I)
 ADD_ON_MAX_WORDS = 6  # an added or base treatment's name; a longer stretch is not one
 _OR_ARMS = re.compile(r"^(?:should\s+\w+\s+(?:use|get|take|receive)\s+)?(.+?)\s+or\s+(.+)$", re.I)
 # Where an arm ends and its setting begins ("anthracyclines *as adjuvant therapy for* …").
+# Where an arm's name ends and the scene it is given in starts, and what it is given to do
+_SCENE = r"as|in|for|among|during|after|before|within|across|at"
+_TO_DO = r"to\s+(?:treat|prevent|improve|reduce|relieve|manage|control|lower|increase|enhance)"
 _SETTING = re.compile(
-    r"\s+(?:as|in|for|among|during|after|before|with|within|across|on|at|"
-    r"to\s+(?:treat|prevent|improve|reduce|relieve|manage|control|lower|increase|enhance)|"
+    rf"\s+(?:{_SCENE}|with|on|{_TO_DO}|"
     r"(?:improve|reduce|relieve|prevent|affect|lower|increase|decrease|help|work|change)s?)\s+",
     re.I,
 )
-_FIRST_ARM_END = re.compile(
-    r"\s+(?:as|in|for|among|during|after|before|within|across|at|to\s+(?:treat|prevent))\s+", re.I
-)
+# ... but in "A with B versus C", "with" joins the first arm's treatments and sets no scene
+_FIRST_ARM_END = re.compile(rf"\s+(?:{_SCENE}|{_TO_DO})\s+", re.I)
 _SETTING_OPEN = re.compile(r"^(?:for|in|among)\s+", re.I)
 _LEAD_IN = re.compile(
     r"^(?:(?:the\s+)?(?:efficacy|effectiveness|safety|effects?|role|impact|benefits?|use|value)\s+of\s+|"
@@ -293,7 +294,6 @@ def frame_question(question: str) -> QuestionFrame:
     parts = _VERSUS.split(body, maxsplit=1)
     if len(parts) == 2 and parts[0].strip() and parts[1].strip():
         second, setting = _split_arm(parts[1])
-        # "A with B versus C": "with" joins the first arm's treatments, it sets no scene
         first, before = _split_arm(parts[0], _FIRST_ARM_END)
         return _framed(
             q, "comparison", [first, second], " ".join(x for x in (before, setting) if x)
@@ -334,6 +334,14 @@ def frame_question(question: str) -> QuestionFrame:
     if _ORG.search(topic) or _named(words):
         return _framed(q, "person", [], topic)
     return _framed(q, "general", [], topic)
+
+
+_NONE_ARM = re.compile(r"^no\s+", re.I)
+
+
+def leaves_out(arm: str) -> bool:
+    """True for an arm that leaves a treatment out: "no X" of "X versus no X"."""
+    return bool(_NONE_ARM.match(arm))
 
 
 def _add_on(body: str) -> tuple[str, str, str] | None:

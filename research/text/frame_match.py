@@ -24,7 +24,7 @@ import re
 from collections import Counter
 
 from research.text.drug_classes import class_endings, names_member
-from research.text.frame import QuestionFrame, frame_question
+from research.text.frame import QuestionFrame, frame_question, leaves_out
 from research.text.frame import setting_words as _setting_words
 from research.text.populations import names_role
 from research.text.stems import ArmWord, names_arm
@@ -40,14 +40,11 @@ TARGET_MENTIONS = 2
 
 MAX_QUERY_WORDS = 12  # a keyword query longer than this stops matching anything in BM25's top
 
-# An arm that leaves a treatment out ("X versus no X"), and the words that
-# say a text's trial left it out
-_NONE_ARM = re.compile(r"^no\s+", re.I)
+# The words that say a text's trial left a treatment out (the arm "no X": ``frame.leaves_out``)
 _ABSENCE = re.compile(r"no|without|omit\w*|omission|forgo\w*|avoid\w*|withh\w+|none", re.I)
 _WITH_OR_WITHOUT = re.compile(r"\bwith\s+(?:or|and)\s+without\b", re.I)
-ABSENCE_GAP = (
-    3  # words between "without" and the treatment it leaves out ("without adjuvant whole-organ …")
-)
+# words between "without" and the treatment it leaves out ("without adjuvant whole-organ …")
+ABSENCE_GAP = 3
 
 # The occasion a setting names ("… after knee surgery", "… during chemotherapy") and where its
 # noun phrase ends: its head is the phrase's last content word ("surgery")
@@ -98,7 +95,7 @@ def arms_of(text: str, frame: QuestionFrame, *, loose: bool = False) -> list[boo
     have = _text_keys(text)
     return [
         _names_absence(text, words)
-        if _NONE_ARM.match(arm) and words
+        if leaves_out(arm) and words
         else (
             names_arm(words, have)
             or (loose and len(words) > 2 and any(w.named_by(have) for w in words))
@@ -114,7 +111,7 @@ def _names_absence(text: str, words: list[ArmWord]) -> bool:
     alone names the other arm, which every study of X names too."""
     if _WITH_OR_WITHOUT.search(text):
         return True
-    tokens = [t for t in re.findall(r"[\w-]+", text)]
+    tokens = re.findall(r"[\w-]+", text)
     keys = [_stems([t]) for t in tokens]
     for i, tok in enumerate(tokens):
         if _ABSENCE.fullmatch(tok):

@@ -181,7 +181,9 @@ def questions_markdown(report: Report) -> str:
         )
         # an open question's section may still cite sources (too few, or trials of each arm on
         # its own): the count says it is open, the links what the section quotes
-        cell = plain(found) + (f"; cites {refs}" if refs else "") if found else refs
+        cell = refs
+        if found:
+            cell = plain(found) + (f"; cites {refs}" if refs else "")
         rows.append(
             f"| {plain(q.label)} | {STATUS_LABELS.get(q.status, plain(q.status))} | "
             f"[{plain(q.heading)}](#{heading_anchor(q.heading)}) | {cell} |"

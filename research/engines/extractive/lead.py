@@ -111,7 +111,8 @@ def question_lead(
     two or more of them (``_page_opening``: the summary, after which only the questions the report
     exists to answer, ``_answers``, add theirs), else a cited sentence that defines it
     (``text.definitions.defines``) when its section has one; for each answered question (and an
-    open primary question with evidence from ``LEAD_OPEN_MIN`` sources, ``_states_anyway``), in syllabus order, the
+    open primary question with evidence from ``LEAD_OPEN_MIN`` sources, ``_states_anyway``), in
+    syllabus order, the
     cited sentence of its section closest to ``"topic: label. description"`` (a sentence that
     describes study design rather than a result, ``text.STUDY_DESIGN``, scores ``DESIGN_PENALTY`` less, one that
     points back at what it does not name, ``text.ANAPHORA``, ``ANAPHORA_PENALTY`` less; the
@@ -298,10 +299,9 @@ def _first_results(
     order) that cites the same sources and could lead too (a finite score, ``weights`` ≥
     ``RESULT_WEIGHT``; the caller gives 0 to a sentence that sets no figures against each other,
     ``findings.contrasts``: "X has proven efficacy" is a claim, not a trial's result): a section
-    quotes a source's sentences in the source's order, and an
-    abstract reports its primary end point before its secondary ones (disease-free survival
-    before overall survival), so a trial's first result is the one that answers "which did
-    better"."""
+    quotes a source's sentences in the source's order, and an abstract reports its primary end
+    point before its secondary ones (disease-free survival before overall survival), so a
+    trial's first result is the one that answers "which did better"."""
     first: dict[frozenset[str], int] = {}
     for i, u in enumerate(cited):
         if np.isfinite(sims[i]) and weights[i] >= RESULT_WEIGHT:
