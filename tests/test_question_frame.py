@@ -283,11 +283,6 @@ def test_the_occasion_of_a_condition_tells_its_sources_apart():
     assert about_question(on, frame) and not about_question(off, frame)
     during = frame_question("Exercise to reduce fatigue during chemotherapy in adults with X")
     assert occasion_head(during) == "chemotherapy"
-    # asked with the occasion before what the treatment should improve
-    asked = frame_question("Does exercise during chemotherapy improve fatigue in adults with X?")
-    assert (asked.kind, asked.arms) == ("intervention", ("exercise",))
-    assert occasion_head(asked) == "chemotherapy"
-    assert [w.whole for w in asked.target_words()] == ["fatigu"]
 
 
 def test_an_arm_that_leaves_a_treatment_out_is_named_by_its_absence():

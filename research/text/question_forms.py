@@ -9,8 +9,6 @@ also type the same questions other ways; ``plain_form`` rewrites those (a topic 
   of X after S", "omitting X after S" → "X versus no X after S";
 * a better outcome against a comparator: "A improve survival over B in S" (from "Does A improve
   survival over B in S?") → "A versus B in S";
-* an occasion before the outcome: "A during S improve Y in P" (from "Does A during S improve Y
-  in P?") → "A to improve Y in P during S": Y is what A is for, S its occasion;
 * what is done for a condition: "preventing X after S", "treating X in S", "management of X" →
   "interventions to prevent X after S" (an open arm: any intervention for X).
 
@@ -45,12 +43,6 @@ _OVER = re.compile(
     r"(?:with|to))\s+(.+)$",
     re.I,
 )
-# "A during S improve(s) Y in P" (from "Does A during S improve Y in P?"): the occasion before
-# the outcome it is asked to improve
-_OCCASION_FIRST = re.compile(
-    rf"^(.+?)\s+((?:during|after|before|following)\s+.+?)\s+({_OUTCOME_VERB})\s+(.+)$", re.I
-)
-_COMPARATOR = re.compile(r"\s(?:over|versus|vs\.?|compared|relative\s+to|than)\s", re.I)
 # Outcomes every efficacy question asks about: said by the comparison itself
 _PRIMARY_OUTCOME = re.compile(
     r"^(?:overall\s+|disease-free\s+|progression-free\s+)?(?:survival|outcomes?|prognosis|"
@@ -93,10 +85,6 @@ def plain_form(body: str) -> str:
         what = f" for {outcome}" if outcome and not _PRIMARY_OUTCOME.match(outcome) else ""
         tail = f" {pieces[1]}" if len(pieces) > 1 else ""
         return f"{m.group(1).strip()} versus {pieces[0]}{what}{tail}"
-    m = _OCCASION_FIRST.match(body)
-    if m and not _COMPARATOR.search(body):  # "… improve survival over B" compares (``_OVER``)
-        treatment, occasion, verb, outcome = m.groups()
-        return f"{treatment} to {verb.lower().removesuffix('s')} {outcome} {occasion}"
     m = _DOING_RX.match(body)
     if m:
         return f"interventions to {_DOING[' '.join(m.group(1).lower().split())]} {m.group(2)}"
