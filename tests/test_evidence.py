@@ -544,3 +544,43 @@ def test_the_title_after_its_acronym_is_no_passage(vectors):
     found = document_evidence(vectors, list(DRUG.values()), TOPIC, title, text, ["trastuzumab"])
     passages = {p.passage for ps in found.values() for p in ps}
     assert passages and not any("randomized trial of" in p for p in passages)
+
+
+def test_guidance_on_a_comparison_comes_from_a_source_on_both_arms_and_says_what_is_open(vectors):
+    """What guidelines recommend on A versus B, and what remains uncertain: a source on one arm
+    only (another trial of arvotinib) answers it no more than it answers which arm did better;
+    and a trial's enrolment, another trial's result or a registration number is no guidance,
+    however close its words come to "further trials" in meaning."""
+    topic = "Arvotinib versus belzumab as adjuvant therapy for early disease"
+    spec = fill(COMPARISON_QUESTIONS, frame_question(topic))
+    guidance = Question(
+        key="guidance.open",
+        label=spec["guidance.open"]["label"],
+        description=spec["guidance.open"]["description"],
+        min_sources=1,
+    )
+    open_question = (
+        "Whether arvotinib should replace belzumab remains uncertain; further trials are needed."
+    )
+    both = SearchResult(
+        url="https://pubmed.ncbi.nlm.nih.gov/6/",
+        title="Arvotinib versus belzumab as adjuvant therapy for early disease",
+        text=open_question,
+    )
+    one_arm = SearchResult(
+        url="https://pubmed.ncbi.nlm.nih.gov/7/",
+        title="Arvotinib as adjuvant therapy for early disease: a phase II trial",
+        text=open_question.replace(" should replace belzumab", " should be given"),
+    )
+    ev = result_evidence(vectors, [guidance], topic, [both, one_arm])
+    assert [p.passage for p in ev[0]["guidance.open"]] == [open_question]
+    assert "guidance.open" not in ev[1]
+    not_guidance = [
+        "The trial included 960 women with early disease treated with arvotinib or belzumab.",
+        "Five-year disease-free survival was 96.0% in both arms.",
+    ]
+    scores = judge.score_passages([guidance], not_guidance, topic=topic, vectors=vectors)
+    assert (scores == 0).all()
+    assert cues.is_design(
+        "Australian Clinical Trials Registry registration number ACTRN12605000478617."
+    )

@@ -79,6 +79,13 @@ def test_helpers_behave():
         "Fever fits affect 2-10% of children.",
     ]
     assert len(split_sentences("See e.g.The results of the trial in many adults today.")) == 1
+    # a clock time's "a.m." abbreviates: "CDT (13:28 UTC) on April 20." is no sentence of its own
+    assert split_sentences(
+        "A launch window opened at 8:28 a.m. CDT (13:28 UTC) on 20 April. At 08:33 it lifted off."
+    ) == [
+        "A launch window opened at 8:28 a.m. CDT (13:28 UTC) on 20 April.",
+        "At 08:33 it lifted off.",
+    ]
     # a live blog's timestamp ends a post and is no part of a sentence
     assert split_sentences(
         "The minister added that work resumed.03 Jun, 2031, 11:27 AM IST The crash killed 261 "

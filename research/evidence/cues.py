@@ -60,7 +60,8 @@ _DESIGN = re.compile(
 _AIM = re.compile(
     r"\b(?:purpose|aims?|objectives?|goals?)\s+(?:of|was|were|is|are|include[sd]?)\b|"
     r"^(?:To|We\s+sought\s+to)\s+[a-z]+\b|\bhypothesi[sz]e[ds]?\b|\bregistered\b|"
-    r"\b(?:ISRCTN|NCT)\d{6,}|\bintention[- ]to[- ]treat\b|\bwarranted\b|"
+    r"\b(?:ISRCTN|NCT|ACTRN)\d{6,}|\b(?:clinical\s+)?trials?\s+registry\b|\bregistration\s+(?:number|no)\b|"
+    r"\bintention[- ]to[- ]treat\b|\bwarranted\b|"
     r"\b(?:data|samples)\s+were\s+available\b|"
     r"\b(?:was|were)\s+(?:also\s+)?(?:evaluated|assessed|measured|monitored|recorded)\s*\.?$|"
     r"^(?:To|We\s+sought\s+to)\s+[a-z]+\b|\bto\s+(?:determine|evaluate|assess|investigate|clarify|"
@@ -168,6 +169,18 @@ REQUIRED_CUES: dict[str, re.Pattern[str]] = {
     "ip.patents": re.compile(
         r"\b(?:patent\w*|exclusivit\w*|generics?|biosimilars?|intellectual\s+property|"
         r"licen[cs]\w*|trademarks?|litigation|follow-on|copies)\b",
+        re.I,
+    ),
+    # what is recommended or still open: a recommendation, a conclusion drawn for practice, a
+    # hedge, an uncertainty or a call for more research. A trial's enrolment ("The trial included
+    # 960 patients") or another trial's result is no guidance, however close its words come.
+    "guidance.open": re.compile(
+        r"\b(?:guidelines?|guidance|recommend\w*|consensus|uncertain\w*|unclear|unknown|"
+        r"unresolved|remains?\s+(?:\w+\s+){0,2}(?:uncertain|unclear|unknown|controversial|debated|"
+        r"open|to\s+be|an?\s+option|the\s+standard)|further|needed|warranted|should|options?|consider\w*|"
+        r"standard\s+(?:of\s+care|treatment|practice)|practice|conclu\w+|suggest\w*|"
+        r"support\w*|may|might|could|meta-analys[ie]s|systematic\s+reviews?|questions?|"
+        r"debate\w*|controvers\w*|role|evidence|implications?|appropriate|safe(?:ly)?)\b",
         re.I,
     ),
 }

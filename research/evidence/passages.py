@@ -8,7 +8,7 @@ its title alone is close to the topic. For a framed question (a comparison, an i
 device: ``research.text.frame``) it must name an arm and most of the setting whatever its title,
 and for any question naming a treatment (a drug profile too) its title must not name the
 opposite setting (``populations.contradicts_setting``),
-and it answers the questions that compare the arms (``planning.kinds.BOTH_ARMS``) only when it
+and it answers the questions that compare the arms (``planning.kinds.ON_BOTH_ARMS``) only when it
 names both arms and ``COMPARES_SETTING`` of the setting, and then not with a sentence that sets
 one arm against a third comparator (placebo, observation: ``third_arm``). A trial's registry
 record with no results answers no question on what was found (``registration_only``), a trial's
@@ -31,7 +31,7 @@ import numpy as np
 
 from research.evidence import judge, passage_split
 from research.models import EvidencePassage, Question, SearchResult
-from research.planning.kinds import BOTH_ARMS, DEFINED_BY, HARMS, PRIMARY, PRIMARY_WEIGHT
+from research.planning.kinds import DEFINED_BY, HARMS, ON_BOTH_ARMS, PRIMARY, PRIMARY_WEIGHT
 from research.text import mentions_topic, norm_key, subject_of, topic_words, word_key
 from research.text.comparators import another_comparison, studies_another, third_arm
 from research.text.definitions import LEAD_SENTENCES, titled_as_topic
@@ -237,7 +237,7 @@ def result_evidence(
                     k: [
                         p
                         for p in ps
-                        if k not in BOTH_ARMS or (both and not third_arm(p.passage, frame))
+                        if k not in ON_BOTH_ARMS or (both and not third_arm(p.passage, frame))
                     ]
                     for k, ps in hit.items()
                 }

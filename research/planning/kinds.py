@@ -187,6 +187,11 @@ FROM_MAIN = frozenset({"subgroups.benefit"})
 
 # Questions only a source that names both arms of a comparison can answer.
 BOTH_ARMS = frozenset({"efficacy.comparison", "harms.comparison", "qol.adherence"})
+# ... and what guidelines and reviews say on A versus B: a source on one arm only (another
+# setting's trial of radiotherapy under "can radiotherapy be omitted") counts for none of them
+# (``research.evidence.passages``), though it is no candidate for an arm's own result
+# (``BOTH_ARMS``: ``pipeline.indirect``)
+ON_BOTH_ARMS = BOTH_ARMS | {"guidance.open"}
 
 # The questions a report on a treatment exists to answer (does it work, and how well): their
 # sections get ``PRIMARY_WEIGHT`` times the sentences of the others (``pipeline.answers``), so a

@@ -16,7 +16,7 @@ from research.text.words import clean, strip_citations
 
 _ABBREV = frozenset(
     """e.g i.e et al vs dr mr mrs ms prof fig figs no nos approx ca inc ltd co jr sr st
-u.s u.k ref refs vol pp eq ed eds dept univ gen lt col sgt mt ft""".split()
+u.s u.k ref refs vol pp eq ed eds dept univ gen lt col sgt mt ft a.m p.m""".split()
 )
 
 _LABELS = (
