@@ -23,7 +23,7 @@ from research.costorm.report import OPEN_QUESTIONS
 from research.evidence.passages import REGISTRY
 from research.models import Report, Syllabus
 from research.pipeline import registrations, runner
-from research.planning.kinds import PRIMARY
+from research.planning.question_roles import PRIMARY
 from research.store import keys
 from research.store.connection import get_redis
 from research.store.runs import RunStore

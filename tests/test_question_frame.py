@@ -9,7 +9,8 @@ import pytest
 from research.followup.audit import on_question, summarize
 from research.followup.corpus import EvidenceDoc
 from research.models import SourceRecord
-from research.planning.kinds import FACETS, KIND_TEMPLATES
+from research.planning.facets import FACETS
+from research.planning.kinds import KIND_TEMPLATES
 from research.planning.syllabus import base_template
 from research.store.followup_models import CitationCheck
 from research.text.entities import split_topic

@@ -36,7 +36,7 @@ from research.evidence import passages
 from research.evidence.passages import kept_for, result_evidence
 from research.models import CoStormTurn, Intent, Perspective, SearchResult, TurnSource, now
 from research.pipeline.context import RunContext
-from research.planning.kinds import BOTH_ARMS
+from research.planning.question_roles import BOTH_ARMS
 from research.text import split_sentences
 from research.text.findings import quote_rank
 from research.text.frame_match import anchor_queries
@@ -108,7 +108,7 @@ def save_sources(
     question, with the evidence judgement's passages of each saved result
     (``passages.result_evidence``, kept per question as a STORM turn keeps them: ``kept_for``);
     returns the turn's numbered sources (n = result number). A question that compares the arms
-    of a comparison (``planning.kinds.BOTH_ARMS``) counts a result only when the judgement finds
+    of a comparison (``planning.question_roles.BOTH_ARMS``) counts a result only when the judgement finds
     a passage of it for that question, as in a STORM turn (``pipeline.conversation
     .counted_keys``); the others count the engine's assignment (counting only the judgement's
     keys there too steered the experts away from what they found: on the unseen question set,

@@ -30,7 +30,7 @@ from research.pipeline import answers, indirect, registrations
 from research.pipeline.context import RunContext
 from research.pipeline.reporter import dedupe_report, trials_section
 from research.pipeline.sections import insufficient_sentence
-from research.planning.kinds import PRIMARY
+from research.planning.question_roles import PRIMARY
 from research.planning.syllabus import asked_key
 from research.text import split_sentences, strip_citations
 from research.text.findings import no_finding
@@ -66,7 +66,7 @@ def _sections(table: Table) -> list[tuple[int, ReportSection]]:
 
 
 def _key_results(table: Table) -> tuple[list[tuple[int, ReportSection]], list[LeadQuestion]]:
-    """A section per primary syllabus question (``kinds.PRIMARY``: does it work), headed by its
+    """A section per primary syllabus question (``question_roles.PRIMARY``: does it work), headed by its
     label, quoting up to ``answers.PER_SOURCE_RESULTS`` results on its own outcomes of every
     source the mind map cites (the run's evidence for that question, ``answers.choose``), before
     the concepts' sections: what the mind map's trials found is the answer the question asks,

@@ -30,7 +30,7 @@ from functools import lru_cache
 
 import Stemmer
 
-from research.planning.kinds import HARMS
+from research.planning.question_roles import HARMS
 from research.text import STUDY_DESIGN, subject_of, word_key
 from research.text.entities import split_topic
 from research.text.findings import HARM_CUES, RESULT_CUES, states_result

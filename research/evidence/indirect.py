@@ -2,7 +2,7 @@
 against the other.
 
 A question "A versus B" is answered by trials that compare A with B (``passages.compares``:
-``planning.kinds.BOTH_ARMS``). When the run found none, the report says so, and what an analyst
+``planning.question_roles.BOTH_ARMS``). When the run found none, the report says so, and what an analyst
 can still weigh is what each arm did in its own trials, against placebo, another treatment or
 nothing: an indirect comparison through other comparators (Bucher et al., J Clin Epidemiol
 1997; docs/evidence.md § Indirect evidence). The report labels it as such and never counts it
@@ -15,7 +15,7 @@ about what the intervention is for (``frame_match.names_target``) in the questio
 results) and study no added treatment (``comparators.studies_another``); from each, its best
 passage for ``question`` (the judgement of ``passages.document_evidence``) that names the arm
 and states a result (``findings.states_result``) of the question's family: a harm for a
-question on harms (``planning.kinds.HARMS``), anything but a harm alone for the others
+question on harms (``planning.question_roles.HARMS``), anything but a harm alone for the others
 (``findings.outcome_family``).
 """
 
@@ -32,7 +32,7 @@ from research.evidence.passages import (
     result_text,
 )
 from research.models import EvidencePassage, Question, SearchResult
-from research.planning.kinds import HARMS
+from research.planning.question_roles import HARMS
 from research.text.comparators import studies_another
 from research.text.entities import drug_names
 from research.text.findings import outcome_family, states_result

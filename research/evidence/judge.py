@@ -13,7 +13,7 @@ that a sentence about the topic cannot pass for evidence just by naming it (cosi
 * **semantic** — all-MiniLM-L6-v2 cosine of the passage (topic words removed) to the question's
   aspect texts: its label
   and description, and each of its facets (``facets``: the description's comma-separated parts,
-  plus the curated phrasings of the template questions, ``research.planning.kinds.FACETS``),
+  plus the curated phrasings of the template questions, ``research.planning.facets.FACETS``),
   topic words removed; the best of those cosines counts;
 * **lexical** — how many of the question's own stemmed terms (label + description + facets,
   minus the topic's words and stop words) the passage uses, plus, for the general template's
@@ -31,7 +31,7 @@ without any of the question's own words keeps only ``LEX_BASE`` of it; ``design`
 (``OTHER_DRUG_FACTOR``) keeps nothing, unless the question is about the competition (a
 combination partner's result is the partner's: docs/evidence.md § Findings); a passage
 that reports only the other family of outcome (a harm for "does it work", a benefit for "what
-harm does it do") keeps less (``research.planning.kinds.outcome_fit``); on a focused
+harm does it do") keeps less (``research.planning.question_roles.outcome_fit``); on a focused
 topic ("Imatinib hepatotoxicity in …") a passage that never names the focus keeps
 ``OFF_FOCUS_FACTOR`` (``cues.names_focus``); a question on a product's market or its patents
 answers only with a sentence that names what it asks about (``cues.REQUIRED_CUES``: approval,
@@ -56,7 +56,8 @@ import numpy as np
 from research.evidence.cues import CUES, REQUIRED_CUES, is_design, names_focus, topic_stems
 from research.evidence.cues import stems as _stems
 from research.models import Question
-from research.planning.kinds import DEFINED_BY, FACETS, outcome_fit
+from research.planning.facets import FACETS
+from research.planning.question_roles import DEFINED_BY, outcome_fit
 from research.text import content_words
 from research.text.definitions import defines
 from research.text.entities import drug_names, names_any
@@ -92,7 +93,7 @@ _DOMAIN_GENERIC = frozenset(
 # them is no evidence about the topic's drug, except for a question about the competition.
 _COMPARATIVE = re.compile(r"compet|landscape|alternativ|comparis|versus|combination|rival", re.I)
 OTHER_DRUG_FACTOR = 0.0
-# A definitional sentence's score for the question it answers (``kinds.DEFINED_BY``: "X was an
+# A definitional sentence's score for the question it answers (``question_roles.DEFINED_BY``: "X was an
 # American drummer …", ``research.text.definitions``): among a source's best, where MiniLM
 # reads what the sentence says about X, not that it says what X is
 DEFINITION_SCORE = 0.9

@@ -8,7 +8,7 @@ its title alone is close to the topic. For a framed question (a comparison, an i
 device: ``research.text.frame``) it must name an arm and most of the setting whatever its title,
 and for any question naming a treatment (a drug profile too) its title must not name the
 opposite setting (``populations.contradicts_setting``),
-and it answers the questions that compare the arms (``planning.kinds.ON_BOTH_ARMS``) only when it
+and it answers the questions that compare the arms (``planning.question_roles.ON_BOTH_ARMS``) only when it
 names both arms and ``COMPARES_SETTING`` of the setting, and then not with a sentence that sets
 one arm against a third comparator (placebo, observation: ``third_arm``). A trial's registry
 record with no results answers no question on what was found (``registration_only``), a trial's
@@ -17,7 +17,7 @@ text (the raw artifact's ``text``; the snippets when the backend gave no text) i
 whole-sentence passages (``passage_split.split_passages``) and scored against every question
 (``judge.score_passages``); each question gets the result's best ``kept_for(question)``
 passages at or over ``judge.EVIDENCE_MIN`` (``PER_QUESTION``; twice that for a primary question,
-``planning.kinds.PRIMARY``, whose section quotes a trial's second result too), best by
+``planning.question_roles.PRIMARY``, whose section quotes a trial's second result too), best by
 ``research.text.findings.quote_rank`` (a result before a sentence on the study's conduct).
 """
 
@@ -31,7 +31,13 @@ import numpy as np
 
 from research.evidence import judge, passage_split
 from research.models import EvidencePassage, Question, SearchResult
-from research.planning.kinds import DEFINED_BY, HARMS, ON_BOTH_ARMS, PRIMARY, PRIMARY_WEIGHT
+from research.planning.question_roles import (
+    DEFINED_BY,
+    HARMS,
+    ON_BOTH_ARMS,
+    PRIMARY,
+    PRIMARY_WEIGHT,
+)
 from research.text import mentions_topic, norm_key, subject_of, topic_words, word_key
 from research.text.comparators import another_comparison, studies_another, third_arm
 from research.text.definitions import LEAD_SENTENCES, titled_as_topic
@@ -67,7 +73,7 @@ _MEMO_LOCK = threading.Lock()
 
 def kept_for(question_key: str) -> int:
     """Passages a source keeps for a question: ``PER_QUESTION``, ``PRIMARY_WEIGHT`` times that
-    for a primary question (``planning.kinds.PRIMARY``)."""
+    for a primary question (``planning.question_roles.PRIMARY``)."""
     return PER_QUESTION * (PRIMARY_WEIGHT if question_key in PRIMARY else 1)
 
 
@@ -98,7 +104,7 @@ def compares(text: str, frame: QuestionFrame) -> bool:
     """True when a source names every arm of a comparison (an arm of three words or more by any
     of them, as an abstract shortens it: ``frame_match.arms_of`` ``loose``) and
     ``COMPARES_SETTING`` of its setting: it can answer the questions only such a source answers
-    (``kinds.BOTH_ARMS``)."""
+    (``question_roles.BOTH_ARMS``)."""
     return all(arms_of(text, frame, loose=True)) and setting_share(text, frame) >= COMPARES_SETTING
 
 
@@ -320,6 +326,6 @@ def document_evidence(
 def rank_for(question_key: str, score: float, passage: str) -> float:
     """The order in which a question's passages are kept and quoted: ``findings.quote_rank``
     (a stated result before a study's conduct), or the judgement's ``score`` alone on the
-    question of what the topic is (``kinds.DEFINED_BY``): a definition is no finding, and comes
+    question of what the topic is (``question_roles.DEFINED_BY``): a definition is no finding, and comes
     before a figure from the same article."""
     return score if question_key in DEFINED_BY else quote_rank(score, passage)

@@ -8,7 +8,7 @@ the coverage chart — at least ``min_sources`` saved sources with an evidence p
 stated result first, then one naming the question's own terms, from a source titled like the
 question; one passage per source before a second one of any source, near-duplicates dropped:
 maximal marginal relevance with ``DUPLICATE_SIM``), as many as the run's depth allows
-(``section_budget``, shared by ``share_budget``: a primary question, ``planning.kinds.PRIMARY``,
+(``section_budget``, shared by ``share_budget``: a primary question, ``planning.question_roles.PRIMARY``,
 weighs ``PRIMARY_WEIGHT``, and quotes at least ``PER_SOURCE_RESULTS`` results on its own outcomes
 of every source that has them, up to ``RESULTS_GROWTH`` times its share: ``results_quota``). A
 passage is quoted under the question it answers best once its score is weighed by how its outcome
@@ -38,7 +38,7 @@ from research.evidence.passages import FOUND, rank_for
 from research.models import EvidencePassage, GapReport, Question, QuestionStop
 from research.pipeline.material import Unit
 from research.pipeline.sections import DUPLICATE_SIM, SectionPlan
-from research.planning.kinds import (
+from research.planning.question_roles import (
     DEFINED_BY,
     FROM_MAIN,
     HARMS,
@@ -117,7 +117,7 @@ def choose(
     with the run's question ``frame``, raised by up to ``ON_POINT`` for naming the question's own
     terms, ``frame_match.term_share``, and for its source's ``relevance`` to the question:
     ``on_point_rank``), those reporting the question's own family of outcome before the others
-    (``kinds.outcome_fit``), one per source before any source's second (the opening sentences
+    (``question_roles.outcome_fit``), one per source before any source's second (the opening sentences
     of the page on the topic excepted: ``page_lead``, quoted beside the ``n``), none
     a near-duplicate (same words, or cosine ≥ ``DUPLICATE_SIM``) of a chosen one or of ``taken``
     (texts already quoted elsewhere in the report); appends the chosen texts to ``taken``."""
@@ -136,7 +136,7 @@ def choose(
     # each source's best passage that is not already quoted comes before any source's second: a
     # source whose best sentence the lead took still gives the section its next one; and what
     # reports the question's own family of outcome comes before what does not (a harm under
-    # "does it work": ``kinds.outcome_fit``)
+    # "does it work": ``question_roles.outcome_fit``)
     fits = [
         outcome_fit(p.question, outcome_family(p.passage)) >= 1.0 and _answers_harms(p)
         for p in ranked
@@ -178,7 +178,7 @@ HARM_FINDING = 0.7
 
 
 def _answers_harms(p: EvidencePassage) -> bool:
-    """False for a passage under a question on harms (``kinds.HARMS``) that names no harm and
+    """False for a passage under a question on harms (``question_roles.HARMS``) that names no harm and
     states no finding (``HARM_FINDING``): how the arms were treated is no harm found."""
     if p.question not in HARMS:
         return True
@@ -198,7 +198,7 @@ def on_point_rank(
     p: EvidencePassage, frame: QuestionFrame | None, relevance: dict[str, float] | None = None
 ) -> float:
     """``quote_rank`` of a passage (its score alone on the question of what the topic is,
-    ``kinds.DEFINED_BY``) × (1 + ``ON_POINT`` × the share of the question's terms it
+    ``question_roles.DEFINED_BY``) × (1 + ``ON_POINT`` × the share of the question's terms it
     names) × (1 + ``DOC_WEIGHT`` × its source's ``relevance`` to the question): among results
     the judgement scores alike (its score saturates at 1), the one on the question's own outcome
     and population, from a study of the question itself, first."""
@@ -425,7 +425,7 @@ def fill(
 
 def results_of(passages: list[EvidencePassage], key: str) -> list[EvidencePassage]:
     """The ``passages`` that state a result on question ``key``'s own outcomes: not a study's
-    conduct or aim (``_conduct``), not only the other family of outcome (``kinds.outcome_fit``:
+    conduct or aim (``_conduct``), not only the other family of outcome (``question_roles.outcome_fit``:
     a harm under "does it work")."""
     return [
         e
@@ -470,7 +470,7 @@ def _pkey(e: EvidencePassage) -> tuple[str, str]:
 
 
 def _fit_score(e: EvidencePassage) -> float:
-    """The evidence score × ``kinds.outcome_fit`` of the passage's outcome family for its
+    """The evidence score × ``question_roles.outcome_fit`` of the passage's outcome family for its
     question: a harm scored high for "does it work" fits the question on harms better."""
     return e.score * outcome_fit(e.question, outcome_family(e.passage))
 

@@ -3,7 +3,7 @@ arm did in trials of its own (``research.evidence.indirect``; docs/evidence.md Â
 evidence).
 
 ``add_arm_results(ctx, topic, plans) â†’ bool`` fills the sections of the questions that only a
-trial of one arm against the other answers (``planning.kinds.BOTH_ARMS``) and that no source
+trial of one arm against the other answers (``planning.question_roles.BOTH_ARMS``) and that no source
 answered, when the primary question has no source either, with the arms' own results, read
 from every search result of the run (``text.artifact_text.search_results``: the gate of
 ``evidence.passages.on_question_docs`` keeps a trial of the comparator alone out of the
@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from research.evidence.indirect import arm_results
 from research.models import Question, SearchResult
 from research.pipeline.material import Unit
-from research.planning.kinds import BOTH_ARMS, PRIMARY
+from research.planning.question_roles import BOTH_ARMS, PRIMARY
 from research.text.artifact_text import search_results
 from research.text.frame import frame_question
 

@@ -1,5 +1,6 @@
-"""Syllabus templates for the kinds of question that name interventions, and every template
-question's facet phrasings: the template data the evidence judgement reads.
+"""Syllabus templates for the kinds of question: the template data the evidence judgement
+reads, beside the facet phrasings of ``research.planning.facets`` and the questions' roles of
+``research.planning.question_roles``.
 
 A comparison ("A versus B in S") gets a PICO-shaped syllabus (population, intervention,
 comparator, outcomes: the frame of clinical questions in evidence-based medicine, Richardson et al.
@@ -9,9 +10,7 @@ one intervention. The labels and descriptions hold ``{a}``, ``{b}`` (the arms) a
 setting); ``fill`` puts the question's terms in (``research.text.frame``). A label is
 "Aspect: terms", never a fragment of the question glued in front of a template word.
 
-``FACETS`` widen what the judgement recognises as an answer to a template question, in the
-words sources use. No template and no facet names a particular medicine, organ or event (a
-test checks it).
+No template names a particular medicine, organ or event (a test checks it).
 """
 
 from __future__ import annotations
@@ -19,6 +18,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
+from research.planning.question_roles import NO_SWITCH
 from research.text.frame import OCCASION, QuestionFrame, leaves_out
 
 COMPARISON_QUESTIONS: dict[str, dict] = {
@@ -181,64 +181,6 @@ PERSON_QUESTIONS: dict[str, dict] = {
     },
 }
 
-# Questions asked of the studies that answer the main ones (``PRIMARY``, ``HARMS``): who benefits
-# more is a subgroup of a trial of the question (``pipeline.answers.fill``).
-FROM_MAIN = frozenset({"subgroups.benefit"})
-
-# Questions only a source that names both arms of a comparison can answer.
-BOTH_ARMS = frozenset({"efficacy.comparison", "harms.comparison", "qol.adherence"})
-# ... and what guidelines and reviews say on A versus B: a source on one arm only (another
-# setting's trial of radiotherapy under "can radiotherapy be omitted") counts for none of them
-# (``research.evidence.passages``), though it is no candidate for an arm's own result
-# (``BOTH_ARMS``: ``pipeline.indirect``)
-ON_BOTH_ARMS = BOTH_ARMS | {"guidance.open"}
-
-# The questions a report on a treatment exists to answer (does it work, and how well): their
-# sections get ``PRIMARY_WEIGHT`` times the sentences of the others (``pipeline.answers``), so a
-# trial's second result can be quoted beside its first.
-PRIMARY = frozenset(
-    {"efficacy.comparison", "efficacy.intervention", "accuracy.outcomes", "clinical.efficacy"}
-)
-PRIMARY_WEIGHT = 2
-# The question a sentence that says what the topic is answers ("X was an American drummer …",
-# ``research.text.definitions``): the evidence judgement scores it there by its form, and the
-# lead of a report on a person, an event or a general topic opens with it.
-DEFINED_BY = frozenset({"background.overview"})
-
-# The questions that ask what harm a treatment does: a sentence that reports only a benefit
-# ("overall survival did not differ") does not answer them, as a sentence that reports only a harm
-# does not answer the primary questions (``research.evidence.judge``, ``findings.outcome_family``).
-HARMS = frozenset(
-    {"harms.comparison", "harms.intervention", "risks.complications", "clinical.safety"}
-)
-# A comparison's primary outcomes are named (survival, recurrence, response, accuracy: its
-# question's description): a result that names none of them ranks below one that does.
-NAMED_OUTCOMES = frozenset({"efficacy.comparison"})
-MISFIT_FACTOR = 0.5  # what a passage of the other family of outcome only keeps (``outcome_fit``)
-# what a result naming no outcome of benefit keeps under a question that names its outcomes:
-# "more fractures and fewer thromboses" reads as a result by its cues alone
-UNNAMED_FACTOR = 0.7
-# The primary questions whose answer is a benefit whatever the question: an intervention's or a
-# device's may be a harm avoided ("fewer wound complications" answers a question on preventing
-# them), so a harm's words do not mark their sentences as off the question.
-BENEFIT_ONLY = frozenset({"efficacy.comparison", "clinical.efficacy"})
-_MISFIT = {**{k: "harm" for k in BENEFIT_ONLY}, **{k: "benefit" for k in HARMS}}
-
-
-def outcome_fit(key: str, family: str) -> float:
-    """What a sentence of outcome ``family`` (``research.text.findings.outcome_family``: computed
-    once per sentence by the caller) keeps of its evidence score or lead weight for question
-    ``key``: ``MISFIT_FACTOR`` when it reports only the other family (a harm for a comparison's
-    or a drug's efficacy question, ``BENEFIT_ONLY``; a benefit for a question on harms,
-    ``HARMS``), ``UNNAMED_FACTOR`` when it names no outcome of benefit under a question that
-    names its outcomes (``NAMED_OUTCOMES``), else 1."""
-    if family and family == _MISFIT.get(key):
-        return MISFIT_FACTOR
-    if key in NAMED_OUTCOMES and family not in ("benefit", "both"):
-        return UNNAMED_FACTOR
-    return 1.0
-
-
 # A medical condition: the sections of a medical encyclopaedia's article on a disease, in their
 # usual order (what it is, causes, signs and diagnosis, treatment, prognosis, how common: the
 # section order of Wikipedia's Manual of Style for medicine articles, WP:MEDMOS).
@@ -284,128 +226,6 @@ KIND_TEMPLATES: Mapping[str, Mapping[str, dict]] = {
     "person": PERSON_QUESTIONS,
     "condition": CONDITION_QUESTIONS,
 }
-
-# A procedure's harms in the words surgical trials use (both questions on harms)
-PROCEDURE_HARMS = (
-    "complications and morbidity after the procedure: pain, swelling, numbness, infection"
-)
-# Facet phrasings of template questions, keyed by question key (module doc).
-FACETS: dict[str, tuple[str, ...]] = {
-    "mechanism.moa": (
-        "binds the receptor and blocks its signalling",
-        "monoclonal antibody target and pathway inhibition",
-        "antibody-dependent cellular cytotoxicity and receptor internalisation",
-        "inhibits an enzyme and the pathway it drives in the target cells",
-        "mechanism of resistance",
-    ),
-    "clinical.efficacy": (
-        "improved overall survival or disease-free survival",
-        "hazard ratio for recurrence or death",
-        "pathological complete response rate",
-        "objective response rate and progression-free survival",
-    ),
-    "clinical.safety": (
-        "adverse events and grade 3 or 4 toxicity",
-        "organ failure or damage, a serious adverse reaction and a decline in organ function",
-        "side effects, discontinuation due to toxicity",
-    ),
-    "competitive.landscape": (
-        "compared with another drug or regimen",
-        "combination with chemotherapy or another targeted agent",
-        "alternative agents of the same class, newer agents or biosimilars",
-    ),
-    "market.status": (
-        "approved by the FDA or EMA for this indication",
-        "phase III trial stage of development",
-        "commercial availability, pricing and cost-effectiveness",
-    ),
-    "ip.patents": (
-        "patent expiry and market exclusivity",
-        "follow-on products entering after patent protection ends",
-        "new formulation such as subcutaneous administration",
-    ),
-    "background.overview": ("definition and key facts", "what it is and its scope"),
-    "causes.risk": ("caused by or triggered by", "risk factors and who is more likely to have it"),
-    "diagnosis.signs": ("symptoms and signs include", "diagnosed by tests or examination"),
-    "treatment.management": (
-        "treated with medicines or procedures",
-        "treatment is not recommended or has no benefit",
-        "first-line management and care",
-    ),
-    "prognosis.outcomes": (
-        "chance of recurrence and long-term outcome",
-        "risk of later complications compared with the general population",
-    ),
-    "epidemiology.burden": (
-        "occurs in a percentage of people",
-        "incidence and prevalence by age",
-    ),
-    "history.timeline": ("began in the year", "key dates and events in order", "was founded"),
-    "key.actors": ("people and organisations involved", "led by, founded by, members"),
-    "impact.effects": ("consequences and measurable outcomes", "reception and significance"),
-    "debate.controversies": ("criticism and disputes", "competing views and controversy"),
-    "outlook.future": ("current status and recent developments", "plans for the future"),
-    "efficacy.comparison": (
-        "improved disease-free survival compared with",
-        "hazard ratio for recurrence or death",
-        "fewer recurrences or deaths than",
-        "no significant difference in overall survival between the two arms",
-    ),
-    "harms.comparison": (
-        "more adverse events than",
-        "higher incidence of grade 3 or 4 toxicity",
-        "discontinued treatment because of side effects",
-        PROCEDURE_HARMS,
-    ),
-    "subgroups.benefit": (
-        "benefit was greater in patients with",
-        "subgroup analysis by age or risk",
-        "interaction between treatment and subgroup",
-    ),
-    "sequencing.switching": (
-        "switching after two to three years",
-        "sequential treatment compared with monotherapy",
-        "extended treatment duration beyond five years",
-    ),
-    "qol.adherence": (
-        "quality of life scores were similar",
-        "adherence and early discontinuation",
-        "symptoms reported by patients",
-    ),
-    "guidance.open": (
-        "guidelines recommend",
-        "remains uncertain and further trials are needed",
-        "meta-analysis of randomised trials",
-    ),
-    "efficacy.intervention": (
-        "significantly improved compared with control",
-        "reduced the risk of",
-        "effect size and confidence interval",
-    ),
-    "harms.intervention": (
-        "adverse events were mild",
-        "well tolerated with few side effects",
-        "serious adverse events occurred",
-        PROCEDURE_HARMS,
-    ),
-    "delivery.dose": (
-        "dose and schedule of administration",
-        "sessions per week for a number of weeks",
-        "duration of treatment",
-    ),
-    "comparators.alternatives": (
-        "compared with placebo or usual care",
-        "no difference between the groups",
-        "superior to the standard option",
-    ),
-    "indications.technique": ("indicated for patients with", "the procedure was performed"),
-    "accuracy.outcomes": ("detection rate and false-negative rate", "sensitivity and specificity"),
-    "risks.complications": ("complications occurred in", "morbidity after the procedure"),
-}
-
-
-# The question a comparison that leaves a treatment out ("X versus no X") does not ask
-NO_SWITCH = frozenset({"sequencing.switching"})
 
 
 def fill(questions: Mapping[str, dict], frame: QuestionFrame) -> dict[str, dict]:

@@ -30,7 +30,8 @@ from types import MappingProxyType
 from research.errors import InputError, InvariantError
 from research.models import TEMPLATE_CHOICES, Question, Syllabus
 from research.planning.edit import LABEL_MAX
-from research.planning.kinds import ASK_PHRASES, FACETS, KIND_TEMPLATES, fill
+from research.planning.facets import FACETS
+from research.planning.kinds import ASK_PHRASES, KIND_TEMPLATES, fill
 from research.text import subject_of, word_key
 from research.text.asking import asked
 from research.text.frame import frame_question
@@ -192,7 +193,7 @@ def _asking(topic: str, syllabus: Syllabus) -> Syllabus:
     """``syllabus`` led by the question the analyst asked, when it asks more of its topic than
     the template does ("What caused X?", "How did A prepare for X?": ``text.asking.asked``),
     labelled with the question itself. The template question that shares the most of its words
-    (label, description and facet phrasings, ``kinds.FACETS``) becomes it and keeps its key, so
+    (label, description and facet phrasings, ``facets.FACETS``) becomes it and keeps its key, so
     the evidence judgement reads it in that question's words ("What caused X?" is the causes
     question); one that shares none is added as a question of its own. Unchanged otherwise."""
     question = asked(topic)

@@ -44,7 +44,7 @@ def another_comparison(title: str, frame: QuestionFrame) -> bool:
     comparator, the question's last arm (in any of its words: ``arms_of`` ``loose``): for "A
     versus B", a trial of "C versus D for A" (two ways of doing A) or of "A plus X versus A"
     compares something else, however often its abstract names B in passing. Its findings answer
-    none of the questions that compare A with B (``planning.kinds.BOTH_ARMS``)."""
+    none of the questions that compare A with B (``planning.question_roles.BOTH_ARMS``)."""
     if len(frame.arms) < 2 or not _COMPARES.search(title):
         return False
     return not arms_of(title, frame, loose=True)[-1]

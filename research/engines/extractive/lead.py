@@ -14,7 +14,7 @@ import numpy as np
 from research.citations import LOCAL_RE
 from research.engines.extractive.writing import NEAR_DUPLICATE, cited_units
 from research.models import ReportSection
-from research.planning.kinds import BOTH_ARMS, DEFINED_BY, PRIMARY, outcome_fit
+from research.planning.question_roles import BOTH_ARMS, DEFINED_BY, PRIMARY, outcome_fit
 from research.text import (
     ANAPHORA,
     CITE,
@@ -106,7 +106,7 @@ def question_lead(
     questions: list,
     relevance: dict[int, float] | None = None,
 ) -> str:
-    """Key finding per question: for the question of what the topic is (``kinds.DEFINED_BY``,
+    """Key finding per question: for the question of what the topic is (``question_roles.DEFINED_BY``,
     answered or not) the opening sentences of the page on the topic when its section opens with
     two or more of them (``_page_opening``: the summary, after which only the questions the report
     exists to answer, ``_answers``, add theirs), else a cited sentence that defines it
@@ -122,11 +122,11 @@ def question_lead(
     study's conduct or a page's furniture puts none in the lead; on a framed question (a
     treatment) the sentence gives a figure, a comparison or a result (``RESULT_WEIGHT``) and on a
     comparison it names an arm (``frame_match.arms_named``; both, for a question one-arm sources
-    answer, outside ``kinds.BOTH_ARMS``) and no third comparator (``comparators.third_arm``:
+    answer, outside ``question_roles.BOTH_ARMS``) and no third comparator (``comparators.third_arm``:
     placebo, "versus control"); citations
     verbatim; a sentence already taken is not repeated; a positive score rises by up to
     ``LEAD_DOC_WEIGHT`` with ``relevance`` (citation number → [0, 1], its best cited source's);
-    a primary question, ``planning.kinds.PRIMARY``,
+    a primary question, ``planning.question_roles.PRIMARY``,
     gets up to ``LEAD_RESULTS`` results from as many sources: which trials found what); on a
     comparison whose primary question no source answers, first a sentence that says no source
     compares the arms directly; then one sentence naming the questions
@@ -353,7 +353,7 @@ def _without(text: str, keys: set[str]) -> str:
 
 def _answers(q) -> bool:
     """True for a question whose answer the report exists to give: a primary question
-    (``planning.kinds.PRIMARY``), or the question the analyst asked in so many words (its label
+    (``planning.question_roles.PRIMARY``), or the question the analyst asked in so many words (its label
     is the question: ``planning.syllabus._asking``)."""
     return q.key in PRIMARY or asked_label(q.label)
 
