@@ -581,6 +581,13 @@ def test_guidance_on_a_comparison_comes_from_a_source_on_both_arms_and_says_what
     ]
     scores = judge.score_passages([guidance], not_guidance, topic=topic, vectors=vectors)
     assert (scores == 0).all()
+    # a trial's conclusion for practice is guidance, in the words abstracts close with
+    conclusions = [
+        "Arvotinib should not be used routinely in place of belzumab for early disease.",
+        "Belzumab can be safely omitted in selected patients with early disease.",
+    ]
+    scores = judge.score_passages([guidance], conclusions, topic=topic, vectors=vectors)
+    assert (scores >= judge.EVIDENCE_MIN).all(), scores
     assert cues.is_design(
         "Australian Clinical Trials Registry registration number ACTRN12605000478617."
     )

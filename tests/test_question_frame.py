@@ -240,6 +240,22 @@ def test_a_source_is_about_the_question_only_with_an_arm_and_the_setting():
     assert arms_named("anastrozole (an aromatase inhibitor) or tamoxifen", frame) == 2
 
 
+def test_newly_diagnosed_says_when_not_who():
+    """A trial of imaging before the first operation for examplia rarely writes "newly
+    diagnosed": the words are no part of the setting a source must name."""
+    frame = frame_question(
+        "Does preoperative MRI change surgical management of newly diagnosed examplia?"
+    )
+    assert frame.kind == "device"
+    assert "newly" not in frame.key_terms and "diagnosed" not in frame.key_terms
+    assert about_question(
+        "Preoperative MRI for early-stage examplia: effect on surgical and long-term "
+        "outcomes. Preoperative MRI changed the surgical plan in 18% of women with "
+        "examplia.",
+        frame,
+    )
+
+
 def test_a_source_that_names_only_the_comparator_is_off_a_comparison():
     """ "A versus B": B is the standard a hundred studies of other questions also name; a study
     of another drug "versus tamoxifen", or of tamoxifen alone, is not on the question. A study

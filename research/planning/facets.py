@@ -97,6 +97,10 @@ FACETS: dict[str, tuple[str, ...]] = {
         "guidelines recommend",
         "remains uncertain and further trials are needed",
         "meta-analysis of randomised trials",
+        # a trial's conclusion for practice, in the words abstracts close with
+        "should or should not be used routinely",
+        "can be safely omitted or avoided in selected patients",
+        "may be a reasonable option",
     ),
     "efficacy.intervention": (
         "significantly improved compared with control",

@@ -256,7 +256,15 @@ def _strip_lead_in(text: str) -> str:
     return _LEAD_IN.sub("", text).strip()
 
 
+# "newly diagnosed X" says when in the course of X, not who: a trial of the first treatment of X
+# rarely says so, and a setting that needs the words leaves it out
+_WHEN_DIAGNOSED = re.compile(r"\b(?:newly|recently)\s+diagnosed\b", re.I)
+
+
 def setting_words(setting: str) -> list[str]:
+    """The content words of a question's ``setting`` that a source on it names (stop words,
+    generic words, class words and "newly diagnosed" left out), in order."""
+    setting = _WHEN_DIAGNOSED.sub(" ", setting)
     words = [w for w in content_words(setting) if w.lower() not in STOP | GENERIC]
     return [w for w in words if word_key(w) not in {word_key(x) for x in _CLASS_WORDS}]
 
