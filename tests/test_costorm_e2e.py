@@ -108,6 +108,12 @@ def test_report_from_mind_map_citations_resolve(cli_run):
     # the same snippet reaches several concepts, yet no sentence is quoted twice
     quoted = [norm_key(x) for x in re.split(r"\[\d+\]", body) if len(x.split()) >= 4]
     assert len(quoted) == len(set(quoted)), [q for q in quoted if quoted.count(q) > 1][:3]
+    # ... and no heading stands over nothing: a concept whose sentences the lead or another
+    # concept quotes goes, unless a deeper section follows it
+    lines = [x for x in report.markdown.splitlines() if x.strip()]
+    for a, b in zip(lines, lines[1:], strict=False):
+        if a.startswith("#") and b.startswith("#"):
+            assert len(b) - len(b.lstrip("#")) > len(a) - len(a.lstrip("#")), (a, b)
     mm = get_mindmap(store.r, summary["run_id"])
     syllabus = store.get_doc(summary["run_id"], "syllabus", Syllabus)
     # a section per concept, and first the primary question's, quoting the results of the

@@ -311,6 +311,18 @@ def test_an_arm_that_leaves_a_treatment_out_is_named_by_its_absence():
     assert not arms_of("Partial-breast radiotherapy versus whole-breast radiotherapy", frame)[1]
     # radiotherapy is "irradiation" in as many abstracts
     assert arms_of("Lumpectomy plus tamoxifen with or without irradiation", frame) == [True] * 2
+    # ... and a source on the question names it: a trial of two ways of giving radiotherapy
+    # after surgery in older women is another question
+    assert about_question(
+        "Surgery with or without radiotherapy in older women: local recurrence after surgery "
+        "alone was 4% in older women.",
+        frame,
+    )
+    assert not about_question(
+        "Partial versus whole-organ radiotherapy after surgery in older women: local recurrence "
+        "was 4% in older women.",
+        frame,
+    )
 
 
 def test_the_standard_arm_is_named_by_its_other_names():

@@ -199,7 +199,9 @@ def write_report(table: Table) -> Report:
         drafted.append((1, trials))
     depths = [d for d, _ in drafted]
     lead_draft, draft_sections = dedupe_report(ctx.vectors(), lead_draft, [s for _, s in drafted])
-    drafted = list(zip(depths, draft_sections, strict=True))  # the draft report is what follows
+    # a concept whose sentences the lead now quotes goes too: no heading over nothing
+    drafted = _keep_written(list(zip(depths, draft_sections, strict=True)))
+    depths, draft_sections = [d for d, _ in drafted], [s for _, s in drafted]
     ctx.store.put_doc(
         ctx.run_id, "draft_report", assemble(ctx, table.topic, lead_draft, drafted, [])
     )

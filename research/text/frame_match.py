@@ -156,10 +156,10 @@ def _mentions(word: ArmWord, counts: Counter[str]) -> int:
 
 def about_question(text: str, frame: QuestionFrame, *, arms: bool = True) -> bool:
     """True when a document (title and text) is about a framed question: it names at least one
-    arm, what the intervention is for (``names_target``) and what that comes from, when the
-    question says it (``QuestionFrame.cause_words``), the occasion (``names_occasion``), and,
-    when the question has a setting,
-    more than half of the setting's content words (all of them for one or two), the role of
+    arm (both when the other leaves a treatment out: "X versus no X"), what the intervention is
+    for (``names_target``) and what that comes from, when the question says it
+    (``QuestionFrame.cause_words``), the occasion (``names_occasion``), and, when the question
+    has a setting, more than half of the setting's content words (all of them for one or two), the role of
     treatment among them in its own words (``names_role``). Always True
     for a frame that is not ``framed`` (their templates keep the topic-word rule of
     ``research.text.mentions_topic``). ``arms=False`` leaves the arm out of the test, for a
@@ -171,6 +171,10 @@ def about_question(text: str, frame: QuestionFrame, *, arms: bool = True) -> boo
         # "A versus B": B is the comparator (PICO's C), the standard that a hundred studies of
         # other questions also name; a source on A, or on both, is on the question
         if not named[0]:
+            return False
+        # "X versus no X": X is what every study of X names; a source on leaving it out names
+        # the absence ("with or without X", "omission of X")
+        if not all(named) and any(leaves_out(a) for a in frame.arms[1:]):
             return False
     if not names_target(text, frame):
         return False
