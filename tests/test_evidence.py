@@ -15,7 +15,12 @@ from research.evidence.passages import (
     result_evidence,
 )
 from research.models import EvidencePassage, Question, SearchResult
-from research.planning.kinds import COMPARISON_QUESTIONS, INTERVENTION_QUESTIONS, fill
+from research.planning.kinds import (
+    COMPARISON_QUESTIONS,
+    EVENT_QUESTIONS,
+    INTERVENTION_QUESTIONS,
+    fill,
+)
 from research.planning.syllabus import get_template
 from research.store.passages import EvidenceStore, merge
 from research.text.comparators import (
@@ -591,3 +596,26 @@ def test_guidance_on_a_comparison_comes_from_a_source_on_both_arms_and_says_what
     assert cues.is_design(
         "Australian Clinical Trials Registry registration number ACTRN12605000478617."
     )
+
+
+def test_an_account_of_an_event_with_its_clock_time_says_what_happened(vectors):
+    """An event's page tells what happened with the clock time it was done ("At around 2:30 three
+    units arrived"): that sentence answers "What happened", though it names none of the
+    question's words; a decimal ("P = 0.04", "HR 0.68") or a ratio ("1:1") is no clock time."""
+    spec = EVENT_QUESTIONS["background.overview"]
+    q = Question(
+        key="background.overview",
+        label=spec["label"],
+        description=spec["description"],
+        min_sources=1,
+    )
+    topic = "Examplia bridge attack, March 2031"
+    account = (
+        "At around 2:30 three police units arrived at the scene, whereupon they were attacked "
+        "from different directions by an armed group of about 30 men."
+    )
+    untimed = account.replace("At around 2:30 three", "Three")
+    scores = judge.score_passages([q], [account, untimed], topic=topic, vectors=vectors)
+    assert scores[0, 0] >= judge.EVIDENCE_MIN > scores[0, 1]
+    overview = cues.CUES["background.overview"]
+    assert not overview.search("Recurrence fell (P = 0.04; HR 0.68), randomised 1:1.")

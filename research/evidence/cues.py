@@ -76,8 +76,12 @@ _AIM = re.compile(
 )
 # Cues of the general template's questions: what their answers look like in any article.
 CUES: dict[str, re.Pattern[str]] = {
+    # what the topic is, or what happened: an account of an event gives the clock time of what
+    # was done ("At around 2:30 three units arrived", "recaptured at 17:27")
     "background.overview": re.compile(
-        r"\b(?:is|was|are|were)\s+(?:an?|the)\b|\brefers?\s+to\b|\bknown\s+as\b|\blocated\b", re.I
+        r"\b(?:is|was|are|were)\s+(?:an?|the)\b|\brefers?\s+to\b|\bknown\s+as\b|\blocated\b|"
+        r"\b(?:[01]?\d|2[0-3]):[0-5]\d\b",
+        re.I,
     ),
     "history.timeline": re.compile(
         r"\b(?:1[5-9]\d{2}|20\d{2})\b|\b(?:January|February|March|April|May|June|July|August|"
