@@ -22,6 +22,7 @@ from research.text.frame_match import (
     arms_named,
     arms_of,
     occasion_head,
+    term_share,
 )
 from research.text.populations import contradicts_setting
 
@@ -238,6 +239,16 @@ def test_a_source_is_about_the_question_only_with_an_arm_and_the_setting():
         "Duloxetine for arthralgia in postmenopausal women with early breast cancer", frame
     )
     assert arms_named("anastrozole (an aromatase inhibitor) or tamoxifen", frame) == 2
+
+
+def test_a_result_on_the_questions_outcome_is_more_on_point_than_one_on_its_population():
+    """Every sentence of a trial of the question is on its population; a result on what the
+    intervention is for ("cognitive dysfunction") answers the question more closely than one on
+    another outcome in the same people."""
+    frame = frame_question("Interventions to improve cognitive function in examplia survivors")
+    on_outcome = "The intervention led to less fatigue and cognitive dysfunction than the waitlist."
+    on_people = "The intervention improved quality of life for examplia survivors versus waitlist."
+    assert term_share(on_outcome, frame) > term_share(on_people, frame)
 
 
 def test_newly_diagnosed_says_when_not_who():

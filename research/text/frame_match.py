@@ -225,13 +225,21 @@ def setting_share(text: str, frame: QuestionFrame) -> float:
 
 def term_share(text: str, frame: QuestionFrame) -> float:
     """Share of the question's own terms that ``text`` names, in [0, 1]: each arm counts once
-    (``names_arm``), each content word of the setting once (for a frame with neither, the
-    question's content words). A result that names the question's outcome or population ("…
-    reduced fatigue") is closer to the question asked than one on another end point of the same
-    trial ("…less decline in fitness"); 0.0 when the question has no terms."""
+    (``names_arm``), and each word of what the intervention is for
+    (``QuestionFrame.target_words``) when the question names it, else each content word of the
+    setting (for a frame with neither, the question's content words). A result that names the
+    question's outcome ("… reduced fatigue") is closer to the question asked than one on another
+    end point of the same trial ("… improved quality of life in survivors"); 0.0 when the
+    question has no terms."""
     have = _text_keys(text)
-    words = _setting_words(frame.setting) or ([] if frame.arms else _setting_words(frame.question))
     named = sum(names_arm(words, have) for words in frame.arm_words())
+    target = frame.target_words()
+    if target:
+        # what the intervention is for, not who it is for: every sentence of a trial of the
+        # question is on its population; only a result on the question's own outcome names it
+        named += sum(w.named_by(have) for w in target)
+        return named / (len(frame.arms) + len(target))
+    words = _setting_words(frame.setting) or ([] if frame.arms else _setting_words(frame.question))
     named += sum(bool(_stems([w]) & have) for w in words)
     total = len(frame.arms) + len(words)
     return named / total if total else 0.0
