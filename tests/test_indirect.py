@@ -12,7 +12,7 @@ from research.evidence.indirect import arm_results, one_arm
 from research.followup.audit import on_question
 from research.followup.corpus import EvidenceDoc
 from research.models import Question, Report, SearchResult, SourceRecord
-from research.pipeline.answers import unmet_statement
+from research.pipeline.statements import unmet_statement
 from research.store.connection import get_redis
 from research.store.runs import RunStore
 from research.text.vectors import Vectors

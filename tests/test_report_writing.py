@@ -22,7 +22,7 @@ from research.models import (
     SourceRecord,
     Syllabus,
 )
-from research.pipeline import answers, material, sections
+from research.pipeline import answers, material, sections, statements
 from research.pipeline.reporter import dedupe_report
 from research.planning.kinds import COMPARISON_QUESTIONS, PRIMARY_OUTCOMES
 from research.planning.syllabus import STORM_QUESTIONS
@@ -286,7 +286,7 @@ def test_a_shared_passage_goes_to_the_question_with_nothing_else_to_quote(vector
     empty = next(p for p in plans if not p.units)
     assert empty.status == "answered" and empty.elsewhere and empty.elsewhere_sources == ["src_1"]
     assert empty.question is not None
-    text = answers.quoted_under(empty.question, empty.elsewhere, empty.elsewhere_sources)
+    text = statements.quoted_under(empty.question, empty.elsewhere, empty.elsewhere_sources)
     assert "is quoted under “" in text and text.endswith("[@src_1].")
 
 
@@ -510,7 +510,7 @@ def test_a_question_answered_only_by_how_studies_were_run_says_so(vectors):
     )
     assert [u.text for u in plans[0].units] == [result] and not plans[0].conduct_only
     assert plans[1].units == [] and plans[1].conduct_only == ["src_1", "src_2"]
-    text = answers.conduct_statement(sub, plans[1].conduct_only)
+    text = statements.conduct_statement(sub, plans[1].conduct_only)
     assert text.endswith("[@src_1][@src_2].") and finding_weight(text) < PLAIN  # the lead skips it
 
 
@@ -566,10 +566,10 @@ def test_an_unmet_statement_leaves_out_the_corpus_hint_of_the_plan():
         description="Outcomes with drug A compared with drug B (corpus: Bone-Related Complications)",
         min_sources=5,
     )
-    text = answers.unmet_statement(q, 4, None)
+    text = statements.unmet_statement(q, 4, None)
     assert "corpus:" not in text and text.endswith("drug B; what they report follows.")
     # with nothing quoted after it, the statement promises nothing
-    assert answers.unmet_statement(q, 1, None, follows=False).endswith("with drug B.")
+    assert statements.unmet_statement(q, 1, None, follows=False).endswith("with drug B.")
 
 
 def test_a_source_whose_best_sentence_is_quoted_elsewhere_gives_its_next_one_first(vectors):
@@ -689,13 +689,13 @@ def _efficacy_passage(sid: str, text: str, score: float) -> EvidencePassage:
 def test_an_unmet_results_question_names_the_trial_registrations_found():
     """Registrations hold no results: the unmet statement says how many were found and names
     them, so the analyst can follow the trials; none found, nothing said."""
-    assert answers.registrations_note([]) == ""
-    one = answers.registrations_note(["NCT00000001"])
+    assert statements.registrations_note([]) == ""
+    one = statements.registrations_note(["NCT00000001"])
     assert one == (
         "The sources found include 1 trial registration (NCT00000001), which states what its "
         "trial will measure, not results."
     )
-    many = answers.registrations_note([f"NCT0000000{i}" for i in range(6)] + ["NCT00000001"])
+    many = statements.registrations_note([f"NCT0000000{i}" for i in range(6)] + ["NCT00000001"])
     assert (
         "6 trial registrations (NCT00000000, NCT00000001, NCT00000002, NCT00000003 and 2 more)"
         in many
@@ -856,14 +856,14 @@ def test_an_open_questions_section_says_when_the_lead_quotes_its_only_sentence(v
     section, left with its statement alone, says the summary quotes it (no sentence twice, no
     "what it reports follows" with nothing after it)."""
     q = Question(key="asked.question", label="What caused it?", description="x", min_sources=4)
-    statement = answers.unmet_statement(q, 1, None)
+    statement = statements.unmet_statement(q, 1, None)
     assert statement.endswith("; what it reports follows.")
     cause = "Heavier than usual monsoon rains followed a severe heat wave."
     secs = [ReportSection(heading=q.label, text=f"{statement}\n\n{cause}[@src_001]")]
     lead, out = dedupe_report(vectors, f"{cause}[@src_001]", secs)
     assert cause in lead and cause not in out[0].text
     assert out[0].text.endswith("; the summary above quotes what it reports.")
-    assert answers.quoted_in_lead("Timeline is answered.") == "Timeline is answered."
+    assert statements.quoted_in_lead("Timeline is answered.") == "Timeline is answered."
 
 
 def test_a_fitted_questions_description_reads_as_a_clause():
@@ -876,7 +876,7 @@ def test_a_fitted_questions_description_reads_as_a_clause():
         min_sources=3,
     )
     assert (
-        answers.what_it_asks(q)
+        statements.what_it_asks(q)
         == "what sources report about flood victims for 2031 Examplia floods"
     )
 
@@ -923,7 +923,7 @@ def test_a_lead_that_is_one_sections_only_sentence_keeps_it(vectors):
     ]
     lead, out = dedupe_report(vectors, cause, secs)
     assert lead == cause
-    assert out[0].text == answers.QUOTED_ABOVE and out[1].text == other
+    assert out[0].text == statements.QUOTED_ABOVE and out[1].text == other
     # beside another lead sentence, a section's only sentence stays in the section
     lead, out = dedupe_report(vectors, f"{cause} {other}", secs[:1])
     assert lead == other and out[0].text == cause

@@ -26,7 +26,7 @@ from research.engines.base import LeadInput, LeadQuestion, PolishInput, SectionI
 from research.engines.labels import fallback_line, planned_line
 from research.errors import InputError
 from research.models import OutlineSection, Reference, Report, ReportQuestion, ReportSection
-from research.pipeline import answers, indirect, registrations
+from research.pipeline import answers, indirect, registrations, statements
 from research.pipeline.context import RunContext
 from research.pipeline.reporter import dedupe_report, trials_section
 from research.pipeline.sections import insufficient_sentence
@@ -115,7 +115,7 @@ def _key_results(table: Table) -> tuple[list[tuple[int, ReportSection]], list[Le
         text = citations.local_to_draft(polished, {s.n: s.source_id for s in snippets})
         if citations.DRAFT_RE.search(text):
             if own:
-                said = answers.unmet_statement(q, 0, None, True, len(snippets))
+                said = statements.unmet_statement(q, 0, None, True, len(snippets))
                 text = f"{said}\n\n{text}"
             out.append((1, ReportSection(heading=q.label, text=text)))
             asked.append(

@@ -35,7 +35,7 @@ from research.models import (
     ReportSection,
     SourceRecord,
 )
-from research.pipeline import answers, indirect, material, registrations, sections
+from research.pipeline import answers, indirect, material, registrations, sections, statements
 from research.pipeline.context import RunContext
 from research.text import artifact_text, norm_key, split_sentences, strip_citations
 from research.text.frame import frame_question
@@ -263,9 +263,9 @@ def _write_section(
 ) -> str:
     """Draft text (``[@src_…]`` citations) of one section: the engine writes from the section's
     sentences grouped by source (one numbered snippet per source); an unmet question's section
-    opens with the statement of what was searched and found (``answers.unmet_statement``), and
+    opens with the statement of what was searched and found (``statements.unmet_statement``), and
     an unmet question on what was found names the trial ``registrations`` of the run (external
-    ids: they hold no results yet, ``answers.registrations_note``)."""
+    ids: they hold no results yet, ``statements.registrations_note``)."""
     by_source: dict[str, list[str]] = {}
     for u in plan.units:
         by_source.setdefault(u.source_id, []).append(u.text)
@@ -289,16 +289,16 @@ def _write_section(
             text = ""
     q = plan.question
     if q is not None and plan.status == "answered" and not text and plan.conduct_only:
-        text = answers.conduct_statement(q, plan.conduct_only)
+        text = statements.conduct_statement(q, plan.conduct_only)
     elif q is not None and plan.status == "answered" and not text and plan.elsewhere:
-        text = answers.quoted_under(q, plan.elsewhere, plan.elsewhere_sources)
+        text = statements.quoted_under(q, plan.elsewhere, plan.elsewhere_sources)
     if q is not None and plan.status != "answered":
         found = len(plan.sources or [])
-        statement = answers.unmet_statement(
+        statement = statements.unmet_statement(
             q, found, stops.get(q.key), bool(text.strip()), len(snippets) if plan.indirect else 0
         )
         if q.key in FOUND:
-            note = answers.registrations_note(registrations)
+            note = statements.registrations_note(registrations)
             statement = " ".join(x for x in [statement, note] if x)
         text = "\n\n".join(x for x in [statement, text] if x.strip())
     return text
@@ -363,9 +363,9 @@ def dedupe_report(
     words, or cosine ≥ ``threshold`` without citations) is removed, reading lead first, then the
     sections in order. A lead sentence that repeats the only sentence of a section is removed
     from the lead instead, so no section loses its text, unless the lead has no other sentence
-    (the section then reads ``answers.QUOTED_ABOVE``); an open question's section left with its
+    (the section then reads ``statements.QUOTED_ABOVE``); an open question's section left with its
     statement alone says that the lead quotes what its sources report
-    (``answers.quoted_in_lead``). Paragraphs and citations are kept."""
+    (``statements.quoted_in_lead``). Paragraphs and citations are kept."""
     sec_paras = [
         [_units(p) for p in re.split(r"\n\s*\n", s.text) if p.strip()] for s in draft_sections
     ]
@@ -410,9 +410,9 @@ def dedupe_report(
             # what the section's sources report went to the lead: its statement says so, or a
             # sentence does when the section had no other (the lead is nothing but its answer)
             text = (
-                answers.quoted_in_lead(text)
+                statements.quoted_in_lead(text)
                 if text
-                else (answers.QUOTED_ABOVE if not trimmed else "")
+                else (statements.QUOTED_ABOVE if not trimmed else "")
             )
         out_sections.append(ReportSection(heading=sec.heading, text=text, level=sec.level))
     return " ".join(lead_units), out_sections

@@ -73,7 +73,7 @@ class SectionPlan:
     section that answers no question (any on-topic source may feed it). ``status`` is
     "answered" | "insufficient" for question sections, "" otherwise. ``conduct_only``: the
     sources of a question whose best passages only say how their studies were run (its section
-    says so instead of quoting them, ``answers.conduct_statement``). ``indirect``: an open
+    says so instead of quoting them, ``statements.conduct_statement``). ``indirect``: an open
     comparison question's section that quotes what each arm did in trials of its own
     (``pipeline.indirect``)."""
 
