@@ -80,7 +80,7 @@ def pipeline_scores(
     e.g. the labelled ones) scored with ``score_passages(fixed=True)``; a score is 0 where the pipeline
     would never count it: the document fails the gate (framed question: ``about_question`` and
     not ``contradicts_setting``; else a close title or ``about_topic``), the passage does not
-    name the topic's drug in a document whose title does not, a ``BOTH_ARMS`` key in a source
+    name the topic's drug in a document whose title does not, an ``ON_BOTH_ARMS`` key in a source
     that does not ``compares`` or a passage with a ``third_arm``, a ``FOUND`` key of a registry
     record without results. Passages that repeat the title are left out, as the pipeline does.
     """
@@ -95,7 +95,7 @@ def pipeline_scores(
         third_arm,
     )
     from research.models import SearchResult  # noqa: PLC0415
-    from research.planning.kinds import BOTH_ARMS  # noqa: PLC0415
+    from research.planning.question_roles import ON_BOTH_ARMS  # noqa: PLC0415
     from research.search.base import source_type_for  # noqa: PLC0415
     from research.text import norm_key, subject_of  # noqa: PLC0415
     from research.text.entities import drug_names  # noqa: PLC0415
@@ -138,7 +138,7 @@ def pipeline_scores(
         if not (named or any(d in t.lower() for d in drugs)):
             s[:] = 0.0
         for i, q in enumerate(syllabus):
-            if frame.framed and len(frame.arms) > 1 and q.key in BOTH_ARMS:
+            if frame.framed and len(frame.arms) > 1 and q.key in ON_BOTH_ARMS:
                 if not both or third_arm(t, frame):
                     s[i] = 0.0
             if planned and q.key in FOUND:
