@@ -582,6 +582,7 @@ def test_guidance_on_a_comparison_comes_from_a_source_on_both_arms_and_says_what
     assert "guidance.open" not in ev[1]
     not_guidance = [
         "The trial included 960 women with early disease treated with arvotinib or belzumab.",
+        "Trials comparing arvotinib with belzumab were considered eligible for this review.",
         "Five-year disease-free survival was 96.0% in both arms.",
     ]
     scores = judge.score_passages([guidance], not_guidance, topic=topic, vectors=vectors)

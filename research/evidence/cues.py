@@ -40,7 +40,8 @@ from research.text.roots import VERNACULAR
 _DESIGN = re.compile(
     r"\b(?:primary|secondary|main)\s+(?:end\s?-?points?|outcomes?|objectives?)\b|"
     r"\bend\s?-?points?\s+(?:was|were|included)\b|\boutcomes?\s+included\b|"
-    r"\bwere\s+(?:randomi[sz]ed|enrolled|recruited|assigned|allocated|eligible|stratified)\b|"
+    r"\bwere\s+(?:considered\s+)?(?:randomi[sz]ed|enrolled|recruited|assigned|allocated|eligible|"
+    r"stratified)\b|"
     r"\b(?:randomly|randomi[sz]ed)\s+assigned\b|"
     r"\bunderwent\b|\b(?:was|were)\s+undertaken\b|\bcould\s+be\s+enrolled\b|"
     # who took part and how outcomes were recorded: "230 women … were entered into the study",
@@ -181,7 +182,7 @@ REQUIRED_CUES: dict[str, re.Pattern[str]] = {
     "guidance.open": re.compile(
         r"\b(?:guidelines?|guidance|recommend\w*|consensus|uncertain\w*|unclear|unknown|"
         r"unresolved|remains?\s+(?:\w+\s+){0,2}(?:uncertain|unclear|unknown|controversial|debated|"
-        r"open|to\s+be|an?\s+option|the\s+standard)|further|needed|warranted|should|options?|consider\w*|"
+        r"open|to\s+be|an?\s+option|the\s+standard)|further|needed|warranted|should|options?|"
         r"standard\s+(?:of\s+care|treatment|practice)|practice|conclu\w+|suggest\w*|"
         r"support\w*|may|might|could|meta-analys[ie]s|systematic\s+reviews?|questions?|"
         r"debate\w*|controvers\w*|role|evidence|implications?|appropriate|safe(?:ly)?)\b",
