@@ -37,6 +37,7 @@ from research.text.asking import in_sentence, restate
 from research.text.entities import INN_STEM, topic_kind
 from research.text.populations import POPULATION
 from research.text.question_forms import (
+    OCCASION_WORDS,
     appositive_name,
     asks_how_it_works,
     asks_what_happened,
@@ -62,8 +63,8 @@ _ADDED_TO = (
 _WITH_OR_WITHOUT = re.compile(r"^(.+?)\s+with\s+or\s+without\s+(.+)$", re.I)
 ADD_ON_MAX_WORDS = 6  # an added or base treatment's name; a longer stretch is not one
 _OR_ARMS = re.compile(r"^(?:should\s+\w+\s+(?:use|get|take|receive)\s+)?(.+?)\s+or\s+(.+)$", re.I)
-# Where an arm ends and its setting begins ("anthracyclines *as adjuvant therapy for* …").
-# Where an arm's name ends and the scene it is given in starts, and what it is given to do
+# Where an arm ends and its setting begins ("anthracyclines *as adjuvant therapy for* …"): the
+# scene it is given in, or what it is given to do
 _SCENE = r"as|in|for|among|during|after|before|within|across|at"
 _TO_DO = r"to\s+(?:treat|prevent|improve|reduce|relieve|manage|control|lower|increase|enhance)"
 _SETTING = re.compile(
@@ -119,7 +120,7 @@ _GIVEN = re.compile(
 # A setting that names the people treated ("X for patients with Y", "X in women with Y") asks what
 # X does for them, whatever X is called ("ivermectin", "a low-FODMAP diet"): ``POPULATION``.
 # Where the condition an intervention is for ends and its population or occasion begins.
-OCCASION = re.compile(r"\s+(?:in|among|after|following|during|with|for|at|on)\s+", re.I)
+OCCASION = re.compile(rf"\s+(?:{OCCASION_WORDS})\s+", re.I)
 _MODIFIER = re.compile(r"-(?:related|induced|associated|specific|dependent)$", re.I)
 _CAUSE = re.compile(r"-(?:related|induced|associated)$", re.I)
 _ORG = re.compile(

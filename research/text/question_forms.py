@@ -31,8 +31,9 @@ _OMITTED = re.compile(
     re.I,
 )
 _OMISSION = re.compile(r"^(?:the\s+)?(?:omission\s+of|omitting|forgoing|avoiding)\s+(.+)$", re.I)
-# Where a treatment's name ends when the occasion or population follows it
-_OCCASION = re.compile(r"\s+(?=(?:after|following|in|for|among|during|at|with)\s)", re.I)
+# Where a treatment's (or a condition's) name ends when the occasion or population follows it
+OCCASION_WORDS = r"in|among|after|following|during|with|for|at|on"
+_OCCASION = re.compile(rf"\s+(?=(?:{OCCASION_WORDS})\s)", re.I)
 _OUTCOME_VERB = (
     r"(?:improves?|increases?|prolongs?|extends?|reduces?|lowers?|decreases?|prevents?|"
     r"benefits?|helps?)"
