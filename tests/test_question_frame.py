@@ -162,6 +162,8 @@ def test_events_and_people_get_their_own_questions_under_the_general_keys():
         ("The primary analysis compared events in the two groups using a log-rank test.", CONDUCT),
         ("Relapse-free survival was longer with drug A by the log-rank test (HR 0.6).", 0.7),
         ("Archived from the original on 11 June 2023.", FURNITURE),
+        ("Note: In all results below, the score of the finalist is given first.", FURNITURE),
+        ("In the following table, finals until 1992 were in the old cup's era.", FURNITURE),
         ("Why was an attempt made to feed the conspiracy theory angle?", FURNITURE),
         ("The focus is presently on the rescue and relief operations.", PLAIN),
         ("At least 41 people died and 112 were injured.", 1.0),
@@ -175,6 +177,9 @@ def test_events_and_people_get_their_own_questions_under_the_general_keys():
         ("40 patients were randomized with a mean age of 55 vs 57 years.", CONDUCT),
         ("Of 179 patients, 154 were available for long-term follow-up.", CONDUCT),
         ("Here, we show data from 125 patients (63 TE and 62 TEL patients).", CONDUCT),
+        ("One hundred thirty-three patients were identified.", CONDUCT),
+        ("Tumour blocks were available on 989 of 1234 patients enrolled in the trial.", CONDUCT),
+        ("Mutations were identified in 12% of tumours versus 4% of controls.", 1.0),
         (
             "The Exampla Ablation or Suppression Trial randomly assigned women receiving prolonged "
             "(5 years) examplumab to ovarian suppression versus no suppression.",

@@ -56,6 +56,9 @@ _FURNITURE = re.compile(
     r"\b(?:click|tap)\s+here\b|\bcookies?\b|\ball\s+rights\s+reserved\b|\bnewsletter\b|"
     r"\b(?:live\s+updates?|latest\s+news|photos?\s+about|videos?\s+about)\b|"
     r"\b(?:read|see)\s+(?:more|also)\b|\bfollow\s+us\b|@\w+|"
+    # a page's note on its own table: "Note: In all results below, …", "In the following table"
+    r"^note\s*:|\b(?:in\s+)?the\s+(?:following|table|list)\s+(?:table|below|above)\b|"
+    r"\b(?:table|list)\s+(?:below|above)\b|\ball\s+results\s+(?:below|above)\b|"
     # a reference list's entry: "Doe, J.; Roe, Richard (10 June 2023)."
     r"^(?-i:[A-Z][\w'’-]+,\s+[A-Z][\w.'’-]*(?:\s+[A-Z][\w.'’-]*)?\s*;)",
     re.I,
@@ -80,6 +83,9 @@ _CONDUCT = re.compile(
     r"prospectively\s+randomi[sz]ed|randomi[sz]ed|randomly\s+assigned|put\s+into)\b|"
     r"\b(?:were|was)\s+followed[\s-]+up\b|\b(?:were|was)\s+monitored\s+for\b|"
     r"\b(?:were|was)\s+available\s+for\s+(?:long[\s-]+term\s+)?(?:follow[\s-]*up|analysis)\b|"
+    # who a record review found, and on how many of them material was kept
+    r"\b(?:patients|participants|women|men|subjects|cases)\s+were\s+identified\b|"
+    r"\b(?:were|was)\s+available\s+(?:on|from|for)\s+\d[\d,]*\s+(?:of|patients|participants)\b|"
     r"\bwe\s+(?:show|present|report|describe)\s+(?:the\s+)?data\s+(?:from|of|on)\s+\d|"
     r"\b(?:were|was)\s+analy[sz]ed\s+in\s+\d|\b(?:were|was)\s+(?:evaluable|assessable)\b|"
     r"\b(?:randomi[sz]ed|randomly\s+assigned|enrolled|recruited)\s+\d[\d,]*\s+[a-z]|"
