@@ -52,7 +52,18 @@ def browser():
         b.close()
 
 
-def _settled(page) -> None:
+SCRIPT_RUNNING = SCRIPT_DONE.replace("=== 'notRunning'", "!== 'notRunning'")
+
+
+def _settled(page, *, after_action: bool = False) -> None:
+    """Wait until the script run is over. After a click the rerun may not have started yet
+    (the page still says "notRunning" for a moment on a loaded machine), so first wait a
+    little for it to start; a fast rerun that is already over is fine."""
+    if after_action:
+        try:
+            page.wait_for_function(SCRIPT_RUNNING, timeout=1500)
+        except Exception:  # noqa: BLE001 - the rerun may already be over
+            pass
     page.wait_for_function(SCRIPT_DONE, timeout=T)
     errors = page.locator("[data-testid='stException']")
     assert errors.count() == 0, errors.first.inner_text()[:500]
@@ -68,14 +79,22 @@ def _shot(page, name: str) -> None:
 
 def _mode(page, name: str) -> None:
     page.get_by_role("radio", name=name, exact=True).click()  # st.segmented_control
-    _settled(page)
+    _settled(page, after_action=True)
 
 
 def _pick(page, label: str, option: str) -> None:
     """Choose ``option`` in the Streamlit selectbox labelled ``label``."""
     page.locator("[data-testid='stSelectbox']").filter(has_text=label).locator("input").click()
     page.get_by_role("option", name=option, exact=True).click()
-    _settled(page)
+    _settled(page, after_action=True)
+
+
+def _saved_or_refused(page, expected: str) -> None:
+    """Wait for ``expected`` or for an error alert; fail at once with the alert's text."""
+    wanted = page.get_by_text(expected).first
+    refused = page.locator("[data-testid='stAlert']").filter(has_text="nothing was saved").first
+    wanted.or_(refused).wait_for(timeout=T)
+    assert wanted.is_visible(), refused.inner_text()[:500]
 
 
 def test_edit_refuse_restore_export_share_and_comment(run, browser):
@@ -95,12 +114,18 @@ def test_edit_refuse_restore_export_share_and_comment(run, browser):
         # edit a section, save → version 2 and its diff
         _mode(page, "Edit")
         _pick(page, "Part to edit", heading)
-        box = page.get_by_label(f"Markdown of “{heading}”")
+        # the text area of that part's form (its widget key is a class), holding that part's
+        # text: the rerun that drew it is over, so what is typed is not drawn over
+        box = page.locator(f".st-key-edit_text_{rid}_1_{part} textarea")
+        box.wait_for(timeout=T)
+        page.wait_for_function(
+            "([el, want]) => el.value === want", arg=[box.element_handle(), part_text(v1, part)]
+        )
         box.fill(part_text(v1, part) + f" {MARKER} [1].")
         box.evaluate("el => { el.scrollTop = el.scrollHeight; }")  # the edit, at the end
         _shot(page, "desk_editor")
         page.get_by_role("button", name="Save as a new version").click()
-        page.get_by_text("Saved as version 2").wait_for(timeout=T)
+        _saved_or_refused(page, "Saved as version 2")
         page.get_by_text("Version 1 → version 2").wait_for(timeout=T)
         _settled(page)
         diff = page.locator("table.diff")
@@ -116,7 +141,8 @@ def test_edit_refuse_restore_export_share_and_comment(run, browser):
 
         # an edit citing [99] is refused with a message; nothing is stored
         events_before = len(store.events(rid))
-        box = page.get_by_label(f"Markdown of “{heading}”")
+        box = page.locator(f".st-key-edit_text_{rid}_2_{part} textarea")
+        box.wait_for(timeout=T)
         box.fill("A claim with a citation that does not exist [99].")
         page.get_by_role("button", name="Save as a new version").click()
         page.get_by_text("does not resolve").first.wait_for(timeout=T)
