@@ -403,6 +403,19 @@ def test_a_source_on_the_population_that_never_names_the_condition_is_off_the_qu
         "Yoga in adults with leukemia\nQuality of life improved; quality scores rose.", sleep
     )
     assert about_question("Yoga for sleep in adults with leukemia\nSleep improved.", sleep)
+    # ... and a word that qualifies what is measured names the condition only outside the name
+    # of a method: "cognitive-behavioral therapy" for anxiety is not about cognitive function
+    mind = frame_question("Interventions to improve cognitive function in adults with leukaemia")
+    assert not about_question(
+        "Cognitive-behavioral stress management in adults with leukemia\nIn adults with "
+        "leukemia, cognitive behavioral therapy and cognitive therapy reduced anxiety.",
+        mind,
+    )
+    assert about_question(
+        "Yoga for cognitive function in adults with leukemia\nIn adults with leukemia, "
+        "cognitive complaints fell and cognitive scores rose.",
+        mind,
+    )
     # a setting that names only the people treated has no condition to name
     assert frame_question("Ivermectin for patients with malaria").target_words() == []
     assert frame_question(AI_TAM).target_words() == []

@@ -132,9 +132,12 @@ def names_target(text: str, frame: QuestionFrame) -> bool:
     words = frame.target_words()
     if not words:
         return True
+    measured = any(w.whole in _MEASURE_KEYS for w in words)
     # "sleep quality" is named by "sleep": "quality" of life is in every trial's abstract
     words = [w for w in words if w.whole not in _MEASURE_KEYS] or words
-    counts = _text_counts(text)
+    # the condition of "cognitive function" is not named by "cognitive-behavioral therapy": a
+    # word that qualifies what is measured, inside the name of a method, is the method's
+    counts = _text_counts(_METHOD_NAME.sub(" ", text) if measured else text)
     have = set(counts)
     named = [w for w in words if w.named_by(have)]
     if len(named) < max(1, (len(words) + 1) // 2):
@@ -147,6 +150,9 @@ def names_target(text: str, frame: QuestionFrame) -> bool:
 _MEASURE_WORDS = """quality qualities level levels score scores rate rates function functioning
 status density health outcome outcomes index burden severity intensity""".split()
 _MEASURE_KEYS = frozenset(_arm_word(w).whole for w in _MEASURE_WORDS)
+# A qualifier inside a method's name ("cognitive-behavioral", "cognitive therapy", "social
+# cognitive theory"): the qualifier and the method word, which the target test then ignores.
+_METHOD_NAME = re.compile(r"\b\w+[\s-]+(?:behaviou?ral|behaviou?rs?|therap\w*|theor\w*)\b", re.I)
 
 
 def _mentions(word: ArmWord, counts: Counter[str]) -> int:
