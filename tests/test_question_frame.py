@@ -345,6 +345,7 @@ def test_the_standard_arm_is_named_by_its_other_names():
     frame = frame_question("High-dose examplumab versus standard-dose examplumab in examplitis")
     text = "65% with high-dose examplumab and 59% in the conventional-dose examplumab group"
     assert arms_of(text, frame) == [True, True]
+    assert arms_of("high-dose examplumab or conventionally dosed examplumab", frame) == [True, True]
     # "dose" is both arms' part; "high-dose" still names the first
     hdc = frame_question(
         "High-dose chemotherapy with stem-cell support versus standard-dose chemotherapy in X"

@@ -26,10 +26,11 @@ _OUR = re.compile(r"(?<=[a-z]{2})our(s?)$")
 
 
 # Words trials use for the same arm: "standard-dose" chemotherapy is the "conventional-dose"
-# group, "standard care" is "usual care", and radiotherapy is "irradiation" or "radiation"
-# (therapy) in as many abstracts
+# group ("conventionally dosed"), "standard care" is "usual care", and radiotherapy is
+# "irradiation" or "radiation" (therapy) in as many abstracts
 _SAME_ARM = {
     "conventional": "standard",
+    "conventionally": "standard",
     "usual": "standard",
     "irradiation": "radiotherapy",
     "radiation": "radiotherapy",
