@@ -146,6 +146,7 @@ def test_events_and_people_get_their_own_questions_under_the_general_keys():
         ("Overall accuracy of the test was 93.0% against the reference standard.", 0.7),
         ("Survival did not differ between the two arms (95.6% vs 94.9%, P = 0.4).", 1.0),
         ("In group one, mean age of patients was 54.1 years.", CONDUCT),
+        ("Four women with stage II examplitis ranged in age from 44-65 years.", CONDUCT),
         ("The study was approved by the National Research Ethics Service.", CONDUCT),
         (
             "DFS and OS were analyzed in 92 and 88 patients over 5.15 and 5.38 y, respectively.",

@@ -76,7 +76,8 @@ POINTS_BACK = re.compile(
 )
 POINTS_BACK_FACTOR = 0.6  # what such a sentence keeps of its rank among a source's passages
 _CONDUCT = re.compile(
-    r"\b(?:mean|median|average)\s+age\b|\bbaseline\b|\bdemographic|\bwithdr[eaw]w?n?\b|"
+    r"\b(?:mean|median|average)\s+age\b|\branged\s+in\s+age\b|\b(?:were|was)\s+aged\b|"
+    r"\bbaseline\b|\bdemographic|\bwithdr[eaw]w?n?\b|"
     r"\bdropped\s+out\b|\blost\s+to\s+follow-?up\b|\bethic(?:s|al)\b|\bapproved\s+by\s+the\b|"
     r"\binformed\s+consent\b|\binclusion\s+criteria\b|\bexclusion\s+criteria\b|"
     r"\b(?:were|was)\s+(?:excluded|included|enrolled|recruited|screened|allocated|stratified|"
