@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from research.evidence.passages import (
     COMPARES_SETTING,
     document_evidence,
+    family_of,
     published_protocol,
     rank_for,
     registration_only,
@@ -35,7 +36,7 @@ from research.models import EvidencePassage, Question, SearchResult
 from research.planning.question_roles import HARMS
 from research.text.comparators import studies_another
 from research.text.entities import drug_names
-from research.text.findings import outcome_family, states_result
+from research.text.findings import states_result
 from research.text.frame import QuestionFrame, frame_question
 from research.text.frame_match import arms_of, names_target, setting_share
 from research.text.populations import contradicts_setting
@@ -105,7 +106,7 @@ def arm_results(
             if p.passage not in taken
             and arms_of(p.passage, frame)[arm]
             and states_result(p.passage)
-            and _fits(question.key, outcome_family(p.passage))
+            and _fits(question.key, family_of(p))
         ]
         if stated:
             best = stated[0]  # passages come best first (``passages.rank_for``)

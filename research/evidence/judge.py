@@ -49,6 +49,7 @@ The cue and study-design rules and the topic's words a passage is read by (``CUE
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from functools import lru_cache
 
 import numpy as np
@@ -62,6 +63,7 @@ from research.text import content_words
 from research.text.definitions import defines
 from research.text.entities import drug_names, names_any
 from research.text.findings import RESULT_CUES, outcome_family
+from research.text.short_forms import spelled_out
 from research.text.vectors import Vectors
 
 EVIDENCE_MIN = 0.30
@@ -150,10 +152,13 @@ def score_passages(
     vectors: Vectors | None = None,
     fixed: bool = False,
     short_forms: tuple[str, ...] = (),
+    outcome_forms: Mapping[str, str] | None = None,
 ) -> np.ndarray:
     """Evidence scores ``(len(questions), len(passages))`` in [0, 1] (module docstring).
     ``short_forms``: what the passages' document calls the topic's medicines for short
     (``entities.abbreviations``: "EXB"); a passage naming one names the topic's medicine.
+    ``outcome_forms``: the short forms the passages' document defines (``short_forms``): a
+    passage's family of outcome is read with them spelled out ("12 IBR" reports recurrences).
 
     Embeds each passage and aspect text once (``vectors`` caches them; a new ``Vectors`` loads
     MiniLM lazily, ~5 s the first time in a process). ``fixed``: embed ``passages`` as one batch
@@ -185,7 +190,7 @@ def score_passages(
         ]
     )
     focused = np.array([1.0 if names_focus(p, topic) else OFF_FOCUS_FACTOR for p in passages])
-    families = [outcome_family(p) for p in passages]
+    families = [outcome_family(spelled_out(p, outcome_forms or {})) for p in passages]
     out = np.zeros((len(questions), len(passages)), dtype=np.float32)
     col = 0
     for i, (texts, terms) in enumerate(aspects):

@@ -42,11 +42,12 @@ from research.text import mentions_topic, norm_key, subject_of, topic_words, wor
 from research.text.comparators import another_comparison, studies_another, third_arm
 from research.text.definitions import LEAD_SENTENCES, titled_as_topic
 from research.text.entities import abbreviations, drug_names, names_any
-from research.text.findings import quote_rank
+from research.text.findings import outcome_family, quote_rank
 from research.text.frame import QuestionFrame, frame_question
 from research.text.frame_match import about_question, arms_of, setting_share
 from research.text.named_events import another_name
 from research.text.populations import contradicts_setting
+from research.text.short_forms import short_forms, spelled_out
 from research.text.vectors import Vectors
 
 TITLE_ON_TOPIC = 0.55  # cosine(title, topic) that makes a result on-topic by itself
@@ -286,6 +287,7 @@ def document_evidence(
     ]
     if not spans:
         return {}
+    forms = short_forms(text)
     scores = judge.score_passages(
         questions,
         [p.text for p in spans],
@@ -293,7 +295,9 @@ def document_evidence(
         vectors=vectors,
         fixed=True,
         short_forms=short,
+        outcome_forms=forms,
     )
+    outcomes = [_outcome(p.text, forms) for p in spans]
     # the article on the topic: its lead says what it is (a page named inside a longer question
     # about something that happened or someone, not about a treatment)
     loose = frame_question(topic).kind in NAMED_KINDS
@@ -315,12 +319,26 @@ def document_evidence(
                         score=round(s, 4),
                         start=p.start,
                         end=p.end,
+                        outcome=outcomes[col],
                     )
                 )
     return {
         k: sorted(ps, key=lambda p: (-rank_for(k, p.score, p.passage), p.start))[: kept_for(k)]
         for k, ps in found.items()
     }
+
+
+def _outcome(passage: str, forms: dict[str, str]) -> str | None:
+    """The family of outcome ``passage`` reports read with its document's short ``forms``, when
+    that differs from the passage read alone (else None: ``family_of`` reads the passage)."""
+    spelled = outcome_family(spelled_out(passage, forms)) if forms else None
+    return spelled if spelled is not None and spelled != outcome_family(passage) else None
+
+
+def family_of(p: EvidencePassage) -> str:
+    """The family of outcome an evidence passage reports (``findings.outcome_family``), read with
+    its document's short forms when they tell more (``EvidencePassage.outcome``)."""
+    return p.outcome if p.outcome is not None else outcome_family(p.passage)
 
 
 def rank_for(question_key: str, score: float, passage: str) -> float:

@@ -33,7 +33,7 @@ import numpy as np
 
 from research.evidence.cues import is_design, names_focus
 from research.evidence.judge import DEFINITION_SCORE
-from research.evidence.passages import FOUND, rank_for
+from research.evidence.passages import FOUND, family_of, rank_for
 from research.models import EvidencePassage, GapReport, QuestionStop
 from research.pipeline.material import Unit
 from research.pipeline.sections import DUPLICATE_SIM, SectionPlan
@@ -47,7 +47,7 @@ from research.planning.question_roles import (
     outcome_fit,
 )
 from research.text import norm_key
-from research.text.findings import CONDUCT, finding_weight, outcome_family
+from research.text.findings import CONDUCT, finding_weight
 from research.text.frame import QuestionFrame, frame_question
 from research.text.frame_match import term_share
 from research.text.vectors import Vectors
@@ -135,10 +135,7 @@ def choose(
     # source whose best sentence the lead took still gives the section its next one; and what
     # reports the question's own family of outcome comes before what does not (a harm under
     # "does it work": ``question_roles.outcome_fit``)
-    fits = [
-        outcome_fit(p.question, outcome_family(p.passage)) >= 1.0 and _answers_harms(p)
-        for p in ranked
-    ]
+    fits = [outcome_fit(p.question, family_of(p)) >= 1.0 and _answers_harms(p) for p in ranked]
     quoted: set[str] = set()  # sources with a passage in ``out``
     rounds: tuple[tuple[bool, bool], ...] = (
         (True, True),
@@ -180,7 +177,7 @@ def _answers_harms(p: EvidencePassage) -> bool:
     states no finding (``HARM_FINDING``): how the arms were treated is no harm found."""
     if p.question not in HARMS:
         return True
-    family = outcome_family(p.passage)
+    family = family_of(p)
     return family in ("harm", "both") or finding_weight(p.passage) >= HARM_FINDING
 
 
@@ -333,7 +330,7 @@ def results_of(passages: list[EvidencePassage], key: str) -> list[EvidencePassag
     return [
         e
         for e in passages
-        if not _conduct(e.passage) and outcome_fit(key, outcome_family(e.passage)) > MISFIT_FACTOR
+        if not _conduct(e.passage) and outcome_fit(key, family_of(e)) > MISFIT_FACTOR
     ]
 
 
@@ -363,7 +360,7 @@ def _pkey(e: EvidencePassage) -> tuple[str, str]:
 def _fit_score(e: EvidencePassage) -> float:
     """The evidence score × ``question_roles.outcome_fit`` of the passage's outcome family for its
     question: a harm scored high for "does it work" fits the question on harms better."""
-    return e.score * outcome_fit(e.question, outcome_family(e.passage))
+    return e.score * outcome_fit(e.question, family_of(e))
 
 
 def _best_scores(evidence: dict[str, list[EvidencePassage]]) -> dict[tuple[str, str], float]:
