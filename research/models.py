@@ -316,7 +316,7 @@ class EvidencePassage(BaseModel):
     score: float = Field(ge=0, le=1)
     start: int = Field(default=0, ge=0)
     end: int = Field(default=0, ge=0)
-    # the family of outcome it reports read with its document's short forms ("12 IBR" reports
+    # the family of outcome it reports read with its document's short forms ("12 LR" reports
     # recurrences: ``research.text.short_forms``); None: read from the passage alone
     outcome: str | None = None
 

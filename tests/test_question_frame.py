@@ -588,6 +588,13 @@ def test_a_source_on_people_without_the_condition_is_not_on_a_question_about_peo
     assert contradicts_setting("Talking therapy for healthy women at risk for examplitis", frame)
     assert contradicts_setting("Examplumab for the prevention of examplitis: mood effects", frame)
     assert not contradicts_setting("Talking therapy for low mood in examplitis survivors", frame)
+    # ... or a study of the risk of getting it
+    survivors = frame_question("Do weight-loss interventions work for obese examplitis survivors?")
+    assert contradicts_setting("Overweight, obesity and invasive cancer risk", survivors)
+    assert contradicts_setting("Weight and the risk of developing examplitis", survivors)
+    assert not contradicts_setting(
+        "Exercise and cardiovascular disease risk in women with examplitis", survivors
+    )
     assert not contradicts_setting(
         "Preventing low mood in women with examplitis: a randomised trial", frame
     )

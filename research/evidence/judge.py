@@ -158,7 +158,7 @@ def score_passages(
     ``short_forms``: what the passages' document calls the topic's medicines for short
     (``entities.abbreviations``: "EXB"); a passage naming one names the topic's medicine.
     ``outcome_forms``: the short forms the passages' document defines (``short_forms``): a
-    passage's family of outcome is read with them spelled out ("12 IBR" reports recurrences).
+    passage's family of outcome is read with them spelled out ("12 LR" reports recurrences).
 
     Embeds each passage and aspect text once (``vectors`` caches them; a new ``Vectors`` loads
     MiniLM lazily, ~5 s the first time in a process). ``fixed``: embed ``passages`` as one batch

@@ -83,7 +83,10 @@ _CONTRASTS: dict[str, tuple[str, ...]] = {
 _HAVE_IT = re.compile(r"\b(?:with|patients?|survivors?|sufferers?)\b", re.I)
 _NOT_YET = re.compile(
     r"\b(?:healthy|at[- ](?:high[- ])?risk|high[- ]risk|prevention|chemoprevention|"
-    r"risk[- ]reducing|risk[- ]reduction)\b",
+    r"risk[- ]reducing|risk[- ]reduction)\b|"
+    # the risk of getting the disease: "… and invasive X cancer risk", "risk of developing X"
+    r"\b(?:cancers?|carcinomas?|tumou?rs?|neoplasms?|diseases?)\s+risks?\b|"
+    r"\brisk\s+of\s+(?:developing|incident)\b",
     re.I,
 )
 

@@ -1,6 +1,6 @@
-"""Short forms a document defines ("in-breast recurrences (IBR)") and what they stand for.
+"""Short forms a document defines ("local recurrences (LR)") and what they stand for.
 
-An abstract names its outcome in full once and by its short form afterwards: "12 (3.4%) IBR
+An abstract names its outcome in full once and by its short form afterwards: "12 (3.4%) LR
 were observed in arm 1 and 16 (4.4%) in arm 2" reports recurrences, though no word of it says
 so. Read with the document's definitions, the sentence names its outcome
 (``research.text.findings.outcome_family``).
@@ -52,8 +52,8 @@ def _long_form(short: str, before: str) -> str:
 def short_forms(text: str) -> dict[str, str]:
     """``short form → long form`` for every definition "long form (SF)" in ``text`` (module
     docstring), first definition kept; a short form written in lower case only is no short form.
-    Example: "the incidence of in-breast-recurrences (IBR) and overall survival (OAS)" →
-    ``{"IBR": "in-breast-recurrences", "OAS": "overall survival"}``."""
+    Example: "the incidence of local recurrences (LR) and overall survival (OAS)" →
+    ``{"LR": "local recurrences", "OAS": "overall survival"}``."""
     out: dict[str, str] = {}
     for m in _DEFINED.finditer(text or ""):
         short = m.group(1)
@@ -67,7 +67,7 @@ def short_forms(text: str) -> dict[str, str]:
 
 def spelled_out(sentence: str, forms: Mapping[str, str]) -> str:
     """``sentence`` with each short form of ``forms`` it uses followed by its long form in
-    parentheses ("12 IBR" → "12 IBR (in-breast-recurrences)"): for reading what it reports,
+    parentheses ("12 LR" → "12 LR (local recurrences)"): for reading what it reports,
     never for quoting."""
     for short, long in forms.items():
         sentence = re.sub(
