@@ -147,6 +147,8 @@ def test_events_and_people_get_their_own_questions_under_the_general_keys():
         ("Survival did not differ between the two arms (95.6% vs 94.9%, P = 0.4).", 1.0),
         ("In group one, mean age of patients was 54.1 years.", CONDUCT),
         ("Four women with stage II examplitis ranged in age from 44-65 years.", CONDUCT),
+        ("Oncologists provided consent to contact 82.6% of patients, 84.1% consenting.", CONDUCT),
+        ("This randomized clinical trial included 100 women with stage I examplitis.", CONDUCT),
         ("The study was approved by the National Research Ethics Service.", CONDUCT),
         (
             "DFS and OS were analyzed in 92 and 88 patients over 5.15 and 5.38 y, respectively.",
