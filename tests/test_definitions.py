@@ -87,6 +87,8 @@ def test_a_sentence_that_points_back_ranks_after_one_that_stands_alone():
     assert quote_rank(0.8, back) < quote_rank(0.8, alone)
     contrast = "In contrast, the railway board charged no officials with negligence."
     assert quote_rank(0.8, contrast) < quote_rank(0.8, alone)
+    rest = "No other officials were charged with negligence by the railway board."
+    assert quote_rank(0.8, rest) < quote_rank(0.8, alone)
     # "This study" names what it points at; a person's "He" is the topic
     assert quote_rank(0.8, "This study showed fewer fits.") == quote_rank(
         0.8, "The study showed fewer fits."

@@ -72,7 +72,9 @@ POINTS_BACK = re.compile(
     r"might|did|does|do|led|became|remains?|remained|included?|includes|comprised?)\b|"
     # ... or with a connective that sets it against the sentence before ("In contrast, no
     # improvement was seen in Group 2")
-    r"^(?:In\s+contrast|By\s+contrast|Conversely|Similarly|Likewise|On\s+the\s+other\s+hand)\b"
+    r"^(?:In\s+contrast|By\s+contrast|Conversely|Similarly|Likewise|On\s+the\s+other\s+hand)\b|"
+    # ... or that counts what is left after it ("No other significant effects were observed")
+    r"^No\s+other\b"
 )
 POINTS_BACK_FACTOR = 0.6  # what such a sentence keeps of its rank among a source's passages
 _CONDUCT = re.compile(
