@@ -23,7 +23,7 @@ from research.models import (
     Syllabus,
 )
 from research.pipeline import answers, material, sections, statements
-from research.pipeline.reporter import dedupe_report
+from research.pipeline.dedupe import dedupe_report
 from research.planning.kinds import COMPARISON_QUESTIONS, PRIMARY_OUTCOMES
 from research.planning.syllabus import STORM_QUESTIONS
 from research.search.local import _truncate

@@ -9,7 +9,7 @@ with information then gets a section written by the engine from that node's item
 (``write_section``, numbered snippets → local ``[n]`` → draft ``[@src_…]``); nodes that only
 group subtopics become headings; information that only says how a study was run is left out
 (``findings.no_finding``); a sentence an earlier section already quotes is dropped and a
-concept left with nothing is dropped with it (``reporter.dedupe_report``: the same snippet reaches
+concept left with nothing is dropped with it (``dedupe.dedupe_report``: the same snippet reaches
 several concepts); then a lead (``write_lead``); citations are renumbered 1..N by
 first appearance into one references list with ``research.citations.renumber`` and
 checked with ``check_integrity`` (no out-of-range index, no gaps). ``Report.questions`` says
@@ -28,7 +28,8 @@ from research.errors import InputError
 from research.models import OutlineSection, Reference, Report, ReportQuestion, ReportSection
 from research.pipeline import answers, indirect, registrations, statements
 from research.pipeline.context import RunContext
-from research.pipeline.reporter import dedupe_report, trials_section
+from research.pipeline.dedupe import dedupe_report
+from research.pipeline.reporter import trials_section
 from research.pipeline.sections import insufficient_sentence
 from research.planning.question_roles import PRIMARY
 from research.planning.syllabus import asked_key

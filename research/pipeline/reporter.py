@@ -2,11 +2,11 @@
 Reporter (docs/design.md § Coordinator and planner, STORM paper §3.3): a report organised by the syllabus questions
 (``sections.plan_sections``), each section written from whole sentences of its sources
 (``evidence``, ``sections.allocate``), a lead with the key finding per question, no sentence
-twice (``dedupe_report``), and a references list with citations renumbered 1..N."""
+twice (``dedupe.dedupe_report``), and a references list with citations renumbered 1..N
+(``assemble``)."""
 
 from __future__ import annotations
 
-import re
 from concurrent.futures import Future, ThreadPoolExecutor
 
 from research import citations
@@ -19,27 +19,25 @@ from research.engines.base import (
     SectionInput,
     Snippet,
 )
-from research.engines.labels import fallback_line, planned_line
 from research.errors import EngineError, InvariantError
 from research.evidence.passages import FOUND, REGISTRY, about_topic
 from research.models import (
     ConversationResult,
-    EvidencePassage,
     GapReport,
     Outline,
     OutlineSection,
     QuestionStop,
     Reference,
     Report,
-    ReportQuestion,
     ReportSection,
     SourceRecord,
 )
 from research.pipeline import answers, indirect, material, registrations, sections, statements
+from research.pipeline.assemble import assemble, report_body, report_questions
 from research.pipeline.context import RunContext
-from research.text import artifact_text, norm_key, split_sentences, strip_citations
+from research.pipeline.dedupe import dedupe_report
+from research.text import artifact_text
 from research.text.frame import frame_question
-from research.text.vectors import Vectors
 
 SECTION_WORKERS = 4  # sections written at once (the model client caps calls at once too)
 
@@ -175,7 +173,7 @@ def write_report(
     lead_draft, draft_sections = dedupe_report(vectors, lead_draft, draft_sections)
     written, draft_sections = _drop_empty(written, draft_sections)
 
-    draft = _assemble(ctx, topic, lead_draft, draft_sections, [])
+    draft = assemble(ctx, topic, lead_draft, draft_sections, [])
     ctx.store.put_doc(ctx.run_id, "draft_report", draft)
 
     valid = {s.source_id for s in sources}
@@ -196,9 +194,9 @@ def write_report(
         ReportSection(heading=s.heading, text=t, level=s.level)
         for s, t in zip(draft_sections, texts_final[1:], strict=True)
     ]
-    questions = _questions([p for p, _ in written], final_sections, counted, stops)
-    report = _assemble(ctx, topic, texts_final[0], final_sections, refs, questions)
-    problems = citations.check_integrity(_body(report), len(refs))
+    questions = report_questions([p for p, _ in written], final_sections, counted, stops)
+    report = assemble(ctx, topic, texts_final[0], final_sections, refs, questions)
+    problems = citations.check_integrity(report_body(report), len(refs))
     if problems:
         raise InvariantError(f"Citation integrity failed: {problems}")
     ctx.store.put_doc(ctx.run_id, "report", report)
@@ -351,173 +349,3 @@ def _write_lead(
         )
     ).text
     return citations.local_to_draft(lead_local, {i: sid for sid, i in local.items()})
-
-
-def dedupe_report(
-    vectors: Vectors,
-    lead: str,
-    draft_sections: list[ReportSection],
-    threshold: float = sections.DUPLICATE_SIM,
-) -> tuple[str, list[ReportSection]]:
-    """No sentence twice in a report: a sentence that repeats an earlier one (same
-    words, or cosine ≥ ``threshold`` without citations) is removed, reading lead first, then the
-    sections in order. A lead sentence that repeats the only sentence of a section is removed
-    from the lead instead, so no section loses its text, unless the lead has no other sentence
-    (the section then reads ``statements.QUOTED_ABOVE``); an open question's section left with its
-    statement alone says that the lead quotes what its sources report
-    (``statements.quoted_in_lead``). Paragraphs and citations are kept."""
-    sec_paras = [
-        [_units(p) for p in re.split(r"\n\s*\n", s.text) if p.strip()] for s in draft_sections
-    ]
-    lead_units = _units(lead)
-
-    def plain(u):
-        return strip_citations(citations.DRAFT_RE.sub("", u))
-
-    all_units = [u for paras in sec_paras for p in paras for u in p]
-    if not all_units and not lead_units:
-        return lead, draft_sections
-    vec = {
-        t: v
-        for t, v in zip(
-            all_units + lead_units,
-            vectors.encode([plain(u) for u in all_units + lead_units]),
-            strict=True,
-        )
-    }
-
-    def same(a: str, b: str) -> bool:
-        return norm_key(plain(a)) == norm_key(plain(b)) or float(vec[a] @ vec[b]) >= threshold
-
-    singles = [p[0][0] for p in sec_paras if sum(len(x) for x in p) == 1]
-    trimmed = [u for u in lead_units if not any(same(u, s) for s in singles)]
-    # ... unless the lead is nothing else: the answer stays on top, and its section says so
-    lead_units = trimmed or lead_units
-    kept: list[str] = list(lead_units)
-    out_sections = []
-    for sec, paras in zip(draft_sections, sec_paras, strict=True):
-        new_paras = []
-        for para in paras:
-            mine = []
-            for u in para:
-                if not any(same(u, k) for k in kept):
-                    kept.append(u)
-                    mine.append(u)
-            if mine:
-                new_paras.append(" ".join(mine))
-        text = "\n\n".join(new_paras)
-        if citations.DRAFT_RE.search(sec.text) and not citations.DRAFT_RE.search(text):
-            # what the section's sources report went to the lead: its statement says so, or a
-            # sentence does when the section had no other (the lead is nothing but its answer)
-            text = (
-                statements.quoted_in_lead(text)
-                if text
-                else (statements.QUOTED_ABOVE if not trimmed else "")
-            )
-        out_sections.append(ReportSection(heading=sec.heading, text=text, level=sec.level))
-    return " ".join(lead_units), out_sections
-
-
-def _units(text: str) -> list[str]:
-    """Sentences of a draft text with their ``[@src_…]`` markers attached (split as local
-    ``[n]`` markers, which the sentence splitter knows, then mapped back)."""
-    local = citations.DRAFT_RE.sub(lambda m: f"[{int(m.group(1)[4:])}]", text)
-    return [
-        citations.LOCAL_RE.sub(lambda m: f"[@src_{int(m.group(1)):03d}]", u)
-        for u in split_sentences(local, min_words=1)
-    ]
-
-
-def _questions(
-    plans: list[sections.SectionPlan],
-    final_sections: list[ReportSection],
-    counted: dict[str, list[EvidencePassage]],
-    stops: dict[str, QuestionStop],
-) -> list[ReportQuestion]:
-    """``Report.questions``: per syllabus question its section heading, status (answered exactly
-    when met on the coverage chart), the reference numbers its section cites, every evidence
-    passage that counts for it and why research on it stopped."""
-    out = []
-    text_of = {id(p): s.text for p, s in zip(plans, final_sections, strict=True)}
-    for plan, sec in zip(plans, final_sections, strict=True):
-        if plan.question is None:
-            continue
-        body = " ".join(
-            [sec.text, *[text_of[id(c)] for c in plans if c.parent is plan and id(c) in text_of]]
-        )
-        refs = list(dict.fromkeys(int(n) for n in citations.LOCAL_RE.findall(body)))
-        status = "answered" if plan.status == "answered" else "insufficient"
-        stop = stops.get(plan.question.key)
-        out.append(
-            ReportQuestion(
-                key=plan.question.key,
-                label=plan.question.label,
-                heading=sec.heading,
-                status=status,
-                sources=refs,
-                sources_found=len(plan.sources or []),
-                min_sources=plan.question.min_sources,
-                evidence=counted.get(plan.question.key, []),
-                stop_reason=stop.reason if stop else "",
-            )
-        )
-    return out
-
-
-def _body(report: Report) -> str:
-    return "\n\n".join([report.lead, *[s.text for s in report.sections]])
-
-
-def _assemble(
-    ctx: RunContext,
-    topic: str,
-    lead: str,
-    sections: list[ReportSection],
-    refs: list[Reference],
-    questions: list[ReportQuestion] | None = None,
-) -> Report:
-    label = ctx.engine.label
-    parts = [f"# {topic}", ""]
-    if ctx.engine.extractive:
-        parts += [
-            f"> Written in **{label}**: every sentence is extracted from a cited source; "
-            "no language model was used.",
-            "",
-        ]
-    failed = ctx.failed_backends() if hasattr(ctx, "failed_backends") else {}
-    if failed:  # a failing backend is visible, never a silently thin report
-        notes = ", ".join(
-            f"{name} ({', '.join(v['reasons'])}, {v['failures']}×)" for name, v in failed.items()
-        )
-        parts += [
-            f"> ⚠ Search backends that failed during this run: {notes}. Sources from them may be "
-            "missing from this report.",
-            "",
-        ]
-    fell_back = fallback_line(ctx.engine.fallbacks())
-    if fell_back:  # which parts a weak model did not write
-        parts += [f"> {fell_back}", ""]
-    planned = planned_line(ctx.store.offline_steps(ctx.run_id))
-    if planned:  # which parts a local model leaves to the offline engine by design
-        parts += [f"> {planned}", ""]
-    parts += [lead, ""]
-    for s in sections:
-        parts += [f"{'#' * (s.level + 1)} {s.heading}", "", s.text, ""]
-    if refs:
-        parts += ["## References", ""]
-        for ref in refs:
-            ident = (
-                f" ({ref.source_type}: {ref.external_id})"
-                if ref.external_id
-                else f" ({ref.source_type})"
-            )
-            parts.append(f"{ref.number}. [{ref.title}]({ref.url}){ident}")
-    return Report(
-        title=topic,
-        lead=lead,
-        sections=sections,
-        references=refs,
-        markdown="\n".join(parts).strip() + "\n",
-        engine_label=label,
-        questions=questions or [],
-    )
