@@ -110,7 +110,7 @@ def test_make_config_gate(data_dir, corpus_path):
         jobs.make_config("Trastuzumab", corpus=str(corpus_path), corpora="nope")
 
 
-def _run(tmp_path):
+def _run(tmp_path, **options):
     """A small run whose local corpus is one note, so most evidence comes from the remote backends."""
     local = tmp_path / "local_corpus"
     local.mkdir(exist_ok=True)
@@ -125,6 +125,7 @@ def _run(tmp_path):
         max_perspectives=1,
         max_turns=1,
         search=SEARCH,
+        **options,
     )
     return jobs.run_foreground(cfg)
 
@@ -169,3 +170,13 @@ def test_backend_500s_warn_and_run_completes(data_dir, tmp_path, backends_env):
 
     rows = search_warnings(store.events(state.run_id))
     assert rows[0]["backend"] == "pubmed" and rows[0]["kind"] == "failed"
+
+
+@pytest.mark.slow
+def test_a_costorm_report_says_which_backends_failed_too(data_dir, tmp_path, backends_env):
+    backends_env.modes["pubmed"] = "500"
+    state = _run(tmp_path, mode="costorm")
+    assert state.status == "complete", state.error
+    report = RunStore(get_redis()).get_doc(state.run_id, "report", Report)
+    assert "from the Co-STORM mind map" in report.markdown
+    assert "Search backends that failed during this run: pubmed (http_error" in report.markdown

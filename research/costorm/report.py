@@ -23,10 +23,10 @@ from research import citations
 from research.costorm.discourse import Table
 from research.costorm.mindmap import SEP
 from research.engines.base import LeadInput, LeadQuestion, PolishInput, SectionInput, Snippet
-from research.engines.labels import fallback_line, planned_line
 from research.errors import InputError
 from research.models import OutlineSection, Reference, Report, ReportQuestion, ReportSection
 from research.pipeline import answers, indirect, registrations, statements
+from research.pipeline.assemble import notes, reference_lines
 from research.pipeline.context import RunContext
 from research.pipeline.dedupe import dedupe_report
 from research.pipeline.reporter import trials_section
@@ -315,37 +315,19 @@ def assemble(
     sections: list[tuple[int, ReportSection]],
     refs: list[Reference],
 ) -> Report:
-    """The Report with its markdown: the title, the engine note, the lead, a heading per
-    section at its mind-map depth (``##`` for depth 1, ``###`` for depth 2, at most ``####``),
-    and the references."""
-    label = ctx.engine.label
-    parts = [f"# {topic}", ""]
-    if ctx.engine.extractive:
-        parts += [
-            f"> Written in **{label}** from the Co-STORM mind map: every sentence is extracted from a "
-            "cited source; no language model was used.",
-            "",
-        ]
-    fell_back = fallback_line(ctx.engine.fallbacks())
-    if fell_back:  # which parts a weak model did not write
-        parts += [f"> {fell_back}", ""]
-    planned = planned_line(ctx.store.offline_steps(ctx.run_id))
-    if planned:  # which parts a local model leaves to the offline engine by design
-        parts += [f"> {planned}", ""]
-    parts += [lead, ""]
+    """The Report with its markdown: the title, the run's notes (``pipeline.assemble.notes``),
+    the lead, a heading per section at its mind-map depth (``##`` for depth 1, ``###`` for
+    depth 2, at most ``####``), and the references."""
+    written = (
+        " from the Co-STORM mind map: every sentence is extracted from a cited source; "
+        "no language model was used."
+    )
+    parts = [f"# {topic}", "", *notes(ctx, written), lead, ""]
     for depth, s in sections:
         parts += [f"{'#' * min(depth + 1, 4)} {s.heading}", ""]
         if s.text:
             parts += [s.text, ""]
-    if refs:
-        parts += ["## References", ""]
-        for ref in refs:
-            ident = (
-                f" ({ref.source_type}: {ref.external_id})"
-                if ref.external_id
-                else f" ({ref.source_type})"
-            )
-            parts.append(f"{ref.number}. [{ref.title}]({ref.url}){ident}")
+    parts += reference_lines(refs)
     levels = [s.model_copy(update={"level": min(max(depth, 1), 3)}) for depth, s in sections]
     return Report(
         title=topic,
@@ -353,5 +335,5 @@ def assemble(
         sections=levels,
         references=refs,
         markdown="\n".join(parts).strip() + "\n",
-        engine_label=label,
+        engine_label=ctx.engine.label,
     )

@@ -60,32 +60,21 @@ def report_body(report: Report) -> str:
     return "\n\n".join([report.lead, *[s.text for s in report.sections]])
 
 
-def assemble(
-    ctx: RunContext,
-    topic: str,
-    lead: str,
-    sections: list[ReportSection],
-    refs: list[Reference],
-    questions: list[ReportQuestion] | None = None,
-) -> Report:
-    """The ``Report`` of ``topic``: its markdown is the title, the engine's and the run's notes
-    (the offline engine's label, failed search backends, parts a weak or local model left to the
-    offline engine), the lead, the sections at their levels and the numbered references."""
-    label = ctx.engine.label
-    parts = [f"# {topic}", ""]
+def notes(ctx: RunContext, written: str) -> list[str]:
+    """The markdown lines under a report's title: the offline engine's label (``written``: how
+    the text was made, after "Written in <label>"), the search backends that failed during the
+    run, and the parts a weak or a local model left to the offline engine; each a quote line
+    followed by a blank one."""
+    parts: list[str] = []
     if ctx.engine.extractive:
-        parts += [
-            f"> Written in **{label}**: every sentence is extracted from a cited source; "
-            "no language model was used.",
-            "",
-        ]
+        parts += [f"> Written in **{ctx.engine.label}**{written}", ""]
     failed = ctx.failed_backends() if hasattr(ctx, "failed_backends") else {}
     if failed:  # a failing backend is visible, never a silently thin report
-        notes = ", ".join(
+        listed = ", ".join(
             f"{name} ({', '.join(v['reasons'])}, {v['failures']}×)" for name, v in failed.items()
         )
         parts += [
-            f"> ⚠ Search backends that failed during this run: {notes}. Sources from them may be "
+            f"> ⚠ Search backends that failed during this run: {listed}. Sources from them may be "
             "missing from this report.",
             "",
         ]
@@ -95,24 +84,46 @@ def assemble(
     planned = planned_line(ctx.store.offline_steps(ctx.run_id))
     if planned:  # which parts a local model leaves to the offline engine by design
         parts += [f"> {planned}", ""]
-    parts += [lead, ""]
+    return parts
+
+
+def reference_lines(refs: list[Reference]) -> list[str]:
+    """The "## References" block: one numbered markdown link per reference with its source
+    type and identifier; [] without references."""
+    if not refs:
+        return []
+    parts = ["## References", ""]
+    for ref in refs:
+        ident = (
+            f" ({ref.source_type}: {ref.external_id})"
+            if ref.external_id
+            else f" ({ref.source_type})"
+        )
+        parts.append(f"{ref.number}. [{ref.title}]({ref.url}){ident}")
+    return parts
+
+
+def assemble(
+    ctx: RunContext,
+    topic: str,
+    lead: str,
+    sections: list[ReportSection],
+    refs: list[Reference],
+    questions: list[ReportQuestion] | None = None,
+) -> Report:
+    """The ``Report`` of ``topic``: its markdown is the title, the run's ``notes``, the lead,
+    the sections at their levels and the numbered references (``reference_lines``)."""
+    written = ": every sentence is extracted from a cited source; no language model was used."
+    parts = [f"# {topic}", "", *notes(ctx, written), lead, ""]
     for s in sections:
         parts += [f"{'#' * (s.level + 1)} {s.heading}", "", s.text, ""]
-    if refs:
-        parts += ["## References", ""]
-        for ref in refs:
-            ident = (
-                f" ({ref.source_type}: {ref.external_id})"
-                if ref.external_id
-                else f" ({ref.source_type})"
-            )
-            parts.append(f"{ref.number}. [{ref.title}]({ref.url}){ident}")
+    parts += reference_lines(refs)
     return Report(
         title=topic,
         lead=lead,
         sections=sections,
         references=refs,
         markdown="\n".join(parts).strip() + "\n",
-        engine_label=label,
+        engine_label=ctx.engine.label,
         questions=questions or [],
     )
