@@ -331,8 +331,10 @@ def document_evidence(
 def _outcome(passage: str, forms: dict[str, str]) -> str | None:
     """The family of outcome ``passage`` reports read with its document's short ``forms``, when
     that differs from the passage read alone (else None: ``family_of`` reads the passage)."""
-    spelled = outcome_family(spelled_out(passage, forms)) if forms else None
-    return spelled if spelled is not None and spelled != outcome_family(passage) else None
+    if not forms:
+        return None
+    spelled = outcome_family(spelled_out(passage, forms))
+    return spelled if spelled != outcome_family(passage) else None
 
 
 def family_of(p: EvidencePassage) -> str:
