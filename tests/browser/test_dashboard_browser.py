@@ -54,6 +54,11 @@ SCRIPT_DONE = (
     "() => { const el = document.querySelector('[data-test-script-state]');"
     " return el !== null && el.getAttribute('data-test-script-state') === 'notRunning'; }"
 )
+# ... and a script run under way (a click's rerun has started)
+SCRIPT_RUNNING = (
+    "() => { const el = document.querySelector('[data-test-script-state]');"
+    " return el !== null && el.getAttribute('data-test-script-state') !== 'notRunning'; }"
+)
 
 
 def _shot(page, name: str, settle_ms: int = 0) -> None:

@@ -16,7 +16,7 @@ import pytest
 from docx import Document
 
 from browser.chromium import ARGS, CHROMIUM, VIEWPORT
-from browser.test_dashboard_browser import SCRIPT_DONE, _store, serve_app
+from browser.test_dashboard_browser import SCRIPT_DONE, SCRIPT_RUNNING, _store, serve_app
 from research.desk.edit import part_text
 from research.store.comments import CommentStore
 from research.store.versions import VersionStore
@@ -50,9 +50,6 @@ def browser():
         b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
         yield b
         b.close()
-
-
-SCRIPT_RUNNING = SCRIPT_DONE.replace("=== 'notRunning'", "!== 'notRunning'")
 
 
 def _settled(page, *, after_action: bool = False) -> None:
