@@ -518,6 +518,19 @@ def test_who_took_part_and_how_outcomes_were_recorded_is_no_finding():
     assert not cues.is_design(
         "Patients who completed the questionnaire had better scores than controls (P = 0.01)."
     )
+    # what a study compared, or in which studies an outcome was measured, is its design ...
+    assert cues.is_design(
+        "This randomized study compared arvotinib with belzumab in delaying or preventing "
+        "fractures in patients with examplitis."
+    )
+    assert cues.is_design(
+        "Pain was assessed in a randomized, double-blind phase 3 study comparing arvotinib with "
+        "belzumab in 2046 patients."
+    )
+    # ... unless it gives what was found
+    assert not cues.is_design(
+        "This trial compared arvotinib with belzumab: fractures fell from 12% to 7% (P = 0.01)."
+    )
 
 
 def test_a_medicine_that_inhibits_an_enzyme_has_a_mechanism_too(vectors):

@@ -63,6 +63,13 @@ _AIM = re.compile(
     r"^(?:To|We\s+sought\s+to)\s+[a-z]+\b|\bhypothesi[sz]e[ds]?\b|\bregistered\b|"
     r"\b(?:ISRCTN|NCT|ACTRN)\d{6,}|\b(?:clinical\s+)?trials?\s+registry\b|\bregistration\s+(?:number|no)\b|"
     r"\bintention[- ]to[- ]treat\b|\bwarranted\b|"
+    # what a study compared, with no figure of what it found ("This randomized study compared X
+    # with Y in delaying …"), or in which studies outcomes were measured ("Pain was assessed in
+    # a double-blind phase 3 study comparing X with Y …")
+    r"^(?:This|The|A|An|In\s+this)\s+(?:[\w,-]+\s+){0,6}(?:study|trial)\s+compared\b(?![^.]*\d)|"
+    r"\b(?:were|was)\s+(?:assessed|analy[sz]ed|evaluated|compared)\s+(?:in|from|across)\s+"
+    r"(?:an?|one|two|three|four|\d+)\s+(?:[\w,-]+\s+){0,6}(?:stud(?:y|ies)|trials?)\s+"
+    r"compar(?:ing|ed)\b|"
     r"\b(?:data|samples)\s+were\s+available\b|"
     r"\b(?:was|were)\s+(?:also\s+)?(?:evaluated|assessed|measured|monitored|recorded)\s*\.?$|"
     r"^(?:To|We\s+sought\s+to)\s+[a-z]+\b|\bto\s+(?:determine|evaluate|assess|investigate|clarify|"
