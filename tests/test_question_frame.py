@@ -149,6 +149,10 @@ def test_events_and_people_get_their_own_questions_under_the_general_keys():
         ("Four women with stage II examplitis ranged in age from 44-65 years.", CONDUCT),
         ("Oncologists provided consent to contact 82.6% of patients, 84.1% consenting.", CONDUCT),
         ("This randomized clinical trial included 100 women with stage I examplitis.", CONDUCT),
+        (
+            "During the study, 4/15 (26.7%) oncologists approached patients about study participation.",
+            CONDUCT,
+        ),
         ("The study was approved by the National Research Ethics Service.", CONDUCT),
         (
             "DFS and OS were analyzed in 92 and 88 patients over 5.15 and 5.38 y, respectively.",

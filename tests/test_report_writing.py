@@ -982,3 +982,14 @@ def test_the_lead_says_a_thing_once():
     first = "Disease-free survival was longer with drug A than with drug B (HR 0.82).[3]"
     second = "Disease-free survival was longer with drug A than with drug B (HR 0.90).[4]"
     assert _not_contained([short, long, first, second]) == [long, first, second]
+
+
+def test_an_outline_section_quotes_no_study_conduct(vectors):
+    """A section of the outline that answers no syllabus question ("Poor Prognosis") keeps its
+    findings, not who was eligible or how a study was run."""
+    eligible = "Eligible patients had examplitis and had received no prior chemotherapy for it."
+    finding = "A high baseline marker level was associated with shorter disease-free survival."
+    plan = sections.SectionPlan(heading="Poor Prognosis")
+    plan.units = [material.Unit(eligible, "src_1"), material.Unit(finding, "src_2")]
+    answers.fill(vectors, [plan], {}, {}, "standard")
+    assert [u.text for u in plan.units] == [finding]

@@ -312,12 +312,12 @@ def fill(
         plan.elsewhere = list(dict.fromkeys(h for h, _ in shared))
         plan.elsewhere_sources = list(dict.fromkeys(sid for _, sid in shared))
     quoted = {norm_key(t) for t in taken}
-    for plan in others:  # a study's design or aim is no finding in any section
+    for plan in others:  # a study's design, aim or conduct is no finding in any section
         plan.units = [
             u
             for u in plan.units
             if norm_key(u.text) not in quoted
-            and not is_design(u.text)
+            and not _conduct(u.text)
             and names_focus(u.text, topic)  # a report on a focus quotes nothing off it
         ][:per_o]
     return counted

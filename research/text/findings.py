@@ -88,7 +88,7 @@ _CONDUCT = re.compile(
     r"\b(?:were|was)\s+available\s+for\s+(?:long[\s-]+term\s+)?(?:follow[\s-]*up|analysis)\b|"
     # who agreed to take part, and how many a trial took in
     r"\bconsent(?:ed|ing|s)?\s+to\s+(?:participate|participation|contact|take\s+part)\b|"
-    r"\bprovided\s+consent\b|\b(?:trial|study)\s+included\s+\d|"
+    r"\bprovided\s+consent\b|\b(?:trial|study)\s+included\s+\d|\bstudy\s+participation\b|"
     # who a record review found, and on how many of them material was kept
     r"\b(?:patients|participants|women|men|subjects|cases)\s+were\s+identified\b|"
     r"\b(?:were|was)\s+available\s+(?:on|from|for)\s+\d[\d,]*\s+(?:of|patients|participants)\b|"
